@@ -1,0 +1,362 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// Sentinel errors. The public engine package re-exports them, so callers
+// test them with errors.Is against engine.ErrX.
+var (
+	ErrUnknownProcess  = errors.New("flowtrack: unknown process")
+	ErrNoNoneStart     = errors.New("flowtrack: process has no none start event")
+	ErrUnknownJob      = errors.New("flowtrack: unknown job")
+	ErrUnknownInstance = errors.New("flowtrack: unknown instance")
+	ErrUnknownIncident = errors.New("flowtrack: unknown incident")
+	ErrInstanceEnded   = errors.New("flowtrack: instance has ended")
+	ErrClosed          = errors.New("flowtrack: engine is closed")
+	ErrNotVirtual      = errors.New("flowtrack: clock is not virtual")
+	ErrBadVariables    = errors.New("flowtrack: variables are not JSON-compatible")
+)
+
+// Options configure a runtime Engine. The public engine package fills them
+// from its functional options; the zero value is valid.
+type Options struct {
+	Clock clock.Clock
+	// Strict rejects job tasks that name no job type at deploy.
+	Strict bool
+	// RetainFinished is how many finished instances stay findable by key.
+	// Zero means DefaultRetainFinished; negative keeps none.
+	RetainFinished int
+	// MaxSteps bounds how many elements one token may pass without waiting
+	// before the engine opens an incident (a cycle with no wait state).
+	// Zero means DefaultMaxSteps.
+	MaxSteps int
+}
+
+// Defaults of Options.
+const (
+	DefaultRetainFinished = 1024
+	DefaultMaxSteps       = 10_000
+)
+
+// Engine owns deployed plans, live instances, the job and incident indexes
+// and the quiescence count. All methods are safe for concurrent use.
+type Engine struct {
+	opts  Options
+	clock clock.Clock
+	keys  atomic.Int64
+	busy  *quiescence
+
+	mu        sync.Mutex
+	closed    bool
+	plans     map[string][]*Plan // by process id, oldest version first
+	live      map[int64]*Instance
+	finished  []*Instance // ring of recently finished instances
+	finNext   int
+	byKey     map[int64]*Instance // finished instances still in the ring
+	jobs      map[int64]*Instance // activatable jobs → owning instance
+	jobRecs   map[int64]*Job
+	incidents map[int64]*Instance
+
+	subs atomic.Pointer[[]*subscriber]
+}
+
+// NewEngine returns an engine configured by opts.
+func NewEngine(opts Options) *Engine {
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.RetainFinished == 0 {
+		opts.RetainFinished = DefaultRetainFinished
+	}
+	if opts.MaxSteps <= 0 {
+		opts.MaxSteps = DefaultMaxSteps
+	}
+	e := &Engine{
+		opts:      opts,
+		clock:     opts.Clock,
+		busy:      newQuiescence(),
+		plans:     make(map[string][]*Plan),
+		live:      make(map[int64]*Instance),
+		byKey:     make(map[int64]*Instance),
+		jobs:      make(map[int64]*Instance),
+		jobRecs:   make(map[int64]*Job),
+		incidents: make(map[int64]*Instance),
+	}
+	if opts.RetainFinished > 0 {
+		e.finished = make([]*Instance, opts.RetainFinished)
+	}
+	e.subs.Store(new([]*subscriber))
+	return e
+}
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() clock.Clock { return e.clock }
+
+// NextKey returns a fresh key, unique within this engine.
+func (e *Engine) NextKey() int64 { return e.keys.Add(1) }
+
+// Install compiles and registers every process of d as a new version. It
+// is all or nothing: on error nothing is registered.
+func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, error) {
+	plans := make([]*Plan, 0, len(d.Processes))
+	var errs []error
+	for _, p := range d.Processes {
+		if !p.Executable {
+			continue
+		}
+		plan, err := Compile(p, opts)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		plans = append(plans, plan)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	for _, plan := range plans {
+		plan.Key = e.NextKey()
+		plan.Version = len(e.plans[plan.Process.ID]) + 1
+		e.plans[plan.Process.ID] = append(e.plans[plan.Process.ID], plan)
+	}
+	return plans, nil
+}
+
+// Latest returns the newest version of a process.
+func (e *Engine) Latest(processID string) (*Plan, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	versions := e.plans[processID]
+	if len(versions) == 0 {
+		return nil, fmt.Errorf("%w %q", ErrUnknownProcess, processID)
+	}
+	return versions[len(versions)-1], nil
+}
+
+// Start creates an instance of plan at its none start event with vars
+// (already normalized) and sets it running. It returns at once; the
+// instance moves on its own goroutines.
+func (e *Engine) Start(plan *Plan, vars map[string]any) (*Instance, error) {
+	if plan.start == nil {
+		return nil, fmt.Errorf("start %s: %w", plan.Process.ID, ErrNoNoneStart)
+	}
+	inst := newInstance(e, plan, vars)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e.live[inst.key] = inst
+	e.mu.Unlock()
+	e.busy.add(1) // the first token
+	go inst.loop(plan.start)
+	return inst, nil
+}
+
+// Instance finds a live or recently finished instance.
+func (e *Engine) Instance(key int64) (*Instance, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if inst, ok := e.live[key]; ok {
+		return inst, true
+	}
+	inst, ok := e.byKey[key]
+	return inst, ok
+}
+
+// Instances returns the live instances ordered by key.
+func (e *Engine) Instances() []*Instance {
+	e.mu.Lock()
+	out := make([]*Instance, 0, len(e.live))
+	for _, inst := range e.live {
+		out = append(out, inst)
+	}
+	e.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
+
+// finish moves inst from the live set to the finished ring. Called by the
+// instance's loop as its last act.
+func (e *Engine) finish(inst *Instance) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.live, inst.key)
+	if len(e.finished) == 0 {
+		return
+	}
+	if old := e.finished[e.finNext]; old != nil {
+		delete(e.byKey, old.key)
+	}
+	e.finished[e.finNext] = inst
+	e.byKey[inst.key] = inst
+	e.finNext = (e.finNext + 1) % len(e.finished)
+}
+
+// Settle returns when nothing in the engine can move without outside input.
+func (e *Engine) Settle(ctx context.Context) error { return e.busy.wait(ctx) }
+
+// JobFilter selects jobs. Zero fields match anything.
+type JobFilter struct {
+	Type        string
+	InstanceKey int64
+	ElementID   string
+}
+
+// Jobs returns copies of the activatable jobs matching f, ordered by key.
+func (e *Engine) Jobs(f JobFilter) []Job {
+	e.mu.Lock()
+	out := make([]Job, 0, len(e.jobRecs))
+	for _, j := range e.jobRecs {
+		if (f.Type == "" || j.Type == f.Type) && (f.InstanceKey == 0 || j.InstanceKey == f.InstanceKey) &&
+			(f.ElementID == "" || j.ElementID == f.ElementID) {
+			out = append(out, j.clone())
+		}
+	}
+	e.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+func (j *Job) clone() Job {
+	c := *j
+	if j.Headers != nil {
+		c.Headers = make(map[string]string, len(j.Headers))
+		for k, v := range j.Headers {
+			c.Headers[k] = v
+		}
+	}
+	c.Variables = cloneVars(j.Variables)
+	return c
+}
+
+func (e *Engine) addJob(inst *Instance, j *Job) {
+	e.mu.Lock()
+	e.jobs[j.Key] = inst
+	e.jobRecs[j.Key] = j
+	e.mu.Unlock()
+}
+
+func (e *Engine) removeJob(key int64) {
+	e.mu.Lock()
+	delete(e.jobs, key)
+	delete(e.jobRecs, key)
+	e.mu.Unlock()
+}
+
+func (e *Engine) jobOwner(key int64) (*Instance, error) {
+	e.mu.Lock()
+	inst := e.jobs[key]
+	e.mu.Unlock()
+	if inst == nil {
+		return nil, fmt.Errorf("job %d: %w", key, ErrUnknownJob)
+	}
+	return inst, nil
+}
+
+// CompleteJob completes an activatable job, merging vars (normalized) into
+// the instance, and moves its token on.
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+	inst, err := e.jobOwner(key)
+	if err != nil {
+		return err
+	}
+	return inst.call(ctx, &command{op: cmdCompleteJob, key: key, vars: vars})
+}
+
+// FailJob records a failed attempt. With retries left the job stays
+// activatable; with none an incident holds the token.
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+	inst, err := e.jobOwner(key)
+	if err != nil {
+		return err
+	}
+	return inst.call(ctx, &command{op: cmdFailJob, key: key, retries: retries, msg: message})
+}
+
+// ThrowError raises a BPMN error with code from a job's element.
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	inst, err := e.jobOwner(key)
+	if err != nil {
+		return err
+	}
+	return inst.call(ctx, &command{op: cmdThrowError, key: key, code: code, msg: message, vars: vars})
+}
+
+// Incidents returns the open incidents of live instances, ordered by key.
+func (e *Engine) Incidents() []Incident {
+	var out []Incident
+	for _, inst := range e.Instances() {
+		out = append(out, inst.Incidents()...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out
+}
+
+// ResolveIncident retries what the incident holds: a failed job becomes
+// activatable again (with one retry if it had none), any other incident
+// re-executes its element.
+func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
+	e.mu.Lock()
+	inst := e.incidents[key]
+	e.mu.Unlock()
+	if inst == nil {
+		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
+	}
+	return inst.call(ctx, &command{op: cmdResolveIncident, key: key})
+}
+
+func (e *Engine) setIncident(key int64, inst *Instance) {
+	e.mu.Lock()
+	if inst == nil {
+		delete(e.incidents, key)
+	} else {
+		e.incidents[key] = inst
+	}
+	e.mu.Unlock()
+}
+
+// Close cancels every live instance and waits until their goroutines and
+// the observers' goroutines have ended. Close is idempotent.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
+	for _, inst := range e.Instances() {
+		if err := inst.Cancel(ctx); err != nil && !errors.Is(err, ErrInstanceEnded) {
+			return err
+		}
+	}
+	for _, inst := range e.Instances() {
+		select {
+		case <-inst.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := e.busy.wait(ctx); err != nil {
+		return err
+	}
+	for _, s := range *e.subs.Swap(new([]*subscriber)) {
+		s.stop()
+	}
+	return nil
+}
+
+// Now returns the engine clock's reading.
+func (e *Engine) Now() time.Time { return e.clock.Now() }

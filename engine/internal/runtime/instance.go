@@ -1,0 +1,388 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// intakeDepth is the capacity of an instance's intake. A buffer lets a
+// track run several steps ahead of the loop instead of handing over the
+// processor at every step, which matters most in WebAssembly, where a
+// goroutine switch costs several times what it costs natively. Order is
+// unaffected: one channel, first in first out.
+const intakeDepth = 64
+
+// Instance is one running process instance.
+//
+// Concurrency: one loop goroutine is the only writer of the instance's
+// state (tokens, joins, jobs, variables, incidents); one goroutine per
+// track runs nodes and reports to the loop through the intake. The loop
+// never reads a live track's state: it keeps its own view (tokens). Public
+// methods are safe to call from any goroutine; those that need loop state
+// ask the loop through the intake.
+type Instance struct {
+	eng  *Engine
+	plan *Plan
+	key  int64
+
+	intake chan message
+	done   chan struct{}
+	// stopping tells running tracks to stop at their next step.
+	stopping atomic.Bool
+	// vars is the published snapshot of the process variables. The loop
+	// replaces it (never mutates it) on every change, so tracks read it
+	// without locks.
+	vars atomic.Pointer[map[string]any]
+
+	mu      sync.Mutex // guards history and state
+	history []Event
+	state   State
+
+	// Loop-owned from here on.
+	tokens    map[int]*tokenView
+	nextToken int
+	joins     map[int]*joinState // by node index
+	jobs      map[int64]*jobState
+	incidents map[int64]*incidentState
+	varsMap   map[string]any
+	final     State  // the state to end in once the last token is gone
+	finalMsg  string // why, for terminations and failures
+	seq       uint64
+}
+
+// tokenView is the loop's record of one token: where it is and why it
+// waits. It is the loop-owned position view of SRD-028: nothing else reads
+// token positions.
+type tokenView struct {
+	id   int
+	ch   chan delivery // the track's one-slot park channel; only the loop sends or closes
+	node *model.Node
+	// parked is set while the track is blocked on ch waiting for a
+	// delivery; the first delivery flips it off (first delivery wins).
+	parked   bool
+	closed   bool
+	wait     WaitReason
+	jobKey   int64
+	incident int64
+}
+
+type jobState struct {
+	job      *Job
+	token    int
+	incident int64 // set while the job has no retries left
+}
+
+type incidentState struct {
+	incident Incident
+	token    int
+}
+
+// joinState holds the tokens that arrived at a synchronising gateway and
+// have not been consumed by a firing yet, queued per incoming flow.
+type joinState struct {
+	arrived [][]int // per index of node.Incoming: waiting token ids, oldest first
+}
+
+func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
+	inst := &Instance{
+		eng:     e,
+		plan:    plan,
+		key:     e.NextKey(),
+		intake:  make(chan message, intakeDepth),
+		done:    make(chan struct{}),
+		state:   Active,
+		tokens:  make(map[int]*tokenView, 2),
+		varsMap: vars,
+		final:   Completed,
+	}
+	if inst.varsMap == nil {
+		inst.varsMap = map[string]any{}
+	}
+	inst.vars.Store(&inst.varsMap)
+	return inst
+}
+
+// Key returns the instance key.
+func (inst *Instance) Key() int64 { return inst.key }
+
+// Plan returns the deployed process the instance runs.
+func (inst *Instance) Plan() *Plan { return inst.plan }
+
+// Done is closed when the instance has ended and all its goroutines are
+// gone.
+func (inst *Instance) Done() <-chan struct{} { return inst.done }
+
+// State returns the lifecycle state.
+func (inst *Instance) State() State {
+	inst.mu.Lock()
+	defer inst.mu.Unlock()
+	return inst.state
+}
+
+// History returns a copy of the event stream so far.
+func (inst *Instance) History() []Event {
+	inst.mu.Lock()
+	out := make([]Event, len(inst.history))
+	copy(out, inst.history)
+	inst.mu.Unlock()
+	for i := range out {
+		out[i].Variables = cloneVars(out[i].Variables)
+	}
+	return out
+}
+
+// Variables returns a deep copy of the process variables.
+func (inst *Instance) Variables() map[string]any { return cloneVars(*inst.vars.Load()) }
+
+// Tokens returns where every token is and why it waits, ordered by token
+// id. A finished instance has no tokens.
+func (inst *Instance) Tokens(ctx context.Context) ([]Token, error) {
+	cmd := &command{op: cmdTokens}
+	if err := inst.call(ctx, cmd); err != nil {
+		if err == ErrInstanceEnded {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return cmd.tokens, nil
+}
+
+// Incidents returns the open incidents of the instance.
+func (inst *Instance) Incidents() []Incident {
+	cmd := &command{op: cmdIncidents}
+	if err := inst.call(context.Background(), cmd); err != nil {
+		return nil
+	}
+	return cmd.incidents
+}
+
+// Cancel terminates the instance: every token is withdrawn, its jobs are
+// cancelled, and it ends Terminated.
+func (inst *Instance) Cancel(ctx context.Context) error {
+	return inst.call(ctx, &command{op: cmdCancel, msg: "cancelled"})
+}
+
+// Wait returns the final state once the instance has ended.
+func (inst *Instance) Wait(ctx context.Context) (State, error) {
+	select {
+	case <-inst.done:
+		return inst.State(), nil
+	case <-ctx.Done():
+		return inst.State(), ctx.Err()
+	}
+}
+
+// Message explains a Terminated or Failed instance.
+func (inst *Instance) Message() string {
+	select {
+	case <-inst.done:
+		return inst.finalMsg // written by the loop before done was closed
+	default:
+		return ""
+	}
+}
+
+// call hands cmd to the loop and waits for its answer.
+func (inst *Instance) call(ctx context.Context, cmd *command) error {
+	cmd.reply = make(chan error, 1)
+	inst.eng.busy.add(1)
+	select {
+	case inst.intake <- message{kind: msgCommand, cmd: cmd}:
+	case <-inst.done:
+		inst.eng.busy.add(-1)
+		return ErrInstanceEnded
+	}
+	select {
+	case err := <-cmd.reply:
+		return err
+	case <-inst.done:
+		// The loop answers every command it takes before it ends; a
+		// command still in the intake when it ended was never taken.
+		select {
+		case err := <-cmd.reply:
+			return err
+		default:
+			inst.eng.busy.add(-1)
+			return ErrInstanceEnded
+		}
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// record appends one record to the stream and publishes it to observers.
+func (inst *Instance) record(ev Event) {
+	inst.seq++
+	ev.Seq = inst.seq
+	ev.Time = inst.eng.clock.Now()
+	ev.InstanceKey = inst.key
+	ev.ProcessID = inst.plan.Process.ID
+	inst.mu.Lock()
+	inst.history = append(inst.history, ev)
+	inst.mu.Unlock()
+	inst.eng.publish(&ev)
+}
+
+func (inst *Instance) recordNode(t EventType, n *model.Node, token int) {
+	inst.record(Event{Type: t, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: token})
+}
+
+// loop is the instance's single writer. It runs until the last token is
+// gone, then finalizes the instance.
+func (inst *Instance) loop(start *model.Node) {
+	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.varsMap)})
+	inst.spawn(start, nil, false)
+	for len(inst.tokens) > 0 {
+		m := <-inst.intake
+		inst.handle(m)
+	}
+	inst.finalize()
+}
+
+// spawn starts a track at n, reached through via (nil at a start event).
+// The caller has already counted nothing for it: spawn counts the new
+// track as running work, except for the first token, counted by Start.
+func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool) {
+	inst.nextToken++
+	id := inst.nextToken
+	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n}
+	inst.tokens[id] = tv
+	if count {
+		inst.eng.busy.add(1)
+	}
+	if !inst.plan.nodes[n.Index].join {
+		inst.recordNode(ElementEntered, n, id)
+	}
+	t := &track{inst: inst, id: id, ch: tv.ch}
+	go t.run(n, via)
+}
+
+// finalize records the end, publishes the final state and releases the
+// instance's resources.
+func (inst *Instance) finalize() {
+	typ := InstanceCompleted
+	switch inst.final {
+	case Terminated:
+		typ = InstanceTerminated
+	case Failed:
+		typ = InstanceFailed
+	}
+	inst.record(Event{Type: typ, Message: inst.finalMsg})
+	inst.mu.Lock()
+	inst.state = inst.final
+	inst.mu.Unlock()
+	inst.eng.finish(inst)
+	close(inst.done)
+}
+
+// park records that token tv is blocked waiting for a delivery.
+func (inst *Instance) park(tv *tokenView, reason WaitReason) {
+	tv.parked = true
+	tv.wait = reason
+	inst.eng.busy.add(-1)
+}
+
+// deliver hands d to a parked token. Only the first delivery to a parked
+// token is sent; later ones find it unparked and are dropped (SRD-027 FR-4).
+func (inst *Instance) deliver(tv *tokenView, d delivery) bool {
+	if !tv.parked || tv.closed {
+		return false
+	}
+	tv.parked = false
+	tv.wait = ""
+	inst.eng.busy.add(1)
+	tv.ch <- d // never blocks: one slot, and at most one delivery per park
+	return true
+}
+
+// stopAll withdraws every token. Parked tracks are woken by closing their
+// channels (SRD-027 FR-7); running tracks see the stopping flag at their
+// next step. The instance ends in state final once all have exited.
+func (inst *Instance) stopAll(final State, why string) {
+	if inst.stopping.Load() {
+		return
+	}
+	inst.stopping.Store(true)
+	inst.final = final
+	inst.finalMsg = why
+	for _, key := range sortedKeys(inst.jobs) {
+		js := inst.jobs[key]
+		inst.eng.removeJob(key)
+		inst.record(Event{Type: JobCanceled, ElementID: js.job.ElementID, JobKey: key, JobType: js.job.Type, TokenID: js.token})
+		delete(inst.jobs, key)
+	}
+	for _, key := range sortedKeys(inst.incidents) {
+		inst.eng.setIncident(key, nil)
+		delete(inst.incidents, key)
+	}
+	for _, id := range sortedKeys(inst.tokens) {
+		inst.closeToken(inst.tokens[id])
+	}
+	inst.joins = nil
+}
+
+// closeToken wakes a parked track so that it exits.
+func (inst *Instance) closeToken(tv *tokenView) {
+	if tv.closed || !tv.parked {
+		return
+	}
+	tv.closed = true
+	tv.parked = false
+	inst.eng.busy.add(1) // running again until it reports its exit
+	close(tv.ch)
+}
+
+// removeToken forgets an exited token.
+func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
+	if terminated && tv.node != nil {
+		inst.recordNode(ElementTerminated, tv.node, tv.id)
+	}
+	delete(inst.tokens, tv.id)
+	inst.eng.busy.add(-1)
+}
+
+func sortedKeys[K int | int64, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	return keys
+}
+
+// setVars replaces the published variables with base merged with update.
+func (inst *Instance) setVars(update map[string]any) {
+	if len(update) == 0 {
+		return
+	}
+	next := make(map[string]any, len(inst.varsMap)+len(update))
+	for k, v := range inst.varsMap {
+		next[k] = v
+	}
+	for k, v := range update {
+		next[k] = v
+	}
+	inst.varsMap = next
+	inst.vars.Store(&next)
+}
+
+func (inst *Instance) openIncident(tv *tokenView, n *model.Node, jobKey int64, msg string) int64 {
+	key := inst.eng.NextKey()
+	if inst.incidents == nil {
+		inst.incidents = make(map[int64]*incidentState)
+	}
+	inc := Incident{Key: key, InstanceKey: inst.key, ElementID: n.ID, JobKey: jobKey, Message: msg}
+	inst.incidents[key] = &incidentState{incident: inc, token: tv.id}
+	inst.eng.setIncident(key, inst)
+	tv.incident = key
+	inst.record(Event{Type: IncidentCreated, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
+		IncidentKey: key, JobKey: jobKey, Message: msg})
+	return key
+}
+
+func (inst *Instance) errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,167 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// track is one token's path, run on a goroutine of its own. It executes
+// nodes and reports every step to its instance's loop; it reads only the
+// immutable plan and the published variable snapshot. When it must wait it
+// parks on ch, a one-slot channel only the loop sends to or closes, and
+// uses no CPU until then.
+//
+// Track states: running → parked (after reporting evJob, evArrive or
+// evIncident) → running (a delivery) … → exited (end event, merged, or ch
+// closed). The loop's tokenView mirrors this from the reports alone.
+type track struct {
+	inst *Instance
+	id   int
+	ch   chan delivery
+	// steps counts elements passed since the last wait, to bound cycles
+	// that never wait.
+	steps int
+}
+
+func (t *track) emit(m message) {
+	m.token = t.id
+	t.inst.intake <- m
+}
+
+// run executes from node n, reached through via, until the track exits.
+func (t *track) run(n *model.Node, via *model.Flow) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.emit(message{kind: evFailed, node: n, err: fmt.Errorf("internal error at element %s: %v", n.ID, r)})
+		}
+	}()
+	for n != nil {
+		n, via = t.step(n, via)
+	}
+}
+
+// step executes node n and returns the next node and the flow to it, or a
+// nil node when the track has exited.
+func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) {
+	if t.inst.stopping.Load() {
+		t.emit(message{kind: evExited})
+		return nil, nil
+	}
+	t.steps++
+	if t.steps > t.inst.eng.opts.MaxSteps {
+		t.steps = 0
+		err := fmt.Errorf("token passed %d elements without waiting: a cycle with no wait state?", t.inst.eng.opts.MaxSteps)
+		if !t.waitOn(message{kind: evIncident, node: n, err: err}) {
+			return nil, nil
+		}
+	}
+	np := &t.inst.plan.nodes[n.Index]
+	switch {
+	case np.join:
+		if !t.waitOn(message{kind: evArrive, node: n, flow: via}) {
+			return nil, nil
+		}
+	case np.jobType != nil || np.jobTypeName != "":
+		if !t.waitOn(message{kind: evJob, node: n}) {
+			return nil, nil
+		}
+	case n.Kind == model.KindEndEvent:
+		kind := evEnded
+		if len(n.Events) > 0 && n.Events[0].Kind == model.EventTerminate {
+			kind = evTerminate
+		}
+		t.emit(message{kind: kind, node: n})
+		return nil, nil
+	}
+	return t.leave(n)
+}
+
+// waitOn reports m, which parks the track, and blocks until the loop
+// delivers. It reports whether the track goes on past the node.
+func (t *track) waitOn(m message) bool {
+	for {
+		t.emit(m)
+		d, ok := <-t.ch
+		t.steps = 0
+		switch {
+		case !ok:
+			t.emit(message{kind: evExited})
+			return false
+		case d.kind == merged:
+			t.emit(message{kind: evExited})
+			return false
+		case d.kind == retry && m.kind == evIncident:
+			return true
+		case d.kind == retry:
+			continue // execute the node again: report the same wait
+		}
+		return true
+	}
+}
+
+// leave takes n's outgoing flows and returns where the track goes next.
+func (t *track) leave(n *model.Node) (*model.Node, *model.Flow) {
+	for {
+		flows, err := t.outgoing(n)
+		if err != nil {
+			if !t.waitOn(message{kind: evIncident, node: n, err: err}) {
+				return nil, nil
+			}
+			continue
+		}
+		switch len(flows) {
+		case 0:
+			// No outgoing flow: the token ends here (implicit end).
+			t.emit(message{kind: evEnded, node: n})
+			return nil, nil
+		case 1:
+			t.emit(message{kind: evMoved, node: n, flow: flows[0]})
+		default:
+			t.emit(message{kind: evFork, node: n, flows: flows})
+		}
+		return flows[0].Target, flows[0]
+	}
+}
+
+// outgoing selects the flows a token leaves n through.
+func (t *track) outgoing(n *model.Node) ([]*model.Flow, error) {
+	np := &t.inst.plan.nodes[n.Index]
+	if len(n.Outgoing) == 1 && np.conds[0] == nil {
+		return n.Outgoing, nil // the common case: no choice to make
+	}
+	if np.fork {
+		return n.Outgoing, nil // parallel gateway: conditions do not apply
+	}
+	vars := *t.inst.vars.Load()
+	exclusive := n.Kind == model.KindExclusiveGateway
+	var taken []*model.Flow
+	for i, f := range n.Outgoing {
+		if f.IsDefault {
+			continue
+		}
+		if cond := np.conds[i]; cond != nil {
+			ok, err := cond.EvalBool(vars)
+			if err != nil {
+				return nil, fmt.Errorf("sequence flow %s: %w", f.ID, err)
+			}
+			if !ok {
+				continue
+			}
+		}
+		if exclusive {
+			return n.Outgoing[i : i+1], nil
+		}
+		taken = append(taken, f)
+	}
+	if len(taken) > 0 {
+		return taken, nil
+	}
+	if n.Default != nil {
+		return []*model.Flow{n.Default}, nil
+	}
+	if exclusive || len(n.Outgoing) > 0 {
+		return nil, fmt.Errorf("no outgoing sequence flow of %s %s can be taken: no condition is true and there is no default flow", n.Kind, n.ID)
+	}
+	return nil, nil
+}
