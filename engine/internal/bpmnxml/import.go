@@ -1,0 +1,489 @@
+// Package bpmnxml imports BPMN 2.0 XML documents into model definitions.
+//
+// The importer matches elements by the BPMN model namespace
+// (http://www.omg.org/spec/BPMN/20100524/MODEL), whatever prefix a tool
+// chose: bpmn:, bpmn2:, semantic:, or the default namespace. It reads the
+// Camunda 8 (zeebe:) and Camunda 7 (camunda:) extensions flowtrack uses and
+// ignores every other extension, the diagram interchange and all artifacts.
+// Flow elements flowtrack does not execute are rejected, never dropped: the
+// list lives in elements.go.
+package bpmnxml
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// Import reads one BPMN document and returns its definitions, with every
+// process indexed (model.Process.Index). name is the document's file name;
+// it appears in document-level problems only.
+//
+// Import does not validate the model's structure beyond what it needs to
+// build it (references must resolve); call model.Validate for that.
+//
+// Every error is a *model.Problem, or several joined with errors.Join;
+// unwrap with errors.As. Import never panics, whatever the input.
+func Import(name string, data []byte) (*model.Definitions, error) {
+	root, err := parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if !root.is("definitions") {
+		return nil, &model.Problem{Rule: fmt.Sprintf("%s: root element is {%s}%s, not a BPMN 2.0 definitions element", name, root.space, root.local)}
+	}
+	imp := &importer{
+		name:        name,
+		exprLang:    root.get("expressionLanguage"),
+		defs:        &model.Definitions{ID: root.get("id")},
+		messages:    map[string]*model.Message{},
+		signals:     map[string]*model.Signal{},
+		errors:      map[string]*model.Error{},
+		escalations: map[string]*model.Escalation{},
+		eventDefs:   map[string]*element{},
+	}
+	imp.globals(root)
+	for _, c := range root.children {
+		switch {
+		case c.is("process"):
+			imp.process(c)
+		case c.space == nsBPMN && unsupportedRootElements[c.local]:
+			imp.problem("", c.get("id"), "unsupported element bpmn:%s", c.local)
+		}
+	}
+	if err := imp.err(); err != nil {
+		return nil, err
+	}
+	return imp.defs, nil
+}
+
+// importer holds the state of one Import call.
+type importer struct {
+	name     string
+	exprLang string
+	defs     *model.Definitions
+	problems []error
+
+	messages    map[string]*model.Message
+	signals     map[string]*model.Signal
+	errors      map[string]*model.Error
+	escalations map[string]*model.Escalation
+	// eventDefs are definitions-level event definitions, which events can
+	// use through eventDefinitionRef.
+	eventDefs map[string]*element
+}
+
+// problem records a Problem.
+func (imp *importer) problem(processID, elementID, format string, args ...any) {
+	imp.problems = append(imp.problems, &model.Problem{ProcessID: processID, ElementID: elementID, Rule: fmt.Sprintf(format, args...)})
+}
+
+// err returns the recorded problems as one error, or nil.
+func (imp *importer) err() error {
+	switch len(imp.problems) {
+	case 0:
+		return nil
+	case 1:
+		return imp.problems[0]
+	}
+	return errors.Join(imp.problems...)
+}
+
+// globals reads the definitions-level declarations that processes refer to.
+func (imp *importer) globals(root *element) {
+	for _, c := range root.children {
+		if c.space != nsBPMN {
+			continue
+		}
+		id := c.get("id")
+		switch c.local {
+		case "message":
+			m := &model.Message{ID: id, Name: c.get("name")}
+			if ext := c.child(nsBPMN, "extensionElements"); ext != nil {
+				if sub := ext.child(nsZeebe, "subscription"); sub != nil {
+					m.CorrelationKey = model.Expression{Text: sub.get("correlationKey")}
+				}
+			}
+			imp.defs.Messages = append(imp.defs.Messages, m)
+			putFirst(imp.messages, id, m)
+		case "signal":
+			s := &model.Signal{ID: id, Name: c.get("name")}
+			imp.defs.Signals = append(imp.defs.Signals, s)
+			putFirst(imp.signals, id, s)
+		case "error":
+			e := &model.Error{ID: id, Name: c.get("name"), Code: c.get("errorCode")}
+			imp.defs.Errors = append(imp.defs.Errors, e)
+			putFirst(imp.errors, id, e)
+		case "escalation":
+			e := &model.Escalation{ID: id, Name: c.get("name"), Code: c.get("escalationCode")}
+			imp.defs.Escalations = append(imp.defs.Escalations, e)
+			putFirst(imp.escalations, id, e)
+		default:
+			if _, ok := eventDefinitionKinds[c.local]; ok && id != "" {
+				imp.eventDefs[id] = c
+			}
+		}
+	}
+}
+
+// putFirst stores v under a non-empty id unless the id is already taken.
+func putFirst[T any](m map[string]T, id string, v T) {
+	if _, dup := m[id]; id != "" && !dup {
+		m[id] = v
+	}
+}
+
+// lookup resolves a reference. References are QNames: "tns:Message_1" and
+// "Message_1" both name the element with id Message_1.
+func lookup[T any](m map[string]T, ref string) (T, bool) {
+	ref = strings.TrimSpace(ref)
+	if v, ok := m[ref]; ok {
+		return v, true
+	}
+	if i := strings.LastIndexByte(ref, ':'); i >= 0 {
+		v, ok := m[ref[i+1:]]
+		return v, ok
+	}
+	var zero T
+	return zero, false
+}
+
+// expression reads a formal expression element: its text, and its language
+// or else the document's expressionLanguage.
+func (imp *importer) expression(e *element) model.Expression {
+	if e == nil {
+		return model.Expression{}
+	}
+	x := model.Expression{Text: e.content()}
+	if x.Text == "" {
+		return model.Expression{}
+	}
+	x.Language = e.get("language")
+	if x.Language == "" {
+		x.Language = imp.exprLang
+	}
+	return x
+}
+
+// builder builds one process. References between nodes and flows are
+// collected while walking and resolved at the end, because BPMN allows them
+// to point forward.
+type builder struct {
+	imp   *importer
+	p     *model.Process
+	nodes map[string]*model.Node
+	flows map[string]*model.Flow
+	// unsupported holds the ids of rejected elements: references to them
+	// are not reported again.
+	unsupported map[string]bool
+
+	flowRefs     []flowRef
+	defaultRefs  []nodeRef
+	attachedRefs []nodeRef
+}
+
+// flowRef is a sequence flow waiting for its source and target.
+type flowRef struct {
+	flow           *model.Flow
+	source, target string
+}
+
+// nodeRef is a node waiting for a reference to resolve.
+type nodeRef struct {
+	node *model.Node
+	ref  string
+}
+
+// process builds one bpmn:process and adds it to the definitions.
+func (imp *importer) process(e *element) {
+	p := &model.Process{
+		ID:   e.get("id"),
+		Name: e.get("name"),
+		// Why absent means executable: hand-written and older tools' models
+		// omit isExecutable; only an explicit "false" marks a process as
+		// descriptive.
+		Executable: e.get("isExecutable") != "false",
+	}
+	if p.ID == "" {
+		imp.problem("", "", "%s: bpmn:process at line %d has no id", imp.name, e.line)
+	}
+	b := &builder{imp: imp, p: p, nodes: map[string]*model.Node{}, flows: map[string]*model.Flow{}, unsupported: map[string]bool{}}
+	b.flowElements(e, nil)
+	b.resolve()
+	if err := p.Index(); err != nil {
+		imp.problems = append(imp.problems, err)
+	}
+	imp.defs.Processes = append(imp.defs.Processes, p)
+}
+
+// problem records a Problem in the process being built.
+func (b *builder) problem(elementID, format string, args ...any) {
+	b.imp.problem(b.p.ID, elementID, format, args...)
+}
+
+// flowElements reads the flow elements of a process or sub-process; parent
+// is the sub-process node, or nil at process level.
+func (b *builder) flowElements(container *element, parent *model.Node) {
+	for _, c := range container.children {
+		if c.space != nsBPMN {
+			continue
+		}
+		if _, ok := unsupportedActivityChildren[c.local]; ok && parent != nil {
+			continue // reported on the sub-process by node
+		}
+		switch flowElementRoles[c.local] {
+		case roleUnsupported:
+			b.problem(c.get("id"), "unsupported element bpmn:%s", c.local)
+			if id := c.get("id"); id != "" {
+				b.unsupported[id] = true
+			}
+		case roleNode:
+			b.node(c, parent)
+		case roleFlow:
+			b.flow(c)
+		case roleIgnored:
+		}
+	}
+}
+
+// flow reads a bpmn:sequenceFlow.
+func (b *builder) flow(e *element) {
+	f := &model.Flow{ID: e.get("id"), Name: e.get("name")}
+	if f.ID == "" {
+		b.problem("", "%s: bpmn:sequenceFlow at line %d has no id", b.imp.name, e.line)
+	}
+	f.Condition = b.imp.expression(e.child(nsBPMN, "conditionExpression"))
+	b.p.Flows = append(b.p.Flows, f)
+	putFirst(b.flows, f.ID, f)
+	b.flowRefs = append(b.flowRefs, flowRef{flow: f, source: e.get("sourceRef"), target: e.get("targetRef")})
+}
+
+// node reads one flow node and, for a sub-process, its content.
+func (b *builder) node(e *element, parent *model.Node) {
+	kind, _ := model.KindByName(e.local)
+	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
+	if n.ID == "" {
+		b.problem("", "%s: bpmn:%s at line %d has no id", b.imp.name, e.local, e.line)
+	}
+	b.p.Nodes = append(b.p.Nodes, n)
+	if parent == nil {
+		b.p.Top = append(b.p.Top, n)
+	} else {
+		parent.Children = append(parent.Children, n)
+	}
+	putFirst(b.nodes, n.ID, n)
+
+	b.attributes(n, e)
+	var docs []string
+	for _, c := range e.children {
+		if c.space != nsBPMN {
+			continue
+		}
+		if rule, ok := unsupportedActivityChildren[c.local]; ok && kind.IsActivity() {
+			b.problem(n.ID, "%s", rule)
+			continue
+		}
+		switch c.local {
+		case "documentation":
+			if t := c.content(); t != "" {
+				docs = append(docs, t)
+			}
+		case "extensionElements":
+			b.extensions(n, c)
+		case "eventDefinitionRef":
+			if def, ok := lookup(b.imp.eventDefs, c.content()); ok {
+				b.eventDefinition(n, def)
+			} else {
+				b.problem(n.ID, "eventDefinitionRef %s points to no event definition", c.content())
+			}
+		case "script":
+			if kind == model.KindScriptTask {
+				n.Script = c.content()
+			}
+		case "activationCondition":
+			if kind == model.KindComplexGateway {
+				n.ActivationCondition = b.imp.expression(c)
+			}
+		default:
+			if _, ok := eventDefinitionKinds[c.local]; ok && isEvent(kind) {
+				b.eventDefinition(n, c)
+			}
+		}
+	}
+	n.Documentation = strings.Join(docs, "\n")
+	if kind == model.KindSubProcess {
+		b.flowElements(e, n)
+	}
+}
+
+// isEvent reports whether nodes of kind k carry event definitions.
+func isEvent(k model.Kind) bool {
+	switch k {
+	case model.KindStartEvent, model.KindEndEvent, model.KindIntermediateCatchEvent,
+		model.KindIntermediateThrowEvent, model.KindBoundaryEvent:
+		return true
+	}
+	return false
+}
+
+// attributes reads the BPMN and Camunda 7 attributes of a node.
+func (b *builder) attributes(n *model.Node, e *element) {
+	n.ParallelMultiple = e.get("parallelMultiple") == "true"
+	n.Instantiate = e.get("instantiate") == "true"
+	n.TriggeredByEvent = e.get("triggeredByEvent") == "true"
+	switch n.Kind {
+	case model.KindBoundaryEvent:
+		n.CancelActivity = e.get("cancelActivity") != "false"
+		if ref, ok := e.attr("attachedToRef"); ok {
+			b.attachedRefs = append(b.attachedRefs, nodeRef{node: n, ref: ref})
+		}
+	case model.KindStartEvent:
+		n.CancelActivity = e.get("isInterrupting") != "false"
+	case model.KindReceiveTask:
+		// A receive task waits for one message: model it as the message
+		// event it catches. A missing messageRef leaves Message nil, which
+		// Validate reports.
+		def := &model.EventDefinition{Kind: model.EventMessage}
+		if ref := e.get("messageRef"); ref != "" {
+			def.Message = b.message(n, ref)
+		}
+		n.Events = append(n.Events, def)
+	case model.KindScriptTask:
+		n.ScriptFormat = e.get("scriptFormat")
+	case model.KindCallActivity:
+		if ce := e.get("calledElement"); ce != "" {
+			n.CalledElement = model.Expression{Text: ce}
+		}
+	}
+	if ref, ok := e.attr("default"); ok && ref != "" {
+		b.defaultRefs = append(b.defaultRefs, nodeRef{node: n, ref: ref})
+	}
+	if n.Kind.IsJobTask() {
+		if topic := e.nsAttr(nsCamunda, "topic"); topic != "" && e.nsAttr(nsCamunda, "type") == "external" {
+			b.job(n).Type = model.Expression{Text: topic}
+		}
+	}
+}
+
+// job returns the node's job definition, creating it.
+func (b *builder) job(n *model.Node) *model.JobDefinition {
+	if n.Job == nil {
+		n.Job = &model.JobDefinition{}
+	}
+	return n.Job
+}
+
+// message resolves a messageRef; an unknown one is a Problem.
+func (b *builder) message(n *model.Node, ref string) *model.Message {
+	m, ok := lookup(b.imp.messages, ref)
+	if !ok {
+		b.problem(n.ID, "messageRef %s points to no bpmn:message", ref)
+	}
+	return m
+}
+
+// eventDefinition reads one event definition of an event node.
+func (b *builder) eventDefinition(n *model.Node, e *element) {
+	def := &model.EventDefinition{ID: e.get("id"), Kind: eventDefinitionKinds[e.local]}
+	switch def.Kind {
+	case model.EventMessage:
+		if ref := e.get("messageRef"); ref != "" {
+			def.Message = b.message(n, ref)
+		}
+	case model.EventSignal:
+		if ref := e.get("signalRef"); ref != "" {
+			s, ok := lookup(b.imp.signals, ref)
+			if !ok {
+				b.problem(n.ID, "signalRef %s points to no bpmn:signal", ref)
+			}
+			def.Signal = s
+		}
+	case model.EventError:
+		if ref := e.get("errorRef"); ref != "" {
+			er, ok := lookup(b.imp.errors, ref)
+			if !ok {
+				b.problem(n.ID, "errorRef %s points to no bpmn:error", ref)
+			}
+			def.Error = er
+		}
+	case model.EventEscalation:
+		if ref := e.get("escalationRef"); ref != "" {
+			es, ok := lookup(b.imp.escalations, ref)
+			if !ok {
+				b.problem(n.ID, "escalationRef %s points to no bpmn:escalation", ref)
+			}
+			def.Escalation = es
+		}
+	case model.EventTimer:
+		def.Timer = &model.Timer{
+			Date:     b.imp.expression(e.child(nsBPMN, "timeDate")),
+			Duration: b.imp.expression(e.child(nsBPMN, "timeDuration")),
+			Cycle:    b.imp.expression(e.child(nsBPMN, "timeCycle")),
+		}
+	case model.EventConditional:
+		def.Condition = b.imp.expression(e.child(nsBPMN, "condition"))
+	case model.EventLink:
+		def.LinkName = e.get("name")
+	}
+	n.Events = append(n.Events, def)
+}
+
+// resolve connects flows, default flows and boundary events once every node
+// of the process is known.
+func (b *builder) resolve() {
+	for _, r := range b.flowRefs {
+		src := b.endpoint(r.flow, "sourceRef", r.source)
+		dst := b.endpoint(r.flow, "targetRef", r.target)
+		if src == nil || dst == nil {
+			continue
+		}
+		r.flow.Source, r.flow.Target = src, dst
+		src.Outgoing = append(src.Outgoing, r.flow)
+		dst.Incoming = append(dst.Incoming, r.flow)
+	}
+	for _, r := range b.defaultRefs {
+		f, ok := lookup(b.flows, r.ref)
+		if !ok {
+			b.problem(r.node.ID, "default flow %s points to no sequence flow", r.ref)
+			continue
+		}
+		r.node.Default = f
+		// A default that is not one of the node's outgoing flows stays
+		// recorded on the node (not the flow) for Validate to report.
+		f.IsDefault = f.IsDefault || f.Source == r.node
+	}
+	for _, r := range b.attachedRefs {
+		a, ok := lookup(b.nodes, r.ref)
+		if !ok {
+			if b.isUnsupported(r.ref) {
+				continue
+			}
+			b.problem(r.node.ID, "boundary event: attachedToRef %s points to no element", r.ref)
+			continue
+		}
+		r.node.AttachedTo = a
+		a.Boundaries = append(a.Boundaries, r.node)
+	}
+}
+
+// endpoint resolves one end of a sequence flow.
+func (b *builder) endpoint(f *model.Flow, attr, ref string) *model.Node {
+	if strings.TrimSpace(ref) == "" {
+		b.problem(f.ID, "sequence flow %s has no %s", f.ID, attr)
+		return nil
+	}
+	n, ok := lookup(b.nodes, ref)
+	if !ok && !b.isUnsupported(ref) {
+		b.problem(f.ID, "sequence flow %s: %s %s points to no element", f.ID, attr, ref)
+	}
+	return n
+}
+
+// isUnsupported reports whether ref names an element rejected as
+// unsupported.
+func (b *builder) isUnsupported(ref string) bool {
+	_, ok := lookup(b.unsupported, ref)
+	return ok
+}

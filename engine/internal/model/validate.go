@@ -1,0 +1,463 @@
+package model
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Validate checks the structural rules a model must meet before it can run,
+// and returns every broken rule as a *Problem, joined with errors.Join and
+// sorted by process, element and rule, or nil when the model is valid.
+//
+// Rules, each reported on the element that breaks it:
+//
+//   - ids are unique across the document (processes, nodes, flows);
+//   - an executable process has a top-level none, message, signal, timer or
+//     conditional start event, and every node is reachable from one (start
+//     events, boundary events and event sub-process content are entered by
+//     their own triggers);
+//   - sequence flows connect two nodes of the same scope;
+//   - start events have no incoming flows, end events no outgoing flows;
+//   - gateways have incoming and outgoing flows (an instantiating
+//     event-based gateway needs no incoming flow);
+//   - a diverging exclusive or inclusive gateway that uses conditions or a
+//     default flow gives every other outgoing flow a condition;
+//   - a default flow is an outgoing flow of its node, has no condition, and
+//     sits on an exclusive, inclusive or complex gateway or an activity;
+//   - a boundary event is attached to an activity, has no incoming flow and
+//     at least one outgoing flow (compensation boundaries excepted);
+//   - catch events have an event definition; message catches (and receive
+//     tasks) name a message; a timer has exactly one of date, duration or
+//     cycle;
+//   - event-based gateways follow SRD-024 FR-6/FR-7 (see eventGateway).
+//
+// Activities and intermediate events without outgoing flows are allowed:
+// BPMN treats them as implicit ends.
+//
+// Non-executable processes (isExecutable="false") describe rather than run,
+// so the rules about running (start events, reachability, gateway
+// conditions, message references and timer values) are not applied to them.
+func Validate(d *Definitions) error {
+	if d == nil {
+		return &Problem{Rule: "no definitions"}
+	}
+	v := &validator{}
+	v.duplicateIDs(d)
+	for _, p := range d.Processes {
+		v.process(p)
+	}
+	slices.SortFunc(v.problems, func(a, b *Problem) int {
+		return cmp.Or(cmp.Compare(a.ProcessID, b.ProcessID), cmp.Compare(a.ElementID, b.ElementID), cmp.Compare(a.Rule, b.Rule))
+	})
+	v.problems = slices.CompactFunc(v.problems, func(a, b *Problem) bool { return *a == *b })
+	if len(v.problems) == 0 {
+		return nil
+	}
+	errs := make([]error, len(v.problems))
+	for i, p := range v.problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// validator collects the problems of one Validate call.
+type validator struct {
+	problems []*Problem
+	current  *Process
+}
+
+// report records a problem on an element of the current process.
+func (v *validator) report(elementID, format string, args ...any) {
+	pid := ""
+	if v.current != nil {
+		pid = v.current.ID
+	}
+	v.problems = append(v.problems, &Problem{ProcessID: pid, ElementID: elementID, Rule: fmt.Sprintf(format, args...)})
+}
+
+// duplicateIDs reports ids used more than once in the document.
+func (v *validator) duplicateIDs(d *Definitions) {
+	processes := map[string]bool{}
+	owner := map[string]string{} // node or flow id → process id
+	check := func(p *Process, id string) {
+		if id == "" {
+			return
+		}
+		prev, dup := owner[id]
+		switch {
+		case !dup:
+			owner[id] = p.ID
+		case prev == p.ID:
+			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: id, Rule: "duplicate id"})
+		default:
+			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: id, Rule: fmt.Sprintf("duplicate id: also used in process %s", prev)})
+		}
+	}
+	for _, p := range d.Processes {
+		if p == nil {
+			continue
+		}
+		if processes[p.ID] {
+			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: p.ID, Rule: "duplicate process id"})
+		}
+		processes[p.ID] = true
+		for _, n := range p.Nodes {
+			check(p, n.ID)
+		}
+		for _, f := range p.Flows {
+			check(p, f.ID)
+		}
+	}
+}
+
+// process checks one process.
+func (v *validator) process(p *Process) {
+	if p == nil {
+		return
+	}
+	v.current = p
+	defer func() { v.current = nil }()
+	for _, f := range p.Flows {
+		v.flow(f)
+	}
+	for _, n := range p.Nodes {
+		v.node(n)
+		if p.Executable {
+			v.execution(n)
+		}
+	}
+	if p.Executable {
+		v.reachability(p)
+	}
+}
+
+// flow checks one sequence flow's ends.
+func (v *validator) flow(f *Flow) {
+	switch {
+	case f.Source == nil:
+		v.report(f.ID, "sequence flow has no source")
+	case f.Target == nil:
+		v.report(f.ID, "sequence flow has no target")
+	case f.Source.Parent != f.Target.Parent:
+		v.report(f.ID, "sequence flow %s crosses a sub-process boundary (from %s to %s)", f.ID, f.Source.ID, f.Target.ID)
+	}
+}
+
+// node checks the rules of one node.
+func (v *validator) node(n *Node) {
+	switch n.Kind {
+	case KindStartEvent:
+		if len(n.Incoming) > 0 {
+			v.report(n.ID, "start event must not have incoming flows")
+		}
+	case KindEndEvent:
+		if len(n.Outgoing) > 0 {
+			v.report(n.ID, "end event must not have outgoing flows")
+		}
+	case KindIntermediateCatchEvent:
+		if len(n.Events) == 0 {
+			v.report(n.ID, "intermediate catch event needs an event definition")
+		}
+	case KindBoundaryEvent:
+		v.boundary(n)
+	case KindEventBasedGateway:
+		v.eventGateway(n)
+	}
+	if n.Kind.IsGateway() {
+		if len(n.Outgoing) == 0 {
+			v.report(n.ID, "gateway missing outgoing flows")
+		}
+		if len(n.Incoming) == 0 && !(n.Kind == KindEventBasedGateway && n.Instantiate) {
+			v.report(n.ID, "gateway missing incoming flows")
+		}
+	}
+	v.defaultFlow(n)
+}
+
+// execution checks what a node needs to run: conditions to choose a path,
+// messages to wait for, timer values.
+func (v *validator) execution(n *Node) {
+	if n.Kind == KindExclusiveGateway || n.Kind == KindInclusiveGateway {
+		v.conditions(n)
+	}
+	v.eventDefinitions(n)
+}
+
+// isCatch reports whether n waits for its event definitions to happen.
+func (n *Node) isCatch() bool {
+	switch n.Kind {
+	case KindStartEvent, KindIntermediateCatchEvent, KindBoundaryEvent, KindReceiveTask:
+		return true
+	}
+	return false
+}
+
+// HasEvent reports whether one of the node's event definitions is of kind k.
+func (n *Node) HasEvent(k EventKind) bool {
+	for _, e := range n.Events {
+		if e.Kind == k {
+			return true
+		}
+	}
+	return false
+}
+
+// eventDefinitions checks timers and message references.
+func (v *validator) eventDefinitions(n *Node) {
+	for _, e := range n.Events {
+		switch e.Kind {
+		case EventTimer:
+			set := 0
+			if e.Timer != nil {
+				for _, x := range []Expression{e.Timer.Date, e.Timer.Duration, e.Timer.Cycle} {
+					if !x.IsZero() {
+						set++
+					}
+				}
+			}
+			if set != 1 {
+				v.report(n.ID, "timer event definition needs exactly one of timeDate, timeDuration or timeCycle")
+			}
+		case EventMessage:
+			if e.Message == nil && n.isCatch() {
+				if n.Kind == KindReceiveTask {
+					v.report(n.ID, "receive task needs a message (messageRef)")
+				} else {
+					v.report(n.ID, "message catch event needs a message (messageRef)")
+				}
+			}
+		}
+	}
+}
+
+// boundary checks a boundary event.
+func (v *validator) boundary(n *Node) {
+	if n.AttachedTo == nil || !n.AttachedTo.Kind.IsActivity() {
+		v.report(n.ID, "boundary event must be attached to an activity")
+	}
+	if len(n.Events) == 0 {
+		v.report(n.ID, "boundary event needs an event definition")
+	}
+	if len(n.Incoming) > 0 {
+		v.report(n.ID, "boundary event must not have incoming flows")
+	}
+	// A compensation boundary event reaches its handler through an
+	// association, not a sequence flow.
+	if len(n.Outgoing) == 0 && !n.HasEvent(EventCompensation) {
+		v.report(n.ID, "boundary event needs at least one outgoing flow")
+	}
+}
+
+// conditions checks a diverging exclusive or inclusive gateway: once it
+// routes by condition (or has a default flow), every other outgoing flow
+// needs a condition, or the choice is ambiguous.
+func (v *validator) conditions(n *Node) {
+	if len(n.Outgoing) < 2 {
+		return
+	}
+	conditioned := n.Default != nil
+	for _, f := range n.Outgoing {
+		conditioned = conditioned || !f.Condition.IsZero()
+	}
+	if !conditioned {
+		return
+	}
+	kind := "exclusive gateway"
+	if n.Kind == KindInclusiveGateway {
+		kind = "inclusive gateway"
+	}
+	for _, f := range n.Outgoing {
+		if f != n.Default && f.Condition.IsZero() {
+			v.report(n.ID, "%s: flow %s has no condition and is not the default flow", kind, f.ID)
+		}
+	}
+}
+
+// defaultFlow checks a node's default flow.
+func (v *validator) defaultFlow(n *Node) {
+	f := n.Default
+	if f == nil {
+		return
+	}
+	switch {
+	case n.Kind == KindExclusiveGateway, n.Kind == KindInclusiveGateway, n.Kind == KindComplexGateway, n.Kind.IsActivity():
+	default:
+		v.report(n.ID, "default flow %s is not allowed on a %s", f.ID, n.Kind)
+	}
+	if f.Source != n {
+		v.report(n.ID, "default flow %s is not an outgoing flow of the element", f.ID)
+	}
+	if !f.Condition.IsZero() {
+		v.report(n.ID, "default flow %s must not have a condition", f.ID)
+	}
+}
+
+// eventGateway checks an event-based gateway (SRD-024 FR-6, FR-7): at least
+// two arms; every arm a single message, timer or signal intermediate catch
+// event or a receive task, entered only from this gateway; no conditions on
+// the gateway's flows; no boundary events on a receive-task arm; message
+// catch events and receive tasks not mixed.
+func (v *validator) eventGateway(n *Node) {
+	if len(n.Outgoing) < 2 {
+		v.report(n.ID, "event-based gateway needs at least two outgoing flows")
+	}
+	var messageCatch, receiveTask bool
+	for _, f := range n.Outgoing {
+		if !f.Condition.IsZero() {
+			v.report(n.ID, "event-based gateway: flow %s must not have a condition", f.ID)
+		}
+		t := f.Target
+		if t == nil {
+			continue
+		}
+		switch {
+		case t.Kind == KindReceiveTask:
+			receiveTask = true
+			if len(t.Boundaries) > 0 {
+				v.report(n.ID, "event-based gateway: receive task %s must not have boundary events", t.ID)
+			}
+		case t.Kind == KindIntermediateCatchEvent && len(t.Events) == 1 &&
+			(t.Events[0].Kind == EventMessage || t.Events[0].Kind == EventTimer || t.Events[0].Kind == EventSignal):
+			messageCatch = messageCatch || t.Events[0].Kind == EventMessage
+		default:
+			v.report(n.ID, "event-based gateway: flow %s leads to %s, which is not an intermediate message, timer or signal catch event or a receive task", f.ID, t.ID)
+		}
+		if len(t.Incoming) != 1 {
+			v.report(n.ID, "event-based gateway: %s must have exactly one incoming flow (from the gateway)", t.ID)
+		}
+	}
+	if messageCatch && receiveTask {
+		v.report(n.ID, "event-based gateway: message catch events and receive tasks must not be mixed")
+	}
+}
+
+// reachability checks that an executable process can start and that every
+// node can be reached from a start.
+func (v *validator) reachability(p *Process) {
+	starts := 0
+	startable := false
+	for _, n := range p.Top {
+		if n.Kind == KindStartEvent {
+			starts++
+			startable = startable || isStartable(n)
+		}
+		if n.Instantiate && len(n.Incoming) == 0 {
+			startable = true
+		}
+	}
+	switch {
+	case starts == 0 && !startable:
+		v.report(p.ID, "process has no start event")
+		return
+	case !startable:
+		v.report(p.ID, "process has no none, message, signal, timer or conditional start event")
+		return
+	}
+
+	reached := make(map[*Node]bool, len(p.Nodes))
+	var queue []*Node
+	reach := func(ns ...*Node) {
+		for _, n := range ns {
+			if n != nil && !reached[n] {
+				reached[n] = true
+				queue = append(queue, n)
+			}
+		}
+	}
+	reach(entries(p.Top, nil)...)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		for _, f := range n.Outgoing {
+			reach(f.Target)
+		}
+		reach(n.Boundaries...)
+		if n.Kind == KindSubProcess {
+			reach(entries(n.Children, n)...)
+		}
+		if n.Kind == KindIntermediateThrowEvent {
+			reach(linkTargets(p, n)...)
+		}
+	}
+	for _, n := range p.Nodes {
+		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent {
+			continue
+		}
+		// Report a node only where its scope runs: an unreachable
+		// sub-process is reported, not each node inside it.
+		if n.Parent == nil || reached[n.Parent] {
+			v.report(n.ID, "not reachable from any start event")
+		}
+	}
+}
+
+// isStartable reports whether a top-level start event can start a process:
+// a none start, or one triggered by a message, signal, timer or condition.
+func isStartable(n *Node) bool {
+	for _, e := range n.Events {
+		switch e.Kind {
+		case EventMessage, EventSignal, EventTimer, EventConditional:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// entries returns the nodes that run when a scope (the process, or the
+// sub-process parent) is entered: its start events and event sub-processes;
+// in a sub-process without start events, every node without incoming flows
+// (BPMN 10.3.5); at process level, instantiating receive tasks and
+// event-based gateways; and, where the scope has compensation boundary
+// events, activities without incoming flows (compensation handlers, which
+// are connected by association).
+func entries(scope []*Node, parent *Node) []*Node {
+	var out, free []*Node
+	starts, compensation := false, false
+	for _, n := range scope {
+		switch {
+		case n.Kind == KindStartEvent:
+			starts = true
+			out = append(out, n)
+		case n.Kind == KindSubProcess && n.TriggeredByEvent:
+			out = append(out, n)
+		case n.Kind == KindBoundaryEvent:
+			compensation = compensation || n.HasEvent(EventCompensation)
+		case len(n.Incoming) == 0:
+			free = append(free, n)
+		}
+	}
+	for _, n := range free {
+		switch {
+		case parent != nil && !starts && !parent.TriggeredByEvent,
+			parent == nil && n.Instantiate,
+			compensation && n.Kind.IsActivity():
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// linkTargets returns the link catch events a link throw event jumps to:
+// those of the same scope with the same link name.
+func linkTargets(p *Process, throw *Node) []*Node {
+	var out []*Node
+	for _, d := range throw.Events {
+		if d.Kind != EventLink {
+			continue
+		}
+		for _, n := range p.Nodes {
+			if n.Kind != KindIntermediateCatchEvent || n.Parent != throw.Parent {
+				continue
+			}
+			for _, c := range n.Events {
+				if c.Kind == EventLink && c.LinkName == d.LinkName {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
