@@ -5,18 +5,41 @@
 // Expressions are compiled once, at deploy, and evaluated many times without
 // recompiling. The dialect is chosen by the text:
 //
-//   - "= ..." is FEEL (Camunda 8);
-//   - "${...}" is JUEL (Camunda 7);
-//   - anything else is a bare expression in the JUEL dialect when compiled
-//     as a condition or value, or a literal string when compiled as Static.
+//   - "= ..." is FEEL (Camunda 8): "= amount > 100 and status = \"ok\"";
+//   - "${...}" is JUEL (Camunda 7): "${amount > 100 && status == 'ok'}";
+//     text mixing literal parts and "${...}" parts ("order-${id}") is a JUEL
+//     template whose parts are joined as text;
+//   - anything else is a bare expression when compiled as a Condition or
+//     Value ("activationCount >= 1", `!test.contains("a")`), in the dialect
+//     named by the expression's language or Options.Language (JUEL by
+//     default), or a literal string when compiled as Static.
+//
+// # The dialects differ, on purpose
+//
+// FEEL compares with "=", indexes lists from 1 (negative from the end),
+// treats a missing variable as null and never fails at run time: an
+// operation on null or on values of the wrong types yields null, and a
+// condition that yields null is an error from EvalBool (Zeebe raises an
+// incident). JUEL compares with "==" (or eq), indexes lists from 0, follows
+// EL coercion rules (null is false, 0 or "" where EL says so) and fails on a
+// variable that is not set, naming it, as Camunda 7 does.
+//
+// # Implementation
+//
+// Both dialects are parsed by small parsers in this package that build
+// expr-lang syntax trees, compiled once to expr-lang bytecode and run on
+// pooled expr-lang VMs (see build.go for why).
 package expr
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -39,7 +62,8 @@ const (
 	Static
 )
 
-// SyntaxError reports an expression that does not compile.
+// SyntaxError reports an expression that does not compile: bad syntax, an
+// unknown function or an unsupported expression language.
 type SyntaxError struct {
 	// Text is the expression as written.
 	Text string
@@ -56,114 +80,323 @@ func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("expression %q: %s", e.Text, e.Msg)
 }
 
+// EvalError reports an expression that compiled but failed when evaluated:
+// a JUEL variable that is not set, a value of the wrong type, a condition
+// that did not yield a boolean.
+type EvalError struct {
+	// Text is the expression as written.
+	Text string
+	// Pos is the byte offset within Text of the operation that failed, or
+	// -1 when the failure concerns the whole result.
+	Pos int
+	// Err is the cause.
+	Err error
+}
+
+func (e *EvalError) Error() string {
+	if e.Pos >= 0 {
+		return fmt.Sprintf("evaluate %q: at %d: %v", e.Text, e.Pos, e.Err)
+	}
+	return fmt.Sprintf("evaluate %q: %v", e.Text, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *EvalError) Unwrap() error { return e.Err }
+
+// Dialect is an expression language.
+type Dialect uint8
+
+const (
+	// JUEL is the Java Unified Expression Language of Camunda 7.
+	JUEL Dialect = iota
+	// FEEL is the DMN Friendly Enough Expression Language of Camunda 8.
+	FEEL
+)
+
+func (d Dialect) String() string {
+	if d == FEEL {
+		return "FEEL"
+	}
+	return "JUEL"
+}
+
 // Program is a compiled expression. It is immutable and safe for concurrent
 // use.
 type Program struct {
 	text    string
 	mode    Mode
+	dialect Dialect
+	static  bool
 	literal any
 	prog    *vm.Program
-	clock   clock.Clock
 }
 
 // Text returns the expression as written.
 func (p *Program) Text() string { return p.text }
 
-// Options configure compilation. The zero value uses the real clock for
-// now() and today().
+// IsStatic reports whether the program is a literal string (Static mode,
+// plain text): Eval returns it without evaluating anything.
+func (p *Program) IsStatic() bool { return p.static }
+
+// Dialect returns the language the program was compiled in. Static
+// programs report JUEL.
+func (p *Program) Dialect() Dialect { return p.dialect }
+
+// Options configure compilation. The zero value is ready to use.
 type Options struct {
+	// Clock is read by now() and today() each time they are evaluated.
+	// Default: clock.Real{}.
 	Clock clock.Clock
+	// Language is the dialect of bare expressions (no leading "=" and no
+	// "${"), unless the expression names its own language: a FEEL or JUEL
+	// URI or word, as in the BPMN expressionLanguage attribute. Default:
+	// JUEL.
+	Language string
 }
 
-// Compile compiles e for the given mode.
-func Compile(e model.Expression, mode Mode, opts Options) (*Program, error) {
-	text := strings.TrimSpace(e.Text)
-	p := &Program{text: e.Text, mode: mode, clock: opts.Clock}
-	if p.clock == nil {
-		p.clock = clock.Real{}
+// Compile compiles e for the given mode. A text that does not compile, or
+// an unknown or unsupported e.Language (XPath), is a *SyntaxError.
+func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p = nil
+			if se, ok := r.(*SyntaxError); ok {
+				err = se
+				return
+			}
+			err = &SyntaxError{Text: e.Text, Pos: -1, Msg: fmt.Sprintf("cannot compile: %v", r)}
+		}
+	}()
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.Real{}
 	}
-	if lang := strings.ToLower(e.Language); lang != "" && !knownLanguage(lang) {
-		return nil, &SyntaxError{Text: e.Text, Pos: -1, Msg: fmt.Sprintf("unknown expression language %q", e.Language)}
+	dialect := JUEL
+	if d, ok, err := dialectOf(opts.Language); err != nil {
+		return nil, &SyntaxError{Text: e.Text, Pos: -1, Msg: "Options.Language: " + err.Error()}
+	} else if ok {
+		dialect = d
 	}
-	body := text
-	switch {
-	case strings.HasPrefix(text, "="):
-		body = strings.TrimSpace(text[1:])
-	case strings.HasPrefix(text, "${") && strings.HasSuffix(text, "}"):
-		body = strings.TrimSpace(text[2 : len(text)-1])
-	case mode == Static:
-		p.literal = text
-		return p, nil
-	}
-	if body == "" {
-		return nil, &SyntaxError{Text: e.Text, Pos: -1, Msg: "empty expression"}
-	}
-	prog, err := expr.Compile(body, expr.AllowUndefinedVariables())
-	if err != nil {
+	if d, ok, err := dialectOf(e.Language); err != nil {
 		return nil, &SyntaxError{Text: e.Text, Pos: -1, Msg: err.Error()}
+	} else if ok {
+		dialect = d
+	}
+
+	text := e.Text
+	p = &Program{text: text, mode: mode}
+	start := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
+	trimmed := strings.TrimSpace(text)
+	var root ast.Node
+	var c *compiler
+	switch {
+	case strings.HasPrefix(trimmed, "="):
+		p.dialect = FEEL
+		c = newCompiler(text, feelFuncs, clk)
+		c.lex(start+1, len(strings.TrimRight(text, " \t\r\n")), true, false)
+		if c.peek().kind == tEOF {
+			return nil, &SyntaxError{Text: text, Pos: start + 1, Msg: "empty expression after ="}
+		}
+		root = c.feelTop()
+	case strings.Contains(text, "${") || strings.Contains(text, "#{"):
+		p.dialect = JUEL
+		c = newCompiler(text, juelFuncs, clk)
+		root = c.juelTemplate()
+	case mode == Static:
+		p.static = true
+		p.literal = trimmed
+		return p, nil
+	case trimmed == "":
+		return nil, &SyntaxError{Text: text, Pos: -1, Msg: "empty expression"}
+	case dialect == FEEL:
+		p.dialect = FEEL
+		c = newCompiler(text, feelFuncs, clk)
+		c.lex(0, len(text), true, false)
+		root = c.feelTop()
+	default:
+		p.dialect = JUEL
+		c = newCompiler(text, juelFuncs, clk)
+		c.lex(0, len(text), false, false)
+		root = c.juelTop()
+	}
+	prog, err := c.build(root)
+	if err != nil {
+		return nil, &SyntaxError{Text: text, Pos: -1, Msg: err.Error()}
 	}
 	p.prog = prog
 	return p, nil
 }
 
-func knownLanguage(lang string) bool {
-	switch lang {
-	case "feel", "juel", "http://www.omg.org/spec/feel/20140401", "https://www.omg.org/spec/dmn/20191111/feel/",
-		"http://www.w3.org/1999/xpath", "http://www.omg.org/spec/bpmn/20100524/model":
-		return true
+// juelTemplate compiles text holding "${...}" (or "#{...}") parts: one part
+// alone is that expression's value; parts with literal text around them
+// are joined as text.
+func (c *compiler) juelTemplate() ast.Node {
+	text := c.src
+	var parts []ast.Node
+	i := 0
+	for i < len(text) {
+		j := strings.Index(text[i:], "${")
+		if k := strings.Index(text[i:], "#{"); k >= 0 && (j < 0 || k < j) {
+			j = k
+		}
+		if j < 0 {
+			parts = append(parts, at(&ast.StringNode{Value: text[i:]}, i, len(text)))
+			break
+		}
+		j += i
+		if j > i {
+			parts = append(parts, at(&ast.StringNode{Value: text[i:j]}, i, j))
+		}
+		end := c.lex(j+2, len(text), false, true)
+		if c.peek().kind == tEOF {
+			panic(c.errAt(j, "empty ${}"))
+		}
+		parts = append(parts, c.juelTop())
+		i = end + 1
 	}
-	return strings.Contains(lang, "feel") || strings.Contains(lang, "juel")
+	// Surrounding white space does not make a single ${...} a template.
+	var kept []ast.Node
+	for _, p := range parts {
+		if s, ok := p.(*ast.StringNode); ok && strings.TrimSpace(s.Value) == "" {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	if len(kept) == 1 {
+		if _, lit := kept[0].(*ast.StringNode); !lit {
+			return kept[0]
+		}
+	}
+	return c.call(0, len(text), "j.concat", parts...)
 }
 
-// Eval evaluates the program over vars, the variables visible where it is
-// evaluated. vars is only read.
-func (p *Program) Eval(vars map[string]any) (any, error) {
+// dialectOf reads an expression language URI or word. ok is false for
+// the empty string (not declared).
+func dialectOf(lang string) (d Dialect, ok bool, err error) {
+	l := strings.ToLower(strings.TrimSpace(lang))
+	switch {
+	case l == "":
+		return 0, false, nil
+	case strings.Contains(l, "feel"):
+		return FEEL, true, nil
+	case strings.Contains(l, "juel") || l == "el" || strings.Contains(l, "java.sun.com/products/jsp"):
+		return JUEL, true, nil
+	case strings.Contains(l, "xpath"):
+		return 0, false, fmt.Errorf("unsupported expression language %q (XPath is not supported; use FEEL or JUEL)", lang)
+	case l == "http://www.omg.org/spec/bpmn/20100524/model":
+		return 0, false, nil // the BPMN namespace itself: nothing declared
+	}
+	return 0, false, fmt.Errorf("unknown expression language %q", lang)
+}
+
+var vmPool = sync.Pool{New: func() any { return new(vm.VM) }}
+
+// run evaluates the program and returns its raw result (temporal values
+// not yet converted to text).
+func (p *Program) run(vars map[string]any) (out any, err error) {
 	if p.prog == nil {
 		return p.literal, nil
 	}
-	out, err := expr.Run(p.prog, vars)
+	m := vmPool.Get().(*vm.VM)
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("internal error: %v", r)}
+			return // the VM is dropped, not returned to the pool
+		}
+		vmPool.Put(m)
+	}()
+	out, err = m.Run(p.prog, vars)
 	if err != nil {
-		return nil, fmt.Errorf("evaluate %q: %w", p.text, err)
+		return nil, p.evalError(err)
 	}
 	return out, nil
 }
 
-// EvalBool evaluates a condition. A non-boolean result is an error, never
-// silently false.
+// evalError unwraps expr-lang's error into the cause our functions
+// reported and the position of the operation.
+func (p *Program) evalError(err error) error {
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		cause := fe.Prev
+		if cause == nil {
+			cause = errors.New(fe.Message)
+		}
+		return &EvalError{Text: p.text, Pos: fe.From, Err: cause}
+	}
+	return &EvalError{Text: p.text, Pos: -1, Err: err}
+}
+
+// Eval evaluates the program over vars, the variables visible where it is
+// evaluated, and returns a JSON-compatible value: nil, bool, float64,
+// string, []any or map[string]any. FEEL dates, date-times and durations are
+// returned as ISO-8601 text. vars is only read.
+func (p *Program) Eval(vars map[string]any) (any, error) {
+	v, err := p.run(vars)
+	if err != nil {
+		return nil, err
+	}
+	return normalize(v), nil
+}
+
+// EvalBool evaluates a condition. A non-boolean result, null included, is
+// an error, never silently false.
 func (p *Program) EvalBool(vars map[string]any) (bool, error) {
-	v, err := p.Eval(vars)
+	v, err := p.run(vars)
 	if err != nil {
 		return false, err
 	}
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("evaluate %q: condition yielded %T, not a boolean", p.text, v)
+		return false, &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("condition yielded %s, not a boolean", typeName(v))}
 	}
 	return b, nil
 }
 
 // EvalString evaluates an expression that must yield text (a job type, a
 // correlation key, an ISO-8601 timer value). Numbers are formatted as FEEL
-// and Zeebe do for correlation keys.
+// and Zeebe do for correlation keys ("42", "1.5"); dates, date-times and
+// durations as ISO-8601 text. Null, lists and contexts are errors.
 func (p *Program) EvalString(vars map[string]any) (string, error) {
-	v, err := p.Eval(vars)
+	v, err := p.run(vars)
 	if err != nil {
 		return "", err
 	}
-	switch v := v.(type) {
+	switch x := normalize(v).(type) {
 	case string:
-		return v, nil
+		return x, nil
 	case float64:
-		if v == float64(int64(v)) {
-			return fmt.Sprintf("%d", int64(v)), nil
-		}
-		return fmt.Sprint(v), nil
-	case int, int64, int32:
-		return fmt.Sprint(v), nil
-	case time.Duration:
-		return v.String(), nil
-	case nil:
-		return "", fmt.Errorf("evaluate %q: yielded null, not text", p.text)
+		return formatNumber(x), nil
+	case bool:
+		return fmt.Sprint(x), nil
 	}
-	return "", fmt.Errorf("evaluate %q: yielded %T, not text", p.text, v)
+	return "", &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("yielded %s, not text", typeName(v))}
+}
+
+// EvalDuration evaluates a timer duration: a FEEL duration or ISO-8601
+// duration text ("PT1H30M", "P2D"). Years and months are rejected, having
+// no fixed length.
+func (p *Program) EvalDuration(vars map[string]any) (time.Duration, error) {
+	v, err := p.run(vars)
+	if err != nil {
+		return 0, err
+	}
+	d, err := durationOf(v)
+	if err != nil {
+		return 0, &EvalError{Text: p.text, Pos: -1, Err: err}
+	}
+	return d, nil
+}
+
+// EvalTime evaluates a timer date: a FEEL date and time or date, or
+// RFC 3339 text ("2026-01-01T10:00:00Z"; no offset means UTC).
+func (p *Program) EvalTime(vars map[string]any) (time.Time, error) {
+	v, err := p.run(vars)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t, err := timeOf(v)
+	if err != nil {
+		return time.Time{}, &EvalError{Text: p.text, Pos: -1, Err: err}
+	}
+	return t, nil
 }

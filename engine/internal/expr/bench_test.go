@@ -1,0 +1,31 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// BenchmarkEval_Condition measures a typical gateway condition.
+func BenchmarkEval_Condition(b *testing.B) {
+	cases := []struct{ name, text string }{
+		{"FEEL", `= amount > 100 and status = "ok"`},
+		{"JUEL", `${amount > 100 && status == "ok"}`},
+	}
+	vars := map[string]any{"amount": 150.0, "status": "ok"}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			p, err := Compile(model.Expression{Text: tc.text}, Condition, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				ok, err := p.EvalBool(vars)
+				if err != nil || !ok {
+					b.Fatal(ok, err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,226 @@
+package expr
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/builtin"
+	"github.com/expr-lang/expr/checker"
+	exprcompiler "github.com/expr-lang/expr/compiler"
+	"github.com/expr-lang/expr/conf"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/optimizer"
+	"github.com/expr-lang/expr/parser"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// fnInfo is a function the generated programs may call.
+type fnInfo struct {
+	fn func(...any) (any, error)
+	// pure functions depend only on their arguments, so calls with constant
+	// arguments are folded at compile time.
+	pure bool
+	// min and max bound the number of arguments of user-callable
+	// functions; max -1 means any number.
+	min, max int
+}
+
+// compiler parses one expression text of one dialect into an expr-lang
+// tree and compiles it. A compiler is used once.
+type compiler struct {
+	src   string  // the whole original text; token positions index it
+	toks  []token // the body's tokens, ending with tEOF
+	i     int
+	funcs map[string]fnInfo // every function this dialect may call
+	used  map[string]fnInfo // the ones this program calls
+	clock clock.Clock
+	// filterDepth > 0 while parsing a FEEL filter predicate, where names
+	// resolve against the current item first.
+	filterDepth int
+}
+
+func newCompiler(src string, funcs map[string]fnInfo, clk clock.Clock) *compiler {
+	c := &compiler{src: src, funcs: make(map[string]fnInfo, len(funcs)+2), used: map[string]fnInfo{}, clock: clk}
+	for k, v := range funcs {
+		c.funcs[k] = v
+	}
+	// now() and today() read the clock of the compile options at
+	// evaluation time; the closures capture it here, once.
+	c.funcs["now"] = fnInfo{min: 0, max: 0, fn: func(...any) (any, error) { return clk.Now(), nil }}
+	c.funcs["today"] = fnInfo{min: 0, max: 0, fn: func(...any) (any, error) { return dateOf(clk.Now()), nil }}
+	return c
+}
+
+// lex tokenizes src[from:to] into c.toks. For JUEL "${...}" bodies stop is
+// true: lexing ends at the first '}' outside brackets, whose position is
+// returned.
+func (c *compiler) lex(from, to int, feel, stop bool) int {
+	l := &lexer{src: c.src, i: from, end: to, feel: feel}
+	depth := 0
+	c.toks = c.toks[:0]
+	c.i = 0
+	for {
+		t := l.next()
+		if stop && t.kind == tOp {
+			switch t.text {
+			case "(", "[", "{":
+				depth++
+			case ")", "]":
+				depth--
+			case "}":
+				if depth == 0 {
+					c.toks = append(c.toks, token{kind: tEOF, pos: t.pos, end: t.pos})
+					return t.pos
+				}
+				depth--
+			}
+		}
+		if t.kind == tEOF {
+			if stop {
+				panic(c.errAt(from-2, "missing } to close ${"))
+			}
+			c.toks = append(c.toks, t)
+			return to
+		}
+		c.toks = append(c.toks, t)
+	}
+}
+
+func (c *compiler) peek() token { return c.toks[c.i] }
+func (c *compiler) peekAt(k int) token {
+	if c.i+k < len(c.toks) {
+		return c.toks[c.i+k]
+	}
+	return c.toks[len(c.toks)-1]
+}
+
+func (c *compiler) next() token {
+	t := c.toks[c.i]
+	if t.kind != tEOF {
+		c.i++
+	}
+	return t
+}
+
+// isOp reports whether the current token is the operator op.
+func (c *compiler) isOp(op string) bool {
+	t := c.toks[c.i]
+	return t.kind == tOp && t.text == op
+}
+
+// isWord reports whether the current token is the unquoted name w.
+func (c *compiler) isWord(w string) bool {
+	t := c.toks[c.i]
+	return t.kind == tName && !t.quoted && t.text == w
+}
+
+func (c *compiler) expectOp(op string) token {
+	if !c.isOp(op) {
+		panic(c.errAt(c.peek().pos, fmt.Sprintf("expected %q, found %s", op, describe(c.peek()))))
+	}
+	return c.next()
+}
+
+func (c *compiler) expectWord(w string) token {
+	if !c.isWord(w) {
+		panic(c.errAt(c.peek().pos, fmt.Sprintf("expected %q, found %s", w, describe(c.peek()))))
+	}
+	return c.next()
+}
+
+func (c *compiler) errAt(pos int, msg string) *SyntaxError {
+	return &SyntaxError{Text: c.src, Pos: pos, Msg: msg}
+}
+
+func (c *compiler) unexpected(t token) *SyntaxError {
+	return c.errAt(t.pos, "unexpected "+describe(t))
+}
+
+func describe(t token) string {
+	switch t.kind {
+	case tEOF:
+		return "end of expression"
+	case tString:
+		return "string " + strconv.Quote(t.text)
+	case tNumber:
+		return "number " + t.text
+	case tName:
+		return "name " + strconv.Quote(t.text)
+	}
+	return strconv.Quote(t.text)
+}
+
+// call is callNode for a registered internal function, recording its use.
+func (c *compiler) call(pos, end int, name string, args ...ast.Node) ast.Node {
+	f, ok := c.funcs[name]
+	if !ok {
+		panic(fmt.Sprintf("expr: internal function %s not registered", name))
+	}
+	n := c.callNode(pos, end, name, args...)
+	if _, isCall := n.(*ast.CallNode); isCall {
+		c.used[name] = f
+	}
+	return n
+}
+
+// number parses a number token.
+func (c *compiler) number(t token) ast.Node {
+	f, err := strconv.ParseFloat(t.text, 64)
+	if err != nil {
+		panic(c.errAt(t.pos, "bad number "+t.text))
+	}
+	return at(&ast.FloatNode{Value: f}, t.pos, t.end)
+}
+
+// build checks and compiles root with exactly the functions it uses.
+func (c *compiler) build(root ast.Node) (*vm.Program, error) {
+	cfg := conf.CreateNew()
+	cfg.WithEnv(map[string]any{})
+	cfg.Strict = false // any name may be a variable; FEEL reads missing ones as null
+	cfg.Builtins = map[string]*builtin.Function{}
+	cfg.MaxNodes = maxNodes
+	for name, f := range c.used {
+		cfg.Functions[funcPrefix+name] = &builtin.Function{Name: funcPrefix + name, Func: f.fn}
+	}
+	tree := &parser.Tree{Node: root, Source: file.NewSource(c.src)}
+	if _, err := checker.Check(tree, cfg); err != nil {
+		return nil, err
+	}
+	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
+		return nil, err
+	}
+	return exprcompiler.Compile(tree, cfg)
+}
+
+// maxNodes bounds the size of one expression's tree.
+const maxNodes = 10000
+
+// durationOf converts an evaluation result to a duration: a FEEL duration
+// or ISO-8601 text.
+func durationOf(v any) (time.Duration, error) {
+	switch x := v.(type) {
+	case time.Duration:
+		return x, nil
+	case string:
+		return parseDuration(x)
+	}
+	return 0, fmt.Errorf("yielded %s, not a duration", typeName(v))
+}
+
+// timeOf converts an evaluation result to an instant: a FEEL date and time
+// or date, or RFC 3339 text.
+func timeOf(v any) (time.Time, error) {
+	switch x := v.(type) {
+	case time.Time:
+		return x, nil
+	case date:
+		return time.Time(x), nil
+	case string:
+		return parseDateTime(x)
+	}
+	return time.Time{}, fmt.Errorf("yielded %s, not a date and time", typeName(v))
+}

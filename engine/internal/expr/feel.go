@@ -1,0 +1,504 @@
+package expr
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+)
+
+// FEEL parser: recursive descent over the FEEL grammar subset, lowest
+// precedence first:
+//
+//	expression  = "if" expression "then" expression "else" expression | disjunction
+//	disjunction = conjunction { "or" conjunction }
+//	conjunction = comparison { "and" comparison }
+//	comparison  = additive [ ("=" | "!=" | "<" | "<=" | ">" | ">=") additive
+//	                       | "between" additive "and" additive
+//	                       | "in" positive-tests ]
+//	additive    = multiplicative { ("+" | "-") multiplicative }
+//	multiplicative = power { ("*" | "/") power }
+//	power       = unary { "**" unary }
+//	unary       = "-" unary | postfix
+//	postfix     = primary { "." name | "[" filter-or-index "]" }
+//	primary     = literal | list | context | "(" expression ")" | function call | name
+
+// feelKeywords cannot be used as plain names.
+var feelKeywords = map[string]bool{
+	"true": true, "false": true, "null": true, "if": true, "then": true, "else": true,
+	"and": true, "or": true, "between": true, "in": true, "instance": true, "of": true,
+	"for": true, "some": true, "every": true, "satisfies": true, "return": true, "function": true,
+}
+
+// feelFuncNames lists the library's names split into words, longest first,
+// so that "date and time" wins over "date".
+var feelFuncNames = func() [][]string {
+	var names [][]string
+	for name := range feelLibrary {
+		names = append(names, strings.Fields(name))
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if len(names[i]) != len(names[j]) {
+			return len(names[i]) > len(names[j])
+		}
+		return strings.Join(names[i], " ") < strings.Join(names[j], " ")
+	})
+	return names
+}()
+
+// feelFuncs is every function FEEL programs may call: operators and the
+// library.
+var feelFuncs = func() map[string]fnInfo {
+	m := make(map[string]fnInfo, len(feelOps)+len(feelLibrary))
+	for k, v := range feelOps {
+		m[k] = v
+	}
+	for k, v := range feelLibrary {
+		if v.fn != nil {
+			m[k] = v
+		}
+	}
+	return m
+}()
+
+// feelBoolOps are the functions whose result is a boolean (or null): a
+// filter whose expression is one of these is a predicate, not an index.
+var feelBoolOps = map[string]bool{
+	"f.eq": true, "f.ne": true, "f.lt": true, "f.le": true, "f.gt": true, "f.ge": true,
+	"f.and": true, "f.or": true, "f.in": true, "f.between": true, "f.range": true,
+	"f.true": true, "f.defined": true, "f.notnull": true,
+	"not": true, "contains": true, "starts with": true, "ends with": true, "list contains": true,
+}
+
+func (c *compiler) feelTop() ast.Node {
+	n := c.feelExpr()
+	if t := c.peek(); t.kind != tEOF {
+		panic(c.unexpected(t))
+	}
+	return n
+}
+
+func (c *compiler) feelExpr() ast.Node {
+	t := c.peek()
+	if t.kind == tName && !t.quoted {
+		switch t.text {
+		case "if":
+			c.next()
+			cond := c.feelExpr()
+			c.expectWord("then")
+			a := c.feelExpr()
+			c.expectWord("else")
+			b := c.feelExpr()
+			return at(&ast.ConditionalNode{Cond: c.call(t.pos, t.end, "f.true", cond), Exp1: a, Exp2: b}, t.pos, t.end)
+		case "for", "some", "every", "function":
+			panic(c.errAt(t.pos, fmt.Sprintf("FEEL %q expressions are not supported", t.text)))
+		}
+	}
+	return c.feelOr()
+}
+
+func (c *compiler) feelOr() ast.Node {
+	n := c.feelAnd()
+	for c.isWord("or") {
+		t := c.next()
+		n = c.call(t.pos, t.end, "f.or", n, c.feelAnd())
+	}
+	return n
+}
+
+func (c *compiler) feelAnd() ast.Node {
+	n := c.feelComparison()
+	for c.isWord("and") {
+		t := c.next()
+		n = c.call(t.pos, t.end, "f.and", n, c.feelComparison())
+	}
+	return n
+}
+
+var feelCmpOps = map[string]string{"=": "f.eq", "!=": "f.ne", "<": "f.lt", "<=": "f.le", ">": "f.gt", ">=": "f.ge"}
+
+func (c *compiler) feelComparison() ast.Node {
+	n := c.feelAdditive()
+	t := c.peek()
+	switch {
+	case t.kind == tOp && feelCmpOps[t.text] != "":
+		c.next()
+		n = c.call(t.pos, t.end, feelCmpOps[t.text], n, c.feelAdditive())
+	case t.kind == tOp && t.text == "==":
+		panic(c.errAt(t.pos, `FEEL compares with "=", not "=="`))
+	case c.isWord("between"):
+		c.next()
+		lo := c.feelAdditive()
+		c.expectWord("and")
+		hi := c.feelAdditive()
+		n = c.call(t.pos, t.end, "f.between", n, lo, hi)
+	case c.isWord("in"):
+		c.next()
+		n = c.feelIn(n, t)
+	case c.isWord("instance"):
+		panic(c.errAt(t.pos, `FEEL "instance of" is not supported`))
+	default:
+		return n
+	}
+	if t2 := c.peek(); t2.kind == tOp && (feelCmpOps[t2.text] != "" || t2.text == "==") {
+		panic(c.errAt(t2.pos, "comparisons cannot be chained; use and"))
+	}
+	return n
+}
+
+// feelIn parses the right side of "x in ...": a list or value (membership
+// or equality), a range "a..b", "[a..b]", "(a..b)", "]a..b[", a
+// parenthesised list of values "(1, 2)", or a comparison test "< 5".
+func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
+	t := c.peek()
+	if t.kind == tOp {
+		switch t.text {
+		case "<", "<=", ">", ">=", "=", "!=":
+			c.next()
+			return c.call(t.pos, t.end, feelCmpOps[t.text], x, c.feelAdditive())
+		case "[", "(", "]":
+			save := c.i
+			c.next()
+			first := c.feelExpr()
+			if c.isOp("..") {
+				c.next()
+				last := c.feelExpr()
+				end := c.peek()
+				if end.kind != tOp || (end.text != "]" && end.text != ")" && end.text != "[") {
+					panic(c.errAt(end.pos, fmt.Sprintf("expected ] or ) to close the range, found %s", describe(end))))
+				}
+				c.next()
+				return c.call(in.pos, in.end, "f.range", x, first, last,
+					at(&ast.BoolNode{Value: t.text == "["}, t.pos, t.end),
+					at(&ast.BoolNode{Value: end.text == "]"}, end.pos, end.end))
+			}
+			if t.text == "(" && c.isOp(",") {
+				items := []ast.Node{first}
+				for c.isOp(",") {
+					c.next()
+					items = append(items, c.feelExpr())
+				}
+				c.expectOp(")")
+				return c.call(in.pos, in.end, "f.in", x, at(&ast.ArrayNode{Nodes: items}, t.pos, t.end))
+			}
+			c.i = save
+		}
+	}
+	set := c.feelAdditive()
+	if c.isOp("..") {
+		c.next()
+		hi := c.feelAdditive()
+		return c.call(in.pos, in.end, "f.range", x, set, hi,
+			at(&ast.BoolNode{Value: true}, in.pos, in.end), at(&ast.BoolNode{Value: true}, in.pos, in.end))
+	}
+	return c.call(in.pos, in.end, "f.in", x, set)
+}
+
+func (c *compiler) feelAdditive() ast.Node {
+	n := c.feelMultiplicative()
+	for c.isOp("+") || c.isOp("-") {
+		t := c.next()
+		name := "f.add"
+		if t.text == "-" {
+			name = "f.sub"
+		}
+		n = c.call(t.pos, t.end, name, n, c.feelMultiplicative())
+	}
+	return n
+}
+
+func (c *compiler) feelMultiplicative() ast.Node {
+	n := c.feelPower()
+	for c.isOp("*") || c.isOp("/") {
+		t := c.next()
+		name := "f.mul"
+		if t.text == "/" {
+			name = "f.div"
+		}
+		n = c.call(t.pos, t.end, name, n, c.feelPower())
+	}
+	if c.isOp("%") {
+		panic(c.errAt(c.peek().pos, `FEEL has no "%" operator; use modulo(a, b)`))
+	}
+	return n
+}
+
+func (c *compiler) feelPower() ast.Node {
+	n := c.feelUnary()
+	for c.isOp("**") {
+		t := c.next()
+		n = c.call(t.pos, t.end, "f.pow", n, c.feelUnary())
+	}
+	return n
+}
+
+func (c *compiler) feelUnary() ast.Node {
+	if c.isOp("-") {
+		t := c.next()
+		return c.call(t.pos, t.end, "f.neg", c.feelUnary())
+	}
+	if c.isOp("!") {
+		t := c.peek()
+		panic(c.errAt(t.pos, `FEEL negates with not(...), not "!"`))
+	}
+	return c.feelPostfix()
+}
+
+func (c *compiler) feelPostfix() ast.Node {
+	n := c.feelPrimary()
+	for {
+		t := c.peek()
+		switch {
+		case t.kind == tOp && t.text == ".":
+			c.next()
+			name := c.next()
+			if name.kind != tName {
+				panic(c.errAt(name.pos, "expected a name after ., found "+describe(name)))
+			}
+			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: name.text}, name.pos, name.end))
+		case t.kind == tOp && t.text == "[":
+			c.next()
+			n = c.feelFilter(n, t)
+		case t.kind == tOp && t.text == "(":
+			panic(c.errAt(t.pos, "only built-in functions can be called"))
+		default:
+			return n
+		}
+	}
+}
+
+// feelFilter parses "list[...]" after the "[". A boolean expression is a
+// filter: it runs once per item, where "item" is the item and names resolve
+// to the item's entries first. Anything else is a 1-based index.
+func (c *compiler) feelFilter(list ast.Node, open token) ast.Node {
+	save := c.i
+	c.filterDepth++
+	pred := c.feelExpr()
+	c.filterDepth--
+	if isBoolish(pred) {
+		c.expectOp("]")
+		return at(&ast.BuiltinNode{
+			Name: "filter",
+			Arguments: []ast.Node{
+				c.call(open.pos, open.end, "f.aslist", list),
+				at(&ast.PredicateNode{Node: c.call(open.pos, open.end, "f.true", pred)}, open.pos, open.end),
+			},
+		}, open.pos, open.end)
+	}
+	c.i = save
+	depth := c.filterDepth
+	c.filterDepth = 0 // an index is evaluated once, outside any item
+	idx := c.feelExpr()
+	c.filterDepth = depth
+	c.expectOp("]")
+	return c.call(open.pos, open.end, "f.index", list, idx)
+}
+
+func isBoolish(n ast.Node) bool {
+	switch n := n.(type) {
+	case *ast.BoolNode:
+		return true
+	case *ast.CallNode:
+		if id, ok := n.Callee.(*ast.IdentifierNode); ok {
+			return feelBoolOps[strings.TrimPrefix(id.Value, funcPrefix)]
+		}
+	case *ast.ConditionalNode:
+		return isBoolish(n.Exp1) && isBoolish(n.Exp2)
+	}
+	return false
+}
+
+func (c *compiler) feelPrimary() ast.Node {
+	t := c.peek()
+	switch t.kind {
+	case tNumber:
+		c.next()
+		return c.number(t)
+	case tString:
+		c.next()
+		return at(&ast.StringNode{Value: t.text}, t.pos, t.end)
+	case tName:
+		if !t.quoted {
+			if n := c.feelFuncCall(); n != nil {
+				return n
+			}
+			switch t.text {
+			case "true", "false":
+				c.next()
+				return at(&ast.BoolNode{Value: t.text == "true"}, t.pos, t.end)
+			case "null":
+				c.next()
+				return at(&ast.NilNode{}, t.pos, t.end)
+			}
+			if feelKeywords[t.text] {
+				panic(c.unexpected(t))
+			}
+		}
+		c.next()
+		if c.isOp("(") {
+			panic(c.errAt(t.pos, fmt.Sprintf("unknown function %q", t.text)))
+		}
+		return c.feelName(t)
+	case tOp:
+		switch t.text {
+		case "(":
+			c.next()
+			n := c.feelExpr()
+			c.expectOp(")")
+			return n
+		case "[":
+			return c.feelList()
+		case "{":
+			return c.feelContext()
+		}
+	}
+	panic(c.unexpected(t))
+}
+
+// feelName resolves a variable name, or inside a filter the item or one
+// of its entries.
+func (c *compiler) feelName(t token) ast.Node {
+	if c.filterDepth > 0 {
+		if t.text == "item" && !t.quoted {
+			return at(&ast.PointerNode{}, t.pos, t.end)
+		}
+		outer := at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
+		return c.call(t.pos, t.end, "f.item", at(&ast.PointerNode{}, t.pos, t.end),
+			at(&ast.StringNode{Value: t.text}, t.pos, t.end), outer)
+	}
+	return at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
+}
+
+// feelFuncCall parses a library call if the tokens spell a (possibly
+// multi-word) function name followed by "(", and returns nil otherwise.
+func (c *compiler) feelFuncCall() ast.Node {
+	var words []string
+	for _, name := range feelFuncNames {
+		ok := true
+		for k, w := range name {
+			t := c.peekAt(k)
+			if t.kind != tName || t.quoted || t.text != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			if t := c.peekAt(len(name)); t.kind == tOp && t.text == "(" {
+				words = name
+				break
+			}
+		}
+	}
+	if words == nil {
+		return nil
+	}
+	first := c.peek()
+	for range words {
+		c.next()
+	}
+	c.next() // (
+	name := strings.Join(words, " ")
+	var args []ast.Node
+	if !c.isOp(")") {
+		for {
+			args = append(args, c.feelExpr())
+			if !c.isOp(",") {
+				break
+			}
+			c.next()
+		}
+	}
+	closeTok := c.expectOp(")")
+	info := feelLibrary[name]
+	if len(args) < info.min || info.max >= 0 && len(args) > info.max {
+		panic(c.errAt(first.pos, fmt.Sprintf("%s() takes %s, got %d", name, arity(info), len(args))))
+	}
+	if name == "is defined" {
+		return c.feelIsDefined(args[0], first, closeTok)
+	}
+	return c.call(first.pos, closeTok.end, name, args...)
+}
+
+// feelIsDefined compiles is defined(x): for a name or a path of names it
+// checks that every step exists (a variable holding null is defined); for
+// any other expression it checks for a non-null value.
+func (c *compiler) feelIsDefined(arg ast.Node, first, last token) ast.Node {
+	var path []ast.Node
+	n := arg
+	for {
+		if call, ok := n.(*ast.CallNode); ok && call.Callee.(*ast.IdentifierNode).Value == funcPrefix+"f.get" {
+			path = append([]ast.Node{call.Arguments[1]}, path...)
+			n = call.Arguments[0]
+			continue
+		}
+		break
+	}
+	if id, ok := n.(*ast.IdentifierNode); ok && c.filterDepth == 0 {
+		args := append([]ast.Node{at(&ast.IdentifierNode{Value: "$env"}, first.pos, last.end),
+			at(&ast.StringNode{Value: id.Value}, first.pos, last.end)}, path...)
+		return c.call(first.pos, last.end, "f.defined", args...)
+	}
+	return c.call(first.pos, last.end, "f.notnull", arg)
+}
+
+func arity(f fnInfo) string {
+	switch {
+	case f.max < 0:
+		return fmt.Sprintf("at least %d argument(s)", f.min)
+	case f.min == f.max:
+		return fmt.Sprintf("%d argument(s)", f.min)
+	}
+	return fmt.Sprintf("%d to %d arguments", f.min, f.max)
+}
+
+func (c *compiler) feelList() ast.Node {
+	open := c.expectOp("[")
+	var items []ast.Node
+	if !c.isOp("]") {
+		for {
+			items = append(items, c.feelExpr())
+			if c.isOp("..") {
+				panic(c.errAt(c.peek().pos, "ranges are only allowed after in"))
+			}
+			if !c.isOp(",") {
+				break
+			}
+			c.next()
+		}
+	}
+	closeTok := c.expectOp("]")
+	return at(&ast.ArrayNode{Nodes: items}, open.pos, closeTok.end)
+}
+
+func (c *compiler) feelContext() ast.Node {
+	open := c.expectOp("{")
+	var pairs []ast.Node
+	seen := map[string]bool{}
+	if !c.isOp("}") {
+		for {
+			k := c.next()
+			if k.kind != tName && k.kind != tString {
+				panic(c.errAt(k.pos, "expected a context key, found "+describe(k)))
+			}
+			key := k.text
+			// Unquoted keys may have several words: {first name: "x"}.
+			for k.kind == tName && c.peek().kind == tName {
+				key += " " + c.next().text
+			}
+			if seen[key] {
+				panic(c.errAt(k.pos, fmt.Sprintf("duplicate context key %q", key)))
+			}
+			seen[key] = true
+			c.expectOp(":")
+			v := c.feelExpr()
+			pairs = append(pairs, at(&ast.PairNode{Key: at(&ast.StringNode{Value: key}, k.pos, k.end), Value: v}, k.pos, k.end))
+			if !c.isOp(",") {
+				break
+			}
+			c.next()
+		}
+	}
+	closeTok := c.expectOp("}")
+	return at(&ast.MapNode{Pairs: pairs}, open.pos, closeTok.end)
+}

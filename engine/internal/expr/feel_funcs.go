@@ -1,0 +1,828 @@
+package expr
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// FEEL runtime. FEEL never fails at evaluation: an operation on values of
+// the wrong type, a missing variable or a bad function argument yields null,
+// and null spreads through comparisons and arithmetic. A condition that ends
+// up null is then reported by EvalBool (Zeebe raises an incident).
+
+// feelEqual is FEEL '=': null equals only null; numbers compare by value
+// across Go number types; values of different types are not comparable
+// (null).
+func feelEqual(a, b any) any {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	switch x := a.(type) {
+	case string:
+		if y, ok := b.(string); ok {
+			return x == y
+		}
+		return nil
+	case float64:
+		if y, ok := b.(float64); ok {
+			return x == y
+		}
+	case bool:
+		if y, ok := b.(bool); ok {
+			return x == y
+		}
+		return nil
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return nil
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if r := feelEqual(x[i], y[i]); r != true {
+				return r
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return nil
+		}
+		if len(x) != len(y) {
+			return false
+		}
+		for k, xv := range x {
+			yv, ok := y[k]
+			if !ok {
+				return false
+			}
+			if r := feelEqual(xv, yv); r != true {
+				return r
+			}
+		}
+		return true
+	case time.Time:
+		if y, ok := b.(time.Time); ok {
+			return x.Equal(y)
+		}
+		return nil
+	case date:
+		if y, ok := b.(date); ok {
+			return x == y
+		}
+		return nil
+	case time.Duration:
+		if y, ok := b.(time.Duration); ok {
+			return x == y
+		}
+		return nil
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if ok1 && ok2 {
+		return x == y
+	}
+	return nil
+}
+
+// compare orders two values of the same orderable kind (numbers, strings,
+// date-times, dates, durations). ok is false when they cannot be ordered.
+func compare(a, b any) (c int, ok bool) {
+	switch x := a.(type) {
+	case float64:
+		if y, ok := b.(float64); ok {
+			return cmpFloat(x, y)
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return strings.Compare(x, y), true
+		}
+		return 0, false
+	case time.Time:
+		if y, ok := b.(time.Time); ok {
+			return x.Compare(y), true
+		}
+		return 0, false
+	case date:
+		if y, ok := b.(date); ok {
+			return time.Time(x).Compare(time.Time(y)), true
+		}
+		return 0, false
+	case time.Duration:
+		if y, ok := b.(time.Duration); ok {
+			switch {
+			case x < y:
+				return -1, true
+			case x > y:
+				return 1, true
+			}
+			return 0, true
+		}
+		return 0, false
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if ok1 && ok2 {
+		return cmpFloat(x, y)
+	}
+	return 0, false
+}
+
+func cmpFloat(x, y float64) (int, bool) {
+	switch {
+	case x < y:
+		return -1, true
+	case x > y:
+		return 1, true
+	case x == y:
+		return 0, true
+	}
+	return 0, false // NaN
+}
+
+func feelCmp(test func(int) bool) func(...any) (any, error) {
+	return func(a ...any) (any, error) {
+		c, ok := compare(a[0], a[1])
+		if !ok {
+			return nil, nil
+		}
+		return test(c), nil
+	}
+}
+
+func feelAdd(a, b any) any {
+	switch x := a.(type) {
+	case float64:
+		if y, ok := b.(float64); ok {
+			return x + y
+		}
+	case string:
+		if y, ok := b.(string); ok {
+			return x + y
+		}
+		return nil
+	case time.Time:
+		if y, ok := b.(time.Duration); ok {
+			return x.Add(y)
+		}
+		return nil
+	case date:
+		if y, ok := b.(time.Duration); ok {
+			return addToDate(x, y)
+		}
+		return nil
+	case time.Duration:
+		switch y := b.(type) {
+		case time.Duration:
+			return x + y
+		case time.Time:
+			return y.Add(x)
+		case date:
+			return addToDate(y, x)
+		}
+		return nil
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if ok1 && ok2 {
+		return x + y
+	}
+	return nil
+}
+
+// addToDate adds d to a date; whole days keep it a date, anything else
+// makes it a date and time.
+func addToDate(x date, d time.Duration) any {
+	t := time.Time(x).Add(d)
+	if d%(24*time.Hour) == 0 {
+		return date(t)
+	}
+	return t
+}
+
+func feelSub(a, b any) any {
+	switch x := a.(type) {
+	case time.Time:
+		switch y := b.(type) {
+		case time.Duration:
+			return x.Add(-y)
+		case time.Time:
+			return x.Sub(y)
+		}
+		return nil
+	case date:
+		switch y := b.(type) {
+		case time.Duration:
+			return addToDate(x, -y)
+		case date:
+			return time.Time(x).Sub(time.Time(y))
+		}
+		return nil
+	case time.Duration:
+		if y, ok := b.(time.Duration); ok {
+			return x - y
+		}
+		return nil
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if ok1 && ok2 {
+		return x - y
+	}
+	return nil
+}
+
+func feelMul(a, b any) any {
+	if d, ok := a.(time.Duration); ok {
+		if n, ok := toFloat(b); ok {
+			return scaleDuration(d, n)
+		}
+		return nil
+	}
+	if d, ok := b.(time.Duration); ok {
+		if n, ok := toFloat(a); ok {
+			return scaleDuration(d, n)
+		}
+		return nil
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if ok1 && ok2 {
+		return x * y
+	}
+	return nil
+}
+
+func scaleDuration(d time.Duration, n float64) any {
+	f := float64(d) * n
+	if math.IsNaN(f) || math.Abs(f) > math.MaxInt64 {
+		return nil
+	}
+	return time.Duration(f)
+}
+
+func feelDiv(a, b any) any {
+	if d, ok := a.(time.Duration); ok {
+		switch y := b.(type) {
+		case time.Duration:
+			if y == 0 {
+				return nil
+			}
+			return float64(d) / float64(y)
+		default:
+			n, ok := toFloat(y)
+			if !ok || n == 0 {
+				return nil
+			}
+			return scaleDuration(d, 1/n)
+		}
+	}
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if ok1 && ok2 && y != 0 {
+		return x / y
+	}
+	return nil
+}
+
+func feelPow(a, b any) any {
+	x, ok1 := toFloat(a)
+	y, ok2 := toFloat(b)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	r := math.Pow(x, y)
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return nil
+	}
+	return r
+}
+
+func feelNeg(a any) any {
+	if d, ok := a.(time.Duration); ok {
+		return -d
+	}
+	if x, ok := toFloat(a); ok {
+		return -x
+	}
+	return nil
+}
+
+// feelGet is the path a.key: a context's entry, a list's projection, or a
+// temporal value's component; null otherwise.
+func feelGet(a any, key string) any {
+	switch x := a.(type) {
+	case map[string]any:
+		return x[key]
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = feelGet(e, key)
+		}
+		return out
+	case time.Time:
+		return timeComponent(x, key, true)
+	case date:
+		return timeComponent(time.Time(x), key, false)
+	case time.Duration:
+		switch key {
+		case "days":
+			return float64(x / (24 * time.Hour))
+		case "hours":
+			return float64(x % (24 * time.Hour) / time.Hour)
+		case "minutes":
+			return float64(x % time.Hour / time.Minute)
+		case "seconds":
+			return float64(x%time.Minute) / float64(time.Second)
+		}
+	}
+	return nil
+}
+
+func timeComponent(t time.Time, key string, clock bool) any {
+	switch key {
+	case "year":
+		return float64(t.Year())
+	case "month":
+		return float64(t.Month())
+	case "day":
+		return float64(t.Day())
+	case "weekday":
+		wd := t.Weekday()
+		if wd == time.Sunday {
+			return 7.0
+		}
+		return float64(wd)
+	}
+	if !clock {
+		return nil
+	}
+	switch key {
+	case "hour":
+		return float64(t.Hour())
+	case "minute":
+		return float64(t.Minute())
+	case "second":
+		return float64(t.Second())
+	case "timezone":
+		return t.Location().String()
+	}
+	return nil
+}
+
+// feelIndex is a[i] with a number i: 1-based, negative from the end, null
+// when out of range. A boolean i keeps (true) or drops (false) the whole
+// list, as a filter that does not mention the item would.
+func feelIndex(a, i any) any {
+	list, ok := a.([]any)
+	if !ok {
+		if a == nil {
+			return nil
+		}
+		list = []any{a} // FEEL: a single value is a list of one
+	}
+	switch i := i.(type) {
+	case bool:
+		if i {
+			return list
+		}
+		return []any{}
+	}
+	n, ok := toFloat(i)
+	if !ok || n != math.Trunc(n) {
+		return nil
+	}
+	switch {
+	case n >= 1 && n <= float64(len(list)):
+		return list[int(n)-1]
+	case n < 0 && -n <= float64(len(list)):
+		return list[len(list)+int(n)]
+	}
+	return nil
+}
+
+// feelAsList prepares a filter's input: a list as is, null as the empty
+// list, any other value as a list of one.
+func feelAsList(a any) any {
+	switch a := a.(type) {
+	case []any:
+		return a
+	case nil:
+		return []any{}
+	}
+	return []any{a}
+}
+
+// feelItem resolves a name inside a filter: the current item's entry when
+// the item is a context holding it, otherwise the outer value.
+func feelItem(item any, name string, outer any) any {
+	if m, ok := item.(map[string]any); ok {
+		if v, ok := m[name]; ok {
+			return v
+		}
+	}
+	return outer
+}
+
+func feelIn(x, set any) any {
+	if list, ok := set.([]any); ok {
+		for _, e := range list {
+			if feelEqual(x, e) == true {
+				return true
+			}
+		}
+		return false
+	}
+	return feelEqual(x, set) == true
+}
+
+func feelInRange(x, lo, hi any, loIncl, hiIncl bool) any {
+	c1, ok1 := compare(x, lo)
+	c2, ok2 := compare(x, hi)
+	if !ok1 || !ok2 {
+		return nil
+	}
+	return (c1 > 0 || loIncl && c1 == 0) && (c2 < 0 || hiIncl && c2 == 0)
+}
+
+func feelString(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		return x
+	}
+	var b strings.Builder
+	writeFEEL(&b, v, false)
+	return b.String()
+}
+
+// writeFEEL writes v as FEEL's string() shows it; nested strings are quoted.
+func writeFEEL(b *strings.Builder, v any, nested bool) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case string:
+		if nested {
+			b.WriteString(strconv.Quote(x))
+		} else {
+			b.WriteString(x)
+		}
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeFEEL(b, e, true)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		b.WriteByte('{')
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(k)
+			b.WriteString(":")
+			writeFEEL(b, x[k], true)
+		}
+		b.WriteByte('}')
+	default:
+		if f, ok := toFloat(v); ok {
+			b.WriteString(formatNumber(f))
+			return
+		}
+		n := normalize(v)
+		if s, ok := n.(string); ok {
+			b.WriteString(s)
+			return
+		}
+		b.WriteString(typeName(v))
+	}
+}
+
+func str1(a []any) (string, bool) {
+	s, ok := a[0].(string)
+	return s, ok
+}
+
+func str2(a []any) (string, string, bool) {
+	s, ok1 := a[0].(string)
+	t, ok2 := a[1].(string)
+	return s, t, ok1 && ok2
+}
+
+// numbersOf returns the numbers a function like sum() was given: one list
+// argument, or the arguments themselves. ok is false if any is not a number.
+func itemsOf(a []any) []any {
+	if len(a) == 1 {
+		if l, ok := a[0].([]any); ok {
+			return l
+		}
+	}
+	return a
+}
+
+func feelSubstring(a []any) any {
+	s, ok := a[0].(string)
+	start, ok2 := toFloat(a[1])
+	if !ok || !ok2 || start != math.Trunc(start) {
+		return nil
+	}
+	r := []rune(s)
+	n := float64(len(r))
+	var from float64
+	switch {
+	case start > 0:
+		from = start - 1
+	case start < 0:
+		from = n + start
+	default:
+		from = 0
+	}
+	if from < 0 {
+		from = 0
+	}
+	if from > n {
+		from = n
+	}
+	to := n
+	if len(a) == 3 {
+		l, ok := toFloat(a[2])
+		if !ok || l < 0 || l != math.Trunc(l) {
+			return nil
+		}
+		if from+l < to {
+			to = from + l
+		}
+	}
+	return string(r[int(from):int(to)])
+}
+
+// feelLibrary is FEEL's built-in functions by name, with their arity. The
+// names are as users write them, multi-word names included.
+var feelLibrary = map[string]fnInfo{
+	"not": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if b, ok := a[0].(bool); ok {
+			return !b, nil
+		}
+		return nil, nil
+	}},
+	"contains": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
+		if s, t, ok := str2(a); ok {
+			return strings.Contains(s, t), nil
+		}
+		return nil, nil
+	}},
+	"starts with": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
+		if s, t, ok := str2(a); ok {
+			return strings.HasPrefix(s, t), nil
+		}
+		return nil, nil
+	}},
+	"ends with": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
+		if s, t, ok := str2(a); ok {
+			return strings.HasSuffix(s, t), nil
+		}
+		return nil, nil
+	}},
+	"upper case": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if s, ok := str1(a); ok {
+			return strings.ToUpper(s), nil
+		}
+		return nil, nil
+	}},
+	"lower case": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if s, ok := str1(a); ok {
+			return strings.ToLower(s), nil
+		}
+		return nil, nil
+	}},
+	"string length": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if s, ok := str1(a); ok {
+			return float64(utf8.RuneCountInString(s)), nil
+		}
+		return nil, nil
+	}},
+	"substring": {min: 2, max: 3, pure: true, fn: func(a ...any) (any, error) {
+		return feelSubstring(a), nil
+	}},
+	"count": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if l, ok := a[0].([]any); ok {
+			return float64(len(l)), nil
+		}
+		return nil, nil
+	}},
+	"list contains": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
+		if l, ok := a[0].([]any); ok {
+			return feelIn(a[1], l), nil
+		}
+		return nil, nil
+	}},
+	"sum": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
+		total := 0.0
+		for _, e := range itemsOf(a) {
+			f, ok := toFloat(e)
+			if !ok {
+				return nil, nil
+			}
+			total += f
+		}
+		return total, nil
+	}},
+	"min": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), -1), nil }},
+	"max": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), 1), nil }},
+	"abs": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if d, ok := a[0].(time.Duration); ok {
+			if d < 0 {
+				return -d, nil
+			}
+			return d, nil
+		}
+		if f, ok := toFloat(a[0]); ok {
+			return math.Abs(f), nil
+		}
+		return nil, nil
+	}},
+	"floor": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if f, ok := toFloat(a[0]); ok {
+			return math.Floor(f), nil
+		}
+		return nil, nil
+	}},
+	"ceiling": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if f, ok := toFloat(a[0]); ok {
+			return math.Ceil(f), nil
+		}
+		return nil, nil
+	}},
+	"string": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) { return feelString(a[0]), nil }},
+	"number": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		switch x := a[0].(type) {
+		case string:
+			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+				return nil, nil
+			}
+			return f, nil
+		}
+		if f, ok := toFloat(a[0]); ok {
+			return f, nil
+		}
+		return nil, nil
+	}},
+	"duration": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		if s, ok := str1(a); ok {
+			if d, err := parseDuration(s); err == nil {
+				return d, nil
+			}
+		}
+		return nil, nil
+	}},
+	"date and time": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		switch x := a[0].(type) {
+		case string:
+			if t, err := parseDateTime(x); err == nil {
+				return t, nil
+			}
+		case time.Time:
+			return x, nil
+		case date:
+			return time.Time(x), nil
+		}
+		return nil, nil
+	}},
+	"date": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		switch x := a[0].(type) {
+		case string:
+			if d, err := parseDate(x); err == nil {
+				return d, nil
+			}
+		case time.Time:
+			return dateOf(x), nil
+		case date:
+			return x, nil
+		}
+		return nil, nil
+	}},
+	// now and today are bound to the compile options' clock (see
+	// compiler.clockFuncs); they are listed here for their arity.
+	"now":   {min: 0, max: 0},
+	"today": {min: 0, max: 0},
+	// is defined is compiled specially (it needs the variable's absence,
+	// not its value); listed for its arity.
+	"is defined": {min: 1, max: 1},
+}
+
+func dateOf(t time.Time) date {
+	y, m, d := t.Date()
+	return date(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+}
+
+// extreme returns the smallest (sign -1) or largest (sign 1) item, or null
+// if the items are empty or not mutually ordered.
+func extreme(items []any, sign int) any {
+	if len(items) == 0 {
+		return nil
+	}
+	best := items[0]
+	for _, e := range items[1:] {
+		c, ok := compare(e, best)
+		if !ok {
+			return nil
+		}
+		if c*sign > 0 {
+			best = e
+		}
+	}
+	if len(items) == 1 {
+		if _, ok := compare(best, best); !ok {
+			return nil
+		}
+	}
+	if f, ok := toFloat(best); ok {
+		return f
+	}
+	return best
+}
+
+// feelDefined walks a name path through env and reports whether every step
+// exists (a variable set to null is defined).
+func feelDefined(a ...any) (any, error) {
+	var cur any = a[0]
+	for _, k := range a[1:] {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false, nil
+		}
+		cur, ok = m[k.(string)]
+		if !ok {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// feelOps are the operators; they are pure and take fixed arguments.
+var feelOps = map[string]fnInfo{
+	"f.eq": {pure: true, fn: func(a ...any) (any, error) { return feelEqual(a[0], a[1]), nil }},
+	"f.ne": {pure: true, fn: func(a ...any) (any, error) {
+		if r, ok := feelEqual(a[0], a[1]).(bool); ok {
+			return !r, nil
+		}
+		return nil, nil
+	}},
+	"f.lt": {pure: true, fn: feelCmp(func(c int) bool { return c < 0 })},
+	"f.le": {pure: true, fn: feelCmp(func(c int) bool { return c <= 0 })},
+	"f.gt": {pure: true, fn: feelCmp(func(c int) bool { return c > 0 })},
+	"f.ge": {pure: true, fn: feelCmp(func(c int) bool { return c >= 0 })},
+	"f.and": {pure: true, fn: func(a ...any) (any, error) {
+		x, y := a[0], a[1]
+		if x == false || y == false {
+			return false, nil
+		}
+		if x == true && y == true {
+			return true, nil
+		}
+		return nil, nil
+	}},
+	"f.or": {pure: true, fn: func(a ...any) (any, error) {
+		x, y := a[0], a[1]
+		if x == true || y == true {
+			return true, nil
+		}
+		if x == false && y == false {
+			return false, nil
+		}
+		return nil, nil
+	}},
+	"f.true": {pure: true, fn: func(a ...any) (any, error) { return a[0] == true, nil }},
+	"f.add":  {pure: true, fn: func(a ...any) (any, error) { return feelAdd(a[0], a[1]), nil }},
+	"f.sub":  {pure: true, fn: func(a ...any) (any, error) { return feelSub(a[0], a[1]), nil }},
+	"f.mul":  {pure: true, fn: func(a ...any) (any, error) { return feelMul(a[0], a[1]), nil }},
+	"f.div":  {pure: true, fn: func(a ...any) (any, error) { return feelDiv(a[0], a[1]), nil }},
+	"f.pow":  {pure: true, fn: func(a ...any) (any, error) { return feelPow(a[0], a[1]), nil }},
+	"f.neg":  {pure: true, fn: func(a ...any) (any, error) { return feelNeg(a[0]), nil }},
+	"f.get": {pure: true, fn: func(a ...any) (any, error) {
+		return feelGet(a[0], a[1].(string)), nil
+	}},
+	"f.index":   {pure: true, fn: func(a ...any) (any, error) { return feelIndex(a[0], a[1]), nil }},
+	"f.aslist":  {fn: func(a ...any) (any, error) { return feelAsList(a[0]), nil }},
+	"f.item":    {fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
+	"f.in":      {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
+	"f.defined": {fn: feelDefined},
+	"f.notnull": {pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
+	"f.between": {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
+	"f.range": {pure: true, fn: func(a ...any) (any, error) {
+		return feelInRange(a[0], a[1], a[2], a[3] == true, a[4] == true), nil
+	}},
+}

@@ -1,0 +1,387 @@
+package expr
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// JUEL runtime, following the Unified Expression Language coercion rules
+// of Camunda 7: unknown variables and impossible coercions are errors (the
+// engine raises an incident), null coerces to false, 0 or "" where EL says
+// so, and "==" coerces its operands to a common type.
+
+// errUnknownVariable is wrapped by errors for a variable that is not set.
+var errUnknownVariable = errors.New("unknown variable")
+
+func juelVar(a ...any) (any, error) {
+	env, _ := a[0].(map[string]any)
+	name := a[1].(string)
+	v, ok := env[name]
+	if !ok {
+		return nil, fmt.Errorf("%w %q", errUnknownVariable, name)
+	}
+	return v, nil
+}
+
+// juelBool coerces to boolean: null is false, text is true only when it is
+// "true" in any case.
+func juelBool(v any) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case nil:
+		return false, nil
+	case string:
+		return strings.EqualFold(x, "true"), nil
+	}
+	return false, fmt.Errorf("cannot coerce %s to boolean", typeName(v))
+}
+
+// juelNum coerces to a number: null and "" are 0, text must parse.
+func juelNum(v any) (float64, error) {
+	switch x := v.(type) {
+	case nil:
+		return 0, nil
+	case string:
+		if x == "" {
+			return 0, nil
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, fmt.Errorf("cannot coerce %q to a number", x)
+		}
+		return f, nil
+	case bool:
+		return 0, fmt.Errorf("cannot coerce boolean to a number")
+	}
+	if f, ok := toFloat(v); ok {
+		return f, nil
+	}
+	return 0, fmt.Errorf("cannot coerce %s to a number", typeName(v))
+}
+
+// juelStr coerces to text: null is "".
+func juelStr(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	}
+	var b strings.Builder
+	writeFEEL(&b, v, false)
+	return b.String()
+}
+
+func isNumber(v any) bool {
+	_, ok := toFloat(v)
+	return ok
+}
+
+// juelEqual is EL "==".
+func juelEqual(a, b any) (bool, error) {
+	if a == nil || b == nil {
+		return a == nil && b == nil, nil
+	}
+	if x, ok := a.(string); ok {
+		if y, ok := b.(string); ok {
+			return x == y, nil
+		}
+	}
+	switch {
+	case isNumber(a) || isNumber(b):
+		x, err := juelNum(a)
+		if err != nil {
+			return false, err
+		}
+		y, err := juelNum(b)
+		if err != nil {
+			return false, err
+		}
+		return x == y, nil
+	}
+	if _, ok := a.(bool); ok {
+		y, err := juelBool(b)
+		return a == y, err
+	}
+	if _, ok := b.(bool); ok {
+		x, err := juelBool(a)
+		return x == b, err
+	}
+	if _, ok := a.(string); ok {
+		return a == juelStr(b), nil
+	}
+	if _, ok := b.(string); ok {
+		return juelStr(a) == b, nil
+	}
+	r := feelEqual(a, b)
+	return r == true, nil
+}
+
+// juelCompare is EL "<" and friends: null on either side is false.
+func juelCompare(test func(int) bool) func(...any) (any, error) {
+	return func(a ...any) (any, error) {
+		x, y := a[0], a[1]
+		if x == nil || y == nil {
+			return false, nil
+		}
+		if c, ok := compare(x, y); ok {
+			return test(c), nil
+		}
+		if isNumber(x) || isNumber(y) {
+			fx, err := juelNum(x)
+			if err != nil {
+				return nil, err
+			}
+			fy, err := juelNum(y)
+			if err != nil {
+				return nil, err
+			}
+			c, ok := cmpFloat(fx, fy)
+			return ok && test(c), nil
+		}
+		return nil, fmt.Errorf("cannot compare %s with %s", typeName(x), typeName(y))
+	}
+}
+
+func juelArith(op func(x, y float64) (float64, error)) func(...any) (any, error) {
+	return func(a ...any) (any, error) {
+		if x, ok := a[0].(float64); ok {
+			if y, ok := a[1].(float64); ok {
+				return op(x, y)
+			}
+		}
+		x, err := juelNum(a[0])
+		if err != nil {
+			return nil, err
+		}
+		y, err := juelNum(a[1])
+		if err != nil {
+			return nil, err
+		}
+		return op(x, y)
+	}
+}
+
+var errDivZero = errors.New("division by zero")
+
+func finite(f float64) (float64, error) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, errors.New("result is not a finite number")
+	}
+	return f, nil
+}
+
+// juelGet is a.b and a["b"]: a map entry (null when absent), a list
+// element by 0-based index (null when out of range).
+func juelGet(a ...any) (any, error) {
+	switch x := a[0].(type) {
+	case nil:
+		return nil, nil
+	case map[string]any:
+		return x[juelStr(a[1])], nil
+	case []any:
+		f, err := juelNum(a[1])
+		if err != nil {
+			return nil, fmt.Errorf("list index: %w", err)
+		}
+		if f != math.Trunc(f) || f < 0 || f >= float64(len(x)) {
+			return nil, nil
+		}
+		return x[int(f)], nil
+	}
+	return nil, fmt.Errorf("cannot read property %s of %s", juelStr(a[1]), typeName(a[0]))
+}
+
+func juelEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
+}
+
+func juelLen(v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		return float64(utf8.RuneCountInString(x)), nil
+	case []any:
+		return float64(len(x)), nil
+	case map[string]any:
+		return float64(len(x)), nil
+	}
+	return nil, fmt.Errorf("%s has no length", typeName(v))
+}
+
+// juelMethods are the Java methods expressions may call, on strings,
+// lists and maps. The receiver is the first argument.
+var juelMethods = map[string]fnInfo{
+	"contains": {min: 1, max: 1, fn: func(a ...any) (any, error) {
+		switch x := a[0].(type) {
+		case string:
+			return strings.Contains(x, juelStr(a[1])), nil
+		case []any:
+			for _, e := range x {
+				if eq, _ := juelEqual(e, a[1]); eq {
+					return true, nil
+				}
+			}
+			return false, nil
+		}
+		return nil, fmt.Errorf("contains: not defined on %s", typeName(a[0]))
+	}},
+	"containsKey": {min: 1, max: 1, fn: func(a ...any) (any, error) {
+		if m, ok := a[0].(map[string]any); ok {
+			_, has := m[juelStr(a[1])]
+			return has, nil
+		}
+		return nil, fmt.Errorf("containsKey: not defined on %s", typeName(a[0]))
+	}},
+	"startsWith": {min: 1, max: 1, fn: strMethod("startsWith", func(s string, a []any) any { return strings.HasPrefix(s, juelStr(a[0])) })},
+	"endsWith":   {min: 1, max: 1, fn: strMethod("endsWith", func(s string, a []any) any { return strings.HasSuffix(s, juelStr(a[0])) })},
+	"equalsIgnoreCase": {min: 1, max: 1, fn: strMethod("equalsIgnoreCase", func(s string, a []any) any {
+		t, ok := a[0].(string)
+		return ok && strings.EqualFold(s, t)
+	})},
+	"toUpperCase": {fn: strMethod("toUpperCase", func(s string, _ []any) any { return strings.ToUpper(s) })},
+	"toLowerCase": {fn: strMethod("toLowerCase", func(s string, _ []any) any { return strings.ToLower(s) })},
+	"trim":        {fn: strMethod("trim", func(s string, _ []any) any { return strings.TrimSpace(s) })},
+	"indexOf": {min: 1, max: 1, fn: func(a ...any) (any, error) {
+		switch x := a[0].(type) {
+		case string:
+			i := strings.Index(x, juelStr(a[1]))
+			if i < 0 {
+				return -1.0, nil
+			}
+			return float64(utf8.RuneCountInString(x[:i])), nil
+		case []any:
+			for i, e := range x {
+				if eq, _ := juelEqual(e, a[1]); eq {
+					return float64(i), nil
+				}
+			}
+			return -1.0, nil
+		}
+		return nil, fmt.Errorf("indexOf: not defined on %s", typeName(a[0]))
+	}},
+	"substring": {min: 1, max: 2, fn: func(a ...any) (any, error) {
+		s, ok := a[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("substring: not defined on %s", typeName(a[0]))
+		}
+		r := []rune(s)
+		from, err := juelNum(a[1])
+		if err != nil {
+			return nil, err
+		}
+		to := float64(len(r))
+		if len(a) == 3 {
+			if to, err = juelNum(a[2]); err != nil {
+				return nil, err
+			}
+		}
+		if from < 0 || to > float64(len(r)) || from > to || from != math.Trunc(from) || to != math.Trunc(to) {
+			return nil, fmt.Errorf("substring(%s, %s) out of range for length %d", formatNumber(from), formatNumber(to), len(r))
+		}
+		return string(r[int(from):int(to)]), nil
+	}},
+	"length":  {fn: func(a ...any) (any, error) { return juelLen(a[0]) }},
+	"size":    {fn: func(a ...any) (any, error) { return juelLen(a[0]) }},
+	"isEmpty": {fn: func(a ...any) (any, error) { return juelEmpty(a[0]), nil }},
+	"equals": {min: 1, max: 1, fn: func(a ...any) (any, error) {
+		// Java equals: same type and value, no coercion.
+		if (a[0] == nil) != (a[1] == nil) {
+			return false, nil
+		}
+		return feelEqual(a[0], a[1]) == true, nil
+	}},
+	"get": {min: 1, max: 1, fn: func(a ...any) (any, error) { return juelGet(a[0], a[1]) }},
+	"toString": {fn: func(a ...any) (any, error) {
+		return juelStr(a[0]), nil
+	}},
+}
+
+func strMethod(name string, f func(s string, args []any) any) func(...any) (any, error) {
+	return func(a ...any) (any, error) {
+		s, ok := a[0].(string)
+		if !ok {
+			return nil, fmt.Errorf("%s: not defined on %s", name, typeName(a[0]))
+		}
+		return f(s, a[1:]), nil
+	}
+}
+
+func cmpTest(test func(int) bool) func(...any) (any, error) { return juelCompare(test) }
+
+// juelOps are the operators and helpers JUEL programs call.
+var juelOps = map[string]fnInfo{
+	"j.var": {fn: juelVar},
+	"j.get": {pure: true, fn: juelGet},
+	"j.bool": {pure: true, fn: func(a ...any) (any, error) {
+		return juelBool(a[0])
+	}},
+	"j.not": {pure: true, fn: func(a ...any) (any, error) {
+		b, err := juelBool(a[0])
+		return !b, err
+	}},
+	"j.eq": {pure: true, fn: func(a ...any) (any, error) { return juelEqual(a[0], a[1]) }},
+	"j.ne": {pure: true, fn: func(a ...any) (any, error) {
+		b, err := juelEqual(a[0], a[1])
+		return !b, err
+	}},
+	"j.lt":  {pure: true, fn: cmpTest(func(c int) bool { return c < 0 })},
+	"j.le":  {pure: true, fn: cmpTest(func(c int) bool { return c <= 0 })},
+	"j.gt":  {pure: true, fn: cmpTest(func(c int) bool { return c > 0 })},
+	"j.ge":  {pure: true, fn: cmpTest(func(c int) bool { return c >= 0 })},
+	"j.add": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x + y) })},
+	"j.sub": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x - y) })},
+	"j.mul": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x * y) })},
+	"j.div": {pure: true, fn: juelArith(func(x, y float64) (float64, error) {
+		if y == 0 {
+			return 0, errDivZero
+		}
+		return finite(x / y)
+	})},
+	"j.mod": {pure: true, fn: juelArith(func(x, y float64) (float64, error) {
+		if y == 0 {
+			return 0, errDivZero
+		}
+		return finite(math.Mod(x, y))
+	})},
+	"j.neg": {pure: true, fn: func(a ...any) (any, error) {
+		f, err := juelNum(a[0])
+		return -f, err
+	}},
+	"j.empty": {pure: true, fn: func(a ...any) (any, error) { return juelEmpty(a[0]), nil }},
+	"j.concat": {pure: true, fn: func(a ...any) (any, error) {
+		var b strings.Builder
+		for _, v := range a {
+			b.WriteString(juelStr(v))
+		}
+		return b.String(), nil
+	}},
+}
+
+// juelFuncs is every function JUEL programs may call: operators and
+// methods (as "m.name").
+var juelFuncs = func() map[string]fnInfo {
+	m := make(map[string]fnInfo, len(juelOps)+len(juelMethods))
+	for k, v := range juelOps {
+		m[k] = v
+	}
+	for k, v := range juelMethods {
+		v.pure = true
+		m["m."+k] = v
+	}
+	return m
+}()
