@@ -1,6 +1,10 @@
 package runtime
 
-import "time"
+import (
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
 
 // EventType names what happened. The names are the wire names of the wasm
 // ABI and of the JavaScript SDK's listeners, so they never change.
@@ -32,6 +36,30 @@ const (
 	TimerFired         EventType = "timerFired"
 	ErrorThrown        EventType = "errorThrown"
 	EscalationThrown   EventType = "escalationThrown"
+)
+
+// eventTypes lists the event types by their compact code (see record).
+var eventTypes = [...]EventType{
+	InstanceStarted, InstanceCompleted, InstanceTerminated, InstanceFailed, ElementEntered, ElementLeft,
+	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
+	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
+	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
+}
+
+// typeCode maps an event type to its index in eventTypes.
+var typeCode = func() map[EventType]uint8 {
+	m := make(map[EventType]uint8, len(eventTypes))
+	for i, t := range eventTypes {
+		m[t] = uint8(i)
+	}
+	return m
+}()
+
+// Codes of the records written at every step, looked up once.
+var (
+	codeEntered = typeCode[ElementEntered]
+	codeLeft    = typeCode[ElementLeft]
+	codeFlow    = typeCode[FlowTaken]
 )
 
 // Event is one record of an instance's event stream. Records are plain data:
@@ -68,4 +96,43 @@ type Event struct {
 	// Variables carries the variables a record set (job results, message
 	// payloads, start variables).
 	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// record is the compact form in which an instance keeps its stream: the
+// common records (an element entered or left, a flow taken) need only the
+// node or flow and the token, so they are stored in 40 bytes and expanded
+// to an Event only when read. Rarer records keep their full Event in more.
+type record struct {
+	at    int64 // clock reading, Unix nanoseconds
+	node  *model.Node
+	flow  *model.Flow
+	token int32
+	typ   uint8
+	more  *Event
+}
+
+// event expands r, the seq-th record of inst, into a public Event.
+func (r *record) event(inst *Instance, seq int) Event {
+	var ev Event
+	if r.more != nil {
+		ev = *r.more
+	}
+	ev.Seq = uint64(seq)
+	ev.Time = time.Unix(0, r.at).UTC()
+	ev.Type = eventTypes[r.typ]
+	ev.InstanceKey = inst.key
+	ev.ProcessID = inst.plan.Process.ID
+	if r.node != nil {
+		ev.ElementID = r.node.ID
+		ev.ElementType = r.node.Kind.String()
+	}
+	if r.flow != nil {
+		ev.ElementID = r.flow.ID
+		ev.ElementType = "sequenceFlow"
+		ev.FlowID = r.flow.ID
+	}
+	if r.token != 0 {
+		ev.TokenID = int(r.token)
+	}
+	return ev
 }

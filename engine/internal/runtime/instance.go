@@ -15,7 +15,7 @@ import (
 // processor at every step, which matters most in WebAssembly, where a
 // goroutine switch costs several times what it costs natively. Order is
 // unaffected: one channel, first in first out.
-const intakeDepth = 64
+const intakeDepth = 16
 
 // Instance is one running process instance.
 //
@@ -39,11 +39,11 @@ type Instance struct {
 	// without locks.
 	vars atomic.Pointer[map[string]any]
 
-	mu      sync.Mutex // guards history and state
-	history []Event
-	state   State
+	mu    sync.Mutex // guards state
+	state State
 
-	// Loop-owned from here on.
+	// Loop-owned from here on; readable by others once done is closed.
+	history   []record
 	tokens    map[int]*tokenView
 	nextToken int
 	joins     map[int]*joinState // by node index
@@ -52,7 +52,11 @@ type Instance struct {
 	varsMap   map[string]any
 	final     State  // the state to end in once the last token is gone
 	finalMsg  string // why, for terminations and failures
-	seq       uint64
+	now       int64  // clock reading for the message being handled, Unix ns
+	// released counts work finished while handling the current message.
+	// It is subtracted from the quiescence count only once the message is
+	// fully handled, so Settle never sees zero while state is half-written.
+	released int64
 }
 
 // tokenView is the loop's record of one token: where it is and why it
@@ -96,6 +100,7 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		intake:  make(chan message, intakeDepth),
 		done:    make(chan struct{}),
 		state:   Active,
+		history: make([]record, 0, 4*len(plan.Process.Nodes)+4),
 		tokens:  make(map[int]*tokenView, 2),
 		varsMap: vars,
 		final:   Completed,
@@ -124,13 +129,26 @@ func (inst *Instance) State() State {
 	return inst.state
 }
 
-// History returns a copy of the event stream so far.
+// History returns a copy of the event stream so far. While the instance
+// runs the loop makes the copy; once it has ended the stream no longer
+// changes and is read directly.
 func (inst *Instance) History() []Event {
-	inst.mu.Lock()
+	select {
+	case <-inst.done:
+		return inst.expandHistory()
+	default:
+	}
+	cmd := &command{op: cmdHistory}
+	if err := inst.call(context.Background(), cmd); err != nil {
+		return inst.expandHistory() // it ended meanwhile
+	}
+	return cmd.history
+}
+
+func (inst *Instance) expandHistory() []Event {
 	out := make([]Event, len(inst.history))
-	copy(out, inst.history)
-	inst.mu.Unlock()
-	for i := range out {
+	for i := range inst.history {
+		out[i] = inst.history[i].event(inst, i+1)
 		out[i].Variables = cloneVars(out[i].Variables)
 	}
 	return out
@@ -215,21 +233,53 @@ func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	}
 }
 
-// record appends one record to the stream and publishes it to observers.
+// record appends a record with details to the stream. ev's element,
+// token and type are taken from its fields.
 func (inst *Instance) record(ev Event) {
-	inst.seq++
-	ev.Seq = inst.seq
-	ev.Time = inst.eng.clock.Now()
-	ev.InstanceKey = inst.key
-	ev.ProcessID = inst.plan.Process.ID
-	inst.mu.Lock()
-	inst.history = append(inst.history, ev)
-	inst.mu.Unlock()
-	inst.eng.publish(&ev)
+	r := record{typ: typeCode[ev.Type], token: int32(ev.TokenID)}
+	if ev.ElementID != "" {
+		r.node = inst.plan.Process.Node(ev.ElementID)
+	}
+	ev.ElementID, ev.ElementType, ev.TokenID = "", "", 0
+	if ev.Variables != nil || ev.Message != "" || ev.JobKey != 0 || ev.JobType != "" || ev.IncidentKey != 0 ||
+		ev.Name != "" || ev.CorrelationKey != "" || ev.Due != nil {
+		r.more = &ev
+	}
+	inst.add(r)
 }
 
+// recordNode appends a record about element n.
 func (inst *Instance) recordNode(t EventType, n *model.Node, token int) {
-	inst.record(Event{Type: t, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: token})
+	inst.add(record{typ: typeCode[t], node: n, token: int32(token)})
+}
+
+// recordStep appends one of the records written at every step.
+func (inst *Instance) recordStep(code uint8, n *model.Node, f *model.Flow, token int) {
+	inst.add(record{typ: code, node: n, flow: f, token: int32(token)})
+}
+
+// recordFlow appends a flowTaken record.
+func (inst *Instance) recordFlow(f *model.Flow, token int) { inst.recordStep(codeFlow, nil, f, token) }
+
+func (inst *Instance) add(r record) {
+	if inst.now == 0 {
+		inst.now = inst.eng.clock.Now().UnixNano()
+	}
+	r.at = inst.now
+	inst.history = append(inst.history, r)
+	if inst.eng.observed() {
+		inst.publish(len(inst.history))
+	}
+}
+
+// publish hands the seq-th record to observers. It is kept out of add so
+// that add's frame stays small: the loop goroutine's stack then never needs
+// to grow on the hot path.
+//
+//go:noinline
+func (inst *Instance) publish(seq int) {
+	ev := inst.history[seq-1].event(inst, seq)
+	inst.eng.publish(&ev)
 }
 
 // loop is the instance's single writer. It runs until the last token is
@@ -238,10 +288,28 @@ func (inst *Instance) loop(start *model.Node) {
 	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.varsMap)})
 	inst.spawn(start, nil, false)
 	for len(inst.tokens) > 0 {
-		m := <-inst.intake
+		inst.release()
+		var m message
+		select {
+		case m = <-inst.intake:
+		default:
+			// About to block: records of the next wake-up read the clock
+			// afresh. Messages handled in one run share one reading.
+			inst.now = 0
+			m = <-inst.intake
+		}
 		inst.handle(m)
 	}
 	inst.finalize()
+	inst.release()
+}
+
+// release subtracts the work finished since the last release.
+func (inst *Instance) release() {
+	if inst.released != 0 {
+		inst.eng.busy.add(-inst.released)
+		inst.released = 0
+	}
 }
 
 // spawn starts a track at n, reached through via (nil at a start event).
@@ -284,7 +352,7 @@ func (inst *Instance) finalize() {
 func (inst *Instance) park(tv *tokenView, reason WaitReason) {
 	tv.parked = true
 	tv.wait = reason
-	inst.eng.busy.add(-1)
+	inst.released++
 }
 
 // deliver hands d to a parked token. Only the first delivery to a parked
@@ -343,7 +411,7 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
 	}
 	delete(inst.tokens, tv.id)
-	inst.eng.busy.add(-1)
+	inst.released++
 }
 
 func sortedKeys[K int | int64, V any](m map[K]V) []K {

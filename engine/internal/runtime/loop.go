@@ -47,6 +47,7 @@ const (
 	cmdTokens
 	cmdIncidents
 	cmdResolveIncident
+	cmdHistory
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -62,6 +63,7 @@ type command struct {
 
 	tokens    []Token
 	incidents []Incident
+	history   []Event
 }
 
 // deliveryKind says what a parked track is told.
@@ -83,7 +85,7 @@ type delivery struct {
 func (inst *Instance) handle(m message) {
 	if m.kind == msgCommand {
 		inst.command(m.cmd)
-		inst.eng.busy.add(-1)
+		inst.released++
 		return
 	}
 	tv := inst.tokens[m.token]
@@ -96,13 +98,13 @@ func (inst *Instance) handle(m message) {
 	}
 	switch m.kind {
 	case evMoved:
-		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.recordStep(codeLeft, m.node, nil, tv.id)
 		inst.enter(tv, m.flow)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		inst.enter(tv, m.flows[0])
 		for _, f := range m.flows[1:] {
-			inst.record(Event{Type: FlowTaken, ElementID: f.ID, FlowID: f.ID, ElementType: "sequenceFlow"})
+			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true)
 		}
 	case evJob:
@@ -153,10 +155,10 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 
 // enter records that tv took flow f onto its target.
 func (inst *Instance) enter(tv *tokenView, f *model.Flow) {
-	inst.record(Event{Type: FlowTaken, ElementID: f.ID, FlowID: f.ID, ElementType: "sequenceFlow", TokenID: tv.id})
+	inst.recordFlow(f, tv.id)
 	tv.node = f.Target
 	if !inst.plan.nodes[f.Target.Index].join {
-		inst.recordNode(ElementEntered, f.Target, tv.id)
+		inst.recordStep(codeEntered, f.Target, nil, tv.id)
 	}
 }
 
@@ -274,6 +276,8 @@ func (inst *Instance) command(c *command) {
 		}
 	case cmdResolveIncident:
 		err = inst.resolveIncident(c.key)
+	case cmdHistory:
+		c.history = inst.expandHistory()
 	}
 	c.reply <- err
 }

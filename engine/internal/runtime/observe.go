@@ -52,6 +52,10 @@ func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) {
 	}
 }
 
+// observed reports whether anyone subscribed, so that records are only
+// expanded for observers that exist.
+func (e *Engine) observed() bool { return len(*e.subs.Load()) > 0 }
+
 // publish hands ev to every observer.
 func (e *Engine) publish(ev *Event) {
 	subs := *e.subs.Load()

@@ -1,0 +1,61 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// straightPlan is the straight-10 reference workload: start, ten
+// pass-through tasks, end.
+func straightPlan(b *testing.B) *Plan {
+	g := newGraph(&testing.T{}, "straight").node("start:startEvent", "end:endEvent")
+	prev := "start"
+	for i := 1; i <= 10; i++ {
+		id := fmt.Sprintf("t%d", i)
+		g.node(id + ":task").flow(prev + ">" + id)
+		prev = id
+	}
+	g.flow(prev + ">end")
+	return g.plan(CompileOptions{})
+}
+
+func BenchmarkStraight10(b *testing.B) {
+	e := NewEngine(Options{Clock: clock.Real{}})
+	defer e.Close(context.Background())
+	plan := straightPlan(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		inst, err := e.Start(plan, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st, _ := inst.Wait(ctx); st != Completed {
+			b.Fatal(st)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
+}
+
+func BenchmarkStraight10_Parallel(b *testing.B) {
+	e := NewEngine(Options{Clock: clock.Real{}})
+	defer e.Close(context.Background())
+	plan := straightPlan(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			inst, err := e.Start(plan, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st, _ := inst.Wait(ctx); st != Completed {
+				b.Fatal(st)
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
+}
