@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -452,5 +451,3 @@ func (inst *Instance) openIncident(tv *tokenView, n *model.Node, jobKey int64, m
 		IncidentKey: key, JobKey: jobKey, Message: msg})
 	return key
 }
-
-func (inst *Instance) errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,346 @@
+// Package engine is flowtrack's public Go API: deploy BPMN 2.0 processes,
+// start instances, complete the jobs they create, deliver events, and watch
+// tokens move.
+//
+// An Engine runs each instance as one loop goroutine (the single writer of
+// the instance's state) plus one goroutine per token. Calls return once
+// their effect is taken by the instance; Settle waits until nothing can
+// move without outside input, which is how tests, simulators and the
+// WebAssembly module make execution deterministic.
+//
+//	e, _ := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
+//	defer e.Close(ctx)
+//	e.Deploy("order.bpmn", xml)
+//	inst, _ := e.Start(ctx, "order", map[string]any{"amount": 120})
+//	e.Settle(ctx)
+//	for _, job := range e.Jobs(engine.JobFilter{Type: "check-order"}) {
+//		e.CompleteJob(ctx, job.Key, map[string]any{"ok": true})
+//	}
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/internal/bpmnxml"
+	"github.com/flowtrack/flowtrack/engine/internal/expr"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+	"github.com/flowtrack/flowtrack/engine/internal/runtime"
+)
+
+// Sentinel errors, for errors.Is.
+var (
+	// ErrUnknownProcess is returned by Start for a process id never deployed.
+	ErrUnknownProcess = runtime.ErrUnknownProcess
+	// ErrNoNoneStart is returned by Start for a process that only events
+	// can start.
+	ErrNoNoneStart = runtime.ErrNoNoneStart
+	// ErrUnknownJob is returned by the job calls for a key that names no
+	// activatable job (never created, already completed, or cancelled).
+	ErrUnknownJob = runtime.ErrUnknownJob
+	// ErrUnknownIncident is returned by ResolveIncident for a key that
+	// names no open incident.
+	ErrUnknownIncident = runtime.ErrUnknownIncident
+	// ErrInstanceEnded is returned by calls on an instance that has ended.
+	ErrInstanceEnded = runtime.ErrInstanceEnded
+	// ErrClosed is returned by calls on a closed engine.
+	ErrClosed = runtime.ErrClosed
+	// ErrNotVirtual is returned by Advance and AdvanceTo when the engine's
+	// clock is not a *clock.Virtual.
+	ErrNotVirtual = runtime.ErrNotVirtual
+	// ErrBadVariables is returned when variables are not JSON-compatible.
+	ErrBadVariables = runtime.ErrBadVariables
+)
+
+// Plain data types of the event stream and the jobs API. They are copies:
+// changing one never changes the engine.
+type (
+	// Event is one record of an instance's ordered event stream.
+	Event = runtime.Event
+	// EventType names what an Event records.
+	EventType = runtime.EventType
+	// Token is where one path of an instance is and why it waits.
+	Token = runtime.Token
+	// WaitReason says why a token waits.
+	WaitReason = runtime.WaitReason
+	// Job is a unit of work the engine waits on.
+	Job = runtime.Job
+	// JobFilter selects jobs; zero fields match anything.
+	JobFilter = runtime.JobFilter
+	// Incident is a problem holding a token until resolved.
+	Incident = runtime.Incident
+	// State is an instance's lifecycle state.
+	State = runtime.State
+	// Instance is a running or finished process instance. Its methods are
+	// safe for concurrent use.
+	Instance = runtime.Instance
+)
+
+// Instance states.
+const (
+	Active     = runtime.Active
+	Completed  = runtime.Completed
+	Terminated = runtime.Terminated
+	Failed     = runtime.Failed
+)
+
+// Event types.
+const (
+	InstanceStarted    = runtime.InstanceStarted
+	InstanceCompleted  = runtime.InstanceCompleted
+	InstanceTerminated = runtime.InstanceTerminated
+	InstanceFailed     = runtime.InstanceFailed
+	ElementEntered     = runtime.ElementEntered
+	ElementLeft        = runtime.ElementLeft
+	ElementTerminated  = runtime.ElementTerminated
+	FlowTaken          = runtime.FlowTaken
+	TokenMerged        = runtime.TokenMerged
+	JobCreated         = runtime.JobCreated
+	JobCompleted       = runtime.JobCompleted
+	JobFailed          = runtime.JobFailed
+	JobCanceled        = runtime.JobCanceled
+	IncidentCreated    = runtime.IncidentCreated
+	IncidentResolved   = runtime.IncidentResolved
+	ErrorThrown        = runtime.ErrorThrown
+)
+
+// DeployError reports a model that cannot be deployed. It names the first
+// problem; Problems lists them all.
+type DeployError struct {
+	// File is the name given to Deploy.
+	File string
+	// ProcessID and ElementID locate the first problem (either may be
+	// empty for document-level problems such as malformed XML).
+	ProcessID string
+	ElementID string
+	// Rule says what is wrong.
+	Rule string
+	// Problems lists every problem found, the first one included.
+	Problems []Problem
+}
+
+// Problem is one rule a model breaks.
+type Problem struct {
+	ProcessID string `json:"processId,omitempty"`
+	ElementID string `json:"elementId,omitempty"`
+	Rule      string `json:"rule"`
+}
+
+func (e *DeployError) Error() string {
+	msg := fmt.Sprintf("deploy %s: ", e.File)
+	if e.ElementID != "" {
+		msg += fmt.Sprintf("element %s: ", e.ElementID)
+	}
+	msg += e.Rule
+	if n := len(e.Problems) - 1; n > 0 {
+		msg += fmt.Sprintf(" (and %d more)", n)
+	}
+	return msg
+}
+
+// config is what the options set; its zero value is the default.
+type config struct {
+	clock          clock.Clock
+	strict         bool
+	retainFinished int
+	maxSteps       int
+}
+
+// Option configures an Engine at New.
+type Option func(*config)
+
+// WithClock sets the engine's clock. The default is the real clock; use a
+// *clock.Virtual for deterministic timers (tests, simulators).
+func WithClock(c clock.Clock) Option { return func(cfg *config) { cfg.clock = c } }
+
+// WithStrict makes Deploy reject job tasks that name no job type. By
+// default such a task becomes a job typed by its element kind
+// ("serviceTask", "userTask"), so a simulator or generic host can complete
+// it.
+func WithStrict() Option { return func(cfg *config) { cfg.strict = true } }
+
+// WithRetainFinished sets how many finished instances stay findable through
+// Engine.Instance (default 1024; negative keeps none). Finished instances
+// are never scanned, so this bounds memory, not speed.
+func WithRetainFinished(n int) Option { return func(cfg *config) { cfg.retainFinished = n } }
+
+// WithMaxSteps sets how many elements a token may pass without waiting
+// before the engine opens an incident on a suspected endless cycle
+// (default 10,000).
+func WithMaxSteps(n int) Option { return func(cfg *config) { cfg.maxSteps = n } }
+
+// Engine deploys processes and runs their instances. All methods are safe
+// for concurrent use.
+type Engine struct {
+	rt   *runtime.Engine
+	expr expr.Options
+	cfg  config
+}
+
+// New returns an engine configured by opts.
+func New(opts ...Option) (*Engine, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxSteps < 0 {
+		return nil, fmt.Errorf("flowtrack: WithMaxSteps(%d): must not be negative", cfg.maxSteps)
+	}
+	rt := runtime.NewEngine(runtime.Options{
+		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
+	})
+	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{Clock: rt.Clock()}}, nil
+}
+
+// Clock returns the engine's clock.
+func (e *Engine) Clock() clock.Clock { return e.rt.Clock() }
+
+// Deployment describes what Deploy registered.
+type Deployment struct {
+	Name      string
+	Processes []Process
+}
+
+// Process describes one deployed process version.
+type Process struct {
+	ID      string `json:"id"`
+	Name    string `json:"name,omitempty"`
+	Key     int64  `json:"key"`
+	Version int    `json:"version"`
+}
+
+// Deploy parses, validates and registers the executable processes of a
+// BPMN 2.0 XML document. name is used in errors. An invalid document is
+// rejected whole with a *DeployError; nothing of it is registered.
+func (e *Engine) Deploy(name string, bpmn []byte) (*Deployment, error) {
+	defs, err := bpmnxml.Import(name, bpmn)
+	if err != nil {
+		return nil, deployError(name, err)
+	}
+	if err := model.Validate(defs); err != nil {
+		return nil, deployError(name, err)
+	}
+	plans, err := e.rt.Install(defs, runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict})
+	if err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil, err
+		}
+		return nil, deployError(name, err)
+	}
+	if len(plans) == 0 {
+		return nil, &DeployError{File: name, Rule: "no executable process", Problems: []Problem{{Rule: "no executable process"}}}
+	}
+	d := &Deployment{Name: name}
+	for _, p := range plans {
+		d.Processes = append(d.Processes, Process{ID: p.Process.ID, Name: p.Process.Name, Key: p.Key, Version: p.Version})
+	}
+	return d, nil
+}
+
+// deployError flattens the problems inside err into a *DeployError.
+func deployError(file string, err error) error {
+	de := &DeployError{File: file}
+	var walk func(error)
+	walk = func(err error) {
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var p *model.Problem
+		if errors.As(err, &p) {
+			de.Problems = append(de.Problems, Problem{ProcessID: p.ProcessID, ElementID: p.ElementID, Rule: p.Rule})
+			return
+		}
+		de.Problems = append(de.Problems, Problem{Rule: err.Error()})
+	}
+	walk(err)
+	first := de.Problems[0]
+	de.ProcessID, de.ElementID, de.Rule = first.ProcessID, first.ElementID, first.Rule
+	return de
+}
+
+// Start creates an instance of the newest version of processID at its none
+// start event, with vars as its variables (they must be JSON-compatible;
+// numbers become float64). It returns as soon as the instance runs.
+func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (*Instance, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	plan, err := e.rt.Latest(processID)
+	if err != nil {
+		return nil, err
+	}
+	norm, err := runtime.Normalize(vars)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", processID, err)
+	}
+	return e.rt.Start(plan, norm)
+}
+
+// Instance returns a live or recently finished instance by key.
+func (e *Engine) Instance(key int64) (*Instance, bool) { return e.rt.Instance(key) }
+
+// Instances returns the live instances, ordered by key.
+func (e *Engine) Instances() []*Instance { return e.rt.Instances() }
+
+// Jobs returns the activatable jobs matching f, ordered by key.
+func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
+
+// CompleteJob completes a job; vars are merged into the process variables
+// and the waiting token moves on.
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+	norm, err := runtime.Normalize(vars)
+	if err != nil {
+		return fmt.Errorf("complete job %d: %w", key, err)
+	}
+	return e.rt.CompleteJob(ctx, key, norm)
+}
+
+// FailJob reports a failed attempt at a job. With retries > 0 the job stays
+// activatable; with 0 an incident holds the token until ResolveIncident.
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+	return e.rt.FailJob(ctx, key, retries, message)
+}
+
+// ThrowError raises the BPMN error code from a job's element. Without a
+// boundary event or event sub-process that catches it, an incident holds
+// the token.
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	norm, err := runtime.Normalize(vars)
+	if err != nil {
+		return fmt.Errorf("throw error from job %d: %w", key, err)
+	}
+	return e.rt.ThrowError(ctx, key, code, message, norm)
+}
+
+// Incidents returns the open incidents of live instances, ordered by key.
+func (e *Engine) Incidents() []Incident { return e.rt.Incidents() }
+
+// ResolveIncident retries what an incident holds: a failed job becomes
+// activatable again, any other element is executed again.
+func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
+	return e.rt.ResolveIncident(ctx, key)
+}
+
+// Settle returns when nothing can move without outside input (a job
+// result, a message, time), including the delivery of every record to
+// observers.
+func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
+
+// Subscribe calls fn with every record of every instance, in each
+// instance's order, on a goroutine of its own, so a slow observer never
+// blocks an instance. fn may call the engine but must not call the
+// returned unsubscribe function, which waits for fn's last return.
+func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) { return e.rt.Subscribe(fn) }
+
+// Now returns the engine clock's reading.
+func (e *Engine) Now() time.Time { return e.rt.Now() }
+
+// Close cancels every live instance and waits until all goroutines the
+// engine started have ended. Calls after Close fail with ErrClosed.
+func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
