@@ -11,7 +11,6 @@ import (
 	exprcompiler "github.com/expr-lang/expr/compiler"
 	"github.com/expr-lang/expr/conf"
 	"github.com/expr-lang/expr/file"
-	"github.com/expr-lang/expr/optimizer"
 	"github.com/expr-lang/expr/parser"
 	"github.com/expr-lang/expr/vm"
 
@@ -41,7 +40,28 @@ type compiler struct {
 	// filterDepth > 0 while parsing a FEEL filter predicate, where names
 	// resolve against the current item first.
 	filterDepth int
+	// noFilter is set while parsing the end of a FEEL range, where "[" is
+	// the range's open end ("1..5["), not a filter.
+	noFilter bool
+	// itemRefs maps the nodes made for names inside filters to the plain
+	// variable nodes, for filters that turn out to be indexes.
+	itemRefs map[ast.Node]itemRef
+	depth    int // nesting of expressions, bounded by maxDepth
 }
+
+// maxDepth bounds the nesting of parentheses, brackets and sub-expressions,
+// so that hostile input cannot exhaust the stack of the parser or of
+// expr-lang's checker and compiler.
+const maxDepth = 100
+
+func (c *compiler) enter() {
+	c.depth++
+	if c.depth > maxDepth {
+		panic(c.errAt(c.peek().pos, fmt.Sprintf("expression nested more than %d deep", maxDepth)))
+	}
+}
+
+func (c *compiler) leave() { c.depth-- }
 
 func newCompiler(src string, funcs map[string]fnInfo, clk clock.Clock) *compiler {
 	c := &compiler{src: src, funcs: make(map[string]fnInfo, len(funcs)+2), used: map[string]fnInfo{}, clock: clk}
@@ -60,23 +80,16 @@ func newCompiler(src string, funcs map[string]fnInfo, clk clock.Clock) *compiler
 // returned.
 func (c *compiler) lex(from, to int, feel, stop bool) int {
 	l := &lexer{src: c.src, i: from, end: to, feel: feel}
-	depth := 0
 	c.toks = c.toks[:0]
 	c.i = 0
 	for {
 		t := l.next()
 		if stop && t.kind == tOp {
 			switch t.text {
-			case "(", "[", "{":
-				depth++
-			case ")", "]":
-				depth--
 			case "}":
-				if depth == 0 {
-					c.toks = append(c.toks, token{kind: tEOF, pos: t.pos, end: t.pos})
-					return t.pos
-				}
-				depth--
+				// JUEL has no braces of its own: the first } closes ${.
+				c.toks = append(c.toks, token{kind: tEOF, pos: t.pos, end: t.pos})
+				return t.pos
 			}
 		}
 		if t.kind == tEOF {
@@ -190,9 +203,9 @@ func (c *compiler) build(root ast.Node) (*vm.Program, error) {
 	if _, err := checker.Check(tree, cfg); err != nil {
 		return nil, err
 	}
-	if err := optimizer.Optimize(&tree.Node, cfg); err != nil {
-		return nil, err
-	}
+	// expr-lang's optimizer is not run: it would fold constant lists into
+	// one shared value that a caller could mutate, and our own calls are
+	// already folded by callNode.
 	return exprcompiler.Compile(tree, cfg)
 }
 

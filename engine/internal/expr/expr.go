@@ -34,6 +34,7 @@ package expr
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -164,7 +165,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 				err = se
 				return
 			}
-			err = &SyntaxError{Text: e.Text, Pos: -1, Msg: fmt.Sprintf("cannot compile: %v", r)}
+			err = &SyntaxError{Text: e.Text, Pos: -1, Msg: fmt.Sprintf("%v: cannot compile: %v", errInternal, r)}
 		}
 	}()
 	clk := opts.Clock
@@ -221,7 +222,8 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 	}
 	prog, err := c.build(root)
 	if err != nil {
-		return nil, &SyntaxError{Text: text, Pos: -1, Msg: err.Error()}
+		// Our parsers only build trees expr-lang accepts, so this is ours.
+		return nil, &SyntaxError{Text: text, Pos: -1, Msg: fmt.Sprintf("%v: %v", errInternal, err)}
 	}
 	p.prog = prog
 	return p, nil
@@ -289,6 +291,11 @@ func dialectOf(lang string) (d Dialect, ok bool, err error) {
 	return 0, false, fmt.Errorf("unknown expression language %q", lang)
 }
 
+// errInternal marks failures of this package rather than of the
+// expression: they are reported, never panicked, and the fuzz test hunts
+// for them.
+var errInternal = errors.New("internal error")
+
 var vmPool = sync.Pool{New: func() any { return new(vm.VM) }}
 
 // run evaluates the program and returns its raw result (temporal values
@@ -300,7 +307,7 @@ func (p *Program) run(vars map[string]any) (out any, err error) {
 	m := vmPool.Get().(*vm.VM)
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("internal error: %v", r)}
+			out, err = nil, &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("%w: %v", errInternal, r)}
 			return // the VM is dropped, not returned to the pool
 		}
 		vmPool.Put(m)
@@ -318,8 +325,11 @@ func (p *Program) evalError(err error) error {
 	var fe *file.Error
 	if errors.As(err, &fe) {
 		cause := fe.Prev
-		if cause == nil {
-			cause = errors.New(fe.Message)
+		var re runtime.Error
+		if cause == nil || errors.As(cause, &re) {
+			// Not one of our functions' errors: the VM itself, or a Go
+			// runtime panic inside a function, failed.
+			cause = fmt.Errorf("%w: %s", errInternal, fe.Message)
 		}
 		return &EvalError{Text: p.text, Pos: fe.From, Err: cause}
 	}

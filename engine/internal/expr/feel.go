@@ -80,6 +80,8 @@ func (c *compiler) feelTop() ast.Node {
 }
 
 func (c *compiler) feelExpr() ast.Node {
+	c.enter()
+	defer c.leave()
 	t := c.peek()
 	if t.kind == tName && !t.quoted {
 		switch t.text {
@@ -158,12 +160,15 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			c.next()
 			return c.call(t.pos, t.end, feelCmpOps[t.text], x, c.feelAdditive())
 		case "[", "(", "]":
-			save := c.i
+			// No backtracking: after the first item, "..", "," or the
+			// closing bracket tells a range from a list.
 			c.next()
 			first := c.feelExpr()
 			if c.isOp("..") {
 				c.next()
-				last := c.feelExpr()
+				c.noFilter = true
+				last := c.feelAdditive()
+				c.noFilter = false
 				end := c.peek()
 				if end.kind != tOp || (end.text != "]" && end.text != ")" && end.text != "[") {
 					panic(c.errAt(end.pos, fmt.Sprintf("expected ] or ) to close the range, found %s", describe(end))))
@@ -173,16 +178,23 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 					at(&ast.BoolNode{Value: t.text == "["}, t.pos, t.end),
 					at(&ast.BoolNode{Value: end.text == "]"}, end.pos, end.end))
 			}
-			if t.text == "(" && c.isOp(",") {
-				items := []ast.Node{first}
-				for c.isOp(",") {
-					c.next()
-					items = append(items, c.feelExpr())
-				}
-				c.expectOp(")")
-				return c.call(in.pos, in.end, "f.in", x, at(&ast.ArrayNode{Nodes: items}, t.pos, t.end))
+			if t.text == "]" {
+				panic(c.errAt(c.peek().pos, "expected .. in the range"))
 			}
-			c.i = save
+			closer := "]"
+			if t.text == "(" {
+				closer = ")"
+			}
+			items := []ast.Node{first}
+			for c.isOp(",") {
+				c.next()
+				items = append(items, c.feelExpr())
+			}
+			end := c.expectOp(closer)
+			if t.text == "(" && len(items) == 1 {
+				return c.call(in.pos, in.end, "f.in", x, first) // x in (expression)
+			}
+			return c.call(in.pos, in.end, "f.in", x, at(&ast.ArrayNode{Nodes: items}, t.pos, end.end))
 		}
 	}
 	set := c.feelAdditive()
@@ -257,7 +269,7 @@ func (c *compiler) feelPostfix() ast.Node {
 				panic(c.errAt(name.pos, "expected a name after ., found "+describe(name)))
 			}
 			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: name.text}, name.pos, name.end))
-		case t.kind == tOp && t.text == "[":
+		case t.kind == tOp && t.text == "[" && !c.noFilter:
 			c.next()
 			n = c.feelFilter(n, t)
 		case t.kind == tOp && t.text == "(":
@@ -270,14 +282,16 @@ func (c *compiler) feelPostfix() ast.Node {
 
 // feelFilter parses "list[...]" after the "[". A boolean expression is a
 // filter: it runs once per item, where "item" is the item and names resolve
-// to the item's entries first. Anything else is a 1-based index.
+// to the item's entries first. Anything else is a 1-based index, evaluated
+// once outside any item: the names parsed as item references are turned
+// back into plain variables (parsing twice instead would be exponential in
+// the nesting of brackets).
 func (c *compiler) feelFilter(list ast.Node, open token) ast.Node {
-	save := c.i
 	c.filterDepth++
 	pred := c.feelExpr()
 	c.filterDepth--
+	c.expectOp("]")
 	if isBoolish(pred) {
-		c.expectOp("]")
 		return at(&ast.BuiltinNode{
 			Name: "filter",
 			Arguments: []ast.Node{
@@ -286,13 +300,28 @@ func (c *compiler) feelFilter(list ast.Node, open token) ast.Node {
 			},
 		}, open.pos, open.end)
 	}
-	c.i = save
-	depth := c.filterDepth
-	c.filterDepth = 0 // an index is evaluated once, outside any item
-	idx := c.feelExpr()
-	c.filterDepth = depth
-	c.expectOp("]")
-	return c.call(open.pos, open.end, "f.index", list, idx)
+	ast.Walk(&pred, unfilter{refs: c.itemRefs, depth: c.filterDepth + 1})
+	return c.call(open.pos, open.end, "f.index", list, pred)
+}
+
+// unfilter rewrites the item references made at one filter depth into
+// plain variable references.
+type unfilter struct {
+	refs  map[ast.Node]itemRef
+	depth int
+}
+
+// itemRef records a name parsed inside a filter: the plain node it stands
+// for outside the filter, and the filter depth.
+type itemRef struct {
+	plain ast.Node
+	depth int
+}
+
+func (u unfilter) Visit(n *ast.Node) {
+	if r, ok := u.refs[*n]; ok && r.depth == u.depth {
+		*n = r.plain
+	}
 }
 
 func isBoolish(n ast.Node) bool {
@@ -344,7 +373,10 @@ func (c *compiler) feelPrimary() ast.Node {
 		switch t.text {
 		case "(":
 			c.next()
+			saved := c.noFilter
+			c.noFilter = false
 			n := c.feelExpr()
+			c.noFilter = saved
 			c.expectOp(")")
 			return n
 		case "[":
@@ -360,12 +392,19 @@ func (c *compiler) feelPrimary() ast.Node {
 // of its entries.
 func (c *compiler) feelName(t token) ast.Node {
 	if c.filterDepth > 0 {
-		if t.text == "item" && !t.quoted {
-			return at(&ast.PointerNode{}, t.pos, t.end)
-		}
 		outer := at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
-		return c.call(t.pos, t.end, "f.item", at(&ast.PointerNode{}, t.pos, t.end),
-			at(&ast.StringNode{Value: t.text}, t.pos, t.end), outer)
+		var n ast.Node
+		if t.text == "item" && !t.quoted {
+			n = at(&ast.PointerNode{}, t.pos, t.end)
+		} else {
+			n = c.call(t.pos, t.end, "f.item", at(&ast.PointerNode{}, t.pos, t.end),
+				at(&ast.StringNode{Value: t.text}, t.pos, t.end), outer)
+		}
+		if c.itemRefs == nil {
+			c.itemRefs = map[ast.Node]itemRef{}
+		}
+		c.itemRefs[n] = itemRef{plain: outer, depth: c.filterDepth}
+		return n
 	}
 	return at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
 }

@@ -38,6 +38,8 @@ func (c *compiler) juelTop() ast.Node {
 }
 
 func (c *compiler) juelExpr() ast.Node {
+	c.enter()
+	defer c.leave()
 	n := c.juelOr()
 	if c.isOp("?") {
 		t := c.next()
