@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -370,14 +371,26 @@ func TestImport_Charsets(t *testing.T) {
 	}
 }
 
+// diagram matches the diagram interchange section of a BPMN file.
+var diagram = regexp.MustCompile(`(?s)<(\w+:)?BPMNDiagram.*</(\w+:)?BPMNDiagram>`)
+
+// FuzzImport checks that Import and Validate never panic and that Import
+// fails only with Problems.
+//
+// The seeds are the testdata files without their diagram interchange, which
+// Import skips anyway: the fuzzer minimises every new interesting input,
+// and with 13 KB seeds minimising (up to -fuzzminimizetime, 60 s by
+// default) crowds out fuzzing. Run with -fuzzminimizetime=2s for best
+// throughput.
 func FuzzImport(f *testing.F) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.bpmn"))
 	require.NoError(f, err)
 	for _, file := range files {
 		data, err := os.ReadFile(file)
 		require.NoError(f, err)
-		f.Add(data)
+		f.Add(diagram.ReplaceAll(data, nil))
 	}
+	f.Add([]byte(doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="g" default="f2"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/><bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="s"><bpmn:conditionExpression>= x</bpmn:conditionExpression></bpmn:sequenceFlow></bpmn:process>`)))
 	f.Add([]byte(doc(`<bpmn:process id="p"><bpmn:subProcess id="s"><bpmn:boundaryEvent attachedToRef="s"/></bpmn:subProcess><bpmn:sequenceFlow sourceRef="s" targetRef="s" id="f"/></bpmn:process>`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Import("fuzz.bpmn", data)
