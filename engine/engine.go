@@ -26,6 +26,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/bpmnxml"
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
@@ -105,6 +106,14 @@ const (
 	IncidentCreated    = runtime.IncidentCreated
 	IncidentResolved   = runtime.IncidentResolved
 	ErrorThrown        = runtime.ErrorThrown
+	MessageSubscribed  = runtime.MessageSubscribed
+	MessageCorrelated  = runtime.MessageCorrelated
+	MessagePublished   = runtime.MessagePublished
+	SignalSubscribed   = runtime.SignalSubscribed
+	SignalReceived     = runtime.SignalReceived
+	SignalBroadcast    = runtime.SignalBroadcast
+	TimerScheduled     = runtime.TimerScheduled
+	TimerFired         = runtime.TimerFired
 )
 
 // DeployError reports a model that cannot be deployed. It names the first
@@ -317,6 +326,90 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	}
 	return e.rt.ThrowError(ctx, key, code, message, norm)
 }
+
+// Message is a message to publish.
+type Message struct {
+	// Name is the message name the subscriptions wait for.
+	Name string `json:"name"`
+	// CorrelationKey selects the subscriptions whose key equals it.
+	CorrelationKey string `json:"correlationKey,omitempty"`
+	// Variables are merged into the instance the message correlates to,
+	// or become the variables of an instance it starts.
+	Variables map[string]any `json:"variables,omitempty"`
+	// TTL is how long, on the engine clock, a message nobody waits for yet
+	// stays buffered for subscriptions opened later. Zero: not buffered.
+	TTL time.Duration `json:"ttl,omitempty"`
+	// MessageID, if set, makes a second publication with the same id fail
+	// with ErrDuplicateMessage while the first is buffered.
+	MessageID string `json:"messageId,omitempty"`
+}
+
+// ErrDuplicateMessage is returned by PublishMessage for a message whose
+// MessageID matches a message still buffered.
+var ErrDuplicateMessage = eventhub.ErrDuplicateMessage
+
+// ErrTooManyFirings is returned by Advance and AdvanceTo when more timers
+// fall due in the span than one call processes (runtime.MaxFiringsPerAdvance);
+// the clock stops at the last firing and the call may be repeated.
+var ErrTooManyFirings = runtime.ErrTooManyFirings
+
+// PublishMessage correlates m to the subscriptions waiting for its name and
+// correlation key (at most one per process definition, the oldest), starts
+// instances of processes with a matching message start event (unless one
+// started by the same key is still active), and with a TTL buffers it for
+// subscriptions opened later.
+func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m.Name == "" {
+		return fmt.Errorf("flowtrack: publish message: the name is empty")
+	}
+	if m.TTL < 0 {
+		return fmt.Errorf("flowtrack: publish message %q: negative TTL %s", m.Name, m.TTL)
+	}
+	norm, err := runtime.Normalize(m.Variables)
+	if err != nil {
+		return fmt.Errorf("publish message %q: %w", m.Name, err)
+	}
+	if err := e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID); err != nil {
+		return fmt.Errorf("publish message %q: %w", m.Name, err)
+	}
+	return nil
+}
+
+// BroadcastSignal delivers a signal to every instance waiting for it and
+// starts instances of processes with a matching signal start event. A
+// signal nobody catches is not an error.
+func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	norm, err := runtime.Normalize(vars)
+	if err != nil {
+		return fmt.Errorf("broadcast signal %q: %w", name, err)
+	}
+	e.rt.BroadcastSignal(name, norm)
+	return nil
+}
+
+// Advance moves a virtual clock forward by d; see AdvanceTo.
+func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("flowtrack: advance by negative duration %s", d)
+	}
+	return e.AdvanceTo(ctx, e.Now().Add(d))
+}
+
+// AdvanceTo moves a virtual clock to t. Timers due on the way fire in due
+// order, and the engine settles after each due time, so a timer scheduled
+// by an earlier firing inside the span fires too. It returns ErrNotVirtual
+// if the engine's clock is not a *clock.Virtual.
+func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt.AdvanceTo(ctx, t) }
+
+// NextDeadline returns when the earliest timer is due, and false when no
+// timer is pending. A host that owns time advances to it.
+func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.
 func (e *Engine) Incidents() []Incident { return e.rt.Incidents() }

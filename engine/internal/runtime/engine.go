@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
@@ -68,6 +69,25 @@ type Engine struct {
 	incidents map[int64]*Instance
 
 	subs atomic.Pointer[[]*subscriber]
+
+	hub *eventhub.Hub
+	// Start events of the newest version of every process, by trigger.
+	messageStarts map[string][]startTarget // by message name
+	signalStarts  map[string][]startTarget // by signal name
+	timerStarts   map[string][]int64       // by process id: open hub timers
+	// keyedStarts counts live instances started by a message with a
+	// correlation key, by process id and key: while one lives, the same
+	// message does not start another.
+	keyedStarts map[[2]string]int
+
+	advanceMu sync.Mutex
+}
+
+// startTarget is a start event that creates instances when its event
+// happens.
+type startTarget struct {
+	plan *Plan
+	node *model.Node
 }
 
 // NewEngine returns an engine configured by opts.
@@ -96,6 +116,11 @@ func NewEngine(opts Options) *Engine {
 		e.finished = make([]*Instance, opts.RetainFinished)
 	}
 	e.subs.Store(new([]*subscriber))
+	e.hub = eventhub.New(opts.Clock)
+	e.messageStarts = make(map[string][]startTarget)
+	e.signalStarts = make(map[string][]startTarget)
+	e.timerStarts = make(map[string][]int64)
+	e.keyedStarts = make(map[[2]string]int)
 	return e
 }
 
@@ -133,8 +158,78 @@ func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, er
 		plan.Key = e.NextKey()
 		plan.Version = len(e.plans[plan.Process.ID]) + 1
 		e.plans[plan.Process.ID] = append(e.plans[plan.Process.ID], plan)
+		e.registerStarts(plan)
 	}
 	return plans, nil
+}
+
+// registerStarts makes plan's event start events the ones that create
+// instances of its process, replacing those of older versions (as Zeebe
+// does). Called with e.mu held.
+func (e *Engine) registerStarts(plan *Plan) {
+	id := plan.Process.ID
+	drop := func(m map[string][]startTarget) {
+		for name, ts := range m {
+			kept := ts[:0]
+			for _, t := range ts {
+				if t.plan.Process.ID != id {
+					kept = append(kept, t)
+				}
+			}
+			m[name] = kept
+		}
+	}
+	drop(e.messageStarts)
+	drop(e.signalStarts)
+	for _, sub := range e.timerStarts[id] {
+		e.hub.Unsubscribe(sub)
+	}
+	delete(e.timerStarts, id)
+	for _, n := range plan.Process.StartEvents() {
+		if len(n.Events) != 1 {
+			continue
+		}
+		d := n.Events[0]
+		t := startTarget{plan: plan, node: n}
+		switch d.Kind {
+		case model.EventMessage:
+			e.messageStarts[d.Message.Name] = append(e.messageStarts[d.Message.Name], t)
+		case model.EventSignal:
+			e.signalStarts[d.Signal.Name] = append(e.signalStarts[d.Signal.Name], t)
+		case model.EventTimer:
+			s, err := plan.nodes[n.Index].startTimer.evaluate(nil, e.clock.Now())
+			if err != nil {
+				continue // a timer start that cannot be evaluated never fires; Validate reports bad values
+			}
+			r := &timerStart{eng: e, target: t, period: s.period, left: s.times}
+			if r.left < 0 || r.left > MaxCycleFirings {
+				r.left = MaxCycleFirings
+			}
+			e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(s.first, r))
+		}
+	}
+}
+
+// timerStart is the hub receiver of a timer start event: each firing
+// starts an instance and schedules the next repetition of a cycle.
+type timerStart struct {
+	eng    *Engine
+	target startTarget
+	period time.Duration
+	left   int // firings left, this one included
+}
+
+func (r *timerStart) Deliver(d eventhub.Delivery) bool {
+	e := r.eng
+	_, _ = e.startAt(r.target, nil, &Event{Type: TimerFired, Due: timeOf(d.Due)}, "")
+	r.left--
+	if r.left > 0 && r.period > 0 {
+		e.mu.Lock()
+		id := r.target.plan.Process.ID
+		e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(d.Due.Add(r.period), r))
+		e.mu.Unlock()
+	}
+	return true
 }
 
 // Latest returns the newest version of a process.
@@ -155,7 +250,14 @@ func (e *Engine) Start(plan *Plan, vars map[string]any) (*Instance, error) {
 	if plan.start == nil {
 		return nil, fmt.Errorf("start %s: %w", plan.Process.ID, ErrNoNoneStart)
 	}
-	inst := newInstance(e, plan, vars)
+	return e.startAt(startTarget{plan: plan, node: plan.start}, vars, nil, "")
+}
+
+// startAt creates an instance beginning at the start event of t. trigger,
+// if set, is recorded as what started it (a message or signal).
+func (e *Engine) startAt(t startTarget, vars map[string]any, trigger *Event, startKey string) (*Instance, error) {
+	inst := newInstance(e, t.plan, vars)
+	inst.startKey = startKey
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -164,8 +266,96 @@ func (e *Engine) Start(plan *Plan, vars map[string]any) (*Instance, error) {
 	e.live[inst.key] = inst
 	e.mu.Unlock()
 	e.busy.add(1) // the first token
-	go inst.loop(plan.start)
+	go inst.loop(t.node, trigger)
 	return inst, nil
+}
+
+// PublishMessage publishes a message: it correlates to the waiting
+// subscriptions by name and key (at most once per process definition),
+// starts instances of processes with a matching message start event, and
+// with ttl > 0 is buffered for subscriptions opened later. vars are
+// normalized.
+func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) error {
+	served, err := e.hub.PublishMessage(name, key, vars, ttl, id)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	var starts []startTarget
+	for _, t := range e.messageStarts[name] {
+		pid := t.plan.Process.ID
+		if served[pid] || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
+			continue
+		}
+		if key != "" {
+			e.keyedStarts[[2]string{pid, key}]++
+		}
+		starts = append(starts, t)
+	}
+	e.mu.Unlock()
+	for _, t := range starts {
+		trigger := &Event{Type: MessageCorrelated, Name: name, CorrelationKey: key, Variables: cloneVars(vars)}
+		if _, err := e.startAt(t, vars, trigger, key); err != nil {
+			if key != "" {
+				e.mu.Lock()
+				e.keyedStarts[[2]string{t.plan.Process.ID, key}]--
+				e.mu.Unlock()
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// BroadcastSignal delivers a signal to every subscription of its name and
+// starts instances of processes with a matching signal start event. A
+// signal nobody catches is a no-op.
+func (e *Engine) BroadcastSignal(name string, vars map[string]any) {
+	e.hub.BroadcastSignal(name, vars)
+	e.mu.Lock()
+	starts := append([]startTarget(nil), e.signalStarts[name]...)
+	e.mu.Unlock()
+	for _, t := range starts {
+		_, _ = e.startAt(t, vars, &Event{Type: SignalReceived, Name: name, Variables: cloneVars(vars)}, "")
+	}
+}
+
+// NextDeadline returns when the earliest timer is due.
+func (e *Engine) NextDeadline() (time.Time, bool) { return e.hub.NextDeadline() }
+
+// MaxFiringsPerAdvance bounds how many timer firings one Advance call
+// processes, so that no call loops without end.
+const MaxFiringsPerAdvance = 100_000
+
+// ErrTooManyFirings is returned by AdvanceTo when more timers fell due in
+// the span than MaxFiringsPerAdvance.
+var ErrTooManyFirings = errors.New("flowtrack: too many timer firings in one advance")
+
+// AdvanceTo moves a virtual clock to t, firing due timers one due time at a
+// time, in order, and settling after each, so that a timer started by an
+// earlier firing inside the span fires too.
+func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
+	v, ok := e.clock.(*clock.Virtual)
+	if !ok {
+		return ErrNotVirtual
+	}
+	e.advanceMu.Lock()
+	defer e.advanceMu.Unlock()
+	for fired := 0; ; fired++ {
+		if err := e.Settle(ctx); err != nil {
+			return err
+		}
+		due, ok := v.NextDue()
+		if !ok || due.After(t) {
+			break
+		}
+		if fired >= MaxFiringsPerAdvance {
+			return fmt.Errorf("advance to %s: %w (stopped at %s)", t.Format(time.RFC3339), ErrTooManyFirings, v.Now().Format(time.RFC3339))
+		}
+		v.AdvanceTo(due)
+	}
+	v.AdvanceTo(t)
+	return e.Settle(ctx)
 }
 
 // Instance finds a live or recently finished instance.
@@ -197,6 +387,12 @@ func (e *Engine) finish(inst *Instance) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, inst.key)
+	if inst.startKey != "" {
+		k := [2]string{inst.plan.Process.ID, inst.startKey}
+		if e.keyedStarts[k]--; e.keyedStarts[k] <= 0 {
+			delete(e.keyedStarts, k)
+		}
+	}
 	if len(e.finished) == 0 {
 		return
 	}
@@ -336,6 +532,12 @@ func (e *Engine) setIncident(key int64, inst *Instance) {
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
 	e.closed = true
+	for id, subs := range e.timerStarts {
+		for _, sub := range subs {
+			e.hub.Unsubscribe(sub)
+		}
+		delete(e.timerStarts, id)
+	}
 	e.mu.Unlock()
 	for _, inst := range e.Instances() {
 		if err := inst.Cancel(ctx); err != nil && !errors.Is(err, ErrInstanceEnded) {

@@ -30,6 +30,8 @@ const (
 	VariablesUpdated   EventType = "variablesUpdated"
 	MessageSubscribed  EventType = "messageSubscribed"
 	MessageCorrelated  EventType = "messageCorrelated"
+	MessagePublished   EventType = "messagePublished"
+	SignalBroadcast    EventType = "signalBroadcast"
 	SignalSubscribed   EventType = "signalSubscribed"
 	SignalReceived     EventType = "signalReceived"
 	TimerScheduled     EventType = "timerScheduled"
@@ -44,6 +46,7 @@ var eventTypes = [...]EventType{
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
 	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
+	MessagePublished, SignalBroadcast,
 }
 
 // typeCode maps an event type to its index in eventTypes.

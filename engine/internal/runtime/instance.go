@@ -31,6 +31,12 @@ type Instance struct {
 
 	intake chan message
 	done   chan struct{}
+	// The mailbox takes messages from producers outside the instance
+	// (the hub, timers); wake tells the loop there is mail.
+	mailMu     sync.Mutex
+	mail       []message
+	mailClosed bool
+	wake       chan struct{}
 	// stopping tells running tracks to stop at their next step.
 	stopping atomic.Bool
 	// vars is the published snapshot of the process variables. The loop
@@ -48,7 +54,9 @@ type Instance struct {
 	joins     map[int]*joinState // by node index
 	jobs      map[int64]*jobState
 	incidents map[int64]*incidentState
+	subs      map[int64]subRef // open subscriptions by hub id
 	varsMap   map[string]any
+	startKey  string // the correlation key of the message that started it
 	final     State  // the state to end in once the last token is gone
 	finalMsg  string // why, for terminations and failures
 	now       int64  // clock reading for the message being handled, Unix ns
@@ -72,6 +80,7 @@ type tokenView struct {
 	wait     WaitReason
 	jobKey   int64
 	incident int64
+	subs     []int64 // open hub subscriptions while parked at a catch
 }
 
 type jobState struct {
@@ -98,6 +107,7 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		key:     e.NextKey(),
 		intake:  make(chan message, intakeDepth),
 		done:    make(chan struct{}),
+		wake:    make(chan struct{}, 1),
 		state:   Active,
 		history: make([]record, 0, 4*len(plan.Process.Nodes)+4),
 		tokens:  make(map[int]*tokenView, 2),
@@ -283,23 +293,39 @@ func (inst *Instance) publish(seq int) {
 
 // loop is the instance's single writer. It runs until the last token is
 // gone, then finalizes the instance.
-func (inst *Instance) loop(start *model.Node) {
+func (inst *Instance) loop(start *model.Node, trigger *Event) {
 	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.varsMap)})
+	if trigger != nil {
+		trigger.ElementID = start.ID
+		inst.record(*trigger)
+	}
 	inst.spawn(start, nil, false)
 	for len(inst.tokens) > 0 {
 		inst.release()
-		var m message
 		select {
-		case m = <-inst.intake:
+		case m := <-inst.intake:
+			inst.handle(m)
+			continue
 		default:
-			// About to block: records of the next wake-up read the clock
-			// afresh. Messages handled in one run share one reading.
-			inst.now = 0
-			m = <-inst.intake
 		}
-		inst.handle(m)
+		// About to block: records of the next wake-up read the clock
+		// afresh. Messages handled in one run share one reading.
+		inst.now = 0
+		select {
+		case m := <-inst.intake:
+			inst.handle(m)
+		case <-inst.wake:
+			for _, m := range inst.takeMail(false) {
+				inst.handle(m)
+			}
+		}
 	}
 	inst.finalize()
+	// Mail that arrived too late finds no token: handling drops it (and
+	// hands messages back to the hub).
+	for _, m := range inst.takeMail(true) {
+		inst.handle(m)
+	}
 	inst.release()
 }
 
@@ -395,6 +421,7 @@ func (inst *Instance) stopAll(final State, why string) {
 
 // closeToken wakes a parked track so that it exits.
 func (inst *Instance) closeToken(tv *tokenView) {
+	inst.unsubscribeAll(tv)
 	if tv.closed || !tv.parked {
 		return
 	}
@@ -409,6 +436,7 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	if terminated && tv.node != nil {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
 	}
+	inst.unsubscribeAll(tv)
 	delete(inst.tokens, tv.id)
 	inst.released++
 }
@@ -450,4 +478,14 @@ func (inst *Instance) openIncident(tv *tokenView, n *model.Node, jobKey int64, m
 	inst.record(Event{Type: IncidentCreated, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
 		IncidentKey: key, JobKey: jobKey, Message: msg})
 	return key
+}
+
+// finished reports whether the instance has ended.
+func (inst *Instance) finished() bool {
+	select {
+	case <-inst.done:
+		return true
+	default:
+		return false
+	}
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
@@ -21,6 +22,9 @@ const (
 	evTerminate                    // reached terminate end event node
 	evExited                       // stopped: its channel was closed or the instance is stopping
 	evFailed                       // the track failed (a recovered panic)
+	evWaiting                      // parked at a catch node, waiting for one of its events
+	evThrow                        // parked at a throw node until the loop has published its event
+	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
 	msgCommand
 )
 
@@ -34,6 +38,7 @@ type message struct {
 	flows []*model.Flow
 	err   error
 	cmd   *command
+	ev    *eventhub.Delivery
 }
 
 // cmdOp is the operation of a command.
@@ -78,14 +83,28 @@ const (
 // delivery is what the loop sends to a parked track.
 type delivery struct {
 	kind deliveryKind
+	// arm is the node whose event fired, for a token waiting at a catch
+	// node or event-based gateway.
+	arm *model.Node
 }
 
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
-	if m.kind == msgCommand {
+	switch m.kind {
+	case msgCommand:
 		inst.command(m.cmd)
 		inst.released++
+		return
+	case evDeliver:
+		inst.released++ // counted by post
+		if inst.stopping.Load() || inst.finished() {
+			if m.ev.Kind == eventhub.Message {
+				inst.eng.hub.Reject(*m.ev)
+			}
+			return
+		}
+		inst.fired(m)
 		return
 	}
 	tv := inst.tokens[m.token]
@@ -115,6 +134,10 @@ func (inst *Instance) handle(m message) {
 	case evIncident:
 		inst.park(tv, WaitIncident)
 		inst.openIncident(tv, m.node, 0, m.err.Error())
+	case evWaiting:
+		inst.waitAt(tv, m.node)
+	case evThrow:
+		inst.throw(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		tv.node = nil
@@ -137,7 +160,7 @@ func (inst *Instance) handle(m message) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	switch m.kind {
-	case evJob, evArrive, evIncident:
+	case evJob, evArrive, evIncident, evWaiting, evThrow:
 		// The track is about to block on its channel: close it so it exits.
 		// It stays counted as running until it reports the exit.
 		tv.closed = true

@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
@@ -43,6 +44,37 @@ type nodePlan struct {
 	jobTypeName string // the type when no expression is given
 	retries     int
 	headers     map[string]string
+
+	// catches are the subscriptions a token opens when it waits at the
+	// node: its own event definitions, or an event-based gateway's arms.
+	catches []catchSpec
+	// throw is set on a message or signal throw event (or send task) the
+	// engine publishes itself.
+	throw *catchSpec
+	// startTimer is the timer of a timer start event.
+	startTimer *timerSpec
+}
+
+// catchSpec is one event a waiting token subscribes to.
+type catchSpec struct {
+	// arm is the node whose event this is: the waiting node itself, or
+	// the arm of an event-based gateway the token moves to when it fires.
+	arm *model.Node
+	def *model.EventDefinition
+	// key is a message's correlation key expression (nil: empty key).
+	key   *expr.Program
+	timer *timerSpec
+}
+
+// name returns the message or signal name the spec waits for.
+func (c *catchSpec) name() string {
+	switch {
+	case c.def.Message != nil:
+		return c.def.Message.Name
+	case c.def.Signal != nil:
+		return c.def.Signal.Name
+	}
+	return ""
 }
 
 // CompileOptions say how to compile a process.
@@ -88,8 +120,42 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			if len(n.Events) == 0 && n.Parent == nil && plan.start == nil {
 				plan.start = n
 			}
+			if len(n.Events) == 1 && n.Events[0].Kind == model.EventTimer {
+				ts, err := compileTimer(n.Events[0].Timer, opts.Expr)
+				if err != nil {
+					problem(n.ID, "timer: %v", err)
+				}
+				np.startTimer = ts
+			}
+		case model.KindIntermediateCatchEvent, model.KindReceiveTask:
+			for _, d := range n.Events {
+				c, err := compileCatch(n, d, opts.Expr)
+				if err != nil {
+					problem(n.ID, "%v", err)
+					continue
+				}
+				np.catches = append(np.catches, c)
+			}
+		case model.KindEventBasedGateway:
+			for _, f := range n.Outgoing {
+				for _, d := range f.Target.Events {
+					c, err := compileCatch(f.Target, d, opts.Expr)
+					if err != nil {
+						problem(f.Target.ID, "%v", err)
+						continue
+					}
+					np.catches = append(np.catches, c)
+				}
+			}
 		}
-		if n.Kind.IsJobTask() {
+		if isThrow(n) {
+			c, err := compileCatch(n, n.Events[0], opts.Expr)
+			if err != nil {
+				problem(n.ID, "%v", err)
+			}
+			np.throw = &c
+		}
+		if n.Kind.IsJobTask() && np.throw == nil {
 			if err := compileJob(np, opts); err != nil {
 				problem(n.ID, "%v", err)
 			}
@@ -104,25 +170,51 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 // supported reports elements the runtime cannot execute yet.
 func supported(n *model.Node) error {
 	unsupported := func() error { return fmt.Errorf("unsupported element bpmn:%s", n.Kind) }
-	switch n.Kind {
-	case model.KindStartEvent:
-		if len(n.Events) > 0 || n.Parent != nil {
-			return fmt.Errorf("unsupported element bpmn:%s with %s trigger", n.Kind, n.Events[0].Kind)
+	trigger := func(allowed ...model.EventKind) error {
+		if len(n.Events) > 1 && n.Kind != model.KindIntermediateCatchEvent {
+			return fmt.Errorf("unsupported element bpmn:%s with multiple triggers", n.Kind)
 		}
-	case model.KindEndEvent:
 		for _, d := range n.Events {
-			if d.Kind != model.EventTerminate {
+			if !slices.Contains(allowed, d.Kind) {
 				return fmt.Errorf("unsupported element bpmn:%s with %s trigger", n.Kind, d.Kind)
 			}
 		}
+		return nil
+	}
+	var err error
+	switch n.Kind {
+	case model.KindStartEvent:
+		if n.Parent != nil {
+			return fmt.Errorf("unsupported element bpmn:%s inside bpmn:%s", n.Kind, n.Parent.Kind)
+		}
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
+	case model.KindEndEvent:
+		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal)
 	case model.KindIntermediateThrowEvent:
-		if len(n.Events) > 0 {
-			return fmt.Errorf("unsupported element bpmn:%s with %s trigger", n.Kind, n.Events[0].Kind)
+		err = trigger(model.EventMessage, model.EventSignal)
+	case model.KindIntermediateCatchEvent:
+		if len(n.Events) == 0 {
+			return fmt.Errorf("bpmn:%s needs an event definition", n.Kind)
+		}
+		if n.ParallelMultiple {
+			return fmt.Errorf("unsupported element bpmn:%s with parallelMultiple", n.Kind)
+		}
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
+	case model.KindReceiveTask:
+		if len(n.Events) == 0 {
+			return fmt.Errorf("bpmn:%s needs a messageRef", n.Kind)
+		}
+	case model.KindEventBasedGateway:
+		if n.Instantiate {
+			return fmt.Errorf("unsupported element bpmn:%s with instantiate", n.Kind)
 		}
 	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway:
-	case model.KindServiceTask, model.KindUserTask, model.KindSendTask, model.KindBusinessRuleTask, model.KindScriptTask:
+	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()
+	}
+	if err != nil {
+		return err
 	}
 	if len(n.Boundaries) > 0 {
 		return fmt.Errorf("unsupported element bpmn:boundaryEvent (id %s)", n.Boundaries[0].ID)
@@ -167,4 +259,56 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 		}
 	}
 	return nil
+}
+
+// isThrow reports whether n is a message or signal throw the engine
+// publishes itself: a throw or end event with such a definition, or a send
+// task with a message and no job type.
+func isThrow(n *model.Node) bool {
+	if len(n.Events) != 1 {
+		return false
+	}
+	switch n.Events[0].Kind {
+	case model.EventMessage:
+		switch n.Kind {
+		case model.KindIntermediateThrowEvent, model.KindEndEvent:
+			return n.Job == nil || n.Job.Type.IsZero()
+		case model.KindSendTask:
+			return n.Job == nil || n.Job.Type.IsZero()
+		}
+	case model.EventSignal:
+		return n.Kind == model.KindIntermediateThrowEvent || n.Kind == model.KindEndEvent
+	}
+	return false
+}
+
+// compileCatch compiles what a token needs to subscribe to (or throw) d.
+func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (catchSpec, error) {
+	c := catchSpec{arm: n, def: d}
+	switch d.Kind {
+	case model.EventMessage:
+		if d.Message == nil || d.Message.Name == "" {
+			return c, fmt.Errorf("message event needs a message with a name")
+		}
+		if !d.Message.CorrelationKey.IsZero() {
+			prog, err := expr.Compile(d.Message.CorrelationKey, expr.Static, opts)
+			if err != nil {
+				return c, fmt.Errorf("correlation key: %w", err)
+			}
+			c.key = prog
+		}
+	case model.EventSignal:
+		if d.Signal == nil || d.Signal.Name == "" {
+			return c, fmt.Errorf("signal event needs a signal with a name")
+		}
+	case model.EventTimer:
+		ts, err := compileTimer(d.Timer, opts)
+		if err != nil {
+			return c, fmt.Errorf("timer: %w", err)
+		}
+		c.timer = ts
+	default:
+		return c, fmt.Errorf("unsupported %s event here", d.Kind)
+	}
+	return c, nil
 }

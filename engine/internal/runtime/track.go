@@ -62,6 +62,22 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 		if !t.waitOn(message{kind: evArrive, node: n, flow: via}) {
 			return nil, nil
 		}
+	case len(np.catches) > 0:
+		d, ok := t.await(message{kind: evWaiting, node: n})
+		if !ok {
+			return nil, nil
+		}
+		if d.arm != nil && d.arm != n {
+			n = d.arm // an event-based gateway routes the token onto the arm that fired
+		}
+	case np.throw != nil:
+		if !t.waitOn(message{kind: evThrow, node: n}) {
+			return nil, nil
+		}
+		if n.Kind == model.KindEndEvent {
+			t.emit(message{kind: evEnded, node: n})
+			return nil, nil
+		}
 	case np.jobType != nil || np.jobTypeName != "":
 		if !t.waitOn(message{kind: evJob, node: n}) {
 			return nil, nil
@@ -80,6 +96,12 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 // waitOn reports m, which parks the track, and blocks until the loop
 // delivers. It reports whether the track goes on past the node.
 func (t *track) waitOn(m message) bool {
+	_, ok := t.await(m)
+	return ok
+}
+
+// await is waitOn that also returns what was delivered.
+func (t *track) await(m message) (delivery, bool) {
 	for {
 		t.emit(m)
 		d, ok := <-t.ch
@@ -87,16 +109,16 @@ func (t *track) waitOn(m message) bool {
 		switch {
 		case !ok:
 			t.emit(message{kind: evExited})
-			return false
+			return d, false
 		case d.kind == merged:
 			t.emit(message{kind: evExited})
-			return false
+			return d, false
 		case d.kind == retry && m.kind == evIncident:
-			return true
+			return d, true
 		case d.kind == retry:
 			continue // execute the node again: report the same wait
 		}
-		return true
+		return d, true
 	}
 }
 

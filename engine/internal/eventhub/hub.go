@@ -1,0 +1,380 @@
+// Package eventhub matches inbound events to the subscriptions waiting for
+// them: messages by name and correlation key (with a TTL buffer for early
+// messages), signals by name, and timers by due time.
+//
+// The hub never touches an instance or a token. It holds Receivers and
+// calls Deliver on them; the runtime's receivers only enqueue to their
+// instance's loop, which decides whether the delivery still applies
+// (SRD-027: producers emit, the loop is the only one to act). Message
+// subscriptions are held by instances (correlation is instance state);
+// signal and timer subscriptions by tokens.
+package eventhub
+
+import (
+	"container/heap"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// ErrDuplicateMessage is returned by Publish for a message whose ID matches
+// a message still buffered.
+var ErrDuplicateMessage = errors.New("flowtrack: a message with this id is already buffered")
+
+// Kind is the trigger of a subscription.
+type Kind uint8
+
+// Subscription kinds.
+const (
+	Message Kind = iota + 1
+	Signal
+	Timer
+)
+
+// Receiver is told about fired subscriptions. Deliver must not block and
+// must not call back into the hub: it enqueues. It reports false when the
+// receiver is gone (its instance ended), so the hub can treat a message as
+// not consumed.
+type Receiver interface {
+	Deliver(d Delivery) bool
+}
+
+// Delivery is one fired subscription.
+type Delivery struct {
+	// Sub is the subscription that fired.
+	Sub  int64
+	Kind Kind
+	// Name is the message or signal name.
+	Name           string
+	CorrelationKey string
+	Variables      map[string]any
+	// Due is a timer's due time.
+	Due time.Time
+
+	msg *message
+	def string
+}
+
+// Hub is the event hub of one engine. It is safe for concurrent use.
+type Hub struct {
+	clock clock.Clock
+
+	mu        sync.Mutex
+	nextID    int64
+	subs      map[int64]*sub
+	byMessage map[msgKey][]*sub // oldest first
+	bySignal  map[string]map[int64]*sub
+	buffer    map[msgKey][]*message
+	bufferIDs map[string]*message
+	timers    timerQueue
+}
+
+type msgKey struct{ name, key string }
+
+type sub struct {
+	id   int64
+	kind Kind
+	// def is the process definition a message subscription belongs to: a
+	// message correlates at most once per definition.
+	def   string
+	mkey  msgKey
+	r     Receiver
+	timer clock.Timer
+	due   time.Time
+}
+
+type message struct {
+	key        msgKey
+	id         string
+	vars       map[string]any
+	expires    time.Time // zero: not buffered
+	correlated map[string]bool
+}
+
+// New returns a hub on clk.
+func New(clk clock.Clock) *Hub {
+	return &Hub{
+		clock:     clk,
+		subs:      make(map[int64]*sub),
+		byMessage: make(map[msgKey][]*sub),
+		bySignal:  make(map[string]map[int64]*sub),
+		buffer:    make(map[msgKey][]*message),
+		bufferIDs: make(map[string]*message),
+	}
+}
+
+func (h *Hub) add(s *sub) int64 {
+	h.nextID++
+	s.id = h.nextID
+	h.subs[s.id] = s
+	return s.id
+}
+
+// Unsubscribe removes a subscription of any kind. Removing one that has
+// fired or was removed already is a no-op.
+func (h *Hub) Unsubscribe(id int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.remove(id)
+}
+
+func (h *Hub) remove(id int64) {
+	s := h.subs[id]
+	if s == nil {
+		return
+	}
+	delete(h.subs, id)
+	switch s.kind {
+	case Message:
+		list := h.byMessage[s.mkey]
+		for i, o := range list {
+			if o == s {
+				list = append(list[:i:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(h.byMessage, s.mkey)
+		} else {
+			h.byMessage[s.mkey] = list
+		}
+	case Signal:
+		set := h.bySignal[s.mkey.name]
+		delete(set, id)
+		if len(set) == 0 {
+			delete(h.bySignal, s.mkey.name)
+		}
+	case Timer:
+		s.timer.Stop()
+	}
+}
+
+// PublishMessage correlates a message to the oldest waiting subscription
+// of every definition, by name and correlation key. With a TTL > 0 it is
+// also buffered until the TTL runs out on the hub's clock, and correlates
+// to matching subscriptions opened meanwhile (still at most once per
+// definition). id, if not empty, deduplicates while buffered. It returns
+// the definitions it was correlated to; the caller uses them to skip
+// message start events of definitions already served.
+func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) (map[string]bool, error) {
+	h.mu.Lock()
+	now := h.clock.Now()
+	h.expire(msgKey{name, key}, now)
+	if id != "" {
+		if old := h.bufferIDs[id]; old != nil && old.expires.After(now) {
+			h.mu.Unlock()
+			return nil, ErrDuplicateMessage
+		}
+	}
+	m := &message{key: msgKey{name, key}, id: id, vars: vars, correlated: map[string]bool{}}
+	deliveries := h.correlate(m)
+	if ttl > 0 {
+		m.expires = now.Add(ttl)
+		h.buffer[m.key] = append(h.buffer[m.key], m)
+		if id != "" {
+			h.bufferIDs[id] = m
+		}
+	}
+	h.mu.Unlock()
+	h.send(deliveries)
+	return m.correlated, nil
+}
+
+// correlate takes, for every definition not yet served by m, the oldest
+// subscription waiting for m. Called with h.mu held.
+func (h *Hub) correlate(m *message) []target {
+	var out []target
+	for _, s := range append([]*sub(nil), h.byMessage[m.key]...) {
+		if m.correlated[s.def] {
+			continue
+		}
+		m.correlated[s.def] = true
+		h.remove(s.id)
+		out = append(out, target{s, Delivery{Sub: s.id, Kind: Message, Name: m.key.name, CorrelationKey: m.key.key, Variables: m.vars, msg: m, def: s.def}})
+	}
+	return out
+}
+
+type target struct {
+	s *sub
+	d Delivery
+}
+
+// send delivers outside the lock. A message whose receiver is gone is
+// handed back so that it may serve another subscription.
+func (h *Hub) send(ts []target) {
+	for _, t := range ts {
+		if !t.s.r.Deliver(t.d) && t.d.Kind == Message {
+			h.Reject(t.d)
+		}
+	}
+}
+
+// Reject hands back a message delivery its receiver could not use (the
+// token had moved on through another event). The message correlates
+// again as if just published, for the rest of its TTL.
+func (h *Hub) Reject(d Delivery) {
+	m := d.msg
+	if m == nil {
+		return
+	}
+	h.mu.Lock()
+	delete(m.correlated, d.def) // the definition was not served after all
+	deliveries := h.correlate(m)
+	h.mu.Unlock()
+	h.send(deliveries)
+}
+
+// expire drops buffered messages of key whose TTL has run out.
+func (h *Hub) expire(key msgKey, now time.Time) {
+	list := h.buffer[key]
+	kept := list[:0]
+	for _, m := range list {
+		if m.expires.After(now) {
+			kept = append(kept, m)
+		} else if m.id != "" && h.bufferIDs[m.id] == m {
+			delete(h.bufferIDs, m.id)
+		}
+	}
+	if len(kept) == 0 {
+		delete(h.buffer, key)
+	} else {
+		h.buffer[key] = kept
+	}
+}
+
+// SubscribeMessage opens a message subscription for definition def. A
+// buffered message that matches and has not served def yet is delivered
+// at once (before SubscribeMessage returns) and the subscription is then
+// already consumed.
+func (h *Hub) SubscribeMessage(name, key, def string, r Receiver) int64 {
+	h.mu.Lock()
+	s := &sub{kind: Message, def: def, mkey: msgKey{name, key}, r: r}
+	id := h.add(s)
+	h.expire(s.mkey, h.clock.Now())
+	for _, m := range h.buffer[s.mkey] {
+		if !m.correlated[def] {
+			m.correlated[def] = true
+			delete(h.subs, id)
+			h.mu.Unlock()
+			h.send([]target{{s, Delivery{Sub: id, Kind: Message, Name: name, CorrelationKey: key, Variables: m.vars, msg: m, def: def}}})
+			return id
+		}
+	}
+	h.byMessage[s.mkey] = append(h.byMessage[s.mkey], s)
+	h.mu.Unlock()
+	return id
+}
+
+// SubscribeSignal opens a signal subscription. It stays open, receiving
+// every broadcast of name, until unsubscribed.
+func (h *Hub) SubscribeSignal(name string, r Receiver) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := &sub{kind: Signal, mkey: msgKey{name: name}, r: r}
+	id := h.add(s)
+	if h.bySignal[name] == nil {
+		h.bySignal[name] = make(map[int64]*sub)
+	}
+	h.bySignal[name][id] = s
+	return id
+}
+
+// BroadcastSignal delivers a signal to every subscription of its name,
+// found through the name index. A signal nobody catches is a no-op. It
+// returns how many subscriptions it reached.
+func (h *Hub) BroadcastSignal(name string, vars map[string]any) int {
+	h.mu.Lock()
+	set := h.bySignal[name]
+	ts := make([]target, 0, len(set))
+	for id, s := range set {
+		ts = append(ts, target{s, Delivery{Sub: id, Kind: Signal, Name: name, Variables: vars}})
+	}
+	h.mu.Unlock()
+	// Deliver in subscription order so runs are reproducible.
+	sortTargets(ts)
+	h.send(ts)
+	return len(ts)
+}
+
+func sortTargets(ts []target) {
+	for i := 1; i < len(ts); i++ {
+		for j := i; j > 0 && ts[j].d.Sub < ts[j-1].d.Sub; j-- {
+			ts[j], ts[j-1] = ts[j-1], ts[j]
+		}
+	}
+}
+
+// Schedule opens a timer subscription due at due on the hub's clock. A due
+// time in the past fires at the next opportunity.
+func (h *Hub) Schedule(due time.Time, r Receiver) int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := &sub{kind: Timer, r: r, due: due}
+	id := h.add(s)
+	s.timer = h.clock.AfterFunc(due.Sub(h.clock.Now()), func() { h.fire(id) })
+	heap.Push(&h.timers, timerEntry{due: due, id: id})
+	return id
+}
+
+func (h *Hub) fire(id int64) {
+	h.mu.Lock()
+	s := h.subs[id]
+	if s == nil {
+		h.mu.Unlock()
+		return
+	}
+	delete(h.subs, id)
+	h.mu.Unlock()
+	s.r.Deliver(Delivery{Sub: id, Kind: Timer, Due: s.due})
+}
+
+// NextDeadline returns when the earliest open timer is due.
+func (h *Hub) NextDeadline() (time.Time, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for len(h.timers) > 0 {
+		if _, open := h.subs[h.timers[0].id]; open {
+			return h.timers[0].due, true
+		}
+		heap.Pop(&h.timers) // fired or cancelled: drop lazily
+	}
+	return time.Time{}, false
+}
+
+// Open returns how many subscriptions of each kind are open, for leak
+// checks in tests and for metrics.
+func (h *Hub) Open() map[Kind]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[Kind]int{}
+	for _, s := range h.subs {
+		out[s.kind]++
+	}
+	return out
+}
+
+type timerEntry struct {
+	due time.Time
+	id  int64
+}
+
+type timerQueue []timerEntry
+
+func (q timerQueue) Len() int { return len(q) }
+func (q timerQueue) Less(i, j int) bool {
+	if q[i].due.Equal(q[j].due) {
+		return q[i].id < q[j].id
+	}
+	return q[i].due.Before(q[j].due)
+}
+func (q timerQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *timerQueue) Push(x any)   { *q = append(*q, x.(timerEntry)) }
+func (q *timerQueue) Pop() any {
+	old := *q
+	e := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return e
+}

@@ -1,0 +1,232 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// subRef is the loop's record of one open subscription of a parked token:
+// which token it wakes and which node (the token's own, or an event-based
+// gateway's arm) its event belongs to.
+type subRef struct {
+	token int
+	spec  *catchSpec
+}
+
+// Deliver makes the instance the hub's receiver for message subscriptions
+// (correlation is instance state, SRD-027 FR-8). It only enqueues; the loop
+// resolves the token through its subscription index.
+func (inst *Instance) Deliver(d eventhub.Delivery) bool {
+	return inst.post(message{kind: evDeliver, ev: &d})
+}
+
+// trackReceiver is the hub's receiver for a token's signal and timer
+// subscriptions (SRD-027 FR-2): it too only enqueues to the loop.
+type trackReceiver struct {
+	inst  *Instance
+	token int
+}
+
+func (r trackReceiver) Deliver(d eventhub.Delivery) bool {
+	return r.inst.post(message{kind: evDeliver, token: r.token, ev: &d})
+}
+
+// post hands m to the loop without blocking: producers outside the
+// instance (the hub, timers, other instances' loops) must never wait on
+// this loop, or two loops posting to each other could deadlock. It reports
+// false when the instance has ended.
+func (inst *Instance) post(m message) bool {
+	inst.eng.busy.add(1)
+	inst.mailMu.Lock()
+	if inst.mailClosed {
+		inst.mailMu.Unlock()
+		inst.eng.busy.add(-1)
+		return false
+	}
+	inst.mail = append(inst.mail, m)
+	inst.mailMu.Unlock()
+	select {
+	case inst.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// takeMail returns the posted messages, oldest first, and empties the box.
+// With closing set the box is closed too: later posts fail.
+func (inst *Instance) takeMail(closing bool) []message {
+	inst.mailMu.Lock()
+	defer inst.mailMu.Unlock()
+	mail := inst.mail
+	inst.mail = nil
+	inst.mailClosed = inst.mailClosed || closing
+	return mail
+}
+
+// waitAt parks tv at a catch node and opens its subscriptions. Parking
+// comes first, so a subscription that fires at once (a buffered message)
+// always finds the token parked (SRD-027 FR-5).
+func (inst *Instance) waitAt(tv *tokenView, n *model.Node) {
+	np := &inst.plan.nodes[n.Index]
+	reason := WaitEvent
+	if len(np.catches) == 1 {
+		reason = waitReasonOf(np.catches[0].def.Kind)
+	}
+	inst.park(tv, reason)
+	for i := range np.catches {
+		if err := inst.subscribe(tv, &np.catches[i]); err != nil {
+			inst.unsubscribeAll(tv)
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, err.Error())
+			return
+		}
+	}
+}
+
+func waitReasonOf(k model.EventKind) WaitReason {
+	switch k {
+	case model.EventMessage:
+		return WaitMessage
+	case model.EventSignal:
+		return WaitSignal
+	case model.EventTimer:
+		return WaitTimer
+	}
+	return WaitEvent
+}
+
+// subscribe opens one subscription for tv.
+func (inst *Instance) subscribe(tv *tokenView, c *catchSpec) error {
+	hub := inst.eng.hub
+	ev := Event{ElementID: c.arm.ID, TokenID: tv.id}
+	var id int64
+	switch c.def.Kind {
+	case model.EventMessage:
+		key := ""
+		if c.key != nil {
+			k, err := c.key.EvalString(inst.varsMap)
+			if err != nil {
+				return fmt.Errorf("message %q correlation key: %w", c.name(), err)
+			}
+			key = k
+		}
+		ev.Type, ev.Name, ev.CorrelationKey = MessageSubscribed, c.name(), key
+		inst.record(ev)
+		// Index before subscribing: a buffered message is delivered during
+		// the call, and its delivery must find the subscription.
+		id = hub.SubscribeMessage(c.name(), key, inst.plan.Process.ID, inst)
+	case model.EventSignal:
+		ev.Type, ev.Name = SignalSubscribed, c.name()
+		inst.record(ev)
+		id = hub.SubscribeSignal(c.name(), trackReceiver{inst, tv.id})
+	case model.EventTimer:
+		s, err := c.timer.evaluate(inst.varsMap, inst.eng.clock.Now())
+		if err != nil {
+			return fmt.Errorf("timer: %w", err)
+		}
+		ev.Type, ev.Due = TimerScheduled, timeOf(s.first)
+		inst.record(ev)
+		id = hub.Schedule(s.first, trackReceiver{inst, tv.id})
+	}
+	if inst.subs == nil {
+		inst.subs = make(map[int64]subRef)
+	}
+	inst.subs[id] = subRef{token: tv.id, spec: c}
+	tv.subs = append(tv.subs, id)
+	return nil
+}
+
+// unsubscribeAll closes every subscription tv holds.
+func (inst *Instance) unsubscribeAll(tv *tokenView) {
+	for _, id := range tv.subs {
+		inst.eng.hub.Unsubscribe(id)
+		delete(inst.subs, id)
+	}
+	tv.subs = nil
+}
+
+// fired applies a delivery from the hub. The first delivery to a parked
+// token wins; any other is dropped, and a dropped message goes back to the
+// hub so it can serve another subscription (SRD-027 FR-4, FR-8).
+func (inst *Instance) fired(m message) {
+	d := m.ev
+	ref, open := inst.subs[d.Sub]
+	var tv *tokenView
+	if open {
+		tv = inst.tokens[ref.token]
+	}
+	if !open || tv == nil || !tv.parked || tv.closed || (m.token != 0 && m.token != ref.token) {
+		if d.Kind == eventhub.Message {
+			inst.eng.hub.Reject(*d)
+		}
+		return
+	}
+	arm := ref.spec.arm
+	inst.unsubscribeAll(tv)
+	rec := Event{ElementID: arm.ID, TokenID: tv.id, Variables: cloneVars(d.Variables)}
+	switch d.Kind {
+	case eventhub.Message:
+		rec.Type, rec.Name, rec.CorrelationKey = MessageCorrelated, d.Name, d.CorrelationKey
+	case eventhub.Signal:
+		rec.Type, rec.Name = SignalReceived, d.Name
+	case eventhub.Timer:
+		rec.Type, rec.Due = TimerFired, timeOf(d.Due)
+	}
+	inst.record(rec)
+	inst.setVars(d.Variables)
+	if gate := tv.node; gate != arm {
+		// An event-based gateway: the token leaves the gate onto the arm
+		// that fired; the other arms never held a token (SRD-024).
+		inst.recordStep(codeLeft, gate, nil, tv.id)
+		inst.enter(tv, flowBetween(gate, arm))
+	}
+	inst.deliver(tv, delivery{kind: resume, arm: arm})
+}
+
+func flowBetween(from, to *model.Node) *model.Flow {
+	for _, f := range from.Outgoing {
+		if f.Target == to {
+			return f
+		}
+	}
+	panic(fmt.Sprintf("no flow from %s to %s", from.ID, to.ID))
+}
+
+// throw publishes the message or signal of throw node n for tv, then lets
+// the token go on.
+func (inst *Instance) throw(tv *tokenView, n *model.Node) {
+	inst.park(tv, WaitEvent)
+	c := inst.plan.nodes[n.Index].throw
+	switch c.def.Kind {
+	case model.EventMessage:
+		key := ""
+		if c.key != nil {
+			k, err := c.key.EvalString(inst.varsMap)
+			if err != nil {
+				tv.wait = WaitIncident
+				inst.openIncident(tv, n, 0, fmt.Sprintf("message %q correlation key: %v", c.name(), err))
+				return
+			}
+			key = k
+		}
+		inst.record(Event{Type: MessagePublished, ElementID: n.ID, TokenID: tv.id, Name: c.name(), CorrelationKey: key})
+		if err := inst.eng.PublishMessage(c.name(), key, nil, 0, ""); err != nil {
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, err.Error())
+			return
+		}
+	case model.EventSignal:
+		inst.record(Event{Type: SignalBroadcast, ElementID: n.ID, TokenID: tv.id, Name: c.name()})
+		inst.eng.BroadcastSignal(c.name(), nil)
+	}
+	inst.deliver(tv, delivery{kind: resume})
+}
+
+// timeOf formats a due time for records.
+func timeOf(t time.Time) *time.Time {
+	u := t.UTC()
+	return &u
+}
