@@ -1,0 +1,404 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// defs wraps declarations and a process body in a document.
+func defs(decls, body string) string {
+	return `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" ` +
+		`xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">` + decls +
+		`<bpmn:process id="p" isExecutable="true">` + body + `</bpmn:process></bpmn:definitions>`
+}
+
+const goMessage = `<bpmn:message id="Msg_go" name="go"><bpmn:extensionElements>` +
+	`<zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>`
+
+// catchProcess: start → message catch "go" keyed by variable key → end.
+var catchProcess = defs(goMessage, `<bpmn:startEvent id="s"/>`+
+	`<bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateCatchEvent>`+
+	`<bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="wait"/>`+
+	`<bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="e"/>`)
+
+// gatewayProcess: an event-based gateway with a message arm, a timer arm
+// (PT1H) and a signal arm.
+var gatewayProcess = defs(goMessage+`<bpmn:signal id="Sig_stop" name="stop"/>`, `<bpmn:startEvent id="s"/>`+
+	`<bpmn:eventBasedGateway id="gate"/>`+
+	`<bpmn:intermediateCatchEvent id="onMsg"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateCatchEvent>`+
+	`<bpmn:intermediateCatchEvent id="onTimer"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`+
+	`<bpmn:intermediateCatchEvent id="onSignal"><bpmn:signalEventDefinition signalRef="Sig_stop"/></bpmn:intermediateCatchEvent>`+
+	`<bpmn:endEvent id="endMsg"/><bpmn:endEvent id="endTimer"/><bpmn:endEvent id="endSignal"/>`+
+	`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="gate"/>`+
+	`<bpmn:sequenceFlow id="a1" sourceRef="gate" targetRef="onMsg"/><bpmn:sequenceFlow id="a2" sourceRef="gate" targetRef="onTimer"/>`+
+	`<bpmn:sequenceFlow id="a3" sourceRef="gate" targetRef="onSignal"/>`+
+	`<bpmn:sequenceFlow id="b1" sourceRef="onMsg" targetRef="endMsg"/><bpmn:sequenceFlow id="b2" sourceRef="onTimer" targetRef="endTimer"/>`+
+	`<bpmn:sequenceFlow id="b3" sourceRef="onSignal" targetRef="endSignal"/>`)
+
+func deploy(t *testing.T, e *engine.Engine, xml string) {
+	t.Helper()
+	_, err := e.Deploy("test.bpmn", []byte(xml))
+	require.NoError(t, err)
+}
+
+func start(t *testing.T, e *engine.Engine, vars map[string]any) *engine.Instance {
+	t.Helper()
+	inst, err := e.Start(ctxT(t), "p", vars)
+	require.NoError(t, err)
+	require.NoError(t, e.Settle(ctxT(t)))
+	return inst
+}
+
+func tokens(t *testing.T, inst *engine.Instance) []engine.Token {
+	toks, err := inst.Tokens(ctxT(t))
+	require.NoError(t, err)
+	return toks
+}
+
+// TestInboundDelivery_T1_ParkedTrackUsesNoCPU: a waiting token blocks on its
+// channel (no spinning), and completes on the fired event.
+func TestInboundDelivery_T1_ParkedTrackUsesNoCPU(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, catchProcess)
+	inst := start(t, e, map[string]any{"key": "k1"})
+	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "wait", Waiting: engine.WaitReason("message")}}, tokens(t, inst))
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	parked := 0
+	for _, g := range strings.Split(stacks, "\n\n") {
+		if strings.Contains(g, "(*track).await") {
+			assert.Contains(t, g, "[chan receive", "a parked track blocks on its channel")
+			parked++
+		}
+	}
+	assert.Equal(t, 1, parked)
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k1", Variables: map[string]any{"ok": true}}))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st)
+	assert.Equal(t, true, inst.Variables()["ok"], "message variables merge into the instance")
+}
+
+// TestInboundDelivery_T3_MessageBeforeCatch: a message published before its
+// catch opens is correlated when it opens (TTL > 0) and dropped otherwise.
+func TestInboundDelivery_T3_MessageBeforeCatch(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, catchProcess)
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "early", TTL: time.Minute}))
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "lost"}))
+	early := start(t, e, map[string]any{"key": "early"})
+	st, _ := early.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st, "a buffered message correlates when the catch opens")
+	lost := start(t, e, map[string]any{"key": "lost"})
+	assert.Equal(t, engine.Active, lost.State(), "a message with TTL 0 is not buffered")
+
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "late", TTL: time.Minute}))
+	require.NoError(t, e.Advance(ctxT(t), 2*time.Minute))
+	late := start(t, e, map[string]any{"key": "late"})
+	assert.Equal(t, engine.Active, late.State(), "an expired message is dropped")
+}
+
+func TestMessage_BufferedCorrelatesOncePerDefinitionAndDedups(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, catchProcess)
+	m := engine.Message{Name: "go", CorrelationKey: "k", TTL: time.Hour, MessageID: "m-1"}
+	require.NoError(t, e.PublishMessage(ctxT(t), m))
+	require.ErrorIs(t, e.PublishMessage(ctxT(t), m), engine.ErrDuplicateMessage)
+	first := start(t, e, map[string]any{"key": "k"})
+	second := start(t, e, map[string]any{"key": "k"})
+	assert.Equal(t, engine.Completed, first.State())
+	assert.Equal(t, engine.Active, second.State(), "a message correlates at most once per process definition")
+}
+
+// TestInboundDelivery_T4_SignalFanOut: a broadcast reaches every catcher across
+// instances through the name index; a broadcast nobody catches is a no-op.
+func TestInboundDelivery_T4_SignalFanOut(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(`<bpmn:signal id="Sig" name="alarm"/>`, `<bpmn:startEvent id="s"/>`+
+		`<bpmn:intermediateCatchEvent id="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="wait"/><bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="e"/>`))
+	var insts []*engine.Instance
+	for range 5 {
+		insts = append(insts, start(t, e, nil))
+	}
+	require.NoError(t, e.BroadcastSignal(ctxT(t), "nobody-listens", nil))
+	require.NoError(t, e.Settle(ctxT(t)))
+	for _, inst := range insts {
+		assert.Equal(t, engine.Active, inst.State())
+	}
+	require.NoError(t, e.BroadcastSignal(ctxT(t), "alarm", map[string]any{"level": 3}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	for _, inst := range insts {
+		assert.Equal(t, engine.Completed, inst.State())
+		assert.Equal(t, 3.0, inst.Variables()["level"])
+	}
+}
+
+// TestInboundDelivery_T5_CancelWakesParkedTracks: cancelling an instance with
+// parked tokens ends promptly and leaves no subscription behind.
+func TestInboundDelivery_T5_CancelWakesParkedTracks(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, gatewayProcess)
+	inst := start(t, e, map[string]any{"key": "k"})
+	_, pending := e.NextDeadline()
+	require.True(t, pending)
+	require.NoError(t, inst.Cancel(ctxT(t)))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Terminated, st)
+	_, pending = e.NextDeadline()
+	assert.False(t, pending, "the timer arm's subscription was removed")
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
+}
+
+// TestInboundDelivery_T6_CorrelationKeyMismatchKeepsWaiting: a wrong key never
+// advances a receiver; the right one does.
+func TestInboundDelivery_T6_CorrelationKeyMismatchKeepsWaiting(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, catchProcess)
+	inst := start(t, e, map[string]any{"key": "order-7"})
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "order-8"}))
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "other", CorrelationKey: "order-7"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Equal(t, engine.Active, inst.State())
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "order-7"}))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st)
+}
+
+func leftSet(inst *engine.Instance) map[string]bool {
+	out := map[string]bool{}
+	for _, id := range completed(inst) {
+		out[id] = true
+	}
+	return out
+}
+
+// TestEventGateway_1_MessageWins / 2_TimerWins / signal arm: the first event
+// routes the token onto its arm; the other arms' subscriptions are dropped.
+func TestEventGateway_ArmsWin(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fire func(t *testing.T, e *engine.Engine)
+		want string
+	}{
+		{"1_MessageWins", func(t *testing.T, e *engine.Engine) {
+			require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
+		}, "endMsg"},
+		{"2_TimerWins", func(t *testing.T, e *engine.Engine) { require.NoError(t, e.Advance(ctxT(t), time.Hour)) }, "endTimer"},
+		{"3_SignalWins", func(t *testing.T, e *engine.Engine) { require.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) }, "endSignal"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, gatewayProcess)
+			inst := start(t, e, map[string]any{"key": "k"})
+			assert.Equal(t, []engine.Token{{ID: 1, ElementID: "gate", Waiting: "event"}}, tokens(t, inst))
+			tc.fire(t, e)
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			left := leftSet(inst)
+			assert.True(t, left[tc.want])
+			ends := 0
+			for _, end := range []string{"endMsg", "endTimer", "endSignal"} {
+				if left[end] {
+					ends++
+				}
+			}
+			assert.Equal(t, 1, ends, "exactly one arm runs")
+			_, pending := e.NextDeadline()
+			assert.False(t, pending, "losing timer arm unsubscribed")
+			// The losing message arm is gone too: a new waiter gets the
+			// next message, not the finished instance.
+			next := start(t, e, map[string]any{"key": "k"})
+			require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
+			require.NoError(t, e.Settle(ctxT(t)))
+			assert.True(t, leftSet(next)["endMsg"])
+		})
+	}
+}
+
+// TestEventGateway_3_ReceiveTaskArm: a receive-task arm beside a signal arm.
+func TestEventGateway_3_ReceiveTaskArm(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(goMessage+`<bpmn:signal id="Sig" name="stop"/>`, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="gate"/>`+
+		`<bpmn:receiveTask id="recv" messageRef="Msg_go"/>`+
+		`<bpmn:intermediateCatchEvent id="onSignal"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:endEvent id="e1"/><bpmn:endEvent id="e2"/>`+
+		`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="gate"/><bpmn:sequenceFlow id="a1" sourceRef="gate" targetRef="recv"/>`+
+		`<bpmn:sequenceFlow id="a2" sourceRef="gate" targetRef="onSignal"/><bpmn:sequenceFlow id="b1" sourceRef="recv" targetRef="e1"/>`+
+		`<bpmn:sequenceFlow id="b2" sourceRef="onSignal" targetRef="e2"/>`))
+	inst := start(t, e, map[string]any{"key": "r"})
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "r"}))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st)
+	assert.True(t, leftSet(inst)["recv"])
+	assert.False(t, leftSet(inst)["e2"])
+}
+
+// TestEventGateway_4_Race: two arms fire at the same time, again and again;
+// exactly one wins every time (SRD-024 test 4, SRD-027 T-2/T-8: a message arm
+// registered by the instance and a timer arm registered by the token meet at
+// the same loop). Run under -race.
+func TestEventGateway_4_Race(t *testing.T) {
+	const rounds = 500
+	e := newEngine(t)
+	deploy(t, e, gatewayProcess)
+	wins := map[string]int{}
+	for i := range rounds {
+		key := fmt.Sprint("k", i)
+		inst := start(t, e, map[string]any{"key": key})
+		var wg sync.WaitGroup
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: key}))
+		}()
+		go func() { defer wg.Done(); assert.NoError(t, e.Advance(ctxT(t), time.Hour)) }()
+		go func() { defer wg.Done(); assert.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) }()
+		wg.Wait()
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		won := 0
+		for _, end := range []string{"endMsg", "endTimer", "endSignal"} {
+			if leftSet(inst)[end] {
+				won++
+				wins[end]++
+			}
+		}
+		require.Equal(t, 1, won, "round %d: exactly one arm wins", i)
+	}
+	t.Logf("wins over %d rounds: %v", rounds, wins)
+}
+
+func TestEventGateway_5_Validate(t *testing.T) {
+	e := newEngine(t)
+	_, err := e.Deploy("bad.bpmn", []byte(defs(goMessage, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="gate"/>`+
+		`<bpmn:intermediateCatchEvent id="onMsg"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="gate"/><bpmn:sequenceFlow id="a1" sourceRef="gate" targetRef="onMsg"/>`)))
+	var de *engine.DeployError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "gate", de.ElementID)
+}
+
+func TestTimer_IntermediateOnVirtualClock(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+
+		`<bpmn:intermediateCatchEvent id="wait"><bpmn:timerEventDefinition><bpmn:timeDuration>= "PT" + string(minutes) + "M"</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`+
+		`<bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="wait"/><bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="e"/>`))
+	inst := start(t, e, map[string]any{"minutes": 10})
+	due, ok := e.NextDeadline()
+	require.True(t, ok)
+	assert.Equal(t, clock.Epoch.Add(10*time.Minute), due)
+	require.NoError(t, e.Advance(ctxT(t), 9*time.Minute))
+	assert.Equal(t, engine.Active, inst.State())
+	require.NoError(t, e.Advance(ctxT(t), time.Minute))
+	assert.Equal(t, engine.Completed, inst.State())
+	var fired *engine.Event
+	for _, ev := range inst.History() {
+		if ev.Type == engine.TimerFired {
+			fired = &ev
+		}
+	}
+	require.NotNil(t, fired)
+	assert.Equal(t, clock.Epoch.Add(10*time.Minute), fired.Time)
+}
+
+func TestTimer_StartEventCycleIsBounded(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"><bpmn:timerEventDefinition><bpmn:timeCycle>R3/PT10M</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>`+
+		`<bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="e"/>`))
+	var started atomic.Int64
+	unsubscribe := e.Subscribe(func(ev engine.Event) {
+		if ev.Type == engine.InstanceStarted {
+			started.Add(1)
+		}
+	})
+	defer unsubscribe()
+	require.NoError(t, e.Advance(ctxT(t), 24*time.Hour))
+	assert.Equal(t, int64(3), started.Load(), "R3 starts exactly three instances")
+	_, pending := e.NextDeadline()
+	assert.False(t, pending)
+
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"><bpmn:timerEventDefinition><bpmn:timeCycle>R/PT1M</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>`+
+		`<bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="e"/>`))
+	started.Store(0)
+	require.NoError(t, e.Advance(ctxT(t), 365*24*time.Hour), "an unbounded cycle never makes Advance loop forever")
+	assert.Equal(t, int64(1000), started.Load(), "an unbounded cycle stops after MaxCycleFirings")
+}
+
+func TestMessage_StartEventOncePerKey(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(`<bpmn:message id="Msg_order" name="order"/>`, `<bpmn:startEvent id="s"><bpmn:messageEventDefinition messageRef="Msg_order"/></bpmn:startEvent>`+
+		`<bpmn:userTask id="handle"/><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="handle"/><bpmn:sequenceFlow id="f2" sourceRef="handle" targetRef="e"/>`))
+	for range 3 {
+		require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "order", CorrelationKey: "o-1", Variables: map[string]any{"n": 1}}))
+	}
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "order", CorrelationKey: "o-2"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Len(t, e.Instances(), 2, "one instance per active correlation key")
+	for _, j := range e.Jobs(engine.JobFilter{}) {
+		require.NoError(t, e.CompleteJob(ctxT(t), j.Key, nil))
+	}
+	require.NoError(t, e.Settle(ctxT(t)))
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "order", CorrelationKey: "o-1"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Len(t, e.Instances(), 1, "once the first has ended the key may start another")
+}
+
+func TestMessage_ThrowCorrelatesAcrossInstances(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(goMessage+`<bpmn:signal id="Sig" name="done"/>`, `<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="g" default="toCatch"/>`+
+		`<bpmn:intermediateThrowEvent id="send"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:endEvent id="e1"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:endEvent><bpmn:endEvent id="e2"/>`+
+		`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="g"/>`+
+		`<bpmn:sequenceFlow id="toSend" sourceRef="g" targetRef="send"><bpmn:conditionExpression>= sender</bpmn:conditionExpression></bpmn:sequenceFlow>`+
+		`<bpmn:sequenceFlow id="toCatch" sourceRef="g" targetRef="wait"/>`+
+		`<bpmn:sequenceFlow id="f3" sourceRef="send" targetRef="e1"/><bpmn:sequenceFlow id="f4" sourceRef="wait" targetRef="e2"/>`))
+	receiver := start(t, e, map[string]any{"sender": false, "key": "x"})
+	sender := start(t, e, map[string]any{"sender": true, "key": "x"})
+	for _, inst := range []*engine.Instance{receiver, sender} {
+		st, _ := inst.Wait(ctxT(t))
+		assert.Equal(t, engine.Completed, st)
+	}
+}
+
+// TestEvents_StressRepeated publishes to many waiting instances from several
+// goroutines at once.
+func TestEvents_ConcurrentCorrelation(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, catchProcess)
+	const n = 200
+	insts := make([]*engine.Instance, n)
+	for i := range n {
+		inst, err := e.Start(ctxT(t), "p", map[string]any{"key": fmt.Sprint(i)})
+		require.NoError(t, err)
+		insts[i] = inst
+	}
+	require.NoError(t, e.Settle(ctxT(t)))
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 4 {
+				assert.NoError(t, e.PublishMessage(context.Background(), engine.Message{Name: "go", CorrelationKey: fmt.Sprint(i)}))
+			}
+		}()
+	}
+	wg.Wait()
+	for _, inst := range insts {
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+	}
+}
