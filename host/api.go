@@ -1,0 +1,264 @@
+package host
+
+import (
+	"context"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// Deploy parses, validates and registers the executable processes of a
+// BPMN 2.0 XML document, as engine.Engine.Deploy does; an invalid document
+// is a *engine.DeployError.
+func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.Deployment, error) {
+	var res struct {
+		Name      string           `json:"name"`
+		Processes []engine.Process `json:"processes"`
+	}
+	err := e.call(ctx, "deploy", struct {
+		Name string `json:"name"`
+		XML  string `json:"xml"`
+	}{name, string(bpmn)}, &res)
+	if err != nil {
+		if de, ok := err.(*engine.DeployError); ok {
+			de.File = name
+		}
+		return nil, err
+	}
+	return &engine.Deployment{Name: res.Name, Processes: res.Processes}, nil
+}
+
+// Start starts an instance of the newest version of processID and returns
+// its key once the engine has settled.
+func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
+	var res struct {
+		InstanceKey int64 `json:"instanceKey"`
+	}
+	err := e.call(ctx, "start", struct {
+		ProcessID string         `json:"processId"`
+		Variables map[string]any `json:"variables,omitempty"`
+	}{processID, vars}, &res)
+	return res.InstanceKey, err
+}
+
+// Message is a message to publish.
+type Message struct {
+	Name           string
+	CorrelationKey string
+	Variables      map[string]any
+	// TTL is how long an uncorrelated message stays buffered (virtual time).
+	TTL time.Duration
+	// MessageID deduplicates: a second message with the same id while the
+	// first is buffered is dropped.
+	MessageID string
+}
+
+// PublishMessage publishes msg to the instance waiting for it.
+func (e *Engine) PublishMessage(ctx context.Context, msg Message) error {
+	return e.call(ctx, "publish_message", struct {
+		Name           string         `json:"name"`
+		CorrelationKey string         `json:"correlationKey,omitempty"`
+		Variables      map[string]any `json:"variables,omitempty"`
+		TTLMs          float64        `json:"ttlMs,omitempty"`
+		MessageID      string         `json:"messageId,omitempty"`
+	}{msg.Name, msg.CorrelationKey, msg.Variables, float64(msg.TTL) / float64(time.Millisecond), msg.MessageID}, nil)
+}
+
+// BroadcastSignal delivers a signal to every instance waiting for it.
+func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
+	return e.call(ctx, "broadcast_signal", struct {
+		Name      string         `json:"name"`
+		Variables map[string]any `json:"variables,omitempty"`
+	}{name, vars}, nil)
+}
+
+// Jobs returns the activatable jobs matching f, ordered by key.
+func (e *Engine) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
+	var jobs []engine.Job
+	err := e.call(ctx, "jobs", struct {
+		Type        string `json:"type,omitempty"`
+		InstanceKey int64  `json:"instanceKey,omitempty"`
+		ElementID   string `json:"elementId,omitempty"`
+	}{f.Type, f.InstanceKey, f.ElementID}, &jobs)
+	return jobs, err
+}
+
+type jobRequest struct {
+	JobKey    int64          `json:"jobKey"`
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// CompleteJob completes a job; vars are merged into the process variables.
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+	return e.call(ctx, "complete_job", jobRequest{key, vars}, nil)
+}
+
+// FailJob reports a failed attempt at a job; with retries 0 an incident
+// holds the token.
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+	return e.call(ctx, "fail_job", struct {
+		JobKey  int64  `json:"jobKey"`
+		Retries int    `json:"retries"`
+		Message string `json:"message,omitempty"`
+	}{key, retries, message}, nil)
+}
+
+// ThrowError raises the BPMN error code from a job's element.
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	return e.call(ctx, "throw_error", struct {
+		JobKey    int64          `json:"jobKey"`
+		ErrorCode string         `json:"errorCode"`
+		Message   string         `json:"message,omitempty"`
+		Variables map[string]any `json:"variables,omitempty"`
+	}{key, code, message, vars}, nil)
+}
+
+// Incidents returns the open incidents of live instances, ordered by key.
+func (e *Engine) Incidents(ctx context.Context) ([]engine.Incident, error) {
+	var out []engine.Incident
+	err := e.call(ctx, "incidents", struct{}{}, &out)
+	return out, err
+}
+
+// ResolveIncident retries what an incident holds.
+func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
+	return e.call(ctx, "resolve_incident", struct {
+		IncidentKey int64 `json:"incidentKey"`
+	}{key}, nil)
+}
+
+// Advance moves the virtual clock forward by d, firing due timers in order.
+func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
+	return e.call(ctx, "advance", struct {
+		ByMs float64 `json:"byMs"`
+	}{float64(d) / float64(time.Millisecond)}, nil)
+}
+
+// AdvanceTo moves the virtual clock to t (a t in the past changes nothing).
+func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
+	return e.call(ctx, "advance", struct {
+		To string `json:"to"`
+	}{t.UTC().Format(time.RFC3339Nano)}, nil)
+}
+
+// Now returns the module clock's reading after the last call.
+func (e *Engine) Now() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now
+}
+
+// NextDeadline returns when the earliest pending timer is due, as of the
+// last call, and false when none is pending.
+func (e *Engine) NextDeadline() (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.deadline == nil {
+		return time.Time{}, false
+	}
+	return *e.deadline, true
+}
+
+// Settle returns at once: every call already runs until the engine
+// settles. It exists so code written against engine.Engine runs unchanged.
+func (e *Engine) Settle(ctx context.Context) error { return ctx.Err() }
+
+type instanceRequest struct {
+	InstanceKey int64 `json:"instanceKey"`
+}
+
+// InstanceInfo is an instance's state, variables and open incidents.
+type InstanceInfo struct {
+	Key       int64             `json:"key"`
+	ProcessID string            `json:"processId"`
+	State     engine.State      `json:"state"`
+	Message   string            `json:"message"`
+	Variables map[string]any    `json:"variables"`
+	Incidents []engine.Incident `json:"incidents"`
+}
+
+// Instance returns a live or recently finished instance's state, variables
+// and incidents; an unknown key is ErrUnknownInstance.
+func (e *Engine) Instance(ctx context.Context, key int64) (*InstanceInfo, error) {
+	var info InstanceInfo
+	if err := e.call(ctx, "instance", instanceRequest{key}, &info); err != nil {
+		return nil, err
+	}
+	return &info, nil
+}
+
+// State returns an instance's lifecycle state.
+func (e *Engine) State(ctx context.Context, key int64) (engine.State, error) {
+	info, err := e.Instance(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	return info.State, nil
+}
+
+// Variables returns a copy of an instance's variables.
+func (e *Engine) Variables(ctx context.Context, key int64) (map[string]any, error) {
+	info, err := e.Instance(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return info.Variables, nil
+}
+
+// Tokens returns where every token of an instance is and why it waits.
+func (e *Engine) Tokens(ctx context.Context, key int64) ([]engine.Token, error) {
+	var toks []engine.Token
+	err := e.call(ctx, "tokens", instanceRequest{key}, &toks)
+	return toks, err
+}
+
+// History returns an instance's event stream so far.
+func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error) {
+	var evs []engine.Event
+	err := e.call(ctx, "history", instanceRequest{key}, &evs)
+	return evs, err
+}
+
+// Cancel terminates an instance.
+func (e *Engine) Cancel(ctx context.Context, key int64) error {
+	return e.call(ctx, "cancel", instanceRequest{key}, nil)
+}
+
+// Subscribe calls fn with every event record the module produces, in each
+// instance's order. fn runs on the goroutine of the call that produced the
+// records, after that call returned from the module and released the
+// Engine's mutex, so fn may call the Engine (its records are delivered
+// after fn returns). A panic in fn is not recovered. The returned function
+// unsubscribes.
+func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func()) {
+	e.obsMu.Lock()
+	defer e.obsMu.Unlock()
+	if e.observers == nil {
+		e.observers = map[int]func(engine.Event){}
+	}
+	id := e.nextObs
+	e.nextObs++
+	e.observers[id] = fn
+	return func() {
+		e.obsMu.Lock()
+		defer e.obsMu.Unlock()
+		delete(e.observers, id)
+	}
+}
+
+// notify hands events to the observers, in subscription order.
+func (e *Engine) notify(events []engine.Event) {
+	e.obsMu.Lock()
+	fns := make([]func(engine.Event), 0, len(e.observers))
+	for id := 0; id < e.nextObs; id++ {
+		if fn, ok := e.observers[id]; ok {
+			fns = append(fns, fn)
+		}
+	}
+	e.obsMu.Unlock()
+	for _, fn := range fns {
+		for _, ev := range events {
+			fn(ev)
+		}
+	}
+}

@@ -1,0 +1,499 @@
+// Package host runs flowtrack's WebAssembly module (wasm/, embedded as
+// flowtrack.wasm) inside any Go program through wazero, behind the same
+// operations as the native engine package and with the same Go types
+// (engine.Event, engine.Job, engine.Token, engine.DeployError...), so that
+// tests and tools can drive either one.
+//
+//	e, err := host.New(ctx)
+//	defer e.Close(ctx)
+//	e.Deploy(ctx, "order.bpmn", xml)
+//	key, _ := e.Start(ctx, "order", map[string]any{"amount": 120})
+//	for _, job := range must(e.Jobs(ctx, engine.JobFilter{Type: "check-order"})) {
+//		e.CompleteJob(ctx, job.Key, map[string]any{"valid": true})
+//	}
+//	state, _ := e.State(ctx, key)
+//
+// Every call runs inside the module until the engine settles, so a call's
+// effects (and its events, see Subscribe) are complete when it returns.
+// Time is virtual: it moves only through Advance and AdvanceTo; NextDeadline
+// says when the next timer is due.
+//
+// # Why one module instance per Engine, behind a mutex?
+//
+// A wasm instance has one linear memory and runs one call at a time, so an
+// Engine serialises its calls with a mutex. Independent workloads that need
+// parallelism create one Engine each: all Engines of a process share one
+// compiled module, so a further Engine costs only instantiation (a few
+// milliseconds), not compilation.
+package host
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// Module is the flowtrack WebAssembly module this package was built with
+// (make builds it into host/flowtrack.wasm before compiling this package).
+//
+//go:embed flowtrack.wasm
+var Module []byte
+
+// ABIVersion is the wasm/ABI.md version this package speaks. New refuses a
+// module that reports another.
+const ABIVersion = 1
+
+// MaxRequest is the module's request size limit (16 MiB). Larger requests
+// are sent anyway so that the module reports them; they fail with a
+// BAD_REQUEST *Error.
+const MaxRequest = 16 << 20
+
+// ErrTrapped is returned by every call on an Engine whose module trapped
+// (stopped without returning: a crash, or a context cancelled mid-call).
+// The module was discarded with its instances; create a new Engine.
+var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
+
+// ErrUnknownInstance is returned by the per-instance calls for a key that
+// names no live or recently finished instance.
+var ErrUnknownInstance = errors.New("flowtrack: unknown instance")
+
+// ErrUnsupported is returned for operations the module's engine cannot do
+// yet (code UNSUPPORTED).
+var ErrUnsupported = errors.New("flowtrack: unsupported operation")
+
+// ErrBadRequest is returned when the module rejects a request (code
+// BAD_REQUEST or UNKNOWN_OPERATION): malformed, oversized or inconsistent.
+var ErrBadRequest = errors.New("flowtrack: bad request")
+
+// config is what the options set; its zero value is the default.
+type config struct {
+	module   []byte
+	cache    wazero.CompilationCache
+	ownCache bool // cache (possibly nil) was chosen by WithCompilationCache
+	stderr   io.Writer
+}
+
+// Option configures an Engine at New.
+type Option func(*config)
+
+// WithModule runs wasm instead of the embedded Module (for example a module
+// built with other flags). The module must speak ABIVersion.
+func WithModule(wasm []byte) Option { return func(c *config) { c.module = wasm } }
+
+// WithCompilationCache compiles the module in a runtime of its own that
+// uses cache (nil: no cache, every New compiles from scratch, which takes
+// about a second). By default all Engines of a process share one runtime
+// and one compiled module, cached on disk in os.UserCacheDir()/flowtrack
+// (in memory when that directory is unusable), so that only the first New
+// of the first process compiles.
+func WithCompilationCache(cache wazero.CompilationCache) Option {
+	return func(c *config) { c.cache, c.ownCache = cache, true }
+}
+
+// WithStderr copies what the module writes to stderr (only a crash report)
+// to w. Either way the end of it is kept for the error of a trap.
+func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
+
+// compiled is a runtime with the module compiled in it.
+type compiled struct {
+	rt  wazero.Runtime
+	mod wazero.CompiledModule
+}
+
+var (
+	sharedMu sync.Mutex
+	shared   *compiled
+)
+
+// sharedRuntime returns the process-wide runtime for the embedded module.
+func sharedRuntime(ctx context.Context) (*compiled, error) {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	if shared != nil {
+		return shared, nil
+	}
+	c, err := compile(ctx, Module, defaultCache())
+	if err != nil {
+		return nil, err
+	}
+	shared = c
+	return c, nil
+}
+
+// defaultCache is a disk cache under the user cache directory, or an
+// in-memory one when there is no usable directory.
+func defaultCache() wazero.CompilationCache {
+	if dir, err := os.UserCacheDir(); err == nil {
+		if cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "flowtrack", "wazero")); err == nil {
+			return cache
+		}
+	}
+	return wazero.NewCompilationCache()
+}
+
+// compile makes a compiler runtime (never the interpreter: it is ~300x
+// slower) with WASI and compiles wasm in it.
+func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*compiled, error) {
+	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true)
+	if cache != nil {
+		cfg = cfg.WithCompilationCache(cache)
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("flowtrack host: WASI: %w", err)
+	}
+	mod, err := rt.CompileModule(ctx, wasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("flowtrack host: compile module: %w", err)
+	}
+	return &compiled{rt: rt, mod: mod}, nil
+}
+
+// Engine is one flowtrack module instance: one engine with its deployed
+// processes, instances and virtual clock.
+//
+// Its methods are safe for concurrent use: a mutex serialises them, so one
+// wasm instance is never entered from two goroutines. Observers registered
+// with Subscribe run on the goroutine that made the call, after the call has
+// released the mutex, so they may call the Engine.
+//
+// If the module traps, the call returns an error wrapping ErrTrapped, the
+// module instance is closed, and every later call returns ErrTrapped: the
+// Engine is not repaired, because the instances it ran are gone. Create a
+// new Engine (cheap: the compiled module is shared).
+type Engine struct {
+	mu       sync.Mutex
+	own      wazero.Runtime // nil when the runtime is shared
+	mod      api.Module
+	fns      map[string]api.Function
+	alloc    api.Function
+	free     api.Function
+	reqPtr   uint32 // reusable request buffer in linear memory
+	reqCap   uint32
+	stderr   *tailBuffer
+	trapped  error
+	now      time.Time
+	deadline *time.Time
+
+	obsMu     sync.Mutex
+	observers map[int]func(engine.Event)
+	nextObs   int
+}
+
+// operations are the operation exports of ABI version 1.
+var operations = []string{
+	"deploy", "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
+	"resolve_incident", "advance", "tokens", "instance", "history", "jobs", "incidents", "cancel", "now", "call",
+}
+
+// New instantiates the module and initialises it.
+func New(ctx context.Context, opts ...Option) (*Engine, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := &Engine{stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(operations))}
+	var c *compiled
+	var err error
+	if cfg.module == nil && !cfg.ownCache {
+		c, err = sharedRuntime(ctx)
+	} else {
+		wasm := cfg.module
+		if wasm == nil {
+			wasm = Module
+		}
+		c, err = compile(ctx, wasm, cfg.cache)
+		if c != nil {
+			e.own = c.rt
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	mc := wazero.NewModuleConfig().WithName("").WithStartFunctions().
+		WithSysWalltime().WithSysNanotime().WithStderr(e.stderr)
+	e.mod, err = c.rt.InstantiateModule(ctx, c.mod, mc)
+	if err != nil {
+		e.closeRuntime(ctx)
+		return nil, fmt.Errorf("flowtrack host: instantiate module: %w", err)
+	}
+	if err := e.bind(ctx); err != nil {
+		e.mod.Close(ctx)
+		e.closeRuntime(ctx)
+		return nil, err
+	}
+	return e, nil
+}
+
+// bind initialises the reactor and caches the exports.
+func (e *Engine) bind(ctx context.Context) error {
+	init := e.mod.ExportedFunction("_initialize")
+	if init == nil {
+		return errors.New("flowtrack host: module exports no _initialize (not a reactor)")
+	}
+	if _, err := init.Call(ctx); err != nil {
+		return fmt.Errorf("flowtrack host: _initialize: %w%s", err, e.stderr.suffix())
+	}
+	version := e.mod.ExportedFunction("abi_version")
+	if version == nil {
+		return errors.New("flowtrack host: module exports no abi_version")
+	}
+	res, err := version.Call(ctx)
+	if err != nil {
+		return fmt.Errorf("flowtrack host: abi_version: %w", err)
+	}
+	if v := uint32(res[0]); v != ABIVersion {
+		return fmt.Errorf("flowtrack host: module speaks ABI version %d, this host speaks %d", v, ABIVersion)
+	}
+	e.alloc, e.free = e.mod.ExportedFunction("alloc"), e.mod.ExportedFunction("free")
+	if e.alloc == nil || e.free == nil {
+		return errors.New("flowtrack host: module exports no alloc/free")
+	}
+	for _, op := range operations {
+		fn := e.mod.ExportedFunction(op)
+		if fn == nil {
+			return fmt.Errorf("flowtrack host: module exports no operation %q", op)
+		}
+		e.fns[op] = fn
+	}
+	return nil
+}
+
+func (e *Engine) closeRuntime(ctx context.Context) {
+	if e.own != nil {
+		e.own.Close(ctx)
+	}
+}
+
+// Close discards the module instance and everything it holds. Calls after
+// Close return ErrClosed (engine.ErrClosed).
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mod == nil {
+		return nil
+	}
+	err := e.mod.Close(ctx)
+	e.mod = nil
+	e.closeRuntime(ctx)
+	return err
+}
+
+// envelope is the module's response (wasm/ABI.md).
+type envelope struct {
+	OK           bool            `json:"ok"`
+	Result       json.RawMessage `json:"result"`
+	Error        *Error          `json:"error"`
+	Events       []engine.Event  `json:"events"`
+	Now          time.Time       `json:"now"`
+	NextDeadline *time.Time      `json:"nextDeadline"`
+}
+
+// Call runs the module operation op with a JSON request and returns the raw
+// JSON result. It is the escape hatch under the typed methods (and what
+// tests use to send requests the typed methods cannot make). An error
+// response is returned as an *Error.
+func (e *Engine) Call(ctx context.Context, op string, request []byte) (json.RawMessage, error) {
+	env, err := e.invoke(ctx, op, request)
+	if err != nil {
+		return nil, err
+	}
+	return env.Result, nil
+}
+
+// call marshals req, runs op and unmarshals the result into out (if not nil).
+func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("flowtrack host: %s: encode request: %w", op, err)
+	}
+	env, err := e.invoke(ctx, op, data)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if err := json.Unmarshal(env.Result, out); err != nil {
+			return fmt.Errorf("flowtrack host: %s: decode result: %w", op, err)
+		}
+	}
+	return nil
+}
+
+// invoke runs one operation under the mutex, then hands the call's events
+// to the observers outside it.
+func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, error) {
+	e.mu.Lock()
+	env, err := e.invokeLocked(ctx, op, req)
+	e.mu.Unlock()
+	if env != nil && len(env.Events) > 0 {
+		e.notify(env.Events)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !env.OK {
+		if env.Error == nil {
+			return nil, fmt.Errorf("flowtrack host: %s: error response without error", op)
+		}
+		return nil, env.Error.native()
+	}
+	return env, nil
+}
+
+func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*envelope, error) {
+	switch {
+	case e.trapped != nil:
+		return nil, fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
+	case e.mod == nil:
+		return nil, engine.ErrClosed
+	}
+	fn := e.fns[op]
+	if fn == nil {
+		return nil, &Error{Code: "UNKNOWN_OPERATION", Message: fmt.Sprintf("unknown operation %q", op)}
+	}
+	ptr, err := e.request(ctx, req)
+	if err != nil {
+		return nil, e.trap(ctx, op, err)
+	}
+	res, err := fn.Call(ctx, uint64(ptr), uint64(len(req)))
+	if err != nil {
+		return nil, e.trap(ctx, op, err)
+	}
+	rptr, rlen := uint32(res[0]>>32), uint32(res[0])
+	view, ok := e.mod.Memory().Read(rptr, rlen)
+	if !ok {
+		return nil, e.trap(ctx, op, fmt.Errorf("response (%d, %d) outside linear memory", rptr, rlen))
+	}
+	env := new(envelope)
+	err = json.Unmarshal(view, env) // decoding copies out of the view
+	if _, ferr := e.free.Call(ctx, uint64(rptr)); ferr != nil {
+		return nil, e.trap(ctx, op, ferr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+	}
+	e.now, e.deadline = env.Now, env.NextDeadline
+	return env, nil
+}
+
+// request writes req into the reusable request buffer, growing it as
+// needed, and returns its address. A request over MaxRequest is not
+// written: the module rejects it by its length alone.
+func (e *Engine) request(ctx context.Context, req []byte) (uint32, error) {
+	n := uint32(len(req))
+	if len(req) > MaxRequest || n == 0 {
+		return 0, nil
+	}
+	if n > e.reqCap {
+		if e.reqPtr != 0 {
+			if _, err := e.free.Call(ctx, uint64(e.reqPtr)); err != nil {
+				return 0, err
+			}
+		}
+		size := max(n, 64<<10)
+		if n > size/2 && size < MaxRequest {
+			size = min(2*n, MaxRequest)
+		}
+		res, err := e.alloc.Call(ctx, uint64(size))
+		if err != nil {
+			return 0, err
+		}
+		e.reqPtr, e.reqCap = uint32(res[0]), size
+		if e.reqPtr == 0 {
+			e.reqCap = 0
+			return 0, fmt.Errorf("alloc(%d) failed", size)
+		}
+	}
+	if !e.mod.Memory().Write(e.reqPtr, req) {
+		return 0, fmt.Errorf("request buffer (%d, %d) outside linear memory", e.reqPtr, n)
+	}
+	return e.reqPtr, nil
+}
+
+// trap discards the module after a failed call and returns the error to
+// report.
+func (e *Engine) trap(ctx context.Context, op string, cause error) error {
+	err := fmt.Errorf("%w: %s: %v%s", ErrTrapped, op, cause, e.stderr.suffix())
+	e.trapped = err
+	_ = e.mod.Close(ctx)
+	e.closeRuntime(ctx)
+	return err
+}
+
+// Trapped returns the error that discarded the module, or nil.
+func (e *Engine) Trapped() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.trapped
+}
+
+// tailBuffer keeps the last max bytes written (the module's crash report).
+type tailBuffer struct {
+	mu   sync.Mutex
+	max  int
+	buf  []byte
+	copy io.Writer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.copy != nil {
+		_, _ = t.copy.Write(p)
+	}
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(p), nil
+}
+
+// suffix formats what the module wrote for an error message.
+func (t *tailBuffer) suffix() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := bytes.TrimSpace(t.buf)
+	if len(s) == 0 {
+		return ""
+	}
+	if i := bytes.IndexByte(s, '\n'); i > 0 {
+		s = s[:i] // the panic line; the goroutine dump is noise here
+	}
+	return "; module stderr: " + string(s)
+}
+
+// DebugTrap calls the module's test-only debug_trap export, which crashes
+// the module on purpose; the Engine is discarded as after any trap. It
+// exists to test trap handling and returns an error wrapping ErrTrapped.
+func (e *Engine) DebugTrap(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.trapped != nil || e.mod == nil {
+		return ErrTrapped
+	}
+	fn := e.mod.ExportedFunction("debug_trap")
+	if fn == nil {
+		return errors.New("flowtrack host: module exports no debug_trap")
+	}
+	_, err := fn.Call(ctx)
+	if err == nil {
+		err = errors.New("debug_trap returned")
+	}
+	return e.trap(ctx, "debug_trap", err)
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// abiVersion is the version documented in ABI.md.
+const abiVersion = 1
+
+// maxRequest bounds a request: larger ones are rejected before decoding.
+const maxRequest = 16 << 20
+
+// module is the engine behind the exports plus what a call collects. Calls
+// are serialised by the host (a wasm instance is single-threaded); mu only
+// guards the event buffer, which the engine's observer goroutine fills.
+type module struct {
+	clock *clock.Virtual
+	eng   *engine.Engine
+
+	mu     sync.Mutex
+	events []engine.Event
+}
+
+func newModule() *module {
+	m := &module{clock: clock.NewVirtual(clock.Epoch)}
+	eng, err := engine.New(engine.WithClock(m.clock))
+	if err != nil {
+		panic(err) // only invalid options fail, and there are none
+	}
+	m.eng = eng
+	eng.Subscribe(func(ev engine.Event) {
+		m.mu.Lock()
+		m.events = append(m.events, ev)
+		m.mu.Unlock()
+	})
+	return m
+}
+
+// response is the envelope of every answer (ABI.md, "The response envelope").
+type response struct {
+	OK           bool           `json:"ok"`
+	Result       any            `json:"result"`
+	Error        *callError     `json:"error,omitempty"`
+	Events       []engine.Event `json:"events"`
+	Now          string         `json:"now"`
+	NextDeadline *string        `json:"nextDeadline"`
+}
+
+// callError is an error response's error object.
+type callError struct {
+	Code      string           `json:"code"`
+	Message   string           `json:"message"`
+	ElementID string           `json:"elementId,omitempty"`
+	ProcessID string           `json:"processId,omitempty"`
+	Problems  []engine.Problem `json:"problems,omitempty"`
+}
+
+func (e *callError) Error() string { return e.Message }
+
+// Error codes (ABI.md, "Error codes").
+const (
+	codeBadRequest      = "BAD_REQUEST"
+	codeUnknownOp       = "UNKNOWN_OPERATION"
+	codeDeployFailed    = "DEPLOY_FAILED"
+	codeUnknownProcess  = "UNKNOWN_PROCESS"
+	codeNoNoneStart     = "NO_NONE_START"
+	codeUnknownInstance = "UNKNOWN_INSTANCE"
+	codeUnknownJob      = "UNKNOWN_JOB"
+	codeUnknownIncident = "UNKNOWN_INCIDENT"
+	codeInstanceEnded   = "INSTANCE_ENDED"
+	codeBadVariables    = "BAD_VARIABLES"
+	codeUnsupported     = "UNSUPPORTED"
+	codeInternal        = "INTERNAL"
+)
+
+// errUnknownInstance is what operations on an unknown instance key return.
+var errUnknownInstance = errors.New("flowtrack: unknown instance")
+
+func badRequest(format string, args ...any) *callError {
+	return &callError{Code: codeBadRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// toCallError maps engine errors to their stable ABI codes.
+func toCallError(err error) *callError {
+	var ce *callError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var de *engine.DeployError
+	if errors.As(err, &de) {
+		return &callError{Code: codeDeployFailed, Message: de.Error(), ElementID: de.ElementID,
+			ProcessID: de.ProcessID, Problems: de.Problems}
+	}
+	code := codeInternal
+	for _, c := range []struct {
+		err  error
+		code string
+	}{
+		{engine.ErrUnknownProcess, codeUnknownProcess},
+		{engine.ErrNoNoneStart, codeNoNoneStart},
+		{engine.ErrUnknownJob, codeUnknownJob},
+		{engine.ErrUnknownIncident, codeUnknownIncident},
+		{engine.ErrInstanceEnded, codeInstanceEnded},
+		{engine.ErrBadVariables, codeBadVariables},
+		{errUnknownInstance, codeUnknownInstance},
+	} {
+		if errors.Is(err, c.err) {
+			code = c.code
+			break
+		}
+	}
+	return &callError{Code: code, Message: err.Error()}
+}
+
+// call runs operation op on the JSON request req, settles the engine and
+// returns the JSON response. It never panics.
+func (m *module) call(op string, req []byte) []byte { return m.respond(m.run(op, req)) }
+
+// respond completes resp with the call's events, the clock and the next
+// deadline, and encodes it.
+func (m *module) respond(resp response) []byte {
+	m.mu.Lock()
+	resp.Events = m.events
+	m.events = nil
+	m.mu.Unlock()
+	if resp.Events == nil {
+		resp.Events = []engine.Event{}
+	}
+	resp.Now = formatTime(m.clock.Now())
+	if due, ok := m.clock.NextDue(); ok {
+		s := formatTime(due)
+		resp.NextDeadline = &s
+	}
+	out, err := json.Marshal(resp)
+	if err != nil {
+		// A result JSON cannot carry: report it instead of losing the call.
+		out, _ = json.Marshal(response{Error: &callError{Code: codeInternal, Message: "encode response: " + err.Error()},
+			Events: []engine.Event{}, Now: resp.Now, NextDeadline: resp.NextDeadline})
+	}
+	return out
+}
+
+// run dispatches op and turns panics into INTERNAL errors.
+func (m *module) run(op string, req []byte) (resp response) {
+	defer func() {
+		if p := recover(); p != nil {
+			resp = response{Error: &callError{Code: codeInternal, Message: fmt.Sprintf("operation %s panicked: %v", op, p)}}
+		}
+	}()
+	if len(req) > maxRequest {
+		return response{Error: badRequest("%s: request of %d bytes exceeds the limit of %d bytes", op, len(req), maxRequest)}
+	}
+	fn, ok := operations[op]
+	if !ok {
+		return response{Error: &callError{Code: codeUnknownOp, Message: fmt.Sprintf("unknown operation %q", op)}}
+	}
+	ctx := context.Background()
+	result, err := fn(ctx, m, req)
+	if serr := m.eng.Settle(ctx); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return response{Error: toCallError(err)}
+	}
+	return response{OK: true, Result: result}
+}
+
+// decode strictly decodes the JSON request data into v: unknown fields,
+// wrong types and trailing data are BAD_REQUEST errors naming the field.
+// Empty data means {}.
+func decode(op string, data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		data = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var te *json.UnmarshalTypeError
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &te) && te.Field != "":
+			return badRequest("%s: field %q: expected %s, got JSON %s", op, te.Field, te.Type, te.Value)
+		case errors.As(err, &te):
+			return badRequest("%s: request must be a JSON object, got JSON %s", op, te.Value)
+		case errors.As(err, &se):
+			return badRequest("%s: malformed JSON at byte %d: %v", op, se.Offset, err)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return badRequest("%s: %s", op, strings.TrimPrefix(err.Error(), "json: "))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return badRequest("%s: malformed JSON: unexpected end of input", op)
+		}
+		return badRequest("%s: malformed JSON: %v", op, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("%s: malformed JSON: data after the request object", op)
+	}
+	return nil
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

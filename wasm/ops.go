@@ -1,0 +1,389 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// operation runs one ABI operation on its JSON request.
+type operation func(ctx context.Context, m *module, req []byte) (any, error)
+
+// operations maps export names to their implementation (ABI.md,
+// "Operations"). The exports and the generic "call" both dispatch here.
+var operations map[string]operation
+
+func init() {
+	operations = map[string]operation{
+		"deploy":           opDeploy,
+		"start":            opStart,
+		"publish_message":  opPublishMessage,
+		"broadcast_signal": opBroadcastSignal,
+		"complete_job":     opCompleteJob,
+		"fail_job":         opFailJob,
+		"throw_error":      opThrowError,
+		"resolve_incident": opResolveIncident,
+		"advance":          opAdvance,
+		"tokens":           opTokens,
+		"instance":         opInstance,
+		"history":          opHistory,
+		"jobs":             opJobs,
+		"incidents":        opIncidents,
+		"cancel":           opCancel,
+		"now":              opNow,
+		"call":             opCall,
+	}
+}
+
+func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		Name string  `json:"name"`
+		XML  *string `json:"xml"`
+	}
+	if err := decode("deploy", data, &req); err != nil {
+		return nil, err
+	}
+	if req.XML == nil {
+		return nil, badRequest("deploy: field \"xml\" is required")
+	}
+	if req.Name == "" {
+		req.Name = "model.bpmn"
+	}
+	d, err := m.eng.Deploy(req.Name, []byte(*req.XML))
+	if err != nil {
+		return nil, err
+	}
+	return deployResult{Name: d.Name, Processes: d.Processes}, nil
+}
+
+type deployResult struct {
+	Name      string           `json:"name"`
+	Processes []engine.Process `json:"processes"`
+}
+
+func opStart(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		ProcessID string         `json:"processId"`
+		Variables map[string]any `json:"variables"`
+	}
+	if err := decode("start", data, &req); err != nil {
+		return nil, err
+	}
+	if req.ProcessID == "" {
+		return nil, badRequest("start: field \"processId\" is required")
+	}
+	inst, err := m.eng.Start(ctx, req.ProcessID, req.Variables)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.eng.Settle(ctx); err != nil {
+		return nil, err
+	}
+	return startResult{InstanceKey: inst.Key(), State: inst.State()}, nil
+}
+
+type startResult struct {
+	InstanceKey int64        `json:"instanceKey"`
+	State       engine.State `json:"state"`
+}
+
+// messageRequest is publish_message's request.
+type messageRequest struct {
+	Name           string         `json:"name"`
+	CorrelationKey string         `json:"correlationKey"`
+	Variables      map[string]any `json:"variables"`
+	TTLMs          float64        `json:"ttlMs"`
+	MessageID      string         `json:"messageId"`
+}
+
+func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
+	var req messageRequest
+	if err := decode("publish_message", data, &req); err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		return nil, badRequest("publish_message: field \"name\" is required")
+	}
+	if req.TTLMs < 0 || math.IsInf(req.TTLMs, 0) {
+		return nil, badRequest("publish_message: field \"ttlMs\" must be >= 0, got %v", req.TTLMs)
+	}
+	return nil, publishMessage(ctx, m.eng, req)
+}
+
+// signalRequest is broadcast_signal's request.
+type signalRequest struct {
+	Name      string         `json:"name"`
+	Variables map[string]any `json:"variables"`
+}
+
+func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error) {
+	var req signalRequest
+	if err := decode("broadcast_signal", data, &req); err != nil {
+		return nil, err
+	}
+	if req.Name == "" {
+		return nil, badRequest("broadcast_signal: field \"name\" is required")
+	}
+	return nil, broadcastSignal(ctx, m.eng, req)
+}
+
+func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		JobKey    *int64         `json:"jobKey"`
+		Variables map[string]any `json:"variables"`
+	}
+	if err := decode("complete_job", data, &req); err != nil {
+		return nil, err
+	}
+	if req.JobKey == nil {
+		return nil, badRequest("complete_job: field \"jobKey\" is required")
+	}
+	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables)
+}
+
+func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		JobKey  *int64 `json:"jobKey"`
+		Retries *int   `json:"retries"`
+		Message string `json:"message"`
+	}
+	if err := decode("fail_job", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.JobKey == nil:
+		return nil, badRequest("fail_job: field \"jobKey\" is required")
+	case req.Retries == nil:
+		return nil, badRequest("fail_job: field \"retries\" is required")
+	case *req.Retries < 0:
+		return nil, badRequest("fail_job: field \"retries\" must be >= 0, got %d", *req.Retries)
+	}
+	return nil, m.eng.FailJob(ctx, *req.JobKey, *req.Retries, req.Message)
+}
+
+func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		JobKey    *int64         `json:"jobKey"`
+		ErrorCode string         `json:"errorCode"`
+		Message   string         `json:"message"`
+		Variables map[string]any `json:"variables"`
+	}
+	if err := decode("throw_error", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.JobKey == nil:
+		return nil, badRequest("throw_error: field \"jobKey\" is required")
+	case req.ErrorCode == "":
+		return nil, badRequest("throw_error: field \"errorCode\" is required")
+	}
+	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables)
+}
+
+func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		IncidentKey *int64 `json:"incidentKey"`
+	}
+	if err := decode("resolve_incident", data, &req); err != nil {
+		return nil, err
+	}
+	if req.IncidentKey == nil {
+		return nil, badRequest("resolve_incident: field \"incidentKey\" is required")
+	}
+	return nil, m.eng.ResolveIncident(ctx, *req.IncidentKey)
+}
+
+func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		ByMs *float64 `json:"byMs"`
+		To   *string  `json:"to"`
+	}
+	if err := decode("advance", data, &req); err != nil {
+		return nil, err
+	}
+	var target time.Time
+	switch {
+	case (req.ByMs == nil) == (req.To == nil):
+		return nil, badRequest("advance: exactly one of fields \"byMs\" and \"to\" is required")
+	case req.ByMs != nil:
+		ms := *req.ByMs
+		if ms < 0 || math.IsNaN(ms) || ms > float64(math.MaxInt64/int64(time.Millisecond)) {
+			return nil, badRequest("advance: field \"byMs\" must be between 0 and 9.2e12, got %v", ms)
+		}
+		target = m.clock.Now().Add(time.Duration(ms * float64(time.Millisecond)))
+	default:
+		t, err := time.Parse(time.RFC3339Nano, *req.To)
+		if err != nil {
+			return nil, badRequest("advance: field \"to\" is not an RFC 3339 time: %q", *req.To)
+		}
+		target = t
+	}
+	if err := advanceTo(ctx, m, target); err != nil {
+		return nil, err
+	}
+	return nowResult{Now: formatTime(m.clock.Now())}, nil
+}
+
+// advanceTo fires the timers due up to target one at a time, settling
+// after each, so that a timer scheduled by an earlier one is seen in due
+// order, then moves the clock to target.
+func advanceTo(ctx context.Context, m *module, target time.Time) error {
+	for {
+		due, ok := m.clock.NextDue()
+		if !ok || due.After(target) {
+			break
+		}
+		m.clock.AdvanceTo(due)
+		if err := m.eng.Settle(ctx); err != nil {
+			return err
+		}
+	}
+	m.clock.AdvanceTo(target)
+	return nil
+}
+
+type nowResult struct {
+	Now string `json:"now"`
+}
+
+func opNow(_ context.Context, m *module, data []byte) (any, error) {
+	var req struct{}
+	if err := decode("now", data, &req); err != nil {
+		return nil, err
+	}
+	return nowResult{Now: formatTime(m.clock.Now())}, nil
+}
+
+// instanceRequest is the request of the per-instance operations.
+type instanceRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+}
+
+// lookup decodes an instanceRequest and finds the instance.
+func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
+	var req instanceRequest
+	if err := decode(op, data, &req); err != nil {
+		return nil, err
+	}
+	if req.InstanceKey == nil {
+		return nil, badRequest("%s: field \"instanceKey\" is required", op)
+	}
+	inst, ok := m.eng.Instance(*req.InstanceKey)
+	if !ok {
+		return nil, &callError{Code: codeUnknownInstance, Message: "flowtrack: unknown instance " + itoa(*req.InstanceKey)}
+	}
+	return inst, nil
+}
+
+func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
+	inst, err := m.lookup("tokens", data)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := inst.Tokens(ctx)
+	if toks == nil {
+		toks = []engine.Token{}
+	}
+	return toks, err
+}
+
+// instanceResult is the instance operation's result.
+type instanceResult struct {
+	Key       int64             `json:"key"`
+	ProcessID string            `json:"processId"`
+	State     engine.State      `json:"state"`
+	Message   string            `json:"message"`
+	Variables map[string]any    `json:"variables"`
+	Incidents []engine.Incident `json:"incidents"`
+}
+
+func opInstance(_ context.Context, m *module, data []byte) (any, error) {
+	inst, err := m.lookup("instance", data)
+	if err != nil {
+		return nil, err
+	}
+	res := instanceResult{Key: inst.Key(), ProcessID: inst.Plan().Process.ID, State: inst.State(),
+		Message: inst.Message(), Variables: inst.Variables(), Incidents: inst.Incidents()}
+	if res.Variables == nil {
+		res.Variables = map[string]any{}
+	}
+	if res.Incidents == nil {
+		res.Incidents = []engine.Incident{}
+	}
+	return res, nil
+}
+
+func opHistory(_ context.Context, m *module, data []byte) (any, error) {
+	inst, err := m.lookup("history", data)
+	if err != nil {
+		return nil, err
+	}
+	return inst.History(), nil
+}
+
+func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
+	inst, err := m.lookup("cancel", data)
+	if err != nil {
+		return nil, err
+	}
+	return nil, inst.Cancel(ctx)
+}
+
+func opJobs(_ context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		Type        string `json:"type"`
+		InstanceKey int64  `json:"instanceKey"`
+		ElementID   string `json:"elementId"`
+	}
+	if err := decode("jobs", data, &req); err != nil {
+		return nil, err
+	}
+	jobs := m.eng.Jobs(engine.JobFilter{Type: req.Type, InstanceKey: req.InstanceKey, ElementID: req.ElementID})
+	if jobs == nil {
+		jobs = []engine.Job{}
+	}
+	return jobs, nil
+}
+
+func opIncidents(_ context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		InstanceKey int64 `json:"instanceKey"`
+	}
+	if err := decode("incidents", data, &req); err != nil {
+		return nil, err
+	}
+	out := []engine.Incident{}
+	for _, inc := range m.eng.Incidents() {
+		if req.InstanceKey == 0 || inc.InstanceKey == req.InstanceKey {
+			out = append(out, inc)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// opCall is the generic entry point: {"op": name, "request": {...}}.
+func opCall(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		Op      string          `json:"op"`
+		Request json.RawMessage `json:"request"`
+	}
+	if err := decode("call", data, &req); err != nil {
+		return nil, err
+	}
+	if req.Op == "" {
+		return nil, badRequest("call: field \"op\" is required")
+	}
+	fn, ok := operations[req.Op]
+	if !ok || req.Op == "call" {
+		return nil, &callError{Code: codeUnknownOp, Message: "unknown operation " + strconv.Quote(req.Op)}
+	}
+	return fn(ctx, m, req.Request)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
