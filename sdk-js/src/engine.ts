@@ -1,0 +1,479 @@
+// Engine: the SDK's public API over one engine module instance.
+
+import { createWorker, defaultWasmURL } from '#platform';
+import { addDuration, parseDuration, toMs } from './duration.js';
+import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, UnknownJobError } from './errors.js';
+import { ModuleInstance, type Envelope, type Operation } from './module.js';
+import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
+import type {
+  Deployment,
+  EventType,
+  FlowEvent,
+  Incident,
+  InstanceInfo,
+  InstanceState,
+  Job,
+  JobFilter,
+  Message,
+  StartedInstance,
+  Token,
+  Variables,
+} from './types.js';
+import { compileSource, shippedModule, type WasmSource } from './wasm-source.js';
+
+/**
+ * TimeMode says where the engine's time comes from.
+ *
+ * - `virtual` (default): time moves only through advanceTime/advanceTo, so
+ *   timers fire exactly when you say. Simulators and tests use it.
+ * - `real`: the engine follows the wall clock. Before each call it advances
+ *   to now, and it schedules a timer for the next deadline so timer events
+ *   fire on time without any call.
+ */
+export type TimeMode = 'virtual' | 'real';
+
+/** EngineOptions configure Engine.create; every field is optional. */
+export interface EngineOptions {
+  /** Where the engine module comes from. Default: the flowtrack.wasm shipped with the SDK. */
+  wasm?: WasmSource;
+  /** Time mode. Default `virtual`. */
+  time?: TimeMode;
+  /**
+   * Receives errors nobody awaits: a listener that throws, a job handler
+   * whose job cannot be completed, a real-time timer that fails. Default:
+   * console.error.
+   */
+  onError?: (error: unknown) => void;
+  /**
+   * How many jobs the handlers may work after one call before the SDK stops
+   * with an error (a model that loops through jobs forever). Default 100,000.
+   */
+  maxHandledJobs?: number;
+}
+
+/**
+ * JobHandler does the work of a job. Its result (an object of variables, or
+ * nothing) completes the job. Throwing a BpmnError raises that BPMN error
+ * from the job's element; throwing anything else fails the job with one
+ * retry less (an incident at zero).
+ */
+export type JobHandler = (job: Job) => Variables | void | Promise<Variables | void>;
+
+/** A listener of one event type, or of every type (`'*'`). */
+export type Listener<T extends EventType = EventType> = (event: FlowEvent<T>) => void;
+
+type AnyListener = (event: FlowEvent) => void;
+
+const terminal: Partial<Record<EventType, InstanceState>> = {
+  instanceCompleted: 'completed',
+  instanceTerminated: 'terminated',
+  instanceFailed: 'failed',
+};
+
+/**
+ * Engine runs BPMN processes in one engine module instance, in this thread
+ * (Engine.create) or in a Web Worker (Engine.createInWorker), with the same
+ * API either way.
+ *
+ *     const engine = await Engine.create();
+ *     await engine.deploy(xml);
+ *     engine.handle('check-order', async job => ({ valid: job.variables?.amount < 1000 }));
+ *     const { instanceKey, state } = await engine.start('order', { amount: 250 });
+ *
+ * Every call returns after the engine has settled: nothing can move without
+ * outside input. The events produced by a call are delivered to listeners
+ * (`on`) before the call's promise resolves, then registered job handlers
+ * (`handle`) work every job they can, until none is left; only then does the
+ * call resolve.
+ *
+ * Concurrency: calls may be issued without awaiting the previous one; they
+ * reach the module one at a time in issue order. Listeners run
+ * synchronously inside the call that produced their events; a listener that
+ * throws is reported to `onError` and does not stop the others.
+ */
+export class Engine {
+  #t: Transport;
+  #time: TimeMode;
+  #onError: (error: unknown) => void;
+  #maxHandled: number;
+  #now: Date = new Date(0);
+  #nextDeadline: Date | null = null;
+  #listeners = new Map<string, Set<AnyListener>>();
+  #handlers = new Map<string, JobHandler>();
+  #pendingTypes = new Set<string>();
+  #draining: Promise<void> | null = null;
+  #watch = new Map<number, InstanceState>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
+
+  private constructor(t: Transport, options: EngineOptions) {
+    this.#t = t;
+    this.#time = options.time ?? 'virtual';
+    if (this.#time !== 'virtual' && this.#time !== 'real') {
+      throw new BadRequestError({ code: 'BAD_REQUEST', message: `time: ${JSON.stringify(this.#time)}: want 'virtual' or 'real'` });
+    }
+    this.#onError = options.onError ?? ((err) => console.error('flowtrack:', err));
+    this.#maxHandled = options.maxHandledJobs ?? 100_000;
+  }
+
+  /** create loads the engine module and returns an engine running in this thread. */
+  static async create(options: EngineOptions = {}): Promise<Engine> {
+    const module = options.wasm === undefined ? await shippedModule(defaultWasmURL) : await compileSource(options.wasm);
+    const engine = new Engine(new LocalTransport(await ModuleInstance.instantiate(module)), options);
+    await engine.#init();
+    return engine;
+  }
+
+  /**
+   * createInWorker returns an engine whose module runs in a Web Worker, so
+   * long runs never block the page. Same API as create; handlers and
+   * listeners still run on the page. Browsers only.
+   */
+  static async createInWorker(options: EngineOptions = {}): Promise<Engine> {
+    let wasm: WebAssembly.Module | ArrayBuffer | string | undefined;
+    const src = options.wasm;
+    if (src instanceof URL) wasm = src.href;
+    else if (typeof src === 'string') wasm = new URL(src, globalThis.location?.href).href;
+    else if (src === undefined || src instanceof WebAssembly.Module) wasm = src;
+    else wasm = await compileSource(src);
+    const engine = new Engine(await WorkerTransport.start(createWorker(), wasm), options);
+    await engine.#init();
+    return engine;
+  }
+
+  async #init(): Promise<void> {
+    if (this.#time === 'real') await this.#exec('advance', { to: new Date().toISOString() });
+    else await this.#exec('now', {});
+  }
+
+  /** time is the engine's time mode. */
+  get time(): TimeMode {
+    return this.#time;
+  }
+
+  /** now is the engine clock's reading after the last call. */
+  get now(): Date {
+    return new Date(this.#now.getTime());
+  }
+
+  /** nextDeadline is when the earliest pending timer is due, or null. */
+  get nextDeadline(): Date | null {
+    return this.#nextDeadline && new Date(this.#nextDeadline.getTime());
+  }
+
+  /** deploy parses, validates and registers the processes of a BPMN 2.0 XML document. Throws DeployError. */
+  async deploy(xml: string, name?: string): Promise<Deployment> {
+    if (typeof xml !== 'string') throw new BadRequestError({ code: 'BAD_REQUEST', message: 'deploy: xml must be a string of BPMN 2.0 XML' });
+    return (await this.#call('deploy', name === undefined ? { xml } : { name, xml })) as Deployment;
+  }
+
+  /**
+   * start creates an instance of the newest version of processId. It
+   * resolves once the instance has settled and the handlers are done, with
+   * the instance's state at that moment.
+   */
+  async start(processId: string, variables?: Variables): Promise<StartedInstance> {
+    const res = (await this.#exec('start', variables === undefined ? { processId } : { processId, variables })) as StartedInstance;
+    if (this.#pendingTypes.size === 0) return res;
+    this.#watch.set(res.instanceKey, res.state);
+    try {
+      await this.#drain();
+      return { instanceKey: res.instanceKey, state: this.#watch.get(res.instanceKey) ?? res.state };
+    } finally {
+      this.#watch.delete(res.instanceKey);
+    }
+  }
+
+  /** publishMessage correlates a message to an instance waiting for it, or buffers it for `ttl`. */
+  async publishMessage(message: Message): Promise<void> {
+    const { name, correlationKey, variables, ttl, messageId } = message ?? ({} as Message);
+    const req: Record<string, unknown> = { name };
+    if (correlationKey !== undefined) req.correlationKey = correlationKey;
+    if (variables !== undefined) req.variables = variables;
+    if (ttl !== undefined) req.ttlMs = toMs(ttl, 'publishMessage ttl');
+    if (messageId !== undefined) req.messageId = messageId;
+    await this.#call('publish_message', req);
+  }
+
+  /** broadcastSignal wakes every instance waiting for the signal (a no-op if none). */
+  async broadcastSignal(name: string, variables?: Variables): Promise<void> {
+    await this.#call('broadcast_signal', variables === undefined ? { name } : { name, variables });
+  }
+
+  /** jobs returns the activatable jobs matching filter, ordered by key. */
+  async jobs(filter: JobFilter = {}): Promise<Job[]> {
+    return (await this.#exec('jobs', filter)) as Job[];
+  }
+
+  /** completeJob completes a job; variables are merged into the instance. Throws UnknownJobError. */
+  async completeJob(jobKey: number, variables?: Variables): Promise<void> {
+    await this.#call('complete_job', variables === undefined ? { jobKey } : { jobKey, variables });
+  }
+
+  /** failJob reports a failed attempt; with retries 0 an incident holds the token. */
+  async failJob(jobKey: number, retries: number, message?: string): Promise<void> {
+    await this.#call('fail_job', message === undefined ? { jobKey, retries } : { jobKey, retries, message });
+  }
+
+  /** throwError raises the BPMN error errorCode from the job's element. */
+  async throwError(jobKey: number, errorCode: string, message?: string, variables?: Variables): Promise<void> {
+    const req: Record<string, unknown> = { jobKey, errorCode };
+    if (message !== undefined) req.message = message;
+    if (variables !== undefined) req.variables = variables;
+    await this.#call('throw_error', req);
+  }
+
+  /** incidents returns the open incidents, of one instance if given. */
+  async incidents(instanceKey?: number): Promise<Incident[]> {
+    return (await this.#exec('incidents', instanceKey === undefined ? {} : { instanceKey })) as Incident[];
+  }
+
+  /** resolveIncident retries what an incident holds. */
+  async resolveIncident(incidentKey: number): Promise<void> {
+    await this.#call('resolve_incident', { incidentKey });
+  }
+
+  /**
+   * advanceTime moves the clock forward by milliseconds or an ISO 8601
+   * duration (`PT5M`, `P1D`, `P1M`), firing due timers in order. Returns the
+   * new time.
+   */
+  async advanceTime(by: number | string): Promise<Date> {
+    if (typeof by === 'number') {
+      await this.#call('advance', { byMs: toMs(by, 'advanceTime') });
+    } else {
+      const d = parseDuration(by);
+      if (d.years || d.months) await this.#call('advance', { to: addDuration(this.#now, d).toISOString() });
+      else await this.#call('advance', { byMs: d.ms });
+    }
+    return this.now;
+  }
+
+  /** advanceTo moves the clock to an instant (a past instant changes nothing). */
+  async advanceTo(instant: Date | string): Promise<Date> {
+    const to = typeof instant === 'string' ? new Date(instant) : instant;
+    if (Number.isNaN(to.getTime())) throw new BadRequestError({ code: 'BAD_REQUEST', message: `advanceTo: ${String(instant)} is not a date` });
+    await this.#call('advance', { to: to.toISOString() });
+    return this.now;
+  }
+
+  /** advanceToNextTimer moves the clock to the next deadline; false if no timer is pending. */
+  async advanceToNextTimer(): Promise<boolean> {
+    const due = this.#nextDeadline;
+    if (!due) return false;
+    await this.#call('advance', { to: due.toISOString() });
+    return true;
+  }
+
+  /** tokens says where every token of an instance is and why it waits. */
+  async tokens(instanceKey: number): Promise<Token[]> {
+    return (await this.#exec('tokens', { instanceKey })) as Token[];
+  }
+
+  /** history returns the instance's whole event stream so far. */
+  async history(instanceKey: number): Promise<FlowEvent[]> {
+    return (await this.#exec('history', { instanceKey })) as FlowEvent[];
+  }
+
+  /** instance returns the state, variables and open incidents of an instance. */
+  async instance(instanceKey: number): Promise<InstanceInfo> {
+    return (await this.#exec('instance', { instanceKey })) as InstanceInfo;
+  }
+
+  /** state returns an instance's lifecycle state. */
+  async state(instanceKey: number): Promise<InstanceState> {
+    return (await this.instance(instanceKey)).state;
+  }
+
+  /** variables returns an instance's variables. */
+  async variables(instanceKey: number): Promise<Variables> {
+    return (await this.instance(instanceKey)).variables;
+  }
+
+  /** cancel terminates an instance: its tokens are withdrawn, its jobs cancelled. */
+  async cancel(instanceKey: number): Promise<void> {
+    await this.#call('cancel', { instanceKey });
+  }
+
+  /**
+   * on calls listener with every event of type (or of every type, for
+   * `'*'`) that later calls produce. It returns a function that removes the
+   * listener.
+   */
+  on<T extends EventType>(type: T, listener: Listener<T>): () => void;
+  on(type: '*', listener: Listener): () => void;
+  on(type: string, listener: AnyListener): () => void {
+    let set = this.#listeners.get(type);
+    if (!set) this.#listeners.set(type, (set = new Set()));
+    set.add(listener);
+    return () => this.off(type as EventType, listener);
+  }
+
+  /** off removes a listener added with on. */
+  off<T extends EventType>(type: T | '*', listener: Listener<T>): void {
+    this.#listeners.get(type)?.delete(listener as AnyListener);
+  }
+
+  /**
+   * handle registers the handler of a job type: after every call, the
+   * engine works each activatable job of that type (including jobs that
+   * exist already) until none is left. It returns a function that removes
+   * the handler.
+   */
+  handle(type: string, handler: JobHandler): () => void {
+    if (typeof handler !== 'function') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: handler must be a function` });
+    this.#handlers.set(type, handler);
+    this.#pendingTypes.add(type);
+    return () => {
+      if (this.#handlers.get(type) === handler) this.#handlers.delete(type);
+    };
+  }
+
+  /**
+   * work runs the handlers now, until no job they handle is left. Every
+   * call does this on its own; use work after registering a handler for
+   * jobs that already exist.
+   */
+  async work(): Promise<void> {
+    this.#checkOpen();
+    await this.#drain();
+  }
+
+  /** close releases the module and stops real-time timers; later calls throw ClosedError. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    this.#t.close();
+  }
+
+  // #call runs an operation, then lets the handlers work.
+  async #call(op: Operation, request: unknown): Promise<unknown> {
+    const result = await this.#exec(op, request);
+    if (this.#pendingTypes.size > 0) await this.#drain();
+    return result;
+  }
+
+  // #exec runs one operation and absorbs its envelope.
+  async #exec(op: Operation, request: unknown): Promise<unknown> {
+    this.#checkOpen();
+    if (this.#time === 'real' && op !== 'advance' && Date.now() - this.#now.getTime() >= 1) {
+      this.#absorb(await this.#t.call('advance', { to: new Date().toISOString() }));
+    }
+    const env = await this.#t.call(op, request);
+    this.#absorb(env);
+    if (!env.ok) throw errorFromData(env.error ?? { code: 'INTERNAL', message: 'flowtrack: error response without error' });
+    return env.result ?? null;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) throw new ClosedError({ code: 'CLOSED', message: 'flowtrack: engine closed' });
+  }
+
+  #absorb(env: Envelope): void {
+    this.#now = new Date(env.now);
+    const due = env.nextDeadline ? new Date(env.nextDeadline) : null;
+    const changed = due?.getTime() !== this.#nextDeadline?.getTime();
+    this.#nextDeadline = due;
+    for (const ev of env.events) {
+      if (ev.type === 'jobCreated' || ev.type === 'jobFailed') {
+        if (ev.jobType !== undefined && this.#handlers.has(ev.jobType)) this.#pendingTypes.add(ev.jobType);
+      } else if (this.#watch.size > 0 && terminal[ev.type] && this.#watch.has(ev.instanceKey)) {
+        this.#watch.set(ev.instanceKey, terminal[ev.type]!);
+      }
+      this.#emit(ev.type, ev);
+      this.#emit('*', ev);
+    }
+    if (this.#time === 'real' && (changed || this.#timer === undefined)) this.#schedule();
+  }
+
+  #emit(type: string, ev: FlowEvent): void {
+    const set = this.#listeners.get(type);
+    if (!set) return;
+    for (const fn of set) {
+      try {
+        fn(ev);
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
+  }
+
+  // #schedule arms one wall-clock timer for the next deadline (real time).
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const due = this.#nextDeadline;
+    if (!due || this.#closed) return;
+    const wait = Math.min(Math.max(0, due.getTime() - Date.now()), 2 ** 31 - 1);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      if (this.#closed) return;
+      const to = new Date(Math.max(Date.now(), due.getTime())).toISOString();
+      this.#call('advance', { to }).catch((err) => this.#onError(err));
+    }, wait);
+  }
+
+  // #drain works the jobs of every handled type that may have some, until
+  // none is left. Concurrent callers share one drain.
+  #drain(): Promise<void> {
+    this.#draining ??= (async () => {
+      let handled = 0;
+      try {
+        while (this.#pendingTypes.size > 0 && !this.#closed) {
+          const type = this.#pendingTypes.values().next().value as string;
+          this.#pendingTypes.delete(type);
+          if (!this.#handlers.has(type)) continue;
+          const jobs = (await this.#exec('jobs', { type })) as Job[];
+          for (const job of jobs) {
+            const handler = this.#handlers.get(type);
+            if (!handler || this.#closed) break;
+            if (++handled > this.#maxHandled) {
+              throw new FlowtrackError({
+                code: 'TOO_MANY_JOBS',
+                message: `flowtrack: handlers worked ${this.#maxHandled} jobs after one call (last: ${type} at ${job.elementId}); is the model looping through jobs?`,
+              });
+            }
+            await this.#work(handler, job);
+          }
+        }
+      } finally {
+        this.#draining = null;
+      }
+    })();
+    return this.#draining;
+  }
+
+  async #work(handler: JobHandler, job: Job): Promise<void> {
+    let result: Variables | void;
+    try {
+      result = await handler(job);
+    } catch (err) {
+      if (err instanceof BpmnError) {
+        await this.#jobCall('throw_error', { jobKey: job.key, errorCode: err.errorCode, message: err.message, ...(err.variables ? { variables: err.variables } : {}) });
+      } else {
+        const message = String((err as Error)?.message ?? err);
+        await this.#jobCall('fail_job', { jobKey: job.key, retries: Math.max(0, job.retries - 1), message });
+      }
+      return;
+    }
+    const req = result && typeof result === 'object' ? { jobKey: job.key, variables: result } : { jobKey: job.key };
+    try {
+      await this.#exec('complete_job', req);
+    } catch (err) {
+      if (err instanceof UnknownJobError) return; // cancelled meanwhile (a boundary event fired, the instance ended)
+      if (!(err instanceof FlowtrackError) || err.code === 'TRAPPED' || err.code === 'CLOSED') throw err;
+      // The result was refused (BAD_VARIABLES...): the job fails with the reason, so an incident shows it.
+      this.#onError(err);
+      await this.#jobCall('fail_job', { jobKey: job.key, retries: Math.max(0, job.retries - 1), message: err.message });
+    }
+  }
+
+  async #jobCall(op: Operation, req: unknown): Promise<void> {
+    try {
+      await this.#exec(op, req);
+    } catch (err) {
+      if (!(err instanceof UnknownJobError)) throw err;
+    }
+  }
+}

@@ -1,0 +1,45 @@
+// flowtrack: a BPMN 2.0 engine compiled to WebAssembly, for Node and browsers.
+
+export { Engine } from './engine.js';
+export type { EngineOptions, JobHandler, Listener, TimeMode } from './engine.js';
+export type { WasmSource } from './wasm-source.js';
+export { ABI_VERSION } from './module.js';
+export { parseDuration } from './duration.js';
+export type { Duration } from './duration.js';
+export {
+  BadRequestError,
+  BadVariablesError,
+  BpmnError,
+  ClosedError,
+  DeployError,
+  FlowtrackError,
+  InstanceEndedError,
+  InternalError,
+  NoNoneStartError,
+  TrappedError,
+  UnknownIncidentError,
+  UnknownInstanceError,
+  UnknownJobError,
+  UnknownOperationError,
+  UnknownProcessError,
+  UnsupportedError,
+} from './errors.js';
+export type { ErrorData } from './errors.js';
+export { eventTypes } from './types.js';
+export type {
+  DeployedProcess,
+  Deployment,
+  EventType,
+  FlowEvent,
+  Incident,
+  InstanceInfo,
+  InstanceState,
+  Job,
+  JobFilter,
+  Message,
+  Problem,
+  StartedInstance,
+  Token,
+  Variables,
+  WaitReason,
+} from './types.js';

@@ -1,0 +1,18 @@
+// Browser (and Web Worker, Deno, bundler) specifics: fetch the module and
+// compile it while it streams, and start the engine worker.
+
+import { compileResponse } from './response.js';
+
+/** defaultWasmURL is the flowtrack.wasm shipped next to the compiled SDK. */
+export const defaultWasmURL = new URL('./flowtrack.wasm', import.meta.url);
+
+/** loadURL fetches and compiles the module at a URL (relative to the page). */
+export async function loadURL(source: URL | string): Promise<WebAssembly.Module> {
+  const url = source instanceof URL ? source : new URL(source, globalThis.location?.href);
+  return compileResponse(await fetch(url));
+}
+
+/** createWorker starts the module worker that hosts an engine for Engine.createInWorker. */
+export function createWorker(): Worker {
+  return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'flowtrack' });
+}

@@ -1,0 +1,162 @@
+// Plain data records of the engine, exactly as the module's ABI (wasm/ABI.md)
+// returns them. They are copies: changing one never changes the engine.
+
+/** JSON-compatible variables of an instance, a job or a message. */
+export type Variables = Record<string, unknown>;
+
+/** An instance's lifecycle state. */
+export type InstanceState = 'active' | 'completed' | 'terminated' | 'failed';
+
+/** Every event type of the per-instance event stream. */
+export const eventTypes = [
+  'instanceStarted',
+  'instanceCompleted',
+  'instanceTerminated',
+  'instanceFailed',
+  'elementEntered',
+  'elementLeft',
+  'elementTerminated',
+  'flowTaken',
+  'tokenMerged',
+  'jobCreated',
+  'jobCompleted',
+  'jobFailed',
+  'jobCanceled',
+  'incidentCreated',
+  'incidentResolved',
+  'variablesUpdated',
+  'messageSubscribed',
+  'messageCorrelated',
+  'signalSubscribed',
+  'signalReceived',
+  'timerScheduled',
+  'timerFired',
+  'errorThrown',
+  'escalationThrown',
+] as const;
+
+/** The name of what an event records. */
+export type EventType = (typeof eventTypes)[number];
+
+/** One record of an instance's ordered event stream. */
+export interface FlowEvent<T extends EventType = EventType> {
+  /** Position in the instance's stream, from 1, without gaps. */
+  seq: number;
+  /** Engine clock reading when the record was written (RFC 3339). */
+  time: string;
+  type: T;
+  instanceKey: number;
+  processId: string;
+  /** Element concerned, if any (`sequenceFlow` for flowTaken). */
+  elementId?: string;
+  elementType?: string;
+  /** Sequence flow of a flowTaken record. */
+  flowId?: string;
+  /** Token (path) concerned. */
+  tokenId?: number;
+  jobKey?: number;
+  jobType?: string;
+  incidentKey?: number;
+  /** Message, signal, error or escalation name or code. */
+  name?: string;
+  correlationKey?: string;
+  /** A timer's due time (RFC 3339). */
+  due?: string;
+  /** Explains incidents, failures and terminations. */
+  message?: string;
+  /** Variables the record set (start, job result, message payload). */
+  variables?: Variables;
+}
+
+/** Why a token waits. A moving token has no reason. */
+export type WaitReason = 'job' | 'message' | 'signal' | 'timer' | 'event' | 'join' | 'incident' | 'scope';
+
+/** Where one path of an instance is and why it waits. */
+export interface Token {
+  id: number;
+  elementId: string;
+  waiting?: WaitReason;
+  jobKey?: number;
+  incidentKey?: number;
+}
+
+/** A unit of work the engine waits on: a task for the host to do. */
+export interface Job {
+  key: number;
+  type: string;
+  processId: string;
+  elementId: string;
+  instanceKey: number;
+  retries: number;
+  headers?: Record<string, string>;
+  variables?: Variables;
+  /** Message of the last failure. */
+  errorMessage?: string;
+  /** When the job was created (RFC 3339). */
+  created: string;
+}
+
+/** Selects jobs; absent fields match anything. */
+export interface JobFilter {
+  type?: string;
+  instanceKey?: number;
+  elementId?: string;
+}
+
+/** A problem holding a token until it is resolved. */
+export interface Incident {
+  key: number;
+  instanceKey: number;
+  elementId: string;
+  jobKey?: number;
+  message: string;
+}
+
+/** One rule a deployed model breaks. */
+export interface Problem {
+  processId?: string;
+  elementId?: string;
+  rule: string;
+}
+
+/** One deployed process version. */
+export interface DeployedProcess {
+  id: string;
+  name?: string;
+  key: number;
+  version: number;
+}
+
+/** What deploy registered. */
+export interface Deployment {
+  name: string;
+  processes: DeployedProcess[];
+}
+
+/** What start returns: the instance and its state once handlers are done. */
+export interface StartedInstance {
+  instanceKey: number;
+  state: InstanceState;
+}
+
+/** State, variables and open incidents of one instance. */
+export interface InstanceInfo {
+  key: number;
+  processId: string;
+  state: InstanceState;
+  /** Explains a terminated or failed instance. */
+  message: string;
+  variables: Variables;
+  incidents: Incident[];
+}
+
+/** A message to publish. */
+export interface Message {
+  name: string;
+  correlationKey?: string;
+  variables?: Variables;
+  /** How long an uncorrelated message stays buffered: milliseconds or an ISO 8601 duration. Default 0. */
+  ttl?: number | string;
+  /** Deduplication id: a second publish with the same id while the first is buffered is dropped. */
+  messageId?: string;
+}
