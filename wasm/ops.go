@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -275,7 +276,7 @@ func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	}
 	inst, ok := m.eng.Instance(*req.InstanceKey)
 	if !ok {
-		return nil, &callError{Code: codeUnknownInstance, Message: "flowtrack: unknown instance " + itoa(*req.InstanceKey)}
+		return nil, fmt.Errorf("%s: %w %d", op, errUnknownInstance, *req.InstanceKey)
 	}
 	return inst, nil
 }
@@ -385,5 +386,3 @@ func opCall(ctx context.Context, m *module, data []byte) (any, error) {
 	}
 	return fn(ctx, m, req.Request)
 }
-
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
