@@ -52,6 +52,7 @@ type Instance struct {
 	tokens    map[int]*tokenView
 	nextToken int
 	joins     map[int]*joinState // by node index
+	orJoins   int                // tokens waiting at inclusive joins
 	jobs      map[int64]*jobState
 	incidents map[int64]*incidentState
 	subs      map[int64]subRef // open subscriptions by hub id
@@ -417,6 +418,7 @@ func (inst *Instance) stopAll(final State, why string) {
 		inst.closeToken(inst.tokens[id])
 	}
 	inst.joins = nil
+	inst.orJoins = 0
 }
 
 // closeToken wakes a parked track so that it exits.

@@ -91,6 +91,7 @@ type delivery struct {
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
+	defer inst.afterMove(m.kind)
 	switch m.kind {
 	case msgCommand:
 		inst.command(m.cmd)
@@ -199,14 +200,27 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 	}
 	in := flowIndex(n.Incoming, via)
 	js.arrived[in] = append(js.arrived[in], tv.id)
+	if inst.plan.nodes[n.Index].inclusive {
+		inst.orJoins++
+		inst.tryInclusive(n, js)
+		return
+	}
 	for _, q := range js.arrived {
 		if len(q) == 0 {
 			return
 		}
 	}
-	// Fire: consume the oldest token of every incoming flow.
+	inst.fire(n, js, in)
+}
+
+// fire consumes the oldest token of every incoming flow that has one: the
+// one from flow in goes on, the others are merged.
+func (inst *Instance) fire(n *model.Node, js *joinState, in int) {
 	survivor := js.arrived[in][0]
 	for i, q := range js.arrived {
+		if len(q) == 0 {
+			continue
+		}
 		id := q[0]
 		js.arrived[i] = q[1:]
 		if id == survivor {
@@ -223,6 +237,57 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 	st := inst.tokens[survivor]
 	inst.recordNode(ElementEntered, n, st.id)
 	inst.deliver(st, delivery{kind: resume})
+}
+
+// tryInclusive fires inclusive join n if no live token elsewhere can still
+// arrive on an incoming flow that has no token yet (BPMN 2.0 §13.4.3). It
+// reads only the loop-owned token view (SRD-028): a token counts at the
+// node its last report put it on, and a token already on the join but not
+// yet arrived is in transit, so the join waits for it.
+func (inst *Instance) tryInclusive(n *model.Node, js *joinState) {
+	np := &inst.plan.nodes[n.Index]
+	waiting := make(map[int]bool)
+	first := -1
+	for i, q := range js.arrived {
+		for _, id := range q {
+			waiting[id] = true
+		}
+		if len(q) > 0 && first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return
+	}
+	for id, tv := range inst.tokens {
+		if waiting[id] || tv.node == nil {
+			continue
+		}
+		if tv.node == n {
+			return // in transit onto the join: it will arrive
+		}
+		for i, q := range js.arrived {
+			if len(q) == 0 && np.reaches[i][tv.node.Index] {
+				return // may still arrive on an empty incoming flow
+			}
+		}
+	}
+	for _, q := range js.arrived {
+		if len(q) > 0 {
+			inst.orJoins--
+		}
+	}
+	inst.fire(n, js, first)
+}
+
+// recheckInclusive re-evaluates every inclusive join holding tokens, after
+// a token moved, ended or was merged: that may be what they wait for.
+func (inst *Instance) recheckInclusive() {
+	for _, idx := range sortedKeys(inst.joins) {
+		if js := inst.joins[idx]; js != nil && inst.plan.nodes[idx].inclusive {
+			inst.tryInclusive(inst.plan.nodes[idx].node, js)
+		}
+	}
 }
 
 func empty(queues [][]int) bool {
@@ -412,4 +477,16 @@ func (inst *Instance) tokenSnapshot() []Token {
 		out = append(out, Token{ID: id, ElementID: tv.node.ID, Waiting: tv.wait, JobKey: tv.jobKey, IncidentKey: tv.incident})
 	}
 	return out
+}
+
+// afterMove rechecks waiting inclusive joins when a message changed where
+// tokens are; most instances have none, and pay one comparison.
+func (inst *Instance) afterMove(k msgKind) {
+	if inst.orJoins == 0 || inst.stopping.Load() {
+		return
+	}
+	switch k {
+	case evMoved, evFork, evEnded, evExited, evJob, evWaiting, evIncident, evThrow, evDeliver, msgCommand:
+		inst.recheckInclusive()
+	}
 }

@@ -39,6 +39,11 @@ type nodePlan struct {
 	join bool
 	// fork marks a node whose outgoing flows are all taken at once.
 	fork bool
+	// inclusive marks a converging inclusive gateway; reaches[i] holds,
+	// by node index, the nodes from which a token can still arrive on
+	// incoming flow i without passing the gateway.
+	inclusive bool
+	reaches   [][]bool
 
 	jobType     *expr.Program
 	jobTypeName string // the type when no expression is given
@@ -116,6 +121,12 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 		case model.KindParallelGateway:
 			np.join = len(n.Incoming) > 1
 			np.fork = true
+		case model.KindInclusiveGateway:
+			np.join = len(n.Incoming) > 1
+			np.inclusive = np.join
+			if np.join {
+				np.reaches = upstream(p, n)
+			}
 		case model.KindStartEvent:
 			if len(n.Events) == 0 && n.Parent == nil && plan.start == nil {
 				plan.start = n
@@ -208,7 +219,7 @@ func supported(n *model.Node) error {
 		if n.Instantiate {
 			return fmt.Errorf("unsupported element bpmn:%s with instantiate", n.Kind)
 		}
-	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway:
+	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway:
 	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()
@@ -311,4 +322,31 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		return c, fmt.Errorf("unsupported %s event here", d.Kind)
 	}
 	return c, nil
+}
+
+// upstream computes, for each incoming flow of join, the nodes a token can
+// be at and still arrive on that flow without passing join: a backward
+// search from the flow's source that stops at join.
+func upstream(p *model.Process, join *model.Node) [][]bool {
+	out := make([][]bool, len(join.Incoming))
+	for i, f := range join.Incoming {
+		seen := make([]bool, len(p.Nodes))
+		stack := []*model.Node{f.Source}
+		for len(stack) > 0 {
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if n == join || seen[n.Index] {
+				continue
+			}
+			seen[n.Index] = true
+			for _, in := range n.Incoming {
+				stack = append(stack, in.Source)
+			}
+			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil {
+				stack = append(stack, n.AttachedTo)
+			}
+		}
+		out[i] = seen
+	}
+	return out
 }
