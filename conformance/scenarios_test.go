@@ -1,0 +1,119 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// report makes the tests print one line per scenario and runner, per
+// external case group, and summaries (make conformance sets it).
+var report = flag.Bool("conformance.report", false, "print the conformance report to stdout")
+
+// reportLines collects the report while tests run; TestMain prints it.
+var (
+	reportMu    sync.Mutex
+	reportLines []string
+)
+
+func reportf(format string, args ...any) {
+	reportMu.Lock()
+	defer reportMu.Unlock()
+	reportLines = append(reportLines, fmt.Sprintf(format, args...))
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if *report {
+		for _, l := range reportLines {
+			fmt.Println(l)
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestScenarios plays every scenario on every registered runner. A
+// scenario passes when each runner meets its expectations and all runners
+// make the same observations.
+func TestScenarios(t *testing.T) {
+	scenarios, err := Load("scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scenarios) == 0 {
+		t.Fatal("no scenarios in scenarios/")
+	}
+	factories := Factories()
+	passed := map[string]int{}
+	for _, s := range scenarios {
+		t.Run(s.Name, func(t *testing.T) {
+			var first []byte
+			var firstName string
+			for _, f := range factories {
+				status := "PASS"
+				res, err := playOn(t, f, s)
+				switch {
+				case err != nil:
+					status = "FAIL " + err.Error()
+					t.Errorf("%s: %v", f.Name, err)
+				case len(res.Mismatches) > 0:
+					status = "FAIL " + strings.Join(res.Mismatches, "; ")
+					for _, m := range res.Mismatches {
+						t.Errorf("%s: %s", f.Name, m)
+					}
+				}
+				if err == nil {
+					got, _ := json.Marshal(res.Observations)
+					if first == nil {
+						first, firstName = got, f.Name
+					} else if string(got) != string(first) {
+						status = "FAIL differs from " + firstName
+						t.Errorf("%s observed\n%s\n%s observed\n%s", firstName, first, f.Name, got)
+					}
+				}
+				if status == "PASS" {
+					passed[f.Name]++
+				}
+				reportf("scenario %-48s %-8s %s", s.Name, f.Name, status)
+			}
+		})
+	}
+	for _, f := range factories {
+		reportf("scenarios on %s: %d/%d passed", f.Name, passed[f.Name], len(scenarios))
+	}
+}
+
+func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
+	t.Helper()
+	r, err := f.New()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err := r.Close(context.Background()); err != nil {
+			t.Errorf("%s: close: %v", f.Name, err)
+		}
+	}()
+	return Run(ctxT(t), r, s)
+}
