@@ -41,20 +41,10 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	return res.InstanceKey, err
 }
 
-// Message is a message to publish.
-type Message struct {
-	Name           string
-	CorrelationKey string
-	Variables      map[string]any
-	// TTL is how long an uncorrelated message stays buffered (virtual time).
-	TTL time.Duration
-	// MessageID deduplicates: a second message with the same id while the
-	// first is buffered is dropped.
-	MessageID string
-}
-
-// PublishMessage publishes msg to the instance waiting for it.
-func (e *Engine) PublishMessage(ctx context.Context, msg Message) error {
+// PublishMessage publishes msg as engine.Engine.PublishMessage does: it
+// correlates to the subscriptions waiting for it, starts instances at
+// matching message start events, and with a TTL is buffered.
+func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
 	return e.call(ctx, "publish_message", struct {
 		Name           string         `json:"name"`
 		CorrelationKey string         `json:"correlationKey,omitempty"`

@@ -33,6 +33,8 @@ var sentinels = map[string]error{
 	"INSTANCE_ENDED":    engine.ErrInstanceEnded,
 	"BAD_VARIABLES":     engine.ErrBadVariables,
 	"UNSUPPORTED":       ErrUnsupported,
+	"DUPLICATE_MESSAGE": engine.ErrDuplicateMessage,
+	"TOO_MANY_FIRINGS":  engine.ErrTooManyFirings,
 }
 
 // native returns the error a native engine call would return: a

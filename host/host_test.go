@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -190,14 +189,37 @@ func TestEngine_ConcurrentCalls(t *testing.T) {
 	assert.Len(t, jobs, 8)
 }
 
-func TestEngine_UnsupportedIsReported(t *testing.T) {
+func TestEngine_MessagesAndTimers(t *testing.T) {
 	ctx := ctxT(t)
 	e := newHost(t)
-	err := e.PublishMessage(ctx, host.Message{Name: "go", CorrelationKey: "k"})
-	if err == nil {
-		t.Skip("the engine delivers messages")
+	for _, f := range []string{"timer.bpmn", "message.bpmn"} {
+		_, err := e.Deploy(ctx, f, readFile(t, f))
+		require.NoError(t, err)
 	}
-	assert.True(t, errors.Is(err, host.ErrUnsupported), "got %v", err)
+	timed, err := e.Start(ctx, "timer", nil)
+	require.NoError(t, err)
+	due, ok := e.NextDeadline()
+	require.True(t, ok)
+	assert.Equal(t, time.Second, due.Sub(e.Now()))
+	require.NoError(t, e.AdvanceTo(ctx, due))
+	_, ok = e.NextDeadline()
+	assert.False(t, ok)
+	st, err := e.State(ctx, timed)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, st)
+
+	waiting, err := e.Start(ctx, "message", map[string]any{"key": "k1"})
+	require.NoError(t, err)
+	require.NoError(t, e.PublishMessage(ctx, engine.Message{Name: "go", CorrelationKey: "k1", Variables: map[string]any{"x": 1}}))
+	info, err := e.Instance(ctx, waiting)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, info.State)
+	assert.Equal(t, 1.0, info.Variables["x"])
+
+	require.NoError(t, e.PublishMessage(ctx, engine.Message{Name: "go", CorrelationKey: "k2", TTL: time.Minute, MessageID: "m1"}))
+	err = e.PublishMessage(ctx, engine.Message{Name: "go", CorrelationKey: "k2", TTL: time.Minute, MessageID: "m1"})
+	require.ErrorIs(t, err, engine.ErrDuplicateMessage)
+	require.NoError(t, e.BroadcastSignal(ctx, "nobody-listens", nil))
 }
 
 // process wraps flow elements in a minimal executable process "p".

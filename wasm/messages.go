@@ -2,18 +2,17 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 )
 
-// publishMessage and broadcastSignal deliver inbound events. The engine of
-// this build has no message or signal delivery yet, so both answer
-// UNSUPPORTED; they become engine.PublishMessage and engine.BroadcastSignal
-// calls when the engine offers them.
-func publishMessage(_ context.Context, _ *engine.Engine, req messageRequest) error {
-	return &callError{Code: codeUnsupported, Message: "publish_message: message " + req.Name + ": this engine build cannot deliver messages yet"}
+// publishMessage and broadcastSignal deliver inbound events to the engine.
+func publishMessage(ctx context.Context, eng *engine.Engine, req messageRequest) error {
+	return eng.PublishMessage(ctx, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey,
+		Variables: req.Variables, TTL: time.Duration(req.TTLMs * float64(time.Millisecond)), MessageID: req.MessageID})
 }
 
-func broadcastSignal(_ context.Context, _ *engine.Engine, req signalRequest) error {
-	return &callError{Code: codeUnsupported, Message: "broadcast_signal: signal " + req.Name + ": this engine build cannot deliver signals yet"}
+func broadcastSignal(ctx context.Context, eng *engine.Engine, req signalRequest) error {
+	return eng.BroadcastSignal(ctx, req.Name, req.Variables)
 }

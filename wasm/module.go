@@ -81,6 +81,8 @@ const (
 	codeInstanceEnded   = "INSTANCE_ENDED"
 	codeBadVariables    = "BAD_VARIABLES"
 	codeUnsupported     = "UNSUPPORTED"
+	codeDuplicate       = "DUPLICATE_MESSAGE"
+	codeTooManyFirings  = "TOO_MANY_FIRINGS"
 	codeInternal        = "INTERNAL"
 )
 
@@ -114,6 +116,9 @@ func toCallError(err error) *callError {
 		{engine.ErrInstanceEnded, codeInstanceEnded},
 		{engine.ErrBadVariables, codeBadVariables},
 		{errUnknownInstance, codeUnknownInstance},
+		{engine.ErrDuplicateMessage, codeDuplicate},
+		{engine.ErrTooManyFirings, codeTooManyFirings},
+		{engine.ErrNotVirtual, codeUnsupported},
 	} {
 		if errors.Is(err, c.err) {
 			code = c.code
@@ -138,7 +143,7 @@ func (m *module) respond(resp response) []byte {
 		resp.Events = []engine.Event{}
 	}
 	resp.Now = formatTime(m.clock.Now())
-	if due, ok := m.clock.NextDue(); ok {
+	if due, ok := m.eng.NextDeadline(); ok {
 		s := formatTime(due)
 		resp.NextDeadline = &s
 	}

@@ -213,8 +213,8 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 		return nil, badRequest("advance: exactly one of fields \"byMs\" and \"to\" is required")
 	case req.ByMs != nil:
 		ms := *req.ByMs
-		if ms < 0 || math.IsNaN(ms) || ms > float64(math.MaxInt64/int64(time.Millisecond)) {
-			return nil, badRequest("advance: field \"byMs\" must be between 0 and 9.2e12, got %v", ms)
+		if ms < 0 || math.IsNaN(ms) || ms > maxAdvanceMs {
+			return nil, badRequest("advance: field \"byMs\" must be between 0 and %v, got %v", maxAdvanceMs, ms)
 		}
 		target = m.clock.Now().Add(time.Duration(ms * float64(time.Millisecond)))
 	default:
@@ -230,23 +230,14 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	return nowResult{Now: formatTime(m.clock.Now())}, nil
 }
 
-// advanceTo fires the timers due up to target one at a time, settling
-// after each, so that a timer scheduled by an earlier one is seen in due
-// order, then moves the clock to target.
+// advanceTo fires the timers due up to target in due order, settling
+// after each due time (engine.AdvanceTo), then moves the clock to target.
 func advanceTo(ctx context.Context, m *module, target time.Time) error {
-	for {
-		due, ok := m.clock.NextDue()
-		if !ok || due.After(target) {
-			break
-		}
-		m.clock.AdvanceTo(due)
-		if err := m.eng.Settle(ctx); err != nil {
-			return err
-		}
-	}
-	m.clock.AdvanceTo(target)
-	return nil
+	return m.eng.AdvanceTo(ctx, target)
 }
+
+// maxAdvanceMs is the longest advance, about 292 years: a time.Duration.
+const maxAdvanceMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
 type nowResult struct {
 	Now string `json:"now"`
