@@ -47,8 +47,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// ctxTimeout bounds one scenario or external case.
+const ctxTimeout = 30 * time.Second
+
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), ctxTimeout)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -1,0 +1,368 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// BetsySuite is the part of betsy's cases.json the runner reads.
+type BetsySuite struct {
+	Cases           []BetsyCase `json:"cases"`
+	ConstraintCases []BetsyCase `json:"constraint_cases"`
+}
+
+// BetsyCase is one behaviour case, or one must-reject constraint case.
+type BetsyCase struct {
+	ID                      string       `json:"id"`
+	Group                   string       `json:"group"`
+	File                    string       `json:"bpmn_file_local"`
+	ExpectDeploymentFailure bool         `json:"expect_deployment_failure"`
+	ExpectedTrace           []string     `json:"expected_trace"`
+	StartSequence           []BetsyStart `json:"start_sequence"`
+	WaitAfterStartMS        int          `json:"wait_after_start_ms"`
+	Requires                []string     `json:"requires"`
+}
+
+// BetsyStart is one entry of a case's start_sequence.
+type BetsyStart struct {
+	ProcessID string                   `json:"process_id"`
+	Variables map[string]BetsyVariable `json:"variables"`
+}
+
+// BetsyVariable is a typed start variable.
+type BetsyVariable struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+// LoadBetsy reads dir/cases.json.
+func LoadBetsy(dir string) (*BetsySuite, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "cases.json"))
+	if err != nil {
+		return nil, err
+	}
+	var s BetsySuite
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("betsy cases.json: %w", err)
+	}
+	for i := range s.ConstraintCases {
+		s.ConstraintCases[i].Group = "MUST-REJECT"
+	}
+	return &s, nil
+}
+
+// BetsyOutcome is the result of one case.
+type BetsyOutcome struct {
+	Pass  bool
+	Trace []string
+	// Blocker names what made a failing case fail: the first unsupported
+	// features at deploy, an incident, a trace mismatch.
+	Blocker string
+	// Detail says more about a wrong trace.
+	Detail string
+}
+
+// betsyMaxRounds bounds the job and timer rounds of one case, so that a
+// case looping forever is reported instead of hanging.
+const betsyMaxRounds = 1000
+
+// RunBetsy plays one case on r and compares its trace with the expected
+// one as a multiset.
+func RunBetsy(ctx context.Context, r Runner, dir string, c BetsyCase) BetsyOutcome {
+	out := betsyPlay(ctx, r, dir, c)
+	want := slices.Clone(c.ExpectedTrace)
+	got := slices.Clone(out.Trace)
+	if slices.Contains(want, "ERROR") {
+		for i, l := range got {
+			if l == "ERROR_runtime" || l == "ERROR_deployment" {
+				got[i] = "ERROR"
+			}
+		}
+	}
+	sort.Strings(want)
+	sort.Strings(got)
+	out.Pass = slices.Equal(want, got)
+	if out.Pass {
+		out.Blocker = ""
+	} else if out.Blocker == "" {
+		out.Blocker = fmt.Sprintf("wrong trace (case requires %s)", strings.Join(c.Requires, ", "))
+		out.Detail = fmt.Sprintf("trace %q, want %q", got, want)
+	}
+	return out
+}
+
+func betsyPlay(ctx context.Context, r Runner, dir string, c BetsyCase) BetsyOutcome {
+	var out BetsyOutcome
+	data, err := os.ReadFile(filepath.Join(dir, c.File))
+	if err != nil {
+		return BetsyOutcome{Blocker: err.Error()}
+	}
+	if err := r.Deploy(ctx, filepath.Base(c.File), data); err != nil {
+		out.Trace = []string{"ERROR_deployment"}
+		var de *engine.DeployError
+		if !errors.As(err, &de) {
+			out.Blocker = "deploy failed without a DeployError: " + err.Error()
+			out.Trace = nil
+		} else if !c.ExpectDeploymentFailure {
+			out.Blocker = deployBlocker(de)
+		}
+		return out
+	}
+	if c.ExpectDeploymentFailure {
+		rule := strings.TrimPrefix(c.ID, "bpmn_constraints/")
+		if i := strings.IndexByte(rule, '_'); i > 0 {
+			rule = rule[:i]
+		}
+		out.Blocker = "missing validation: betsy constraint " + rule
+		return out
+	}
+	h := &betsyHarness{r: r, expected: c.ExpectedTrace}
+	var keys []int64
+	for _, st := range c.StartSequence {
+		vars, err := betsyVariables(st.Variables)
+		if err != nil {
+			return BetsyOutcome{Blocker: err.Error()}
+		}
+		key, err := r.Start(ctx, st.ProcessID, vars)
+		if err != nil {
+			h.trace = append(h.trace, "ERROR_runtime")
+			out.Blocker = "start: " + err.Error()
+			continue
+		}
+		keys = append(keys, key)
+		if err := h.drive(ctx, 0); err != nil {
+			return BetsyOutcome{Trace: h.trace, Blocker: err.Error()}
+		}
+	}
+	if err := h.drive(ctx, time.Duration(c.WaitAfterStartMS)*time.Millisecond); err != nil {
+		return BetsyOutcome{Trace: h.trace, Blocker: err.Error()}
+	}
+	incs, err := r.Incidents(ctx)
+	if err != nil {
+		return BetsyOutcome{Trace: h.trace, Blocker: err.Error()}
+	}
+	thrown, failed := false, false
+	for _, key := range keys {
+		snap, err := r.Snapshot(ctx, key)
+		if err != nil {
+			return BetsyOutcome{Trace: h.trace, Blocker: err.Error()}
+		}
+		held := false
+		for _, inc := range incs {
+			if inc.InstanceKey == key {
+				held = true
+				if out.Blocker == "" {
+					out.Blocker = "incident: " + Feature(inc.Message)
+				}
+			}
+		}
+		if snap.State == engine.Failed {
+			held = true
+		}
+		if !held {
+			continue
+		}
+		errorEnd := false
+		for _, ev := range snap.History {
+			if ev.Type == engine.ErrorThrown && ev.ElementType == "endEvent" {
+				errorEnd = true
+			}
+		}
+		if errorEnd {
+			thrown = true
+		} else {
+			failed = true
+		}
+	}
+	if thrown {
+		h.trace = append(h.trace, "ERROR_thrownErrorEvent")
+	}
+	if failed {
+		h.trace = append(h.trace, "ERROR_runtime")
+	}
+	if h.marker && slices.Contains(c.ExpectedTrace, "MARKER_exists") {
+		h.trace = append(h.trace, "MARKER_exists")
+	}
+	if h.parallel {
+		h.trace = append(h.trace, "EXECUTION_parallel")
+	}
+	out.Trace = h.trace
+	return out
+}
+
+// betsyHarness plays the part of betsy's script engine and log files.
+type betsyHarness struct {
+	r        Runner
+	expected []string
+	trace    []string
+	elapsed  time.Duration // virtual time moved since the case began
+	marker   bool
+	parallel bool
+}
+
+// drive runs jobs and timers until nothing is left to do within budget
+// more of virtual time, then moves the clock to the end of the budget.
+func (h *betsyHarness) drive(ctx context.Context, budget time.Duration) error {
+	limit := h.elapsed + budget
+	for round := 0; ; round++ {
+		if round == betsyMaxRounds {
+			return fmt.Errorf("still busy after %d rounds of jobs and timers", betsyMaxRounds)
+		}
+		if err := h.r.Settle(ctx); err != nil {
+			return err
+		}
+		jobs, err := h.r.Jobs(ctx)
+		if err != nil {
+			return err
+		}
+		if len(jobs) > 0 {
+			h.noteParallel(jobs)
+			for _, j := range jobs {
+				if err := h.work(ctx, j); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		due, ok, err := h.r.NextDeadline(ctx)
+		if err != nil {
+			return err
+		}
+		at := due.Sub(clock.Epoch)
+		if !ok || at > limit {
+			break
+		}
+		if at > h.elapsed {
+			if err := h.r.Advance(ctx, at-h.elapsed); err != nil {
+				return err
+			}
+			h.elapsed = at
+		} else if err := h.r.Advance(ctx, 0); err != nil {
+			return err
+		}
+	}
+	if limit > h.elapsed {
+		if err := h.r.Advance(ctx, limit-h.elapsed); err != nil {
+			return err
+		}
+		h.elapsed = limit
+		return h.r.Settle(ctx)
+	}
+	return nil
+}
+
+// noteParallel records that the two timestamped scripts overlapped.
+func (h *betsyHarness) noteParallel(jobs []engine.Job) {
+	n := 0
+	for _, j := range jobs {
+		if s := strings.TrimSpace(j.Headers["script"]); s == "CREATE_TIMESTAMP_LOG_1" || s == "CREATE_TIMESTAMP_LOG_2" {
+			n++
+		}
+	}
+	if n == 2 {
+		h.parallel = true
+	}
+}
+
+var scriptTask = regexp.MustCompile(`^SCRIPT_task\d+$`)
+
+// work executes a job the way betsy's scripts would.
+func (h *betsyHarness) work(ctx context.Context, j engine.Job) error {
+	script := strings.TrimSpace(j.Headers["script"])
+	var vars map[string]any
+	switch {
+	case scriptTask.MatchString(script):
+		h.trace = append(h.trace, script)
+	case script == "INCREMENT_INTEGER_VARIABLE", script == "INCREMENT_INTEGER_VARIABLE_AND_LOG":
+		n, _ := j.Variables["integerVariable"].(float64)
+		vars = map[string]any{"integerVariable": n + 1}
+		if script == "INCREMENT_INTEGER_VARIABLE_AND_LOG" {
+			h.trace = append(h.trace, "INCREMENT_correct")
+		}
+	case script == "THROW_ERROR":
+		return h.r.ThrowError(ctx, j.Key, "ERR_CODE", "THROW_ERROR", nil)
+	case script == "SET_STRING_DATA":
+		vars = map[string]any{"data": "String"}
+	case script == "LOG_DATA":
+		if j.Variables["data"] == "String" {
+			h.trace = append(h.trace, "DATA_correct")
+		}
+	case script == "CREATE_MARKER_FILE":
+		h.marker = true
+	}
+	// CREATE_LOG_FILE, WAIT_TEN_SECONDS, timestamp logs and non-script jobs
+	// (service, user, send tasks) just complete.
+	return h.r.CompleteJob(ctx, j.Key, vars)
+}
+
+// betsyVariables converts typed start variables to JSON values.
+func betsyVariables(in map[string]BetsyVariable) (map[string]any, error) {
+	out := make(map[string]any, len(in))
+	for name, v := range in {
+		var val any
+		if err := json.Unmarshal(v.Value, &val); err != nil {
+			return nil, fmt.Errorf("variable %s: %w", name, err)
+		}
+		switch v.Type {
+		case "Integer", "Long", "Double":
+			if _, ok := val.(float64); !ok {
+				return nil, fmt.Errorf("variable %s: %s value %s is not a number", name, v.Type, v.Value)
+			}
+		case "String":
+			if _, ok := val.(string); !ok {
+				return nil, fmt.Errorf("variable %s: String value %s is not a string", name, v.Value)
+			}
+		case "Boolean":
+			if _, ok := val.(bool); !ok {
+				return nil, fmt.Errorf("variable %s: Boolean value %s is not a boolean", name, v.Value)
+			}
+		default:
+			return nil, fmt.Errorf("variable %s: unknown type %s", name, v.Type)
+		}
+		out[name] = val
+	}
+	return out, nil
+}
+
+// deployBlocker names every distinct feature a rejected case lacks, so a
+// feature is credited only with the cases it alone would unlock.
+func deployBlocker(de *engine.DeployError) string {
+	seen := map[string]bool{}
+	var fs []string
+	for _, p := range de.Problems {
+		f := Feature(p.Rule)
+		if !seen[f] {
+			seen[f] = true
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		return Feature(de.Rule)
+	}
+	sort.Strings(fs)
+	return strings.Join(fs, " + ")
+}
+
+var unsupportedElement = regexp.MustCompile(`unsupported element (bpmn:\w+(?: with \w+ trigger)?)`)
+
+// Feature reduces an error text to the missing feature it names, so
+// failures group by feature: "unsupported element bpmn:subProcess ..."
+// becomes "bpmn:subProcess".
+func Feature(msg string) string {
+	if m := unsupportedElement.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return msg
+}
