@@ -176,7 +176,15 @@ func (inst *Instance) fired(m message) {
 		rec.Type, rec.Due = TimerFired, timeOf(d.Due)
 	}
 	inst.record(rec)
-	inst.setVars(d.Variables)
+	update, err := inst.outputs(tv, arm, d.Variables)
+	if err != nil {
+		// The token stays at the catch; resolving the incident makes it
+		// wait for its event again.
+		tv.wait = WaitIncident
+		inst.openIncident(tv, arm, 0, err.Error())
+		return
+	}
+	inst.setVars(update)
 	if gate := tv.node; gate != arm {
 		// An event-based gateway: the token leaves the gate onto the arm
 		// that fired; the other arms never held a token (SRD-024).
@@ -195,11 +203,23 @@ func flowBetween(from, to *model.Node) *model.Flow {
 	panic(fmt.Sprintf("no flow from %s to %s", from.ID, to.ID))
 }
 
-// throw publishes the message or signal of throw node n for tv, then lets
-// the token go on.
+// throw publishes the message or signal of throw node n for tv, if it has
+// one, applies n's output mappings, then lets the token go on.
 func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 	inst.park(tv, WaitEvent)
-	c := inst.plan.nodes[n.Index].throw
+	np := &inst.plan.nodes[n.Index]
+	if update, err := inst.outputs(tv, n, nil); err != nil {
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+		return
+	} else if len(np.outputs) > 0 {
+		inst.setVars(update)
+	}
+	c := np.throw
+	if c == nil {
+		inst.deliver(tv, delivery{kind: resume})
+		return
+	}
 	switch c.def.Kind {
 	case model.EventMessage:
 		key := ""

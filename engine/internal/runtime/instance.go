@@ -81,7 +81,8 @@ type tokenView struct {
 	wait     WaitReason
 	jobKey   int64
 	incident int64
-	subs     []int64 // open hub subscriptions while parked at a catch
+	subs     []int64        // open hub subscriptions while parked at a catch
+	locals   map[string]any // the current element's input-mapped variables
 }
 
 type jobState struct {

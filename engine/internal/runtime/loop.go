@@ -325,10 +325,21 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 		}
 		typ = t
 	}
+	jobVars := inst.varsMap
+	if len(np.inputs) > 0 {
+		locals, err := applyMappings(np.inputs, inst.varsMap)
+		if err != nil {
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, err.Error())
+			return
+		}
+		tv.locals = locals
+		jobVars = overlay(inst.varsMap, locals)
+	}
 	key := inst.eng.NextKey()
 	job := &Job{
 		Key: key, Type: typ, ProcessID: inst.plan.Process.ID, ElementID: n.ID, InstanceKey: inst.key,
-		Retries: np.retries, Headers: np.headers, Variables: inst.varsMap, Created: inst.eng.clock.Now(),
+		Retries: np.retries, Headers: np.headers, Variables: jobVars, Created: inst.eng.clock.Now(),
 	}
 	if inst.jobs == nil {
 		inst.jobs = make(map[int64]*jobState)
@@ -342,6 +353,18 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 		return
 	}
 	inst.eng.addJob(inst, job)
+}
+
+// outputs computes what leaving n sets in the process scope, given the
+// result variables of its job or event. With output mappings only their
+// targets are set, evaluated over the process variables, the element's
+// locals and the result; without, the result merges as it is (Zeebe).
+func (inst *Instance) outputs(tv *tokenView, n *model.Node, result map[string]any) (map[string]any, error) {
+	np := &inst.plan.nodes[n.Index]
+	if len(np.outputs) == 0 {
+		return result, nil
+	}
+	return applyMappings(np.outputs, overlay(overlay(inst.varsMap, tv.locals), result))
 }
 
 // command applies a request from outside and answers it.
@@ -383,10 +406,16 @@ func (inst *Instance) completeJob(c *command) error {
 	if err != nil {
 		return err
 	}
+	n := inst.plan.Process.Node(js.job.ElementID)
+	update, err := inst.outputs(tv, n, c.vars)
+	if err != nil {
+		return fmt.Errorf("complete job %d: %w", c.key, err) // the job stays open: fix the variables and retry
+	}
 	inst.endJob(js)
 	inst.record(Event{Type: JobCompleted, ElementID: js.job.ElementID, TokenID: tv.id, JobKey: c.key,
 		JobType: js.job.Type, Variables: cloneVars(c.vars)})
-	inst.setVars(c.vars)
+	inst.setVars(update)
+	tv.locals = nil
 	inst.deliver(tv, delivery{kind: resume})
 	return nil
 }

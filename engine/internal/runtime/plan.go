@@ -58,6 +58,9 @@ type nodePlan struct {
 	throw *catchSpec
 	// startTimer is the timer of a timer start event.
 	startTimer *timerSpec
+	// inputs create the element's local variables when it is entered;
+	// outputs set process variables when it is left.
+	inputs, outputs []mappingSpec
 }
 
 // catchSpec is one event a waiting token subscribes to.
@@ -104,6 +107,13 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 		if err := supported(n); err != nil {
 			problem(n.ID, "%s", err)
 			continue
+		}
+		var err error
+		if np.inputs, err = compileMappings(n.Inputs, opts.Expr); err != nil {
+			problem(n.ID, "input %v", err)
+		}
+		if np.outputs, err = compileMappings(n.Outputs, opts.Expr); err != nil {
+			problem(n.ID, "output %v", err)
 		}
 		np.conds = make([]*expr.Program, len(n.Outgoing))
 		for i, f := range n.Outgoing {

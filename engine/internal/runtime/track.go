@@ -70,7 +70,9 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 		if d.arm != nil && d.arm != n {
 			n = d.arm // an event-based gateway routes the token onto the arm that fired
 		}
-	case np.throw != nil:
+	case np.throw != nil || len(np.outputs) > 0 && np.jobTypeName == "":
+		// A throw, or an element whose output mappings the loop must
+		// evaluate (it alone writes variables) before the token leaves.
 		if !t.waitOn(message{kind: evThrow, node: n}) {
 			return nil, nil
 		}
