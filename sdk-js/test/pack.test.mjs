@@ -1,0 +1,77 @@
+// Test what users get: `npm pack` the package, install the tarball into a
+// fresh project, import it there, run a process, and type-check a consumer
+// file against the shipped .d.ts.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+
+const pkgDir = fileURLToPath(new URL('..', import.meta.url));
+const sh = (cmd, args, cwd) => execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+describe('npm pack tarball', () => {
+  let dir;
+  let files;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'flowtrack-pack-'));
+    const [info] = JSON.parse(sh('npm', ['pack', '--json', '--pack-destination', dir], pkgDir));
+    files = info.files.map((f) => f.path).sort();
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+    sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', join(dir, info.filename)], dir);
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('ships the build output, the module and nothing else', () => {
+    assert.ok(files.includes('dist/flowtrack.wasm'));
+    assert.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts'));
+    assert.ok(files.includes('dist/worker.js'));
+    const stray = files.filter((f) => !/^dist\/.*\.(js|d\.ts|wasm)$/.test(f) && !['package.json', 'README.md'].includes(f));
+    assert.deepEqual(stray, []);
+  });
+
+  it('installs and runs a process in a fresh project', () => {
+    const order = readFileSync(new URL('./fixtures/order.bpmn', import.meta.url), 'utf8');
+    writeFileSync(join(dir, 'order.bpmn'), order);
+    writeFileSync(
+      join(dir, 'main.js'),
+      `import { readFileSync } from 'node:fs';
+import { Engine, DeployError } from 'flowtrack';
+const engine = await Engine.create();
+await engine.deploy(readFileSync('order.bpmn', 'utf8'), 'order.bpmn');
+for (const type of ['check-order', 'userTask', 'reserve-stock', 'charge-payment']) engine.handle(type, () => ({ [type]: true }));
+const { state } = await engine.start('order', { amount: 250 });
+const bad = await engine.deploy('<x/>').catch((e) => e instanceof DeployError);
+console.log(JSON.stringify({ state, bad }));
+engine.close();
+`,
+    );
+    assert.deepEqual(JSON.parse(sh('node', ['main.js'], dir)), { state: 'completed', bad: true });
+  });
+
+  it('type-checks a consumer against the shipped declarations', () => {
+    writeFileSync(
+      join(dir, 'consumer.ts'),
+      `import { Engine, FlowtrackError, type FlowEvent, type Job, type Token } from 'flowtrack';
+export async function run(xml: string): Promise<Token[]> {
+  const engine = await Engine.create({ time: 'virtual' });
+  await engine.deploy(xml);
+  engine.on('jobCreated', (ev: FlowEvent<'jobCreated'>) => void ev.jobKey);
+  engine.handle('work', async (job: Job) => ({ done: job.key }));
+  const { instanceKey } = await engine.start('p', { n: 1 });
+  await engine.advanceTime('PT5M');
+  try { await engine.completeJob(-1); } catch (e) { if (e instanceof FlowtrackError) void e.code; }
+  return engine.tokens(instanceKey);
+}
+`,
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, lib: ['ES2022', 'DOM'], types: [] }, files: ['consumer.ts'] }),
+    );
+    sh('node', [join(pkgDir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], dir);
+  });
+});
