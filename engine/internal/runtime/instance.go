@@ -52,7 +52,7 @@ type Instance struct {
 	tokens    map[int]*tokenView
 	nextToken int
 	joins     map[int]*joinState // by node index
-	orJoins   int                // tokens waiting at inclusive joins
+	orJoins   int                // inclusive and complex joins holding state
 	jobs      map[int64]*jobState
 	incidents map[int64]*incidentState
 	subs      map[int64]subRef // open subscriptions by hub id
@@ -100,6 +100,8 @@ type incidentState struct {
 // have not been consumed by a firing yet, queued per incoming flow.
 type joinState struct {
 	arrived [][]int // per index of node.Incoming: waiting token ids, oldest first
+	// fired is set on a complex gateway that fired and waits for reset.
+	fired bool
 }
 
 func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {

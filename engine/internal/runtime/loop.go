@@ -193,16 +193,23 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 	if inst.joins == nil {
 		inst.joins = make(map[int]*joinState)
 	}
+	np := &inst.plan.nodes[n.Index]
 	js := inst.joins[n.Index]
 	if js == nil {
 		js = &joinState{arrived: make([][]int, len(n.Incoming))}
 		inst.joins[n.Index] = js
+		if np.inclusive || np.complex {
+			inst.orJoins++
+		}
 	}
 	in := flowIndex(n.Incoming, via)
 	js.arrived[in] = append(js.arrived[in], tv.id)
-	if inst.plan.nodes[n.Index].inclusive {
-		inst.orJoins++
+	switch {
+	case np.inclusive:
 		inst.tryInclusive(n, js)
+		return
+	case np.complex:
+		inst.tryComplex(n, js)
 		return
 	}
 	for _, q := range js.arrived {
@@ -232,7 +239,7 @@ func (inst *Instance) fire(n *model.Node, js *joinState, in int) {
 		inst.deliver(other, delivery{kind: merged})
 	}
 	if empty(js.arrived) {
-		delete(inst.joins, n.Index)
+		inst.dropJoin(n)
 	}
 	st := inst.tokens[survivor]
 	inst.recordNode(ElementEntered, n, st.id)
@@ -240,52 +247,185 @@ func (inst *Instance) fire(n *model.Node, js *joinState, in int) {
 }
 
 // tryInclusive fires inclusive join n if no live token elsewhere can still
-// arrive on an incoming flow that has no token yet (BPMN 2.0 §13.4.3). It
-// reads only the loop-owned token view (SRD-028): a token counts at the
-// node its last report put it on, and a token already on the join but not
-// yet arrived is in transit, so the join waits for it.
+// arrive on an incoming flow that has no token yet (BPMN 2.0 §13.4.3).
 func (inst *Instance) tryInclusive(n *model.Node, js *joinState) {
-	np := &inst.plan.nodes[n.Index]
-	waiting := make(map[int]bool)
 	first := -1
 	for i, q := range js.arrived {
-		for _, id := range q {
-			waiting[id] = true
-		}
-		if len(q) > 0 && first < 0 {
+		if len(q) > 0 {
 			first = i
+			break
 		}
 	}
 	if first < 0 {
 		return
 	}
-	for id, tv := range inst.tokens {
-		if waiting[id] || tv.node == nil {
-			continue
-		}
-		if tv.node == n {
-			return // in transit onto the join: it will arrive
-		}
-		for i, q := range js.arrived {
-			if len(q) == 0 && np.reaches[i][tv.node.Index] {
-				return // may still arrive on an empty incoming flow
-			}
-		}
+	occupied, inTransit := joinPositions(n, inst.positions(), js.parked())
+	if inTransit {
+		return // a token is on its way onto the join: it will arrive
 	}
-	for _, q := range js.arrived {
-		if len(q) > 0 {
-			inst.orJoins--
+	np := &inst.plan.nodes[n.Index]
+	for i, q := range js.arrived {
+		if len(q) == 0 && reachesAny(np.reaches[i], occupied) {
+			return // a token may still arrive on an empty incoming flow
 		}
 	}
 	inst.fire(n, js, first)
+}
+
+// dropJoin forgets the state of join n once no token waits there.
+func (inst *Instance) dropJoin(n *model.Node) {
+	delete(inst.joins, n.Index)
+	if np := &inst.plan.nodes[n.Index]; np.inclusive || np.complex {
+		inst.orJoins--
+	}
+}
+
+// tryComplex applies a complex gateway's activation rule (BPMN 2.0
+// §13.4.4). Before it fires, it fires when the activation condition, over
+// the variables and activationCount (tokens arrived), is true, consuming
+// every arrived token; it aborts the instance when the condition is false
+// and no further token can arrive. After it fires, it waits for reset:
+// tokens of the same activation arriving later are consumed without firing
+// again, until no further token can arrive.
+func (inst *Instance) tryComplex(n *model.Node, js *joinState) {
+	np := &inst.plan.nodes[n.Index]
+	occupied, inTransit := joinPositions(n, inst.positions(), js.parked())
+	more := inTransit
+	for i := range js.arrived {
+		more = more || reachesAny(np.reaches[i], occupied)
+	}
+	count := 0
+	for _, q := range js.arrived {
+		count += len(q)
+	}
+	if js.fired {
+		inst.consumeAll(n, js, -1)
+		if !more {
+			inst.dropJoin(n)
+		}
+		return
+	}
+	if count == 0 {
+		return
+	}
+	if np.activation == nil {
+		if more {
+			return // without a rule it waits like an inclusive join
+		}
+	} else {
+		ok, err := np.activation.EvalBool(overlay(inst.varsMap, map[string]any{"activationCount": float64(count)}))
+		if err != nil {
+			inst.stopAll(Terminated, fmt.Sprintf("complex gateway %s: activation condition: %v", n.ID, err))
+			return
+		}
+		if !ok {
+			if !more {
+				inst.stopAll(Terminated, fmt.Sprintf("complex gateway %s: activation condition %q can no longer become true", n.ID, np.activation.Text()))
+			}
+			return
+		}
+	}
+	survivor := -1
+	for _, q := range js.arrived {
+		if len(q) > 0 {
+			survivor = q[0]
+			break
+		}
+	}
+	inst.consumeAll(n, js, survivor)
+	js.fired = true
+	if !more {
+		inst.dropJoin(n)
+	}
+	st := inst.tokens[survivor]
+	inst.recordNode(ElementEntered, n, st.id)
+	inst.deliver(st, delivery{kind: resume})
+}
+
+// consumeAll merges every token waiting at join n except survivor.
+func (inst *Instance) consumeAll(n *model.Node, js *joinState, survivor int) {
+	for i, q := range js.arrived {
+		for _, id := range q {
+			if id == survivor {
+				continue
+			}
+			other := inst.tokens[id]
+			inst.record(Event{Type: TokenMerged, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: id})
+			other.node = nil
+			inst.deliver(other, delivery{kind: merged})
+		}
+		js.arrived[i] = nil
+	}
+}
+
+// positions is the loop-owned position view: token id → the node its last
+// report put it on (SRD-028). Nothing reads a live track.
+func (inst *Instance) positions() map[int]*model.Node {
+	out := make(map[int]*model.Node, len(inst.tokens))
+	for id, tv := range inst.tokens {
+		if tv.node != nil {
+			out[id] = tv.node
+		}
+	}
+	return out
+}
+
+// parked returns the tokens that have arrived at the join and wait there.
+func (js *joinState) parked() map[int]bool {
+	out := make(map[int]bool)
+	for _, q := range js.arrived {
+		for _, id := range q {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// joinPositions derives, from the loop-owned maps alone, which nodes live
+// tokens occupy (by node index; tokens parked at the join excluded) and
+// whether a token is in transit onto join: on it, but not yet parked
+// there. It is a pure function: one read of each position, so the in-transit
+// guard and the reachability check can never disagree (SRD-027 §3.8,
+// SRD-028 §3.4).
+func joinPositions(join *model.Node, position map[int]*model.Node, parked map[int]bool) (occupied map[int]bool, inTransit bool) {
+	occupied = make(map[int]bool, len(position))
+	for id, n := range position {
+		if parked[id] {
+			continue
+		}
+		if join != nil && n == join {
+			inTransit = true
+			continue
+		}
+		occupied[n.Index] = true
+	}
+	return occupied, inTransit
+}
+
+// reachesAny reports whether a token at any occupied node can reach the
+// flow whose upstream set is reach.
+func reachesAny(reach []bool, occupied map[int]bool) bool {
+	for idx := range occupied {
+		if reach[idx] {
+			return true
+		}
+	}
+	return false
 }
 
 // recheckInclusive re-evaluates every inclusive join holding tokens, after
 // a token moved, ended or was merged: that may be what they wait for.
 func (inst *Instance) recheckInclusive() {
 	for _, idx := range sortedKeys(inst.joins) {
-		if js := inst.joins[idx]; js != nil && inst.plan.nodes[idx].inclusive {
-			inst.tryInclusive(inst.plan.nodes[idx].node, js)
+		js := inst.joins[idx]
+		if js == nil || inst.stopping.Load() {
+			continue
+		}
+		switch np := &inst.plan.nodes[idx]; {
+		case np.inclusive:
+			inst.tryInclusive(np.node, js)
+		case np.complex:
+			inst.tryComplex(np.node, js)
 		}
 	}
 }
@@ -508,7 +648,7 @@ func (inst *Instance) tokenSnapshot() []Token {
 	return out
 }
 
-// afterMove rechecks waiting inclusive joins when a message changed where
+// afterMove rechecks waiting inclusive and complex joins when a message changed where
 // tokens are; most instances have none, and pay one comparison.
 func (inst *Instance) afterMove(k msgKind) {
 	if inst.orJoins == 0 || inst.stopping.Load() {

@@ -44,6 +44,10 @@ type nodePlan struct {
 	// incoming flow i without passing the gateway.
 	inclusive bool
 	reaches   [][]bool
+	// complex marks a converging complex gateway, with its activation rule
+	// (nil: fire as an inclusive join would).
+	complex    bool
+	activation *expr.Program
 
 	jobType     *expr.Program
 	jobTypeName string // the type when no expression is given
@@ -137,6 +141,19 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			if np.join {
 				np.reaches = upstream(p, n)
 			}
+		case model.KindComplexGateway:
+			np.join = len(n.Incoming) > 1
+			np.complex = np.join
+			if np.join {
+				np.reaches = upstream(p, n)
+				if !n.ActivationCondition.IsZero() {
+					prog, err := expr.Compile(n.ActivationCondition, expr.Condition, opts.Expr)
+					if err != nil {
+						problem(n.ID, "activation condition: %v", err)
+					}
+					np.activation = prog
+				}
+			}
 		case model.KindStartEvent:
 			if len(n.Events) == 0 && n.Parent == nil && plan.start == nil {
 				plan.start = n
@@ -229,7 +246,8 @@ func supported(n *model.Node) error {
 		if n.Instantiate {
 			return fmt.Errorf("unsupported element bpmn:%s with instantiate", n.Kind)
 		}
-	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway:
+	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
+		model.KindComplexGateway:
 	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()
