@@ -7,41 +7,79 @@
 GO       ?= go
 export FLOWTRACK_EXTERNAL ?= $(abspath ../shared/conformance)
 
-.PHONY: all build check vet staticcheck tidy-check test race fuzz examples run bench clean
+.PHONY: all build wasm check vet staticcheck tidy-check test race fuzz examples run bench size clean
 
 all: build
 
-build:
+# wasm builds the WebAssembly module that host/ embeds (go:embed), so every
+# target that compiles host/ depends on it. Go's build cache makes a rebuild
+# of an unchanged module take well under a second.
+WASM := host/flowtrack.wasm
+
+wasm:
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -ldflags='-s -w' -o $(WASM) ./wasm
+
+build: wasm
 	$(GO) build ./...
 
-vet:
+vet: wasm
 	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm
 
-staticcheck:
+staticcheck: wasm
 	$(GO) tool staticcheck ./...
 
 # check is the quick gate: formatting, vet, staticcheck, tidy go.mod.
 check: vet staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
 
-race:
+race: wasm
 	$(GO) test -race -count=1 ./...
 
 fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzImport -fuzztime=10s ./engine/internal/bpmnxml
 
-examples:
+examples: wasm
 	@for d in $$(ls -d examples/*/ 2>/dev/null); do \
 		if [ -f $$d/main.go ]; then echo "example $$d"; $(GO) run ./$$d || exit 1; fi; \
 	done
 
 test: check race fuzz examples
 
-run:
-	$(GO) run ./examples/native
+# run deploys and runs a real order process through the CLI, i.e. through
+# the wasm module in wazero.
+run: wasm
+	$(GO) run ./host/cmd/flowtrack run examples/native/order.bpmn --vars '{"amount":250}'
 
-bench:
-	$(GO) test -run='^$$' -bench=. -benchmem ./engine/...
+bench: wasm
+	$(GO) test -run='^$$' -bench=. -benchmem ./engine/... ./host/...
+
+# size prints the module's size raw and gzipped.
+size: wasm
+	$(GO) run ./host/cmd/flowtrack-size $(WASM)
 
 clean:
-	rm -rf bin
+	rm -rf bin $(WASM)
+
+# --- conformance and single-threaded wasm tests -------------------------
+.PHONY: conformance test-wasm
+test: test-wasm
+
+# conformance prints one line per scenario and runner, the summaries, the
+# betsy table per group and the MIWG import counts (FLOWTRACK_EXTERNAL).
+conformance:
+	$(GO) test -race -c -o bin/conformance.test ./conformance
+	cd conformance && ../bin/conformance.test -test.count=1 -conformance.report
+
+# test-wasm runs the engine's own tests compiled to wasip1/wasm under the
+# wazero CLI (no -race there: wasm has one thread), at the wazero version
+# go.mod uses, installed into bin/.
+WAZERO_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/tetratelabs/wazero)
+
+bin/wazero-$(WAZERO_VERSION):
+	GOBIN=$(abspath bin) $(GO) install github.com/tetratelabs/wazero/cmd/wazero@$(WAZERO_VERSION)
+	touch $@
+
+test-wasm: bin/wazero-$(WAZERO_VERSION)
+	PATH="$(abspath bin):$$($(GO) env GOROOT)/lib/wasm:$$PATH" GOWASIRUNTIME=wazero \
+		GOOS=wasip1 GOARCH=wasm $(GO) test -count=1 ./engine/...

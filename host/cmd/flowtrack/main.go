@@ -1,0 +1,434 @@
+// Command flowtrack runs and validates BPMN 2.0 models on flowtrack's
+// WebAssembly module (embedded), through wazero.
+//
+//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
+//	flowtrack validate model.bpmn
+//
+// run deploys the model, starts an instance, completes every job it
+// creates (with empty variables, or as the scenario says), performs the
+// scenario's steps, advances virtual time to each next timer, and prints
+// the trace, the final state and the variables.
+//
+// Exit codes: 0 the instance completed (validate: the model is valid);
+// 1 the instance failed, was terminated, holds an incident or is stuck
+// waiting; 2 usage error, unreadable file or invalid model.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/host"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitProcess = 1
+	exitUsage   = 2
+)
+
+const usage = `usage:
+  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
+  flowtrack validate model.bpmn
+
+Exit codes: 0 ok, 1 process failed/incident/stuck, 2 usage or invalid model.
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// usageError is a command-line mistake.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stderr, usage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	ctx := context.Background()
+	var code int
+	var err error
+	switch args[0] {
+	case "run":
+		code, err = runCmd(ctx, args[1:], stdout)
+	case "validate":
+		code, err = validateCmd(ctx, args[1:], stdout)
+	default:
+		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "flowtrack:", err)
+		var ue usageError
+		var de *engine.DeployError
+		switch {
+		case errors.As(err, &ue):
+			fmt.Fprint(stderr, usage)
+			return exitUsage
+		case errors.As(err, &de):
+			for _, p := range de.Problems {
+				fmt.Fprintf(stderr, "  %s\n", problem(p))
+			}
+			return exitUsage
+		case errors.Is(err, errInput):
+			return exitUsage
+		}
+		return exitProcess
+	}
+	return code
+}
+
+// errInput marks unreadable or malformed input files.
+var errInput = errors.New("bad input")
+
+// parse parses flags that may come before or after the one positional
+// argument (the model file).
+func parse(fs *flag.FlagSet, args []string) (string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return "", usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) != 1 {
+		return "", usageError{fmt.Sprintf("%s needs exactly one model file, got %d", fs.Name(), len(pos))}
+	}
+	return pos[0], nil
+}
+
+func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	file, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	e, d, err := deployFile(ctx, file)
+	if err != nil {
+		return 0, err
+	}
+	defer e.Close(ctx)
+	for _, p := range d.Processes {
+		fmt.Fprintf(stdout, "ok: process %s (version %d)\n", p.ID, p.Version)
+	}
+	return exitOK, nil
+}
+
+func deployFile(ctx context.Context, file string) (*host.Engine, *engine.Deployment, error) {
+	xml, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errInput, err)
+	}
+	e, err := host.New(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := e.Deploy(ctx, file, xml)
+	if err != nil {
+		e.Close(ctx)
+		return nil, nil, err
+	}
+	return e, d, nil
+}
+
+func problem(p engine.Problem) string {
+	var at []string
+	if p.ProcessID != "" {
+		at = append(at, "process "+p.ProcessID)
+	}
+	if p.ElementID != "" {
+		at = append(at, "element "+p.ElementID)
+	}
+	if len(at) == 0 {
+		return p.Rule
+	}
+	return strings.Join(at, " ") + ": " + p.Rule
+}
+
+// scenario drives a run; every field is optional.
+//
+//	{
+//	  "process": "order",
+//	  "variables": {"amount": 250},
+//	  "jobs": {
+//	    "check-order": {"variables": {"valid": true}},
+//	    "charge-payment": {"error": "DECLINED", "message": "card declined"},
+//	    "ship": {"fail": "carrier down"}
+//	  },
+//	  "steps": [
+//	    {"publishMessage": {"name": "paid", "correlationKey": "o-1", "variables": {"paid": true}}},
+//	    {"broadcastSignal": {"name": "stop"}},
+//	    {"advanceMs": 60000}
+//	  ]
+//	}
+//
+// Jobs of types the scenario does not name complete with no variables.
+// Steps run, in order, whenever the instance waits for something other
+// than a job; when no step is left, time advances to the next timer.
+type scenario struct {
+	Process   string                 `json:"process"`
+	Variables map[string]any         `json:"variables"`
+	Jobs      map[string]jobBehavior `json:"jobs"`
+	Steps     []step                 `json:"steps"`
+}
+
+type jobBehavior struct {
+	Variables map[string]any `json:"variables"`
+	Error     string         `json:"error"`
+	Fail      string         `json:"fail"`
+	Message   string         `json:"message"`
+}
+
+type step struct {
+	PublishMessage *struct {
+		Name           string         `json:"name"`
+		CorrelationKey string         `json:"correlationKey"`
+		Variables      map[string]any `json:"variables"`
+		TTLMs          int64          `json:"ttlMs"`
+	} `json:"publishMessage"`
+	BroadcastSignal *struct {
+		Name      string         `json:"name"`
+		Variables map[string]any `json:"variables"`
+	} `json:"broadcastSignal"`
+	AdvanceMs *int64 `json:"advanceMs"`
+}
+
+func readScenario(file string) (*scenario, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInput, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	var sc scenario
+	if err := dec.Decode(&sc); err != nil {
+		return nil, fmt.Errorf("%w: scenario %s: %v", errInput, file, err)
+	}
+	for i, st := range sc.Steps {
+		n := 0
+		for _, set := range []bool{st.PublishMessage != nil, st.BroadcastSignal != nil, st.AdvanceMs != nil} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return nil, fmt.Errorf("%w: scenario %s: step %d must have exactly one of publishMessage, broadcastSignal, advanceMs", errInput, file, i+1)
+		}
+	}
+	return &sc, nil
+}
+
+// maxRounds bounds the run loop (a timer cycle would otherwise run forever).
+const maxRounds = 10_000
+
+func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
+	varsJSON := fs.String("vars", "", "start variables as a JSON object")
+	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
+	file, err := parse(fs, args)
+	if err != nil {
+		return 0, err
+	}
+	sc := &scenario{}
+	if *scenarioFile != "" {
+		if sc, err = readScenario(*scenarioFile); err != nil {
+			return 0, err
+		}
+	}
+	if *varsJSON != "" {
+		if err := json.Unmarshal([]byte(*varsJSON), &sc.Variables); err != nil {
+			return 0, usageError{fmt.Sprintf("--vars: not a JSON object: %v", err)}
+		}
+	}
+	if *processID != "" {
+		sc.Process = *processID
+	}
+
+	e, d, err := deployFile(ctx, file)
+	if err != nil {
+		return 0, err
+	}
+	defer e.Close(ctx)
+	if sc.Process == "" {
+		if len(d.Processes) == 0 {
+			return 0, fmt.Errorf("%w: %s has no executable process", errInput, file)
+		}
+		sc.Process = d.Processes[0].ID
+	}
+	tr := &tracer{out: stdout, epoch: e.Now()}
+	e.Subscribe(tr.print)
+	fmt.Fprintf(stdout, "deployed %s: process %s\n", file, sc.Process)
+
+	key, err := e.Start(ctx, sc.Process, sc.Variables)
+	if err != nil {
+		if errors.Is(err, engine.ErrUnknownProcess) || errors.Is(err, engine.ErrNoNoneStart) {
+			return 0, usageError{err.Error()}
+		}
+		return 0, err
+	}
+	steps := sc.Steps
+	for range maxRounds {
+		info, err := e.Instance(ctx, key)
+		if err != nil {
+			return 0, err
+		}
+		if info.State != engine.Active || len(info.Incidents) > 0 {
+			break
+		}
+		jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: key})
+		if err != nil {
+			return 0, err
+		}
+		if len(jobs) > 0 {
+			for _, j := range jobs {
+				if err := work(ctx, e, j, sc.Jobs[j.Type]); err != nil {
+					return 0, err
+				}
+			}
+			continue
+		}
+		if len(steps) > 0 {
+			if err := do(ctx, e, steps[0]); err != nil {
+				return 0, err
+			}
+			steps = steps[1:]
+			continue
+		}
+		due, ok := e.NextDeadline()
+		if !ok {
+			break // waiting for something nobody will send
+		}
+		fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
+		if err := e.AdvanceTo(ctx, due); err != nil {
+			return 0, err
+		}
+	}
+	return report(ctx, e, key, stdout)
+}
+
+// work answers one job as the scenario says (complete by default).
+func work(ctx context.Context, e *host.Engine, j engine.Job, b jobBehavior) error {
+	switch {
+	case b.Error != "":
+		return e.ThrowError(ctx, j.Key, b.Error, b.Message, b.Variables)
+	case b.Fail != "":
+		return e.FailJob(ctx, j.Key, 0, b.Fail)
+	}
+	return e.CompleteJob(ctx, j.Key, b.Variables)
+}
+
+func do(ctx context.Context, e *host.Engine, st step) error {
+	switch {
+	case st.PublishMessage != nil:
+		m := st.PublishMessage
+		return e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
+			Variables: m.Variables, TTL: time.Duration(m.TTLMs) * time.Millisecond})
+	case st.BroadcastSignal != nil:
+		return e.BroadcastSignal(ctx, st.BroadcastSignal.Name, st.BroadcastSignal.Variables)
+	default:
+		return e.Advance(ctx, time.Duration(*st.AdvanceMs)*time.Millisecond)
+	}
+}
+
+// report prints the final state and returns the exit code.
+func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer) (int, error) {
+	info, err := e.Instance(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	vars, _ := json.Marshal(info.Variables) // map keys are sorted
+	fmt.Fprintf(stdout, "final state: %s\nvariables: %s\n", info.State, vars)
+	if info.Message != "" {
+		fmt.Fprintf(stdout, "reason: %s\n", info.Message)
+	}
+	for _, inc := range info.Incidents {
+		fmt.Fprintf(stdout, "incident %d at %s: %s\n", inc.Key, inc.ElementID, inc.Message)
+	}
+	if info.State == engine.Completed {
+		return exitOK, nil
+	}
+	if info.State == engine.Active && len(info.Incidents) == 0 {
+		toks, err := e.Tokens(ctx, key)
+		if err != nil {
+			return 0, err
+		}
+		for _, t := range toks {
+			fmt.Fprintf(stdout, "stuck: token %d at %s waiting for %s\n", t.ID, t.ElementID, t.Waiting)
+		}
+	}
+	return exitProcess, nil
+}
+
+// tracer prints events as a readable trace.
+type tracer struct {
+	out   io.Writer
+	epoch time.Time
+}
+
+// stamp is virtual time since the start, e.g. "+0s", "+1h0m0s".
+func (t *tracer) stamp(at time.Time) string { return fmt.Sprintf("%8s", "+"+at.Sub(t.epoch).String()) }
+
+func (t *tracer) print(ev engine.Event) {
+	var what string
+	switch ev.Type {
+	case engine.ElementEntered:
+		what = fmt.Sprintf("entered   %s (%s)", ev.ElementID, ev.ElementType)
+	case engine.ElementLeft:
+		what = fmt.Sprintf("left      %s", ev.ElementID)
+	case engine.FlowTaken:
+		return // entered/left already tell the path
+	case engine.JobCreated:
+		what = fmt.Sprintf("job       %d %s created at %s", ev.JobKey, ev.JobType, ev.ElementID)
+	case engine.JobCompleted:
+		what = fmt.Sprintf("job       %d %s completed%s", ev.JobKey, ev.JobType, vars(ev.Variables))
+	case engine.JobFailed:
+		what = fmt.Sprintf("job       %d %s failed: %s", ev.JobKey, ev.JobType, ev.Message)
+	case engine.TimerScheduled:
+		what = fmt.Sprintf("timer     at %s due %s", ev.ElementID, ev.Due.Format(time.RFC3339))
+	case engine.TimerFired:
+		what = fmt.Sprintf("timer     at %s fired", ev.ElementID)
+	case engine.MessageSubscribed:
+		what = fmt.Sprintf("message   %q key %q awaited at %s", ev.Name, ev.CorrelationKey, ev.ElementID)
+	case engine.MessageCorrelated:
+		what = fmt.Sprintf("message   %q key %q correlated at %s%s", ev.Name, ev.CorrelationKey, ev.ElementID, vars(ev.Variables))
+	case engine.SignalSubscribed:
+		what = fmt.Sprintf("signal    %q awaited at %s", ev.Name, ev.ElementID)
+	case engine.SignalReceived:
+		what = fmt.Sprintf("signal    %q received at %s%s", ev.Name, ev.ElementID, vars(ev.Variables))
+	case engine.IncidentCreated:
+		what = fmt.Sprintf("incident  %d at %s: %s", ev.IncidentKey, ev.ElementID, ev.Message)
+	default:
+		what = fmt.Sprintf("%-9s %s%s", ev.Type, ev.ElementID, vars(ev.Variables))
+		if ev.Message != "" {
+			what += ": " + ev.Message
+		}
+	}
+	fmt.Fprintf(t.out, "%s  %s\n", t.stamp(ev.Time), strings.TrimRight(what, " "))
+}
+
+// vars formats variables compactly with sorted keys, or "" when none.
+func vars(v map[string]any) string {
+	if len(v) == 0 {
+		return ""
+	}
+	data, _ := json.Marshal(v) // map keys are sorted
+	return " " + string(data)
+}

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestRun(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"order through the module", []string{"run", "../../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, 0, "final state: completed"},
+		{"flags before the file", []string{"run", "--process", "timer", "testdata/timer.bpmn"}, 0, "advance time to 2026-01-01T00:00:01Z"},
+		{"scenario", []string{"run", "testdata/message.bpmn", "--scenario", "testdata/message.json"}, 0, `"paid":true`},
+		{"stuck waiting", []string{"run", "testdata/message.bpmn", "--vars", `{"key":"x"}`}, 1, "stuck: token 1 at wait_go waiting for message"},
+		{"gateway timer arm", []string{"run", "testdata/gateway.bpmn", "--vars", `{"key":"x"}`}, 0, "left      endTimer"},
+		{"validate ok", []string{"validate", "testdata/timer.bpmn"}, 0, "ok: process timer"},
+		{"validate invalid", []string{"validate", "testdata/invalid.bpmn"}, 2, "element f"},
+		{"unknown process", []string{"run", "testdata/timer.bpmn", "--process", "nope"}, 2, "unknown process"},
+		{"bad vars", []string{"run", "testdata/timer.bpmn", "--vars", `[1]`}, 2, "--vars"},
+		{"missing file", []string{"run", "testdata/none.bpmn"}, 2, "no such file"},
+		{"no command", nil, 2, "usage:"},
+		{"unknown command", []string{"simulate"}, 2, `unknown command "simulate"`},
+		{"two files", []string{"validate", "a.bpmn", "b.bpmn"}, 2, "exactly one model file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			code := run(tc.args, &out, &out)
+			assert.Equal(t, tc.code, code, out.String())
+			assert.Contains(t, out.String(), tc.out)
+		})
+	}
+}
