@@ -2,28 +2,28 @@ package conformance
 
 import (
 	"context"
-	"fmt"
 	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
 )
 
-// The engine's event delivery API (messages, signals, engine-driven time)
-// is landing; until it does, the native runner moves the virtual clock
-// itself and reports messages and signals as unsupported.
-
-func (n *Native) PublishMessage(context.Context, Message) error {
-	return fmt.Errorf("publish message: %w", ErrUnsupported)
+func (n *Native) PublishMessage(ctx context.Context, m Message) error {
+	return n.e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
+		Variables: m.Variables, TTL: m.TTL, MessageID: m.MessageID})
 }
 
-func (n *Native) BroadcastSignal(context.Context, string, map[string]any) error {
-	return fmt.Errorf("broadcast signal: %w", ErrUnsupported)
+func (n *Native) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
+	return n.e.BroadcastSignal(ctx, name, vars)
 }
 
 func (n *Native) Advance(ctx context.Context, d time.Duration) error {
-	n.clock.Advance(d)
+	if err := n.e.Advance(ctx, d); err != nil {
+		return err
+	}
 	return n.e.Settle(ctx)
 }
 
 func (n *Native) NextDeadline(context.Context) (time.Time, bool, error) {
-	t, ok := n.clock.NextDue()
+	t, ok := n.e.NextDeadline()
 	return t, ok, nil
 }

@@ -107,18 +107,16 @@ func Factories() []Factory {
 // Native runs scenarios on the engine package in this process.
 type Native struct {
 	e     *engine.Engine
-	clock *clock.Virtual
 	insts map[int64]*engine.Instance
 }
 
 // NewNative returns a Runner over a fresh engine.Engine on a virtual clock.
 func NewNative() (Runner, error) {
-	vc := clock.NewVirtual(clock.Epoch)
-	e, err := engine.New(engine.WithClock(vc))
+	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
 	if err != nil {
 		return nil, err
 	}
-	return &Native{e: e, clock: vc, insts: map[int64]*engine.Instance{}}, nil
+	return &Native{e: e, insts: map[int64]*engine.Instance{}}, nil
 }
 
 func (n *Native) Deploy(_ context.Context, name string, bpmn []byte) error {
