@@ -1,6 +1,7 @@
 // Engine: the SDK's public API over one engine module instance.
 
-import { createWorker, defaultWasmURL } from '#platform';
+import { defaultWasmURL } from '#platform';
+import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
 import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, UnknownJobError } from './errors.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';

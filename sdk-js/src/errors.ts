@@ -30,7 +30,8 @@ export class FlowtrackError extends Error {
 
   constructor(data: ErrorData) {
     super(data.message);
-    this.name = new.target.name;
+    // Explicit names survive minifiers; subclasses set their own.
+    this.name = 'FlowtrackError';
     this.code = data.code;
     if (data.elementId) this.elementId = data.elementId;
     if (data.processId) this.processId = data.processId;
@@ -38,11 +39,16 @@ export class FlowtrackError extends Error {
 }
 
 /** A malformed request: a missing, unknown or mistyped field, or an invalid argument. */
-export class BadRequestError extends FlowtrackError {}
+export class BadRequestError extends FlowtrackError {
+  override readonly name: string = 'BadRequestError';
+}
 /** An operation the module does not know (a module older than the SDK). */
-export class UnknownOperationError extends FlowtrackError {}
+export class UnknownOperationError extends FlowtrackError {
+  override readonly name: string = 'UnknownOperationError';
+}
 /** A BPMN document that is malformed or invalid; `problems` lists every rule it breaks. */
 export class DeployError extends FlowtrackError {
+  override readonly name: string = 'DeployError';
   /** Every problem found, the first one included. */
   readonly problems: Problem[];
   constructor(data: ErrorData) {
@@ -51,27 +57,49 @@ export class DeployError extends FlowtrackError {
   }
 }
 /** `start` of a process id never deployed. */
-export class UnknownProcessError extends FlowtrackError {}
+export class UnknownProcessError extends FlowtrackError {
+  override readonly name: string = 'UnknownProcessError';
+}
 /** `start` of a process that only events can start. */
-export class NoNoneStartError extends FlowtrackError {}
+export class NoNoneStartError extends FlowtrackError {
+  override readonly name: string = 'NoNoneStartError';
+}
 /** An instance key that names no live or recently finished instance. */
-export class UnknownInstanceError extends FlowtrackError {}
+export class UnknownInstanceError extends FlowtrackError {
+  override readonly name: string = 'UnknownInstanceError';
+}
 /** A job key that names no activatable job. */
-export class UnknownJobError extends FlowtrackError {}
+export class UnknownJobError extends FlowtrackError {
+  override readonly name: string = 'UnknownJobError';
+}
 /** An incident key that names no open incident. */
-export class UnknownIncidentError extends FlowtrackError {}
+export class UnknownIncidentError extends FlowtrackError {
+  override readonly name: string = 'UnknownIncidentError';
+}
 /** A call on an instance that has already ended. */
-export class InstanceEndedError extends FlowtrackError {}
+export class InstanceEndedError extends FlowtrackError {
+  override readonly name: string = 'InstanceEndedError';
+}
 /** Variables that are not a JSON object of JSON values. */
-export class BadVariablesError extends FlowtrackError {}
+export class BadVariablesError extends FlowtrackError {
+  override readonly name: string = 'BadVariablesError';
+}
 /** An operation this build of the engine cannot do yet. */
-export class UnsupportedError extends FlowtrackError {}
+export class UnsupportedError extends FlowtrackError {
+  override readonly name: string = 'UnsupportedError';
+}
 /** A bug inside the engine: the operation failed, the engine stays usable. */
-export class InternalError extends FlowtrackError {}
+export class InternalError extends FlowtrackError {
+  override readonly name: string = 'InternalError';
+}
 /** The module crashed (trapped); the engine is discarded and every later call fails. */
-export class TrappedError extends FlowtrackError {}
+export class TrappedError extends FlowtrackError {
+  override readonly name: string = 'TrappedError';
+}
 /** A call on a closed engine. */
-export class ClosedError extends FlowtrackError {}
+export class ClosedError extends FlowtrackError {
+  override readonly name: string = 'ClosedError';
+}
 
 const byCode: Record<string, new (data: ErrorData) => FlowtrackError> = {
   BAD_REQUEST: BadRequestError,

@@ -1,5 +1,5 @@
 // Browser (and Web Worker, Deno, bundler) specifics: fetch the module and
-// compile it while it streams, and start the engine worker.
+// compile it while it streams.
 
 import { compileResponse } from './response.js';
 
@@ -10,9 +10,4 @@ export const defaultWasmURL = new URL('./flowtrack.wasm', import.meta.url);
 export async function loadURL(source: URL | string): Promise<WebAssembly.Module> {
   const url = source instanceof URL ? source : new URL(source, globalThis.location?.href);
   return compileResponse(await fetch(url));
-}
-
-/** createWorker starts the module worker that hosts an engine for Engine.createInWorker. */
-export function createWorker(): Worker {
-  return new Worker(new URL('./worker.js', import.meta.url), { type: 'module', name: 'flowtrack' });
 }

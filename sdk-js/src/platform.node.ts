@@ -1,6 +1,4 @@
-// Node specifics: read the module from disk (fetch cannot read file: URLs),
-// and no Web Worker (Node callers use the engine in-process, or their own
-// worker_threads).
+// Node specifics: read the module from disk (fetch cannot read file: URLs).
 
 import { readFile } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
@@ -14,9 +12,4 @@ export async function loadURL(source: URL | string): Promise<WebAssembly.Module>
   const url = source instanceof URL ? source : /^[a-z][a-z0-9+.-]*:/i.test(source) && !/^[a-z]:[\\/]/i.test(source) ? new URL(source) : pathToFileURL(source);
   if (url.protocol === 'file:') return WebAssembly.compile(await readFile(url));
   return compileResponse(await fetch(url));
-}
-
-/** createWorker is not available in Node: Engine.createInWorker is for browsers. */
-export function createWorker(): Worker {
-  throw new Error('flowtrack: Engine.createInWorker needs Web Workers (browsers); in Node use Engine.create');
 }

@@ -1,0 +1,171 @@
+// End-to-end test of the token simulator in headless Chromium: the page is
+// built with Vite, served from dist/, and driven through a process with an
+// event-based gateway, a timer and user tasks, checking the token overlays
+// on the diagram and the final state. Saves screenshot.png and
+// screenshot-final.png beside this folder's package.json.
+//
+// Chromium comes from the system (Debian package `chromium`); this test
+// never downloads a browser. Override the path with CHROMIUM=/path/to/chrome.
+
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { chromium } from 'playwright-core';
+import { build } from 'vite';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = join(root, 'dist');
+const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.svg': 'image/svg+xml', '.woff2': 'font/woff2', '.woff': 'font/woff', '.ttf': 'font/ttf', '.eot': 'application/vnd.ms-fontobject', '.bpmn': 'application/xml' };
+
+function serve(dir) {
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname)).replace(/^(\.\.[/\\])+/, '');
+    let file = join(dir, path);
+    if (existsSync(file) && statSync(file).isDirectory()) file = join(file, 'index.html');
+    if (!file.startsWith(dir) || !existsSync(file)) {
+      res.writeHead(404).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream' });
+    res.end(readFileSync(file));
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromium at ${executablePath}: apt-get install -y chromium (or set CHROMIUM)` }, () => {
+  let server;
+  let context;
+  let page;
+  let profile;
+  const errors = [];
+
+  before(async () => {
+    await build({ root, logLevel: 'warn' });
+    server = await serve(dist);
+    profile = mkdtempSync(join(tmpdir(), 'flowtrack-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      viewport: { width: 1400, height: 820 },
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (err) => errors.push(err.message));
+    page.on('console', (msg) => msg.type() === 'error' && errors.push(msg.text()));
+  });
+
+  after(async () => {
+    await context?.close();
+    server?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  const token = (id) => page.locator(`.token[data-element="${id}"]`);
+  const tokens = () => page.$$eval('.token', (els) => els.map((e) => `${e.dataset.element}:${e.dataset.waiting}`).sort());
+  const ready = () => page.waitForSelector('#status[data-state="ready"]');
+  async function complete(element, vars) {
+    const row = page.locator(`.wait.job[data-element="${element}"]`);
+    await row.locator('textarea').fill(JSON.stringify(vars));
+    await row.locator('button.complete').click();
+    await ready();
+  }
+
+  it('loads the default model and starts the engine in a worker', async () => {
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    await ready();
+    assert.ok((await page.locator('.djs-element').count()) > 10, 'diagram rendered');
+    assert.match(await page.locator('#log').innerText(), /engine ready in \d+ ms \(in a worker\)/);
+    assert.equal(await page.inputValue('#process'), 'payment');
+  });
+
+  it('plays a run through user tasks, an event-based gateway and a timer', async () => {
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "A-7", "amount": 250}');
+    await page.click('#start');
+    await ready();
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+
+    await complete('Task_check', { valid: true });
+    // amount 250 > 100: the exclusive gateway's condition (evaluated by the engine) routes to approval.
+    await token('Task_approve').waitFor();
+    assert.deepEqual(await tokens(), ['Task_approve:job']);
+
+    await complete('Task_approve', { approvedBy: 'e2e' });
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+    // The event-based gateway waits for either arm: both are offered.
+    await page.locator('button.fire-message').waitFor();
+    assert.match(await page.locator('button.fire-message').innerText(), /payment.*A-7/);
+    assert.match(await page.locator('#deadline').innerText(), /^2026-01-02T00:00:00/);
+    await page.screenshot({ path: join(root, 'screenshot.png') });
+
+    await page.click('#next-timer');
+    await ready();
+    await token('Task_call').waitFor();
+    assert.deepEqual(await tokens(), ['Task_call:job']);
+    assert.match(await page.locator('#now').innerText(), /^2026-01-02T00:00:00/);
+
+    await complete('Task_call', { called: true });
+    await page.waitForSelector('#instance[data-state="completed"]');
+    assert.deepEqual(await tokens(), []);
+    const vars = JSON.parse(await page.locator('#instance .vars').innerText());
+    assert.deepEqual(vars, { amount: 250, approvedBy: 'e2e', called: true, orderId: 'A-7', valid: true });
+    const log = await page.locator('#log').innerText();
+    assert.match(log, /timerFired Catch_timeout/);
+    assert.match(log, /instanceCompleted/);
+    assert.doesNotMatch(log, /messageCorrelated/);
+    await page.screenshot({ path: join(root, 'screenshot-final.png') });
+  });
+
+  it('steps through events while paused, then fires the waiting message', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '120');
+    await page.click('#play'); // pause
+    await page.fill('#start-vars', '{"orderId": "B-1", "amount": 20}');
+    await page.click('#start');
+    await ready();
+    const queued = Number(await page.locator('#queued').innerText());
+    assert.ok(queued > 3, `events queued while paused: ${queued}`);
+    assert.deepEqual(await tokens(), [], 'nothing drawn before the first step');
+    await page.click('#step'); // instanceStarted
+    await page.click('#step'); // elementEntered Start
+    assert.deepEqual(await tokens(), ['Start:']);
+    assert.equal(Number(await page.locator('#queued').innerText()), queued - 2);
+    await page.click('#play');
+    await token('Task_check').waitFor();
+    await page.waitForFunction(() => document.getElementById('queued').textContent === '0');
+
+    await complete('Task_check', { valid: true });
+    // amount 20: the default flow skips approval and reaches the event-based gateway.
+    await page.locator('button.fire-message').waitFor();
+    await page.fill('#msg-vars', '{"paidAmount": 20}');
+    await page.click('button.fire-message');
+    await page.waitForSelector('#instance[data-state="completed"]');
+    const vars = JSON.parse(await page.locator('#instance .vars').innerText());
+    assert.equal(vars.paidAmount, 20);
+    assert.equal(vars.approvedBy, undefined);
+    assert.match(await page.locator('#log').innerText(), /messageCorrelated Catch_payment "payment" key=B-1/);
+  });
+
+  it('reports bad input as typed errors without breaking the page', async () => {
+    await page.fill('#advance-by', 'soon');
+    await page.click('#advance');
+    await ready();
+    assert.match(await page.locator('#log li.error').last().innerText(), /BadRequestError \[BAD_REQUEST\]/);
+    await page.fill('#start-vars', '{not json');
+    await page.click('#start');
+    await ready();
+    assert.match(await page.locator('#log li.error').last().innerText(), /variables are not JSON/);
+    await page.fill('#start-vars', '{"orderId": "C-1", "amount": 1}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    assert.deepEqual(errors, []);
+  });
+});
