@@ -97,7 +97,11 @@ func RunBetsy(ctx context.Context, r Runner, dir string, c BetsyCase) BetsyOutco
 	if out.Pass {
 		out.Blocker = ""
 	} else if out.Blocker == "" {
-		out.Blocker = fmt.Sprintf("wrong trace (case requires %s)", strings.Join(c.Requires, ", "))
+		what := strings.Join(c.Requires, ", ")
+		if what == "" {
+			what, _, _ = strings.Cut(c.ID, "#")
+		}
+		out.Blocker = fmt.Sprintf("wrong trace (%s)", what)
 		out.Detail = fmt.Sprintf("trace %q, want %q", got, want)
 	}
 	return out
@@ -355,12 +359,18 @@ func deployBlocker(de *engine.DeployError) string {
 	return strings.Join(fs, " + ")
 }
 
-var unsupportedElement = regexp.MustCompile(`unsupported element (bpmn:\w+(?: with \w+ trigger)?)`)
+var (
+	unsupportedElement = regexp.MustCompile(`unsupported element (bpmn:\w+(?: with [\w ]+ trigger)?)`)
+	insideContainer    = regexp.MustCompile(`unsupported element bpmn:\w+ inside (bpmn:\w+)`)
+)
 
 // Feature reduces an error text to the missing feature it names, so
 // failures group by feature: "unsupported element bpmn:subProcess ..."
 // becomes "bpmn:subProcess".
 func Feature(msg string) string {
+	if m := insideContainer.FindStringSubmatch(msg); m != nil {
+		return m[1] // the container is what is missing, not its start event
+	}
 	if m := unsupportedElement.FindStringSubmatch(msg); m != nil {
 		return m[1]
 	}

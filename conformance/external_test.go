@@ -150,6 +150,29 @@ func TestBetsy(t *testing.T) {
 	for _, b := range bl {
 		reportf("  %3d  %s", b.v, truncate(b.k, 110))
 	}
+	// Per feature: cases it is needed for, and cases it alone would unlock.
+	involved, alone := map[string]int{}, map[string]int{}
+	for k, v := range blockers {
+		parts := strings.Split(k, " + ")
+		for _, p := range parts {
+			involved[p] += v
+			if len(parts) == 1 {
+				alone[p] += v
+			}
+		}
+	}
+	var feats []string
+	for f := range involved {
+		feats = append(feats, f)
+	}
+	sort.Slice(feats, func(i, j int) bool {
+		a, b := feats[i], feats[j]
+		return involved[a] > involved[b] || (involved[a] == involved[b] && a < b)
+	})
+	reportf("missing features by betsy cases needing them (alone unlocking):")
+	for _, f := range feats {
+		reportf("  %3d (%3d)  %s", involved[f], alone[f], truncate(f, 100))
+	}
 	sort.Strings(newly)
 	for _, id := range newly {
 		reportf("newly passing (add to %s): %s", ratchetFile, id)
