@@ -124,7 +124,7 @@ func TestJoinPositions_T2_Pure(t *testing.T) {
 func loopOnly(t *testing.T, plan *Plan) (*Instance, *tokenView) {
 	e := testEngine(t)
 	inst := newInstance(e, plan, nil)
-	tv := &tokenView{id: 1, ch: make(chan delivery, 1), node: plan.Process.Node("s")}
+	tv := &tokenView{id: 1, ch: make(chan delivery, 1), node: plan.Process.Node("s"), scope: inst.root}
 	inst.tokens[1] = tv
 	inst.nextToken = 1
 	e.busy.add(1) // the token counts as running, as Start would count it
@@ -142,7 +142,7 @@ func TestLoopView_T1_MoveUpdatesPosition(t *testing.T) {
 	assert.Equal(t, "a", tv.node.ID)
 	inst.handle(message{kind: evMoved, token: 1, node: p.Node("a"), flow: p.Node("a").Outgoing[0]})
 	assert.Equal(t, "b", tv.node.ID)
-	assert.Equal(t, map[int]*model.Node{1: p.Node("b")}, inst.positions())
+	assert.Equal(t, map[int]*model.Node{1: p.Node("b")}, inst.positions(inst.root))
 }
 
 // SRD-028 T-8: an arrival reported while the instance stops records

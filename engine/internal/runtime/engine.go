@@ -472,7 +472,7 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 	if err != nil {
 		return err
 	}
-	return inst.call(ctx, &command{op: cmdCompleteJob, key: key, vars: vars})
+	return jobCall(key, inst.call(ctx, &command{op: cmdCompleteJob, key: key, vars: vars}))
 }
 
 // FailJob records a failed attempt. With retries left the job stays
@@ -482,7 +482,7 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 	if err != nil {
 		return err
 	}
-	return inst.call(ctx, &command{op: cmdFailJob, key: key, retries: retries, msg: message})
+	return jobCall(key, inst.call(ctx, &command{op: cmdFailJob, key: key, retries: retries, msg: message}))
 }
 
 // ThrowError raises a BPMN error with code from a job's element.
@@ -491,7 +491,16 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	if err != nil {
 		return err
 	}
-	return inst.call(ctx, &command{op: cmdThrowError, key: key, code: code, msg: message, vars: vars})
+	return jobCall(key, inst.call(ctx, &command{op: cmdThrowError, key: key, code: code, msg: message, vars: vars}))
+}
+
+// jobCall maps an instance that ended between finding a job and reaching
+// its loop to what the caller asked about: the job no longer exists.
+func jobCall(key int64, err error) error {
+	if errors.Is(err, ErrInstanceEnded) {
+		return fmt.Errorf("job %d: %w", key, ErrUnknownJob)
+	}
+	return err
 }
 
 // Incidents returns the open incidents of live instances, ordered by key.

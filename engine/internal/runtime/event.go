@@ -38,6 +38,8 @@ const (
 	TimerFired         EventType = "timerFired"
 	ErrorThrown        EventType = "errorThrown"
 	EscalationThrown   EventType = "escalationThrown"
+	ErrorCaught        EventType = "errorCaught"
+	EscalationCaught   EventType = "escalationCaught"
 )
 
 // eventTypes lists the event types by their compact code (see record).
@@ -46,7 +48,7 @@ var eventTypes = [...]EventType{
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
 	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
-	MessagePublished, SignalBroadcast,
+	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught,
 }
 
 // typeCode maps an event type to its index in eventTypes.

@@ -14,6 +14,13 @@ import (
 type subRef struct {
 	token int
 	spec  *catchSpec
+	// handler is set for a boundary event or event sub-process start;
+	// scope for the latter.
+	handler *handlerSpec
+	scope   *scope
+	// left counts the firings a timer cycle has left, this one included.
+	left   int
+	period time.Duration
 }
 
 // Deliver makes the instance the hub's receiver for message subscriptions
@@ -84,6 +91,11 @@ func (inst *Instance) waitAt(tv *tokenView, n *model.Node) {
 			return
 		}
 	}
+	if err := inst.openBoundaries(tv, n); err != nil {
+		inst.unsubscribeAll(tv)
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+	}
 }
 
 func waitReasonOf(k model.EventKind) WaitReason {
@@ -98,38 +110,11 @@ func waitReasonOf(k model.EventKind) WaitReason {
 	return WaitEvent
 }
 
-// subscribe opens one subscription for tv.
+// subscribe opens one subscription for tv at a catch node.
 func (inst *Instance) subscribe(tv *tokenView, c *catchSpec) error {
-	hub := inst.eng.hub
-	ev := Event{ElementID: c.arm.ID, TokenID: tv.id}
-	var id int64
-	switch c.def.Kind {
-	case model.EventMessage:
-		key := ""
-		if c.key != nil {
-			k, err := c.key.EvalString(inst.varsMap)
-			if err != nil {
-				return fmt.Errorf("message %q correlation key: %w", c.name(), err)
-			}
-			key = k
-		}
-		ev.Type, ev.Name, ev.CorrelationKey = MessageSubscribed, c.name(), key
-		inst.record(ev)
-		// Index before subscribing: a buffered message is delivered during
-		// the call, and its delivery must find the subscription.
-		id = hub.SubscribeMessage(c.name(), key, inst.plan.Process.ID, inst)
-	case model.EventSignal:
-		ev.Type, ev.Name = SignalSubscribed, c.name()
-		inst.record(ev)
-		id = hub.SubscribeSignal(c.name(), trackReceiver{inst, tv.id})
-	case model.EventTimer:
-		s, err := c.timer.evaluate(inst.varsMap, inst.eng.clock.Now())
-		if err != nil {
-			return fmt.Errorf("timer: %w", err)
-		}
-		ev.Type, ev.Due = TimerScheduled, timeOf(s.first)
-		inst.record(ev)
-		id = hub.Schedule(s.first, trackReceiver{inst, tv.id})
+	id, _, err := inst.subscribeSpec(tv.scope, tv.id, c)
+	if err != nil {
+		return err
 	}
 	if inst.subs == nil {
 		inst.subs = make(map[int64]subRef)
@@ -137,6 +122,51 @@ func (inst *Instance) subscribe(tv *tokenView, c *catchSpec) error {
 	inst.subs[id] = subRef{token: tv.id, spec: c}
 	tv.subs = append(tv.subs, id)
 	return nil
+}
+
+// subscribeSpec opens the hub subscription c describes, evaluating its
+// correlation key or timer in scope sc. Message subscriptions are held by
+// the instance, signal and timer subscriptions by token (0 for a scope's
+// event sub-process start).
+func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, schedule, error) {
+	hub := inst.eng.hub
+	ev := Event{ElementID: c.arm.ID, TokenID: token}
+	if inst.subs == nil {
+		inst.subs = make(map[int64]subRef)
+	}
+	switch c.def.Kind {
+	case model.EventMessage:
+		key := ""
+		if c.key != nil {
+			k, err := c.key.EvalString(sc.visible())
+			if err != nil {
+				return 0, schedule{}, fmt.Errorf("message %q correlation key: %w", c.name(), err)
+			}
+			key = k
+		}
+		ev.Type, ev.Name, ev.CorrelationKey = MessageSubscribed, c.name(), key
+		inst.record(ev)
+		return hub.SubscribeMessage(c.name(), key, inst.plan.Process.ID, inst), schedule{}, nil
+	case model.EventSignal:
+		ev.Type, ev.Name = SignalSubscribed, c.name()
+		inst.record(ev)
+		return hub.SubscribeSignal(c.name(), trackReceiver{inst, token}), schedule{}, nil
+	default:
+		s, err := c.timer.evaluate(sc.visible(), inst.eng.clock.Now())
+		if err != nil {
+			return 0, schedule{}, fmt.Errorf("timer: %w", err)
+		}
+		if s.times < 0 || s.times > MaxCycleFirings {
+			s.times = MaxCycleFirings
+		}
+		return inst.schedule(token, c, s.first), s, nil
+	}
+}
+
+// schedule opens a timer subscription due at due.
+func (inst *Instance) schedule(token int, c *catchSpec, due time.Time) int64 {
+	inst.record(Event{Type: TimerScheduled, ElementID: c.arm.ID, TokenID: token, Due: timeOf(due)})
+	return inst.eng.hub.Schedule(due, trackReceiver{inst, token})
 }
 
 // unsubscribeAll closes every subscription tv holds.
@@ -154,11 +184,15 @@ func (inst *Instance) unsubscribeAll(tv *tokenView) {
 func (inst *Instance) fired(m message) {
 	d := m.ev
 	ref, open := inst.subs[d.Sub]
+	if open && ref.handler != nil {
+		inst.handlerFired(ref, d)
+		return
+	}
 	var tv *tokenView
 	if open {
 		tv = inst.tokens[ref.token]
 	}
-	if !open || tv == nil || !tv.parked || tv.closed || (m.token != 0 && m.token != ref.token) {
+	if !open || tv == nil || !tv.parked || tv.closed || tv.doomed || (m.token != 0 && m.token != ref.token) {
 		if d.Kind == eventhub.Message {
 			inst.eng.hub.Reject(*d)
 		}
@@ -166,6 +200,7 @@ func (inst *Instance) fired(m message) {
 	}
 	arm := ref.spec.arm
 	inst.unsubscribeAll(tv)
+	inst.closeBoundaries(tv)
 	rec := Event{ElementID: arm.ID, TokenID: tv.id, Variables: cloneVars(d.Variables)}
 	switch d.Kind {
 	case eventhub.Message:
@@ -184,7 +219,7 @@ func (inst *Instance) fired(m message) {
 		inst.openIncident(tv, arm, 0, err.Error())
 		return
 	}
-	inst.setVars(update)
+	tv.scope.set(update)
 	if gate := tv.node; gate != arm {
 		// An event-based gateway: the token leaves the gate onto the arm
 		// that fired; the other arms never held a token (SRD-024).
@@ -213,7 +248,7 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 		inst.openIncident(tv, n, 0, err.Error())
 		return
 	} else if len(np.outputs) > 0 {
-		inst.setVars(update)
+		tv.scope.set(update)
 	}
 	c := np.throw
 	if c == nil {
@@ -224,7 +259,7 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 	case model.EventMessage:
 		key := ""
 		if c.key != nil {
-			k, err := c.key.EvalString(inst.varsMap)
+			k, err := c.key.EvalString(tv.scope.visible())
 			if err != nil {
 				tv.wait = WaitIncident
 				inst.openIncident(tv, n, 0, fmt.Sprintf("message %q correlation key: %v", c.name(), err))

@@ -39,10 +39,9 @@ type Instance struct {
 	wake       chan struct{}
 	// stopping tells running tracks to stop at their next step.
 	stopping atomic.Bool
-	// vars is the published snapshot of the process variables. The loop
-	// replaces it (never mutates it) on every change, so tracks read it
-	// without locks.
-	vars atomic.Pointer[map[string]any]
+	// root is the process scope. Its published view is what Variables
+	// returns; the loop alone writes it.
+	root *scope
 
 	mu    sync.Mutex // guards state
 	state State
@@ -51,12 +50,12 @@ type Instance struct {
 	history   []record
 	tokens    map[int]*tokenView
 	nextToken int
-	joins     map[int]*joinState // by node index
-	orJoins   int                // inclusive and complex joins holding state
+	joins     map[joinKey]*joinState
+	orJoins   int // inclusive and complex joins holding state
 	jobs      map[int64]*jobState
 	incidents map[int64]*incidentState
 	subs      map[int64]subRef // open subscriptions by hub id
-	varsMap   map[string]any
+	nextScope int
 	startKey  string // the correlation key of the message that started it
 	final     State  // the state to end in once the last token is gone
 	finalMsg  string // why, for terminations and failures
@@ -83,6 +82,15 @@ type tokenView struct {
 	incident int64
 	subs     []int64        // open hub subscriptions while parked at a catch
 	locals   map[string]any // the current element's input-mapped variables
+	scope    *scope         // the scope the token moves in
+	// boundary are the open subscriptions of the boundary events of the
+	// activity the token waits in.
+	boundary []int64
+	// doomed marks a token withdrawn by an interrupt: whatever it reports
+	// next only makes it exit.
+	doomed bool
+	// inner is the scope of the sub-process the token waits at.
+	inner *scope
 }
 
 type jobState struct {
@@ -99,10 +107,16 @@ type incidentState struct {
 // joinState holds the tokens that arrived at a synchronising gateway and
 // have not been consumed by a firing yet, queued per incoming flow.
 type joinState struct {
+	node    *model.Node
+	scope   *scope
 	arrived [][]int // per index of node.Incoming: waiting token ids, oldest first
 	// fired is set on a complex gateway that fired and waits for reset.
 	fired bool
 }
+
+// joinKey identifies a join's state: the same gateway in two activations
+// of a sub-process joins separately.
+type joinKey struct{ scope, node int }
 
 func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 	inst := &Instance{
@@ -115,13 +129,9 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		state:   Active,
 		history: make([]record, 0, 4*len(plan.Process.Nodes)+4),
 		tokens:  make(map[int]*tokenView, 2),
-		varsMap: vars,
 		final:   Completed,
 	}
-	if inst.varsMap == nil {
-		inst.varsMap = map[string]any{}
-	}
-	inst.vars.Store(&inst.varsMap)
+	inst.root = newScope(0, nil, nil, vars)
 	return inst
 }
 
@@ -168,7 +178,7 @@ func (inst *Instance) expandHistory() []Event {
 }
 
 // Variables returns a deep copy of the process variables.
-func (inst *Instance) Variables() map[string]any { return cloneVars(*inst.vars.Load()) }
+func (inst *Instance) Variables() map[string]any { return cloneVars(inst.root.visible()) }
 
 // Tokens returns where every token is and why it waits, ordered by token
 // id. A finished instance has no tokens.
@@ -298,12 +308,13 @@ func (inst *Instance) publish(seq int) {
 // loop is the instance's single writer. It runs until the last token is
 // gone, then finalizes the instance.
 func (inst *Instance) loop(start *model.Node, trigger *Event) {
-	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.varsMap)})
+	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
 	if trigger != nil {
 		trigger.ElementID = start.ID
 		inst.record(*trigger)
 	}
-	inst.spawn(start, nil, false)
+	inst.openEventSubprocesses(inst.root)
+	inst.spawn(start, nil, false, inst.root)
 	for len(inst.tokens) > 0 {
 		inst.release()
 		select {
@@ -344,18 +355,19 @@ func (inst *Instance) release() {
 // spawn starts a track at n, reached through via (nil at a start event).
 // The caller has already counted nothing for it: spawn counts the new
 // track as running work, except for the first token, counted by Start.
-func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool) {
+func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scope) {
 	inst.nextToken++
 	id := inst.nextToken
-	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n}
+	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc}
 	inst.tokens[id] = tv
+	sc.live++
 	if count {
 		inst.eng.busy.add(1)
 	}
 	if !inst.plan.nodes[n.Index].join {
 		inst.recordNode(ElementEntered, n, id)
 	}
-	t := &track{inst: inst, id: id, ch: tv.ch}
+	t := &track{inst: inst, id: id, ch: tv.ch, scope: sc}
 	go t.run(n, via)
 }
 
@@ -420,13 +432,22 @@ func (inst *Instance) stopAll(final State, why string) {
 	for _, id := range sortedKeys(inst.tokens) {
 		inst.closeToken(inst.tokens[id])
 	}
+	inst.closeAllScopes(inst.root)
 	inst.joins = nil
 	inst.orJoins = 0
+}
+
+func (inst *Instance) closeAllScopes(sc *scope) {
+	inst.closeScopeSubs(sc)
+	for _, c := range sc.children {
+		inst.closeAllScopes(c)
+	}
 }
 
 // closeToken wakes a parked track so that it exits.
 func (inst *Instance) closeToken(tv *tokenView) {
 	inst.unsubscribeAll(tv)
+	inst.closeBoundaries(tv)
 	if tv.closed || !tv.parked {
 		return
 	}
@@ -436,14 +457,21 @@ func (inst *Instance) closeToken(tv *tokenView) {
 	close(tv.ch)
 }
 
-// removeToken forgets an exited token.
+// removeToken forgets an exited token. The last token of a sub-process
+// scope completes it.
 func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	if terminated && tv.node != nil {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
 	}
 	inst.unsubscribeAll(tv)
+	inst.closeBoundaries(tv)
 	delete(inst.tokens, tv.id)
 	inst.released++
+	sc := tv.scope
+	sc.live--
+	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
+		inst.completeScope(sc)
+	}
 }
 
 func sortedKeys[K int | int64, V any](m map[K]V) []K {
@@ -453,22 +481,6 @@ func sortedKeys[K int | int64, V any](m map[K]V) []K {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	return keys
-}
-
-// setVars replaces the published variables with base merged with update.
-func (inst *Instance) setVars(update map[string]any) {
-	if len(update) == 0 {
-		return
-	}
-	next := make(map[string]any, len(inst.varsMap)+len(update))
-	for k, v := range inst.varsMap {
-		next[k] = v
-	}
-	for k, v := range update {
-		next[k] = v
-	}
-	inst.varsMap = next
-	inst.vars.Store(&next)
 }
 
 func (inst *Instance) openIncident(tv *tokenView, n *model.Node, jobKey int64, msg string) int64 {

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -25,6 +26,8 @@ const (
 	evWaiting                      // parked at a catch node, waiting for one of its events
 	evThrow                        // parked at a throw node until the loop has published its event
 	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
+	evEnterScope                   // parked at a sub-process until its content completes
+	evRaise                        // parked at an error or escalation end or throw event
 	msgCommand
 )
 
@@ -112,7 +115,7 @@ func (inst *Instance) handle(m message) {
 	if tv == nil {
 		return // cannot happen: a token reports until its exit, and is forgotten only then
 	}
-	if inst.stopping.Load() {
+	if inst.stopping.Load() || tv.doomed {
 		inst.handleWhileStopping(tv, m)
 		return
 	}
@@ -125,7 +128,7 @@ func (inst *Instance) handle(m message) {
 		inst.enter(tv, m.flows[0])
 		for _, f := range m.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
-			inst.spawn(f.Target, f, true)
+			inst.spawn(f.Target, f, true, tv.scope)
 		}
 	case evJob:
 		inst.createJob(tv, m.node)
@@ -137,6 +140,10 @@ func (inst *Instance) handle(m message) {
 		inst.openIncident(tv, m.node, 0, m.err.Error())
 	case evWaiting:
 		inst.waitAt(tv, m.node)
+	case evEnterScope:
+		inst.enterScope(tv, m.node)
+	case evRaise:
+		inst.raiseAt(tv, m.node)
 	case evThrow:
 		inst.throw(tv, m.node)
 	case evEnded:
@@ -146,6 +153,14 @@ func (inst *Instance) handle(m message) {
 	case evTerminate:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		tv.node = nil
+		if sc := tv.scope; sc != inst.root {
+			// Inside a sub-process a terminate end event ends only that
+			// scope: the other tokens there are withdrawn, and the
+			// sub-process completes once they have gone.
+			inst.withdrawIn(sc, tv)
+			inst.removeToken(tv, false)
+			return
+		}
 		inst.removeToken(tv, false)
 		inst.stopAll(Completed, "")
 	case evExited:
@@ -161,7 +176,7 @@ func (inst *Instance) handle(m message) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	switch m.kind {
-	case evJob, evArrive, evIncident, evWaiting, evThrow:
+	case evJob, evArrive, evIncident, evWaiting, evThrow, evEnterScope, evRaise:
 		// The track is about to block on its channel: close it so it exits.
 		// It stays counted as running until it reports the exit.
 		tv.closed = true
@@ -171,9 +186,13 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	case evExited, evFailed:
 		inst.removeToken(tv, true)
 	case evMoved:
-		tv.node = m.flow.Target
+		if tv.node != nil {
+			tv.node = m.flow.Target
+		}
 	case evFork:
-		tv.node = m.flows[0].Target
+		if tv.node != nil {
+			tv.node = m.flows[0].Target
+		}
 	}
 }
 
@@ -191,13 +210,14 @@ func (inst *Instance) enter(tv *tokenView, f *model.Flow) {
 // the others are merged.
 func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 	if inst.joins == nil {
-		inst.joins = make(map[int]*joinState)
+		inst.joins = make(map[joinKey]*joinState)
 	}
 	np := &inst.plan.nodes[n.Index]
-	js := inst.joins[n.Index]
+	key := joinKey{tv.scope.id, n.Index}
+	js := inst.joins[key]
 	if js == nil {
-		js = &joinState{arrived: make([][]int, len(n.Incoming))}
-		inst.joins[n.Index] = js
+		js = &joinState{arrived: make([][]int, len(n.Incoming)), node: n, scope: tv.scope}
+		inst.joins[key] = js
 		if np.inclusive || np.complex {
 			inst.orJoins++
 		}
@@ -206,10 +226,10 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 	js.arrived[in] = append(js.arrived[in], tv.id)
 	switch {
 	case np.inclusive:
-		inst.tryInclusive(n, js)
+		inst.tryInclusive(js)
 		return
 	case np.complex:
-		inst.tryComplex(n, js)
+		inst.tryComplex(js)
 		return
 	}
 	for _, q := range js.arrived {
@@ -217,12 +237,13 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 			return
 		}
 	}
-	inst.fire(n, js, in)
+	inst.fire(js, in)
 }
 
 // fire consumes the oldest token of every incoming flow that has one: the
 // one from flow in goes on, the others are merged.
-func (inst *Instance) fire(n *model.Node, js *joinState, in int) {
+func (inst *Instance) fire(js *joinState, in int) {
+	n := js.node
 	survivor := js.arrived[in][0]
 	for i, q := range js.arrived {
 		if len(q) == 0 {
@@ -239,7 +260,7 @@ func (inst *Instance) fire(n *model.Node, js *joinState, in int) {
 		inst.deliver(other, delivery{kind: merged})
 	}
 	if empty(js.arrived) {
-		inst.dropJoin(n)
+		inst.dropJoin(js)
 	}
 	st := inst.tokens[survivor]
 	inst.recordNode(ElementEntered, n, st.id)
@@ -248,7 +269,8 @@ func (inst *Instance) fire(n *model.Node, js *joinState, in int) {
 
 // tryInclusive fires inclusive join n if no live token elsewhere can still
 // arrive on an incoming flow that has no token yet (BPMN 2.0 §13.4.3).
-func (inst *Instance) tryInclusive(n *model.Node, js *joinState) {
+func (inst *Instance) tryInclusive(js *joinState) {
+	n := js.node
 	first := -1
 	for i, q := range js.arrived {
 		if len(q) > 0 {
@@ -259,7 +281,7 @@ func (inst *Instance) tryInclusive(n *model.Node, js *joinState) {
 	if first < 0 {
 		return
 	}
-	occupied, inTransit := joinPositions(n, inst.positions(), js.parked())
+	occupied, inTransit := joinPositions(n, inst.positions(js.scope), js.parked())
 	if inTransit {
 		return // a token is on its way onto the join: it will arrive
 	}
@@ -269,13 +291,13 @@ func (inst *Instance) tryInclusive(n *model.Node, js *joinState) {
 			return // a token may still arrive on an empty incoming flow
 		}
 	}
-	inst.fire(n, js, first)
+	inst.fire(js, first)
 }
 
-// dropJoin forgets the state of join n once no token waits there.
-func (inst *Instance) dropJoin(n *model.Node) {
-	delete(inst.joins, n.Index)
-	if np := &inst.plan.nodes[n.Index]; np.inclusive || np.complex {
+// dropJoin forgets a join's state once no token waits there.
+func (inst *Instance) dropJoin(js *joinState) {
+	delete(inst.joins, joinKey{js.scope.id, js.node.Index})
+	if np := &inst.plan.nodes[js.node.Index]; np.inclusive || np.complex {
 		inst.orJoins--
 	}
 }
@@ -287,9 +309,10 @@ func (inst *Instance) dropJoin(n *model.Node) {
 // and no further token can arrive. After it fires, it waits for reset:
 // tokens of the same activation arriving later are consumed without firing
 // again, until no further token can arrive.
-func (inst *Instance) tryComplex(n *model.Node, js *joinState) {
+func (inst *Instance) tryComplex(js *joinState) {
+	n := js.node
 	np := &inst.plan.nodes[n.Index]
-	occupied, inTransit := joinPositions(n, inst.positions(), js.parked())
+	occupied, inTransit := joinPositions(n, inst.positions(js.scope), js.parked())
 	more := inTransit
 	for i := range js.arrived {
 		more = more || reachesAny(np.reaches[i], occupied)
@@ -301,7 +324,7 @@ func (inst *Instance) tryComplex(n *model.Node, js *joinState) {
 	if js.fired {
 		inst.consumeAll(n, js, -1)
 		if !more {
-			inst.dropJoin(n)
+			inst.dropJoin(js)
 		}
 		return
 	}
@@ -313,7 +336,7 @@ func (inst *Instance) tryComplex(n *model.Node, js *joinState) {
 			return // without a rule it waits like an inclusive join
 		}
 	} else {
-		ok, err := np.activation.EvalBool(overlay(inst.varsMap, map[string]any{"activationCount": float64(count)}))
+		ok, err := np.activation.EvalBool(overlay(js.scope.visible(), map[string]any{"activationCount": float64(count)}))
 		if err != nil {
 			inst.stopAll(Terminated, fmt.Sprintf("complex gateway %s: activation condition: %v", n.ID, err))
 			return
@@ -335,7 +358,7 @@ func (inst *Instance) tryComplex(n *model.Node, js *joinState) {
 	inst.consumeAll(n, js, survivor)
 	js.fired = true
 	if !more {
-		inst.dropJoin(n)
+		inst.dropJoin(js)
 	}
 	st := inst.tokens[survivor]
 	inst.recordNode(ElementEntered, n, st.id)
@@ -358,12 +381,12 @@ func (inst *Instance) consumeAll(n *model.Node, js *joinState, survivor int) {
 	}
 }
 
-// positions is the loop-owned position view: token id → the node its last
-// report put it on (SRD-028). Nothing reads a live track.
-func (inst *Instance) positions() map[int]*model.Node {
+// positions is the loop-owned position view of one scope: token id → the
+// node its last report put it on (SRD-028). Nothing reads a live track.
+func (inst *Instance) positions(sc *scope) map[int]*model.Node {
 	out := make(map[int]*model.Node, len(inst.tokens))
 	for id, tv := range inst.tokens {
-		if tv.node != nil {
+		if tv.node != nil && tv.scope == sc && !tv.doomed {
 			out[id] = tv.node
 		}
 	}
@@ -416,16 +439,23 @@ func reachesAny(reach []bool, occupied map[int]bool) bool {
 // recheckInclusive re-evaluates every inclusive join holding tokens, after
 // a token moved, ended or was merged: that may be what they wait for.
 func (inst *Instance) recheckInclusive() {
-	for _, idx := range sortedKeys(inst.joins) {
-		js := inst.joins[idx]
+	keys := make([]joinKey, 0, len(inst.joins))
+	for k := range inst.joins {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].scope < keys[j].scope || keys[i].scope == keys[j].scope && keys[i].node < keys[j].node
+	})
+	for _, k := range keys {
+		js := inst.joins[k]
 		if js == nil || inst.stopping.Load() {
 			continue
 		}
-		switch np := &inst.plan.nodes[idx]; {
+		switch np := &inst.plan.nodes[k.node]; {
 		case np.inclusive:
-			inst.tryInclusive(np.node, js)
+			inst.tryInclusive(js)
 		case np.complex:
-			inst.tryComplex(np.node, js)
+			inst.tryComplex(js)
 		}
 	}
 }
@@ -454,7 +484,7 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 	np := &inst.plan.nodes[n.Index]
 	typ := np.jobTypeName
 	if np.jobType != nil {
-		t, err := np.jobType.EvalString(inst.varsMap)
+		t, err := np.jobType.EvalString(tv.scope.visible())
 		if err != nil || t == "" {
 			if err == nil {
 				err = fmt.Errorf("job type expression %q yielded empty text", np.jobType.Text())
@@ -465,16 +495,16 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 		}
 		typ = t
 	}
-	jobVars := inst.varsMap
+	jobVars := tv.scope.visible()
 	if len(np.inputs) > 0 {
-		locals, err := applyMappings(np.inputs, inst.varsMap)
+		locals, err := applyMappings(np.inputs, tv.scope.visible())
 		if err != nil {
 			tv.wait = WaitIncident
 			inst.openIncident(tv, n, 0, err.Error())
 			return
 		}
 		tv.locals = locals
-		jobVars = overlay(inst.varsMap, locals)
+		jobVars = overlay(tv.scope.visible(), locals)
 	}
 	key := inst.eng.NextKey()
 	job := &Job{
@@ -487,6 +517,9 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 	inst.jobs[key] = &jobState{job: job, token: tv.id}
 	tv.jobKey = key
 	inst.record(Event{Type: JobCreated, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: key, JobType: typ})
+	if err := inst.openBoundaries(tv, n); err != nil {
+		inst.record(Event{Type: IncidentCreated, ElementID: n.ID, TokenID: tv.id, Message: err.Error()})
+	}
 	if np.retries == 0 {
 		inst.jobs[key].incident = inst.openIncident(tv, n, key, "job has no retries")
 		tv.wait = WaitIncident
@@ -504,7 +537,7 @@ func (inst *Instance) outputs(tv *tokenView, n *model.Node, result map[string]an
 	if len(np.outputs) == 0 {
 		return result, nil
 	}
-	return applyMappings(np.outputs, overlay(overlay(inst.varsMap, tv.locals), result))
+	return applyMappings(np.outputs, overlay(overlay(tv.scope.visible(), tv.locals), result))
 }
 
 // command applies a request from outside and answers it.
@@ -552,9 +585,10 @@ func (inst *Instance) completeJob(c *command) error {
 		return fmt.Errorf("complete job %d: %w", c.key, err) // the job stays open: fix the variables and retry
 	}
 	inst.endJob(js)
+	inst.closeBoundaries(tv)
 	inst.record(Event{Type: JobCompleted, ElementID: js.job.ElementID, TokenID: tv.id, JobKey: c.key,
 		JobType: js.job.Type, Variables: cloneVars(c.vars)})
-	inst.setVars(update)
+	tv.scope.set(update)
 	tv.locals = nil
 	inst.deliver(tv, delivery{kind: resume})
 	return nil
@@ -595,8 +629,9 @@ func (inst *Instance) failJob(c *command) error {
 	return nil
 }
 
-// throwError raises a BPMN error from a job. With no catching boundary or
-// event sub-process it opens an incident, as Zeebe does.
+// throwError raises a BPMN error from a job: the nearest boundary event or
+// event sub-process that catches its code handles it; with none, an
+// incident holds the token, as in Zeebe.
 func (inst *Instance) throwError(c *command) error {
 	js, tv, err := inst.activeJob(c.key)
 	if err != nil {
@@ -605,9 +640,8 @@ func (inst *Instance) throwError(c *command) error {
 	inst.endJob(js)
 	n := inst.plan.Process.Node(js.job.ElementID)
 	inst.record(Event{Type: ErrorThrown, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: c.key, Name: c.code, Message: c.msg})
-	inst.setVars(c.vars)
-	tv.wait = WaitIncident
-	inst.openIncident(tv, n, 0, fmt.Sprintf("unhandled BPMN error %q: %s", c.code, c.msg))
+	tv.scope.set(c.vars)
+	inst.raise(tv, n, model.EventError, c.code, c.msg, true)
 	return nil
 }
 

@@ -27,6 +27,9 @@ type Plan struct {
 	// start is the none start event instances begin at, or nil when the
 	// process can only be started by an event.
 	start *model.Node
+	// eventStarts are the start events of the event sub-processes directly
+	// in each scope, by the scope's node index (-1: the process).
+	eventStarts map[int][]handlerSpec
 }
 
 // nodePlan is what a track needs to execute one node.
@@ -65,6 +68,19 @@ type nodePlan struct {
 	// inputs create the element's local variables when it is entered;
 	// outputs set process variables when it is left.
 	inputs, outputs []mappingSpec
+
+	// boundaries are the activity's boundary events, in document order.
+	boundaries []handlerSpec
+	// subStart is a sub-process's none start event.
+	subStart *model.Node
+	// raise is set on an error or escalation end or throw event.
+	raise *raiseSpec
+}
+
+// raiseSpec is the error or escalation an end or throw event raises.
+type raiseSpec struct {
+	kind model.EventKind
+	code string
 }
 
 // catchSpec is one event a waiting token subscribes to.
@@ -100,7 +116,7 @@ type CompileOptions struct {
 // not execute, and expressions that do not compile, are reported as
 // *model.Problem values naming the element.
 func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
-	plan := &Plan{Process: p, nodes: make([]nodePlan, len(p.Nodes))}
+	plan := &Plan{Process: p, nodes: make([]nodePlan, len(p.Nodes)), eventStarts: map[int][]handlerSpec{}}
 	var errs []error
 	problem := func(n string, format string, args ...any) {
 		errs = append(errs, &model.Problem{ProcessID: p.ID, ElementID: n, Rule: fmt.Sprintf(format, args...)})
@@ -186,6 +202,54 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				}
 			}
 		}
+		switch n.Kind {
+		case model.KindSubProcess:
+			for _, c := range n.Children {
+				if c.Kind == model.KindStartEvent && len(c.Events) == 0 {
+					np.subStart = c
+				}
+			}
+			if n.TriggeredByEvent {
+				scopeIdx := -1
+				if n.Parent != nil {
+					scopeIdx = n.Parent.Index
+				}
+				for _, c := range n.Children {
+					if c.Kind != model.KindStartEvent {
+						continue
+					}
+					h, err := compileHandler(c, n, opts)
+					if err != nil {
+						problem(c.ID, "%v", err)
+						continue
+					}
+					plan.eventStarts[scopeIdx] = append(plan.eventStarts[scopeIdx], h)
+				}
+			}
+		case model.KindEndEvent, model.KindIntermediateThrowEvent:
+			if len(n.Events) == 1 {
+				switch d := n.Events[0]; d.Kind {
+				case model.EventError:
+					np.raise = &raiseSpec{kind: d.Kind}
+					if d.Error != nil {
+						np.raise.code = d.Error.Code
+					}
+				case model.EventEscalation:
+					np.raise = &raiseSpec{kind: d.Kind}
+					if d.Escalation != nil {
+						np.raise.code = d.Escalation.Code
+					}
+				}
+			}
+		}
+		for _, b := range n.Boundaries {
+			h, err := compileHandler(b, nil, opts)
+			if err != nil {
+				problem(b.ID, "%v", err)
+				continue
+			}
+			np.boundaries = append(np.boundaries, h)
+		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
 			if err != nil {
@@ -222,14 +286,21 @@ func supported(n *model.Node) error {
 	var err error
 	switch n.Kind {
 	case model.KindStartEvent:
-		if n.Parent != nil {
-			return fmt.Errorf("unsupported element bpmn:%s inside bpmn:%s", n.Kind, n.Parent.Kind)
+		switch {
+		case n.Parent != nil && n.Parent.TriggeredByEvent:
+			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation)
+		case n.Parent != nil && len(n.Events) > 0:
+			return fmt.Errorf("a start event inside a bpmn:subProcess must be a none start event")
+		default:
+			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 	case model.KindEndEvent:
-		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal)
+		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
 	case model.KindIntermediateThrowEvent:
-		err = trigger(model.EventMessage, model.EventSignal)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation)
+	case model.KindSubProcess:
+	case model.KindBoundaryEvent:
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation)
 	case model.KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
 			return fmt.Errorf("bpmn:%s needs an event definition", n.Kind)
@@ -243,6 +314,11 @@ func supported(n *model.Node) error {
 			return fmt.Errorf("bpmn:%s needs a messageRef", n.Kind)
 		}
 	case model.KindEventBasedGateway:
+		for _, f := range n.Outgoing {
+			if f.Target.Kind == model.KindReceiveTask && len(f.Target.Boundaries) > 0 {
+				return fmt.Errorf("a receive task arm of an event-based gateway must not have boundary events")
+			}
+		}
 		if n.Instantiate {
 			return fmt.Errorf("unsupported element bpmn:%s with instantiate", n.Kind)
 		}
@@ -254,9 +330,6 @@ func supported(n *model.Node) error {
 	}
 	if err != nil {
 		return err
-	}
-	if len(n.Boundaries) > 0 {
-		return fmt.Errorf("unsupported element bpmn:boundaryEvent (id %s)", n.Boundaries[0].ID)
 	}
 	return nil
 }

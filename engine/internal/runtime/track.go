@@ -16,9 +16,10 @@ import (
 // evIncident) → running (a delivery) … → exited (end event, merged, or ch
 // closed). The loop's tokenView mirrors this from the reports alone.
 type track struct {
-	inst *Instance
-	id   int
-	ch   chan delivery
+	inst  *Instance
+	id    int
+	ch    chan delivery
+	scope *scope // read-only here: the track reads its published view
 	// steps counts elements passed since the last wait, to bound cycles
 	// that never wait.
 	steps int
@@ -70,6 +71,22 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 		if d.arm != nil && d.arm != n {
 			n = d.arm // an event-based gateway routes the token onto the arm that fired
 		}
+	case np.raise != nil:
+		if !t.waitOn(message{kind: evRaise, node: n}) {
+			return nil, nil
+		}
+		if n.Kind == model.KindEndEvent {
+			t.emit(message{kind: evEnded, node: n})
+			return nil, nil
+		}
+	case n.Kind == model.KindSubProcess:
+		d, ok := t.await(message{kind: evEnterScope, node: n})
+		if !ok {
+			return nil, nil
+		}
+		if d.arm != nil {
+			n = d.arm // an interrupting boundary event ended the sub-process
+		}
 	case np.throw != nil || len(np.outputs) > 0 && np.jobTypeName == "":
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
@@ -81,8 +98,12 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 			return nil, nil
 		}
 	case np.jobType != nil || np.jobTypeName != "":
-		if !t.waitOn(message{kind: evJob, node: n}) {
+		d, ok := t.await(message{kind: evJob, node: n})
+		if !ok {
 			return nil, nil
+		}
+		if d.arm != nil {
+			n = d.arm // an interrupting boundary event ended the task
 		}
 	case n.Kind == model.KindEndEvent:
 		kind := evEnded
@@ -157,7 +178,7 @@ func (t *track) outgoing(n *model.Node) ([]*model.Flow, error) {
 	if np.fork {
 		return n.Outgoing, nil // parallel gateway: conditions do not apply
 	}
-	vars := *t.inst.vars.Load()
+	vars := t.scope.visible()
 	exclusive := n.Kind == model.KindExclusiveGateway
 	var taken []*model.Flow
 	for i, f := range n.Outgoing {

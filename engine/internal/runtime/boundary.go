@@ -1,0 +1,494 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// handlerSpec is a boundary event, or an event sub-process start event,
+// with what it catches.
+type handlerSpec struct {
+	// node is the boundary event or the event sub-process start event.
+	node *model.Node
+	// sub is the event sub-process (nil for a boundary event).
+	sub  *model.Node
+	kind model.EventKind
+	// code is the error or escalation code caught; empty catches all.
+	code string
+	// spec is the subscription of a message, signal or timer handler.
+	spec         *catchSpec
+	interrupting bool
+}
+
+func (h *handlerSpec) catches(kind model.EventKind, code string) bool {
+	return h.kind == kind && (h.code == "" || h.code == code)
+}
+
+// compileHandler compiles a boundary event or event sub-process start.
+func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error) {
+	h := handlerSpec{node: n, sub: sub, interrupting: n.CancelActivity}
+	if len(n.Events) != 1 {
+		return h, fmt.Errorf("bpmn:%s needs exactly one event definition", n.Kind)
+	}
+	d := n.Events[0]
+	h.kind = d.Kind
+	switch d.Kind {
+	case model.EventError:
+		if d.Error != nil {
+			h.code = d.Error.Code
+		}
+		h.interrupting = true // an error always interrupts
+	case model.EventEscalation:
+		if d.Escalation != nil {
+			h.code = d.Escalation.Code
+		}
+	case model.EventMessage, model.EventSignal, model.EventTimer:
+		c, err := compileCatch(n, d, opts.Expr)
+		if err != nil {
+			return h, err
+		}
+		h.spec = &c
+	default:
+		return h, fmt.Errorf("unsupported %s trigger on bpmn:%s", d.Kind, n.Kind)
+	}
+	return h, nil
+}
+
+// openBoundaries subscribes the message, signal and timer boundary events
+// of activity n for tv, which waits in it.
+func (inst *Instance) openBoundaries(tv *tokenView, n *model.Node) error {
+	for i := range inst.plan.nodes[n.Index].boundaries {
+		h := &inst.plan.nodes[n.Index].boundaries[i]
+		if h.spec == nil {
+			continue
+		}
+		id, s, err := inst.subscribeSpec(tv.scope, tv.id, h.spec)
+		if err != nil {
+			inst.closeBoundaries(tv)
+			return err
+		}
+		inst.subs[id] = subRef{token: tv.id, spec: h.spec, handler: h, left: s.times, period: s.period}
+		tv.boundary = append(tv.boundary, id)
+	}
+	return nil
+}
+
+// closeBoundaries closes the boundary subscriptions of tv's activity.
+func (inst *Instance) closeBoundaries(tv *tokenView) {
+	for _, id := range tv.boundary {
+		inst.eng.hub.Unsubscribe(id)
+		delete(inst.subs, id)
+	}
+	tv.boundary = nil
+}
+
+// openEventSubprocesses subscribes the message, signal and timer starts of
+// the event sub-processes directly in scope sc.
+func (inst *Instance) openEventSubprocesses(sc *scope) {
+	idx := -1
+	if sc.node != nil {
+		idx = sc.node.Index
+	}
+	for i := range inst.plan.eventStarts[idx] {
+		inst.openEventStart(sc, &inst.plan.eventStarts[idx][i])
+	}
+}
+
+func (inst *Instance) openEventStart(sc *scope, h *handlerSpec) {
+	if h.spec == nil || sc.done {
+		return
+	}
+	id, s, err := inst.subscribeSpec(sc, 0, h.spec)
+	if err != nil {
+		// An event sub-process whose subscription cannot be opened (a bad
+		// correlation key) cannot start; say so in the stream.
+		inst.record(Event{Type: IncidentCreated, ElementID: h.node.ID, Message: err.Error()})
+		return
+	}
+	if inst.subs == nil {
+		inst.subs = make(map[int64]subRef)
+	}
+	inst.subs[id] = subRef{spec: h.spec, handler: h, scope: sc, left: s.times, period: s.period}
+	sc.subs = append(sc.subs, id)
+}
+
+// rearm re-opens a non-interrupting handler's subscription after it fired
+// for d: a message waits for the next message, a timer cycle schedules its
+// next repetition while it has some left; a timer date or duration and a
+// signal (whose subscription stays open) need nothing. It returns the new
+// subscription id, or 0.
+func (inst *Instance) rearm(ref subRef, d *eventhub.Delivery, sc *scope, token int) int64 {
+	h := ref.handler
+	switch {
+	case d.Kind == eventhub.Message:
+		id, _, err := inst.subscribeSpec(sc, token, h.spec)
+		if err != nil {
+			return 0
+		}
+		inst.subs[id] = subRef{token: token, spec: h.spec, handler: h, scope: ref.scope}
+		return id
+	case d.Kind == eventhub.Timer && h.spec.timer.cycle != nil && ref.left > 1:
+		id := inst.schedule(token, h.spec, d.Due.Add(ref.period))
+		inst.subs[id] = subRef{token: token, spec: h.spec, handler: h, scope: ref.scope, left: ref.left - 1, period: ref.period}
+		return id
+	}
+	return 0
+}
+
+func (inst *Instance) closeScopeSubs(sc *scope) {
+	for _, id := range sc.subs {
+		inst.eng.hub.Unsubscribe(id)
+		delete(inst.subs, id)
+	}
+	sc.subs = nil
+}
+
+// enterScope starts a sub-process for tv, which waits at its node until the
+// sub-process completes.
+func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
+	inst.park(tv, WaitScope)
+	np := &inst.plan.nodes[n.Index]
+	inst.nextScope++
+	sc := newScope(inst.nextScope, n, tv.scope, nil)
+	if len(np.inputs) > 0 {
+		locals, err := applyMappings(np.inputs, tv.scope.visible())
+		if err != nil {
+			sc.close()
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, err.Error())
+			return
+		}
+		sc.setLocal(locals)
+	}
+	sc.token = tv.id
+	tv.inner = sc
+	if err := inst.openBoundaries(tv, n); err != nil {
+		sc.close()
+		tv.inner = nil
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+		return
+	}
+	inst.openEventSubprocesses(sc)
+	if np.subStart == nil {
+		inst.completeScope(sc) // an empty sub-process completes at once
+		return
+	}
+	inst.spawn(np.subStart, nil, true, sc)
+}
+
+// completeScope ends a scope whose last token has gone: the process scope
+// needs nothing (the instance ends), a sub-process hands its outputs to the
+// parent and lets its waiting token go on, an event sub-process lets its
+// parent scope complete if nothing else is left there.
+func (inst *Instance) completeScope(sc *scope) {
+	if sc.parent == nil || sc.done {
+		return
+	}
+	inst.closeScopeSubs(sc)
+	sc.close()
+	parent := sc.parent
+	if sc.node.TriggeredByEvent {
+		inst.recordNode(ElementLeft, sc.node, 0)
+		parent.live--
+		if parent.live == 0 && parent != inst.root {
+			inst.completeScope(parent)
+		}
+		return
+	}
+	tv := inst.tokens[sc.token]
+	tv.inner = nil
+	inst.closeBoundaries(tv)
+	np := &inst.plan.nodes[sc.node.Index]
+	if len(np.outputs) > 0 {
+		update, err := applyMappings(np.outputs, sc.visible())
+		if err != nil {
+			tv.wait = WaitIncident
+			inst.openIncident(tv, sc.node, 0, err.Error())
+			return
+		}
+		tv.scope.set(update)
+	}
+	inst.deliver(tv, delivery{kind: resume})
+}
+
+// withdraw takes tv out of the instance because an interrupt ended the
+// scope or activity it was in: its job, subscriptions and incidents go,
+// its element is recorded as terminated, and its track exits.
+func (inst *Instance) withdraw(tv *tokenView) {
+	if tv.doomed {
+		return
+	}
+	tv.doomed = true
+	inst.cancelWork(tv)
+	if tv.inner != nil {
+		inst.terminateScope(tv.inner)
+		tv.inner = nil
+	}
+	if tv.node != nil {
+		inst.recordNode(ElementTerminated, tv.node, tv.id)
+		tv.node = nil
+	}
+	inst.closeToken(tv)
+}
+
+// cancelWork cancels what tv's activity waits on: its job, its incident,
+// its event and boundary subscriptions.
+func (inst *Instance) cancelWork(tv *tokenView) {
+	if tv.jobKey != 0 {
+		if js := inst.jobs[tv.jobKey]; js != nil {
+			inst.endJob(js)
+			inst.record(Event{Type: JobCanceled, ElementID: js.job.ElementID, JobKey: js.job.Key, JobType: js.job.Type, TokenID: tv.id})
+		}
+		tv.jobKey = 0
+	}
+	if tv.incident != 0 {
+		delete(inst.incidents, tv.incident)
+		inst.eng.setIncident(tv.incident, nil)
+		tv.incident = 0
+	}
+	inst.unsubscribeAll(tv)
+	inst.closeBoundaries(tv)
+}
+
+// terminateScope withdraws every token in sc and below and closes it.
+func (inst *Instance) terminateScope(sc *scope) {
+	inst.withdrawIn(sc, nil)
+	inst.closeScopeSubs(sc)
+	sc.close()
+}
+
+// withdrawIn withdraws every token in sc and the scopes below it, except
+// keep.
+func (inst *Instance) withdrawIn(sc *scope, keep *tokenView) {
+	for _, id := range sortedKeys(inst.tokens) {
+		tv := inst.tokens[id]
+		if tv == keep || tv.doomed || !within(tv.scope, sc) {
+			continue
+		}
+		inst.withdraw(tv)
+	}
+}
+
+func within(s, ancestor *scope) bool {
+	for ; s != nil; s = s.parent {
+		if s == ancestor {
+			return true
+		}
+	}
+	return false
+}
+
+// interruptActivity ends the activity tv waits in (an interrupting
+// boundary fired) and moves tv onto the boundary event.
+func (inst *Instance) interruptActivity(tv *tokenView, boundary *model.Node) {
+	activity := tv.node
+	inst.cancelWork(tv)
+	if tv.inner != nil {
+		inst.terminateScope(tv.inner)
+		tv.inner = nil
+	}
+	inst.recordNode(ElementTerminated, activity, tv.id)
+	inst.recordNode(ElementEntered, boundary, tv.id)
+	tv.node = boundary
+	inst.deliver(tv, delivery{kind: resume, arm: boundary})
+}
+
+// handlerFired applies a message, signal or timer boundary event or event
+// sub-process start that fired for delivery d.
+func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
+	h := ref.handler
+	if ref.scope != nil {
+		sc := ref.scope
+		if sc.done {
+			return
+		}
+		inst.recordTrigger(h.node, 0, d)
+		if h.interrupting {
+			inst.interruptScope(sc)
+		} else if d.Kind != eventhub.Signal {
+			inst.forget(sc, d.Sub)
+			if id := inst.rearm(ref, d, sc, 0); id != 0 {
+				sc.subs = append(sc.subs, id)
+			}
+		}
+		inst.startEventSubprocess(sc, h, d.Variables)
+		return
+	}
+	tv := inst.tokens[ref.token]
+	if tv == nil || !tv.parked || tv.closed || tv.doomed {
+		if d.Kind == eventhub.Message {
+			inst.eng.hub.Reject(*d)
+		}
+		return
+	}
+	inst.recordTrigger(h.node, tv.id, d)
+	tv.scope.set(d.Variables)
+	if h.interrupting {
+		inst.interruptActivity(tv, h.node)
+		return
+	}
+	if d.Kind != eventhub.Signal {
+		for i, id := range tv.boundary {
+			if id == d.Sub {
+				tv.boundary = append(tv.boundary[:i:i], tv.boundary[i+1:]...)
+				delete(inst.subs, id)
+				break
+			}
+		}
+		if id := inst.rearm(ref, d, tv.scope, tv.id); id != 0 {
+			tv.boundary = append(tv.boundary, id)
+		}
+	}
+	inst.spawn(h.node, nil, true, tv.scope)
+}
+
+// forget drops a fired subscription from a scope's list.
+func (inst *Instance) forget(sc *scope, id int64) {
+	delete(inst.subs, id)
+	for i, s := range sc.subs {
+		if s == id {
+			sc.subs = append(sc.subs[:i:i], sc.subs[i+1:]...)
+			return
+		}
+	}
+}
+
+func (inst *Instance) recordTrigger(n *model.Node, token int, d *eventhub.Delivery) {
+	rec := Event{ElementID: n.ID, TokenID: token, Variables: cloneVars(d.Variables)}
+	switch d.Kind {
+	case eventhub.Message:
+		rec.Type, rec.Name, rec.CorrelationKey = MessageCorrelated, d.Name, d.CorrelationKey
+	case eventhub.Signal:
+		rec.Type, rec.Name = SignalReceived, d.Name
+	case eventhub.Timer:
+		rec.Type, rec.Due = TimerFired, timeOf(d.Due)
+	}
+	inst.record(rec)
+}
+
+// interruptScope withdraws everything running in sc (an interrupting event
+// sub-process starts in it) and closes its other start subscriptions.
+func (inst *Instance) interruptScope(sc *scope) {
+	inst.withdrawIn(sc, nil)
+	inst.closeScopeSubs(sc)
+	sc.interrupted = true
+}
+
+// startEventSubprocess starts event sub-process h.sub inside scope sc.
+func (inst *Instance) startEventSubprocess(sc *scope, h *handlerSpec, vars map[string]any) {
+	inst.nextScope++
+	esc := newScope(inst.nextScope, h.sub, sc, nil)
+	sc.live++ // the event sub-process holds its parent scope open
+	sc.set(vars)
+	inst.recordNode(ElementEntered, h.sub, 0)
+	inst.spawn(h.node, nil, true, esc)
+}
+
+// raise throws an error or escalation with code from tv at element n. It
+// is caught by the nearest handler: a boundary event of the activity
+// itself (for a job), then, scope by scope outwards, an event
+// sub-process of the scope or a boundary event of the sub-process. It
+// reports whether tv goes on: false when tv was consumed by the handling
+// (or, for an uncaught error, holds an incident).
+func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool) bool {
+	vars := map[string]any{}
+	if kind == model.EventError {
+		vars["errorCode"], vars["errorMessage"] = code, message
+	} else {
+		vars["escalationCode"] = code
+	}
+	if fromActivity {
+		if h := pick(inst.plan.nodes[n.Index].boundaries, kind, code); h != nil {
+			tv.scope.set(vars)
+			if h.interrupting {
+				inst.interruptActivity(tv, h.node)
+				return false
+			}
+			inst.spawn(h.node, nil, true, tv.scope)
+			return true
+		}
+	}
+	for sc := tv.scope; sc != nil; sc = sc.parent {
+		idx := -1
+		if sc.node != nil {
+			idx = sc.node.Index
+		}
+		if h := pick(inst.plan.eventStarts[idx], kind, code); h != nil && !sc.done {
+			sc.set(vars)
+			inst.record(Event{Type: caughtType(kind), ElementID: h.node.ID, Name: code, Message: message})
+			if h.interrupting {
+				inst.interruptScope(sc)
+				inst.startEventSubprocess(sc, h, nil)
+				return false
+			}
+			inst.startEventSubprocess(sc, h, nil)
+			return true
+		}
+		if sc.node == nil || sc.node.TriggeredByEvent {
+			continue
+		}
+		if h := pick(inst.plan.nodes[sc.node.Index].boundaries, kind, code); h != nil {
+			owner := inst.tokens[sc.token]
+			owner.scope.set(vars)
+			inst.record(Event{Type: caughtType(kind), ElementID: h.node.ID, Name: code, Message: message})
+			if h.interrupting {
+				inst.interruptActivity(owner, h.node)
+				return false
+			}
+			inst.spawn(h.node, nil, true, owner.scope)
+			return true
+		}
+	}
+	if kind == model.EventEscalation {
+		return true // an escalation nobody catches is not a failure
+	}
+	tv.wait = WaitIncident
+	inst.openIncident(tv, n, 0, fmt.Sprintf("unhandled BPMN error %q thrown at %s: %s", code, n.ID, message))
+	return false
+}
+
+func caughtType(k model.EventKind) EventType {
+	if k == model.EventError {
+		return ErrorCaught
+	}
+	return EscalationCaught
+}
+
+// pick returns the handler among hs that catches kind and code: one naming
+// the code wins over a catch-all.
+func pick(hs []handlerSpec, kind model.EventKind, code string) *handlerSpec {
+	var all *handlerSpec
+	for i := range hs {
+		h := &hs[i]
+		if !h.catches(kind, code) {
+			continue
+		}
+		if h.code != "" {
+			return h
+		}
+		if all == nil {
+			all = h
+		}
+	}
+	return all
+}
+
+// raiseAt applies an error or escalation end or throw event reached by tv.
+func (inst *Instance) raiseAt(tv *tokenView, n *model.Node) {
+	inst.park(tv, WaitEvent)
+	r := inst.plan.nodes[n.Index].raise
+	inst.record(Event{Type: thrownType(r.kind), ElementID: n.ID, TokenID: tv.id, Name: r.code})
+	if inst.raise(tv, n, r.kind, r.code, "", false) && !tv.doomed {
+		inst.deliver(tv, delivery{kind: resume})
+	}
+}
+
+func thrownType(k model.EventKind) EventType {
+	if k == model.EventError {
+		return ErrorThrown
+	}
+	return EscalationThrown
+}
