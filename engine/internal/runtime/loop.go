@@ -14,20 +14,20 @@ type msgKind uint8
 // Track events report what a track did; msgCommand carries a request from
 // outside the instance.
 const (
-	evMoved     msgKind = iota + 1 // left node through flow onto flow.Target
-	evFork                         // left node through several flows at once
-	evJob                          // parked on a job at node
-	evArrive                       // parked at the join node, arrived through flow
-	evIncident                     // parked on an incident at node
-	evEnded                        // finished at end event node
-	evTerminate                    // reached terminate end event node
-	evExited                       // stopped: its channel was closed or the instance is stopping
-	evFailed                       // the track failed (a recovered panic)
-	evWaiting                      // parked at a catch node, waiting for one of its events
-	evThrow                        // parked at a throw node until the loop has published its event
-	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
-	evEnterScope                   // parked at a sub-process until its content completes
-	evRaise                        // parked at an error or escalation end or throw event
+	evMoved      msgKind = iota + 1 // left node through flow onto flow.Target
+	evFork                          // left node through several flows at once
+	evJob                           // parked on a job at node
+	evArrive                        // parked at the join node, arrived through flow
+	evIncident                      // parked on an incident at node
+	evEnded                         // finished at end event node
+	evTerminate                     // reached terminate end event node
+	evExited                        // stopped: its channel was closed or the instance is stopping
+	evFailed                        // the track failed (a recovered panic)
+	evWaiting                       // parked at a catch node, waiting for one of its events
+	evThrow                         // parked at a throw node until the loop has published its event
+	evDeliver                       // the hub fired a subscription (posted, not sent by a track)
+	evEnterScope                    // parked at a sub-process until its content completes
+	evRaise                         // parked at an error or escalation end or throw event
 	msgCommand
 )
 
