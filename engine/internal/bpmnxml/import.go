@@ -161,11 +161,16 @@ func (imp *importer) expression(e *element) model.Expression {
 		return model.Expression{}
 	}
 	x.Language = e.get("language")
-	if x.Language == "" {
+	if x.Language == "" && !isXPath(imp.exprLang) {
+		// XPath is BPMN's default language, and tools such as Yaoqiang
+		// write it on every document whatever the expressions are; only
+		// an expression that itself says XPath is held to it.
 		x.Language = imp.exprLang
 	}
 	return x
 }
+
+func isXPath(lang string) bool { return strings.EqualFold(lang, "http://www.w3.org/1999/XPath") }
 
 // builder builds one process. References between nodes and flows are
 // collected while walking and resolved at the end, because BPMN allows them

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -495,6 +496,16 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 		}
 		typ = t
 	}
+	retries := np.retries
+	if np.retriesExpr != nil {
+		r, err := evalRetries(np, tv.scope.visible())
+		if err != nil {
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, err.Error())
+			return
+		}
+		retries = r
+	}
 	jobVars := tv.scope.visible()
 	if len(np.inputs) > 0 {
 		locals, err := applyMappings(np.inputs, tv.scope.visible())
@@ -509,7 +520,7 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 	key := inst.eng.NextKey()
 	job := &Job{
 		Key: key, Type: typ, ProcessID: inst.plan.Process.ID, ElementID: n.ID, InstanceKey: inst.key,
-		Retries: np.retries, Headers: np.headers, Variables: jobVars, Created: inst.eng.clock.Now(),
+		Retries: retries, Headers: np.headers, Variables: jobVars, Created: inst.eng.clock.Now(),
 	}
 	if inst.jobs == nil {
 		inst.jobs = make(map[int64]*jobState)
@@ -520,7 +531,7 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 	if err := inst.openBoundaries(tv, n); err != nil {
 		inst.record(Event{Type: IncidentCreated, ElementID: n.ID, TokenID: tv.id, Message: err.Error()})
 	}
-	if np.retries == 0 {
+	if retries == 0 {
 		inst.jobs[key].incident = inst.openIncident(tv, n, key, "job has no retries")
 		tv.wait = WaitIncident
 		return
@@ -538,6 +549,25 @@ func (inst *Instance) outputs(tv *tokenView, n *model.Node, result map[string]an
 		return result, nil
 	}
 	return applyMappings(np.outputs, overlay(overlay(tv.scope.visible(), tv.locals), result))
+}
+
+// evalRetries evaluates a job's retries expression to a whole number.
+func evalRetries(np *nodePlan, vars map[string]any) (int, error) {
+	v, err := np.retriesExpr.Eval(vars)
+	if err != nil {
+		return 0, fmt.Errorf("job retries: %w", err)
+	}
+	switch r := v.(type) {
+	case float64:
+		if r >= 0 && r == float64(int(r)) {
+			return int(r), nil
+		}
+	case string:
+		if n, err := strconv.Atoi(r); err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("job retries %q yielded %v, not a non-negative whole number", np.retriesExpr.Text(), v)
 }
 
 // command applies a request from outside and answers it.

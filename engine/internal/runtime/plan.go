@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -55,6 +56,9 @@ type nodePlan struct {
 	jobType     *expr.Program
 	jobTypeName string // the type when no expression is given
 	retries     int
+	// retriesExpr is set when the retries are an expression, evaluated
+	// when the job is created.
+	retriesExpr *expr.Program
 	headers     map[string]string
 
 	// catches are the subscriptions a token opens when it waits at the
@@ -358,11 +362,19 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 		return nil
 	}
 	if !n.Job.Retries.IsZero() {
-		r, err := strconv.Atoi(n.Job.Retries.Text)
-		if err != nil || r < 0 {
-			return fmt.Errorf("job retries %q is not a non-negative whole number", n.Job.Retries.Text)
+		prog, err := expr.Compile(n.Job.Retries, expr.Static, opts.Expr)
+		if err != nil {
+			return fmt.Errorf("job retries: %w", err)
 		}
-		np.retries = r
+		if prog.IsStatic() {
+			r, err := strconv.Atoi(strings.TrimSpace(n.Job.Retries.Text))
+			if err != nil || r < 0 {
+				return fmt.Errorf("job retries %q is not a non-negative whole number", n.Job.Retries.Text)
+			}
+			np.retries = r
+		} else {
+			np.retriesExpr = prog
+		}
 	}
 	if len(n.Job.Headers) > 0 {
 		np.headers = make(map[string]string, len(n.Job.Headers))
