@@ -34,6 +34,9 @@ type Scenario struct {
 	Steps []Step `json:"steps"`
 	// Expect is checked after the last step.
 	Expect *Expect `json:"expect"`
+	// Skip names runners that do not play this scenario, with the reason;
+	// reports show the reason, so a gap is never hidden.
+	Skip map[string]string `json:"skip,omitempty"`
 }
 
 // Step is one operation. Op selects which of the other fields apply.

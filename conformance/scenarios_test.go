@@ -74,6 +74,10 @@ func TestScenarios(t *testing.T) {
 			var first []byte
 			var firstName string
 			for _, f := range factories {
+				if why, ok := s.Skip[f.Name]; ok {
+					reportf("scenario %-48s %-8s SKIP %s", s.Name, f.Name, why)
+					continue
+				}
 				status := "PASS"
 				res, err := playOn(t, f, s)
 				switch {
@@ -103,7 +107,13 @@ func TestScenarios(t *testing.T) {
 		})
 	}
 	for _, f := range factories {
-		reportf("scenarios on %s: %d/%d passed", f.Name, passed[f.Name], len(scenarios))
+		skipped := 0
+		for _, s := range scenarios {
+			if _, ok := s.Skip[f.Name]; ok {
+				skipped++
+			}
+		}
+		reportf("scenarios on %s: %d/%d passed, %d skipped", f.Name, passed[f.Name], len(scenarios)-skipped, skipped)
 	}
 }
 
