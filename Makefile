@@ -83,3 +83,29 @@ bin/wazero-$(WAZERO_VERSION):
 test-wasm: bin/wazero-$(WAZERO_VERSION)
 	PATH="$(abspath bin):$$($(GO) env GOROOT)/lib/wasm:$$PATH" GOWASIRUNTIME=wazero \
 		GOOS=wasip1 GOARCH=wasm $(GO) test -count=1 ./engine/...
+
+# --- JavaScript SDK, Node example, browser simulator ---------------------
+.PHONY: sdk test-sdk test-browser bench-sdk
+test: test-sdk test-browser
+
+NPM_CI = npm ci --no-audit --no-fund --prefer-offline
+CHROMIUM ?= /usr/bin/chromium
+
+# sdk builds the npm package (sdk-js/dist, flowtrack.wasm included).
+sdk: wasm
+	cd sdk-js && $(NPM_CI) && npm run build
+
+# test-sdk: SDK tests, conformance scenarios through the SDK (compared with
+# the native engine), the packed tarball in a fresh project, the Node example.
+test-sdk: sdk
+	cd sdk-js && npm test
+	cd examples/node && $(NPM_CI) && node main.js
+
+# test-browser drives the token simulator in headless Chromium (the system's;
+# no browser is ever downloaded).
+test-browser: sdk
+	@test -x $(CHROMIUM) || { echo "test-browser: no Chromium at $(CHROMIUM); install it (Debian: apt-get install -y chromium) or pass CHROMIUM=/path"; exit 1; }
+	cd examples/browser-simulator && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
+
+bench-sdk: sdk
+	cd sdk-js && node bench/bench.mjs

@@ -12,10 +12,7 @@ import { canonical, loadScenarios, runScenario } from '../conformance/run.mjs';
 // Scenarios whose WebAssembly observations differ from the native engine's
 // for a reason outside the SDK. They still run and report (as todo); remove
 // an entry once the engine makes the observation scheduling-independent.
-const knownDifferences = {
-  parallel_nested_fork_join:
-    'which token continues past a parallel join with no wait before it is the last to arrive, which depends on goroutine scheduling (native: c; wasm, single-threaded: b)',
-};
+const knownDifferences = {};
 
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const dir = `${repo}conformance/scenarios`;
