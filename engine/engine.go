@@ -78,6 +78,9 @@ type (
 	// Instance is a running or finished process instance. Its methods are
 	// safe for concurrent use.
 	Instance = runtime.Instance
+	// Stats counts what an engine holds open: live instances, activatable
+	// jobs, open incidents, subscriptions and timers.
+	Stats = runtime.Stats
 )
 
 // Instance states.
@@ -433,6 +436,10 @@ func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) { return e.rt.Su
 
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.rt.Now() }
+
+// Stats returns what the engine holds open right now (for monitoring, and
+// for checking that nothing leaks).
+func (e *Engine) Stats() Stats { return e.rt.Stats() }
 
 // Close cancels every live instance and waits until all goroutines the
 // engine started have ended. Calls after Close fail with ErrClosed.

@@ -320,3 +320,43 @@ func TestBoundary_JobCompletionRacesInterruptingTimer(t *testing.T) {
 	}
 	t.Logf("outcomes over 500 rounds: %v", outcomes)
 }
+
+// TestEventSubProcess_InsideSubProcess: an interrupting event sub-process in
+// a sub-process interrupts only that sub-process, which then completes
+// when the event sub-process does, and the process goes on.
+func TestEventSubProcess_InsideSubProcess(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(goMessage, `<bpmn:startEvent id="s"/>`+
+		`<bpmn:subProcess id="sub"><bpmn:startEvent id="ss"/>`+task("work", "work")+`<bpmn:endEvent id="se"/>`+flows("ss", "work", "work", "se")+
+		`<bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:startEvent>`+
+		`<bpmn:endEvent id="ee"/>`+flows("es", "ee")+`</bpmn:subProcess></bpmn:subProcess>`+
+		task("after", "after")+`<bpmn:endEvent id="e"/>`+flows("s", "sub", "sub", "after", "after", "e")))
+	inst := start(t, e, map[string]any{"key": "k"})
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "after").Key, nil))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 1, count(inst, engine.ElementTerminated, "work"))
+	assert.Equal(t, 1, count(inst, engine.ElementLeft, "sub"), "the sub-process completes after its event sub-process")
+	assert.Equal(t, 1, count(inst, engine.ElementLeft, "e"))
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
+
+// TestEventSubProcess_EscalationStart: a non-interrupting escalation start
+// catches an escalation thrown in the process scope.
+func TestEventSubProcess_EscalationStart(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(`<bpmn:escalation id="Esc" escalationCode="LATE"/>`, `<bpmn:startEvent id="s"/>`+
+		`<bpmn:intermediateThrowEvent id="up"><bpmn:escalationEventDefinition escalationRef="Esc"/></bpmn:intermediateThrowEvent>`+
+		task("work", "work")+`<bpmn:endEvent id="e"/>`+flows("s", "up", "up", "work", "work", "e")+
+		`<bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es" isInterrupting="false">`+
+		`<bpmn:escalationEventDefinition escalationRef="Esc"/></bpmn:startEvent>`+task("notify", "notify")+`<bpmn:endEvent id="ee"/>`+
+		flows("es", "notify", "notify", "ee")+`</bpmn:subProcess>`))
+	inst := start(t, e, nil)
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "notify").Key, nil))
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "work").Key, nil))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 1, count(inst, engine.ElementLeft, "esp"))
+	assert.Equal(t, "LATE", inst.Variables()["escalationCode"])
+}

@@ -569,5 +569,26 @@ func (e *Engine) Close(ctx context.Context) error {
 	return nil
 }
 
+// Stats counts what the engine holds open.
+type Stats struct {
+	Instances            int `json:"instances"`
+	Jobs                 int `json:"jobs"`
+	Incidents            int `json:"incidents"`
+	MessageSubscriptions int `json:"messageSubscriptions"`
+	SignalSubscriptions  int `json:"signalSubscriptions"`
+	Timers               int `json:"timers"`
+}
+
+// Stats returns what the engine holds open right now.
+func (e *Engine) Stats() Stats {
+	open := e.hub.Open()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Stats{
+		Instances: len(e.live), Jobs: len(e.jobRecs), Incidents: len(e.incidents),
+		MessageSubscriptions: open[eventhub.Message], SignalSubscriptions: open[eventhub.Signal], Timers: open[eventhub.Timer],
+	}
+}
+
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.clock.Now() }
