@@ -32,7 +32,9 @@ func TestBoundary_Matrix(t *testing.T) {
 			require.NoError(t, e.ThrowError(ctxT(t), jobOf(t, e, "act").Key, "E1", "", nil))
 		},
 		// The sub-process throws the escalation once its first job is done.
-		"escalation": func(t *testing.T, e *engine.Engine) { require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "act").Key, nil)) },
+		"escalation": func(t *testing.T, e *engine.Engine) {
+			require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "act").Key, nil))
+		},
 	}
 	for _, kind := range []string{"timer", "message", "signal", "error", "escalation"} {
 		for _, interrupting := range []bool{true, false} {
