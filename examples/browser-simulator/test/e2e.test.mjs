@@ -154,6 +154,16 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.match(await page.locator('#log').innerText(), /messageCorrelated Catch_payment "payment" key=B-1/);
   });
 
+  it('runs the engine on the page too (?inline)', async () => {
+    await page.goto(`http://127.0.0.1:${server.address().port}/?inline`);
+    await ready();
+    assert.match(await page.locator('#log').innerText(), /engine ready in \d+ ms \(on the page\)/);
+    await page.selectOption('#speed', '0');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+  });
+
   it('reports bad input as typed errors without breaking the page', async () => {
     await page.fill('#advance-by', 'soon');
     await page.click('#advance');
