@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -319,7 +320,7 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 		inst.release()
 		select {
 		case m := <-inst.intake:
-			inst.handle(m)
+			inst.safeHandle(m)
 			continue
 		default:
 		}
@@ -328,10 +329,10 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 		inst.now = 0
 		select {
 		case m := <-inst.intake:
-			inst.handle(m)
+			inst.safeHandle(m)
 		case <-inst.wake:
 			for _, m := range inst.takeMail(false) {
-				inst.handle(m)
+				inst.safeHandle(m)
 			}
 		}
 	}
@@ -339,9 +340,21 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 	// Mail that arrived too late finds no token: handling drops it (and
 	// hands messages back to the hub).
 	for _, m := range inst.takeMail(true) {
-		inst.handle(m)
+		inst.safeHandle(m)
 	}
 	inst.release()
+}
+
+// safeHandle handles m, turning a panic (a bug, never bad input) into a
+// failed instance: the loop goes on in stopping mode until every track has
+// exited, so no goroutine is left behind and Settle stays honest.
+func (inst *Instance) safeHandle(m message) {
+	defer func() {
+		if r := recover(); r != nil {
+			inst.stopAll(Failed, fmt.Sprintf("internal error: %v", r))
+		}
+	}()
+	inst.handle(m)
 }
 
 // release subtracts the work finished since the last release.

@@ -385,3 +385,27 @@ func TestStress_ConcurrentInstances(t *testing.T) {
 		require.Equal(t, want, left(inst))
 	}
 }
+
+// TestInstance_LoopPanicFailsInstanceCleanly: a bug that panics inside the
+// loop fails the instance with the reason; every goroutine still ends and
+// Settle returns (goleak checks the rest at the end of the package).
+func TestInstance_LoopPanicFailsInstanceCleanly(t *testing.T) {
+	e := testEngine(t)
+	plan := newGraph(t, "boom").node("s:startEvent", "fork:parallelGateway", "a:serviceTask", "b:task", "end:endEvent").
+		flow("s>fork", "fork>a", "fork>b", "a>end", "b>end").plan(CompileOptions{})
+	inst := run(t, e, plan, nil)
+	require.Len(t, e.Jobs(JobFilter{}), 1)
+	// Break an invariant the loop relies on: the job's token is gone.
+	cmd := &command{op: cmdCompleteJob, key: e.Jobs(JobFilter{})[0].Key}
+	sabotage := &command{op: cmdTokens}
+	require.NoError(t, inst.call(ctxT(t), sabotage))
+	for _, js := range inst.jobs {
+		js.token = 999
+	}
+	err := inst.call(ctxT(t), cmd)
+	require.Error(t, err)
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, Failed, st)
+	assert.Contains(t, inst.Message(), "internal error")
+	require.NoError(t, e.Settle(ctxT(t)))
+}
