@@ -356,6 +356,7 @@ func (inst *Instance) forget(sc *scope, id int64) {
 	}
 }
 
+// recordTrigger records that delivery d triggered element n.
 func (inst *Instance) recordTrigger(n *model.Node, token int, d *eventhub.Delivery) {
 	rec := Event{ElementID: n.ID, TokenID: token, Variables: cloneVars(d.Variables)}
 	switch d.Kind {

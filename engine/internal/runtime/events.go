@@ -201,16 +201,7 @@ func (inst *Instance) fired(m message) {
 	arm := ref.spec.arm
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
-	rec := Event{ElementID: arm.ID, TokenID: tv.id, Variables: cloneVars(d.Variables)}
-	switch d.Kind {
-	case eventhub.Message:
-		rec.Type, rec.Name, rec.CorrelationKey = MessageCorrelated, d.Name, d.CorrelationKey
-	case eventhub.Signal:
-		rec.Type, rec.Name = SignalReceived, d.Name
-	case eventhub.Timer:
-		rec.Type, rec.Due = TimerFired, timeOf(d.Due)
-	}
-	inst.record(rec)
+	inst.recordTrigger(arm, tv.id, d)
 	update, err := inst.outputs(tv, arm, d.Variables)
 	if err != nil {
 		// The token stays at the catch; resolving the incident makes it

@@ -252,13 +252,9 @@ func (inst *Instance) fire(js *joinState, in int) {
 		}
 		id := q[0]
 		js.arrived[i] = q[1:]
-		if id == survivor {
-			continue
+		if id != survivor {
+			inst.merge(n, id)
 		}
-		other := inst.tokens[id]
-		inst.record(Event{Type: TokenMerged, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: id})
-		other.node = nil
-		inst.deliver(other, delivery{kind: merged})
 	}
 	if empty(js.arrived) {
 		inst.dropJoin(js)
@@ -366,17 +362,21 @@ func (inst *Instance) tryComplex(js *joinState) {
 	inst.deliver(st, delivery{kind: resume})
 }
 
+// merge consumes token id at join n: it is told to exit.
+func (inst *Instance) merge(n *model.Node, id int) {
+	other := inst.tokens[id]
+	inst.record(Event{Type: TokenMerged, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: id})
+	other.node = nil
+	inst.deliver(other, delivery{kind: merged})
+}
+
 // consumeAll merges every token waiting at join n except survivor.
 func (inst *Instance) consumeAll(n *model.Node, js *joinState, survivor int) {
 	for i, q := range js.arrived {
 		for _, id := range q {
-			if id == survivor {
-				continue
+			if id != survivor {
+				inst.merge(n, id)
 			}
-			other := inst.tokens[id]
-			inst.record(Event{Type: TokenMerged, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: id})
-			other.node = nil
-			inst.deliver(other, delivery{kind: merged})
 		}
 		js.arrived[i] = nil
 	}
