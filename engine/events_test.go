@@ -402,3 +402,22 @@ func TestEvents_ConcurrentCorrelation(t *testing.T) {
 		require.Equal(t, engine.Completed, st)
 	}
 }
+
+// TestMessage_ThrowWithJobTypeIsAJob: a message throw or end event with a
+// zeebe:taskDefinition is a job for a worker, as in Zeebe; without one the
+// engine publishes the message itself.
+func TestMessage_ThrowWithJobTypeIsAJob(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(goMessage, `<bpmn:startEvent id="s"/>`+
+		`<bpmn:intermediateThrowEvent id="notify"><bpmn:extensionElements><zeebe:taskDefinition type="send-mail"/></bpmn:extensionElements>`+
+		`<bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:endEvent id="e"><bpmn:extensionElements><zeebe:taskDefinition type="send-sms"/></bpmn:extensionElements>`+
+		`<bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:endEvent>`+
+		`<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="notify"/><bpmn:sequenceFlow id="f2" sourceRef="notify" targetRef="e"/>`))
+	inst := start(t, e, map[string]any{"key": "k"})
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "send-mail").Key, nil))
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "send-sms").Key, nil))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st)
+	assert.Equal(t, 0, count(inst, engine.MessagePublished, "notify"), "a worker sends it, not the engine")
+}

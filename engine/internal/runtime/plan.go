@@ -261,7 +261,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 			np.throw = &c
 		}
-		if n.Kind.IsJobTask() && np.throw == nil {
+		if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
 			if err := compileJob(np, opts); err != nil {
 				problem(n.ID, "%v", err)
 			}
@@ -404,6 +404,14 @@ func isThrow(n *model.Node) bool {
 		return n.Kind == model.KindIntermediateThrowEvent || n.Kind == model.KindEndEvent
 	}
 	return false
+}
+
+// isMessageJob reports a message throw or end event with a job type: like
+// Zeebe, the engine hands it to a worker as a job instead of publishing the
+// message itself.
+func isMessageJob(n *model.Node) bool {
+	return (n.Kind == model.KindIntermediateThrowEvent || n.Kind == model.KindEndEvent) &&
+		len(n.Events) == 1 && n.Events[0].Kind == model.EventMessage && n.Job != nil && !n.Job.Type.IsZero()
 }
 
 // compileCatch compiles what a token needs to subscribe to (or throw) d.
