@@ -51,8 +51,15 @@ test: check race fuzz examples
 run: wasm
 	$(GO) run ./host/cmd/flowtrack run examples/native/order.bpmn --vars '{"amount":250}'
 
-bench: wasm
-	$(GO) test -run='^$$' -bench=. -benchmem ./engine/... ./host/...
+# bench measures every host (native, wazero, Node through the SDK) on the
+# reference and bench/workloads processes, parks 100k instances, times cold
+# starts, and prints one table (bench/README.md); results in bench/results/.
+# The Go benchmarks run once each (-benchtime=1x) so they keep working.
+bench: sdk
+	@mkdir -p bench/results
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... > bench/results/go-bench.txt
+	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
+	bin/flowbench all
 
 # size prints the module's size raw and gzipped.
 size: wasm

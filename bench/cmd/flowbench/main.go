@@ -1,0 +1,173 @@
+// Command flowbench measures flowtrack on every host: the native engine,
+// the wasm module in wazero, and the JS SDK in Node, on the reference and
+// project workloads; parks 100,000 instances natively; and times cold
+// starts. `make bench` runs `flowbench all`.
+//
+//	flowbench all     [-out bench/results]  everything, one table, exit 1 on a correctness failure
+//	flowbench native  [-workloads a,b] [-modes seq,conc]   JSON lines
+//	flowbench wazero  [-workloads a,b] [-modes seq,conc]   JSON lines
+//	flowbench scale   [-n 100000]                          JSON line
+//	flowbench cold                                         JSON lines
+//
+// Each host runs in a process of its own (all starts one per host) so that
+// peak memory is per host. Times never fail a run; an instance that does
+// not complete, a leaked goroutine or a failed call does.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/flowtrack/flowtrack/bench/workload"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	root := fs.String("root", ".", "repository root")
+	names := fs.String("workloads", "", "comma-separated workloads (default: all)")
+	modes := fs.String("modes", "seq,conc", "comma-separated modes")
+	n := fs.Int("n", 100_000, "scale: instances to park")
+	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
+	out := fs.String("out", "bench/results", "all: results directory")
+	node := fs.String("node", "node", "all: the node binary")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,node,scale,cold)")
+	_ = fs.Parse(args)
+	dirs := workload.DefaultDirs(*root)
+	enc := json.NewEncoder(os.Stdout)
+	ok := true
+	switch cmd {
+	case "native", "wazero":
+		for _, r := range throughput(cmd, dirs, pick(*names), split(*modes), *fixedN) {
+			ok = ok && r.OK
+			_ = enc.Encode(r)
+		}
+	case "scale":
+		r := scale(dirs, *n)
+		ok = r.OK
+		_ = enc.Encode(r)
+	case "cold":
+		for _, r := range cold(dirs) {
+			ok = ok && r.Error == ""
+			_ = enc.Encode(r)
+		}
+	case "all":
+		ok = all(*root, dirs, *out, *node, split(*skip), *n, *fixedN)
+	default:
+		usage()
+	}
+	if !ok {
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|scale|cold [flags]")
+	os.Exit(2)
+}
+
+func split(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func pick(names string) []workload.Workload {
+	if names == "" {
+		return workload.All()
+	}
+	var out []workload.Workload
+	for _, name := range split(names) {
+		w, ok := workload.Find(name)
+		if !ok {
+			fmt.Fprintf(os.Stderr, "flowbench: unknown workload %q\n", name)
+			os.Exit(2)
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// throughput measures each workload in each mode on a fresh target.
+func throughput(hostName string, dirs workload.Dirs, ws []workload.Workload, modes []string, fixedN int) []workload.Result {
+	var out []workload.Result
+	for _, w := range ws {
+		xml, err := dirs.XML(w)
+		for _, m := range modes {
+			r := workload.Result{Kind: "throughput", Host: hostName, Workload: w.Name, Mode: workload.Mode(m)}
+			if err == nil {
+				r = measureOne(hostName, w, workload.Mode(m), xml, fixedN)
+			} else {
+				r.Error = err.Error()
+			}
+			fmt.Fprintf(os.Stderr, "%-7s %-10s %-4s %10.0f inst/s  p50 %8.1fµs  p99 %8.1fµs  %s\n",
+				hostName, w.Name, m, r.Median, r.P50us, r.P99us, r.Error)
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func measureOne(hostName string, w workload.Workload, mode workload.Mode, xml []byte, fixedN int) workload.Result {
+	fail := func(err error) workload.Result {
+		return workload.Result{Kind: "throughput", Host: hostName, Workload: w.Name, Mode: mode, Error: err.Error()}
+	}
+	var t workload.Target
+	var err error
+	if hostName == "native" {
+		t, err = workload.NewNative()
+	} else {
+		size := 1
+		if mode == workload.Conc {
+			size = runtime.GOMAXPROCS(0)
+		}
+		t, err = workload.NewWazero(size)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if err := t.Deploy(w.File, xml); err != nil {
+		_ = t.Close()
+		return fail(err)
+	}
+	r := workload.Measure(hostName, t, w, mode, workload.Options{FixedN: fixedN})
+	if err := t.Close(); err != nil && r.OK {
+		r.OK, r.Error = false, "close: "+err.Error()
+	}
+	return r
+}
+
+// readLines decodes JSON lines into generic records.
+func readLines(data []byte) []map[string]any {
+	var out []map[string]any
+	for line := range strings.SplitSeq(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "{") {
+			continue
+		}
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func abs(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}

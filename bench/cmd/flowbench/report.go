@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/flowtrack/flowtrack/bench/workload"
+)
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
+
+func numCPU() int { return runtime.NumCPU() }
+
+// render builds the one markdown table: a row per workload and mode with
+// each host's throughput and its ratio to native, then rows for the scale
+// run, cold starts and module size, each with its goal.
+func render(recs []map[string]any, failures []string) string {
+	var b strings.Builder
+	env := recs[0]
+	fmt.Fprintf(&b, "flowtrack bench %v, %v, %v CPUs, load avg before %v / after %v, %.0f s\n\n",
+		env["commit"], env["started"], env["cpus"], env["load_before"], env["load_after"], num(env["seconds"]))
+	b.WriteString("| workload | mode | native inst/s (min–max) | wazero inst/s | node inst/s | wazero/native | node/native | p50 / p99 µs native · wazero · node | allocs · bytes /inst native · wazero | peak RSS MB native · wazero · node | goal |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	find := func(kind, host string, match func(map[string]any) bool) map[string]any {
+		for _, r := range recs {
+			if r["kind"] == kind && r["host"] == host && (match == nil || match(r)) {
+				return r
+			}
+		}
+		return nil
+	}
+	for _, w := range workload.All() {
+		for _, mode := range []string{"seq", "conc"} {
+			get := func(host string) map[string]any {
+				return find("throughput", host, func(r map[string]any) bool { return r["workload"] == w.Name && r["mode"] == mode })
+			}
+			nat, wz, nd := get("native"), get("wazero"), get("node")
+			if nat == nil && wz == nil && nd == nil {
+				continue
+			}
+			modeName := mode
+			if mode == "conc" {
+				modeName = fmt.Sprintf("%d in flight", workload.InFlight)
+			}
+			natIPS := ips(nat)
+			wzRatio, ndRatio := ratio(natIPS, ips(wz)), ratio(natIPS, ips(nd))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s · %s · %s | %s · %s | %s · %s · %s | %s |\n",
+				w.Name, modeName, rate(nat, true), rate(wz, false), rate(nd, false), fmtRatio(wzRatio), fmtRatio(ndRatio),
+				lat(nat), lat(wz), lat(nd), allocs(nat), allocs(wz), mb(nat, "peak_rss_mb"), mb(wz, "peak_rss_mb"), mb(nd, "peak_rss_mb"),
+				goal(w.Name, natIPS, wzRatio, ndRatio))
+		}
+	}
+	if s := find("scale", "native", nil); s != nil {
+		perKB := num(s["bytes_per_parked"]) / 1024
+		peak := num(s["peak_rss_mb"])
+		fmt.Fprintf(&b, "| scale: %.0f parked on a message catch | memory | %.1f KB/instance heap+stacks, %.1f KB RSS; peak RSS %.0f MB; parked in %.1f s | | | | | | | | ≤ 16 KB/instance %s, ≤ 1.6 GB %s |\n",
+			num(s["parked"]), perKB, num(s["rss_bytes_per_parked"])/1024, peak, num(s["park_seconds"]), mark(perKB > 0 && perKB <= 16), mark(peak > 0 && peak <= 1600))
+		c1, c100 := num(s["corr_1k_p50_us"]), num(s["corr_100k_p50_us"])
+		fmt.Fprintf(&b, "| scale: correlation publish→completed | 1k vs 100k waiting | p50 %.1f µs vs %.1f µs (%.2fx); p99 %.1f vs %.1f µs | | | | | | | | flat %s |\n",
+			c1, c100, c100/c1, num(s["corr_1k_p99_us"]), num(s["corr_100k_p99_us"]), mark(c1 > 0 && c100/c1 <= 2))
+		fmt.Fprintf(&b, "| scale: correlate all | drain | %.0f completed, %.0f/s, %.0f goroutines leaked | | | | | | | | all completed, none leaked %s |\n",
+			num(s["completed"]), num(s["drain_per_s"]), num(s["goroutines_leaked"]), mark(s["ok"] == true))
+	} else if !hasFailure(failures, "scale") {
+		b.WriteString("| scale | | skipped | | | | | | | | |\n")
+	}
+	coldMs := func(host, variant string) string {
+		r := find("cold", host, func(r map[string]any) bool { return r["variant"] == variant })
+		if r == nil {
+			return "–"
+		}
+		if e, _ := r["error"].(string); e != "" {
+			return "error"
+		}
+		return fmt.Sprintf("%.1f ms", num(r["ms"]))
+	}
+	nodeFirst := find("cold", "node", func(r map[string]any) bool { return r["variant"] == "first Engine.create (read+compile+init)" })
+	fmt.Fprintf(&b, "| cold start | compile+init | %s (engine.New+deploy) | %s no cache · %s disk cache · %s compiled | %s first create · %s compile only · %s create from compiled | | | | | | Node ≤ 100 ms %s |\n",
+		coldMs("native", "engine.New+deploy straight"),
+		coldMs("wazero", "compile+init, no cache"), coldMs("wazero", "compile+init, disk cache"), coldMs("wazero", "instantiate+init (compiled)"),
+		coldMs("node", "first Engine.create (read+compile+init)"), coldMs("node", "WebAssembly.compile"), coldMs("node", "Engine.create from compiled module"),
+		mark(nodeFirst != nil && num(nodeFirst["ms"]) > 0 && num(nodeFirst["ms"]) <= 100))
+	raw := find("size", "wasm", func(r map[string]any) bool { return r["variant"] == "raw" })
+	gz := find("size", "wasm", func(r map[string]any) bool { return r["variant"] == "gzip -9" })
+	if raw != nil && gz != nil {
+		g := num(gz["bytes"]) / 1e6
+		fmt.Fprintf(&b, "| module size | raw · gzip -9 | | %.2f MB · %.2f MB | | | | | | | ≤ 1.2 MB gzip %s |\n", num(raw["bytes"])/1e6, g, mark(g <= 1.2))
+	}
+	if len(failures) > 0 {
+		b.WriteString("\nCORRECTNESS FAILURES:\n")
+		for _, f := range failures {
+			b.WriteString("- " + f + "\n")
+		}
+	}
+	return b.String()
+}
+
+func hasFailure(failures []string, part string) bool {
+	for _, f := range failures {
+		if strings.HasPrefix(f, part) {
+			return true
+		}
+	}
+	return false
+}
+
+func num(v any) float64 {
+	f, _ := v.(float64)
+	return f
+}
+
+func ips(r map[string]any) float64 {
+	if r == nil || r["ok"] != true {
+		return 0
+	}
+	return num(r["ips_median"])
+}
+
+func rate(r map[string]any, withRange bool) string {
+	switch {
+	case r == nil:
+		return "–"
+	case r["ok"] != true:
+		return "FAILED"
+	case withRange:
+		return fmt.Sprintf("%s (%s–%s)", thousands(num(r["ips_median"])), thousands(num(r["ips_min"])), thousands(num(r["ips_max"])))
+	}
+	return fmt.Sprintf("%s (%s–%s)", thousands(num(r["ips_median"])), thousands(num(r["ips_min"])), thousands(num(r["ips_max"])))
+}
+
+func thousands(f float64) string {
+	s := fmt.Sprintf("%.0f", f)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func ratio(native, other float64) float64 {
+	if native == 0 || other == 0 {
+		return 0
+	}
+	return native / other
+}
+
+func fmtRatio(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1fx", x)
+}
+
+func lat(r map[string]any) string {
+	if r == nil || r["ok"] != true {
+		return "–"
+	}
+	return fmt.Sprintf("%s/%s", short(num(r["p50_us"])), short(num(r["p99_us"])))
+}
+
+func short(us float64) string {
+	if us >= 100 {
+		return fmt.Sprintf("%.0f", us)
+	}
+	return fmt.Sprintf("%.1f", us)
+}
+
+func allocs(r map[string]any) string {
+	if r == nil || r["ok"] != true || num(r["allocs_per_instance"]) < 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f/%s", num(r["allocs_per_instance"]), bytesStr(num(r["bytes_per_instance"])))
+}
+
+func bytesStr(b float64) string {
+	if b >= 1024 {
+		return fmt.Sprintf("%.1fK", b/1024)
+	}
+	return fmt.Sprintf("%.0f", b)
+}
+
+func mb(r map[string]any, field string) string {
+	if r == nil || num(r[field]) <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", num(r[field]))
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+// goal states the goals for a row and whether they are met.
+func goal(name string, native, wz, nd float64) string {
+	if name != "straight" && name != "message" {
+		return ""
+	}
+	var parts []string
+	if name == "straight" {
+		parts = append(parts, fmt.Sprintf("native ≥ 100,000/s %s", mark(native >= 100_000)))
+	}
+	if wz > 0 {
+		parts = append(parts, fmt.Sprintf("wazero ≤ 12x %s", mark(wz <= 12)))
+	}
+	if nd > 0 {
+		parts = append(parts, fmt.Sprintf("node ≤ 5x %s", mark(nd <= 5)))
+	}
+	return strings.Join(parts, "; ")
+}
