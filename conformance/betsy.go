@@ -72,6 +72,10 @@ type BetsyOutcome struct {
 	Blocker string
 	// Detail says more about a wrong trace.
 	Detail string
+	// Accidental marks a must-reject case that passed only because the
+	// engine does not support an element of it yet, not because a rule
+	// rejected it: it counts as passed, but the ratchet does not hold it.
+	Accidental bool
 }
 
 // betsyMaxRounds bounds the job and timer rounds of one case, so that a
@@ -121,6 +125,8 @@ func betsyPlay(ctx context.Context, r Runner, dir string, c BetsyCase) BetsyOutc
 			out.Trace = nil
 		} else if !c.ExpectDeploymentFailure {
 			out.Blocker = deployBlocker(de)
+		} else {
+			out.Accidental = onlyUnsupported(de)
 		}
 		return out
 	}
@@ -357,6 +363,20 @@ func deployBlocker(de *engine.DeployError) string {
 	}
 	sort.Strings(fs)
 	return strings.Join(fs, " + ")
+}
+
+// onlyUnsupported reports whether every problem of de is a missing feature.
+func onlyUnsupported(de *engine.DeployError) bool {
+	probs := de.Problems
+	if len(probs) == 0 {
+		probs = []engine.Problem{{Rule: de.Rule}}
+	}
+	for _, p := range probs {
+		if !strings.Contains(p.Rule, "unsupported") {
+			return false
+		}
+	}
+	return true
 }
 
 var (
