@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -147,13 +148,53 @@ func (m *module) respond(resp response) []byte {
 		s := formatTime(due)
 		resp.NextDeadline = &s
 	}
-	out, err := json.Marshal(resp)
+	out, err := resp.encode()
 	if err != nil {
 		// A result JSON cannot carry: report it instead of losing the call.
-		out, _ = json.Marshal(response{Error: &callError{Code: codeInternal, Message: "encode response: " + err.Error()},
-			Events: []engine.Event{}, Now: resp.Now, NextDeadline: resp.NextDeadline})
+		resp = response{Error: &callError{Code: codeInternal, Message: "encode response: " + err.Error()},
+			Events: resp.Events, Now: resp.Now, NextDeadline: resp.NextDeadline}
+		out, _ = resp.encode()
 	}
 	return out
+}
+
+// encode writes the envelope as encoding/json would, but the events (most
+// of a response) through Event.AppendJSON, which needs no reflection.
+func (r *response) encode() ([]byte, error) {
+	buf := make([]byte, 0, 256+160*len(r.Events))
+	buf = append(buf, `{"ok":`...)
+	buf = strconv.AppendBool(buf, r.OK)
+	buf = append(buf, `,"result":`...)
+	part, err := json.Marshal(r.Result)
+	if err != nil {
+		return nil, err
+	}
+	buf = append(buf, part...)
+	if r.Error != nil {
+		buf = append(buf, `,"error":`...)
+		if part, err = json.Marshal(r.Error); err != nil {
+			return nil, err
+		}
+		buf = append(buf, part...)
+	}
+	buf = append(buf, `,"events":[`...)
+	for i := range r.Events {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if buf, err = r.Events[i].AppendJSON(buf); err != nil {
+			return nil, err
+		}
+	}
+	buf = append(buf, `],"now":`...)
+	buf = strconv.AppendQuote(buf, r.Now)
+	buf = append(buf, `,"nextDeadline":`...)
+	if r.NextDeadline == nil {
+		buf = append(buf, "null"...)
+	} else {
+		buf = strconv.AppendQuote(buf, *r.NextDeadline)
+	}
+	return append(buf, '}'), nil
 }
 
 // run dispatches op and turns panics into INTERNAL errors.

@@ -80,3 +80,22 @@ func TestModule_Oversized(t *testing.T) {
 	assert.Equal(t, codeBadRequest, errCode(callT(t, m, "start", string(make([]byte, maxRequest+1)))))
 	assert.Equal(t, abiVersion, 1)
 }
+
+func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
+	m := newModule()
+	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
+	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	require.NoError(t, err)
+	req, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
+	m.call("deploy", req)
+	resp := m.run("start", []byte(`{"processId":"order","variables":{"amount":5,"s":"<\"é\">"}}`))
+	m.mu.Lock()
+	resp.Events, m.events = m.events, nil
+	m.mu.Unlock()
+	resp.Now = "2026-01-01T00:00:00Z"
+	got, err := resp.encode()
+	require.NoError(t, err)
+	want, err := json.Marshal(resp)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(want), string(got))
+}
