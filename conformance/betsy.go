@@ -382,12 +382,16 @@ func onlyUnsupported(de *engine.DeployError) bool {
 var (
 	unsupportedElement = regexp.MustCompile(`unsupported element (bpmn:\w+(?: with [\w ]+ trigger)?)`)
 	insideContainer    = regexp.MustCompile(`unsupported element bpmn:\w+ inside (bpmn:\w+)`)
+	triggerOn          = regexp.MustCompile(`unsupported (\w+) trigger on (bpmn:\w+)`)
 )
 
 // Feature reduces an error text to the missing feature it names, so
 // failures group by feature: "unsupported element bpmn:subProcess ..."
 // becomes "bpmn:subProcess".
 func Feature(msg string) string {
+	if m := triggerOn.FindStringSubmatch(msg); m != nil {
+		return m[2] + " with " + m[1] + " trigger" // one wording per feature
+	}
 	if m := insideContainer.FindStringSubmatch(msg); m != nil {
 		return m[1] // the container is what is missing, not its start event
 	}
