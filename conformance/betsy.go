@@ -220,7 +220,13 @@ type betsyHarness struct {
 	elapsed  time.Duration // virtual time moved since the case began
 	marker   bool
 	parallel bool
+	// busy holds the jobs of WAIT_TEN_SECONDS scripts: they finish ten
+	// virtual seconds after they started, and timers may fire meanwhile.
+	busy map[int64]time.Duration
 }
+
+// betsyWait is how long a WAIT_TEN_SECONDS script runs.
+const betsyWait = 10 * time.Second
 
 // drive runs jobs and timers until nothing is left to do within budget
 // more of virtual time, then moves the clock to the end of the budget.
@@ -237,12 +243,30 @@ func (h *betsyHarness) drive(ctx context.Context, budget time.Duration) error {
 		if err != nil {
 			return err
 		}
-		if len(jobs) > 0 {
-			h.noteParallel(jobs)
-			for _, j := range jobs {
-				if err := h.work(ctx, j); err != nil {
-					return err
+		worked := false
+		h.noteParallel(jobs)
+		for _, j := range jobs {
+			if _, waiting := h.busy[j.Key]; waiting {
+				continue
+			}
+			if strings.TrimSpace(j.Headers["script"]) == "WAIT_TEN_SECONDS" {
+				if h.busy == nil {
+					h.busy = map[int64]time.Duration{}
 				}
+				h.busy[j.Key] = h.elapsed + betsyWait
+				continue
+			}
+			if err := h.work(ctx, j); err != nil {
+				return err
+			}
+			worked = true
+		}
+		if worked {
+			continue
+		}
+		if done, err := h.finishWaits(ctx); err != nil || done {
+			if err != nil {
+				return err
 			}
 			continue
 		}
@@ -251,6 +275,9 @@ func (h *betsyHarness) drive(ctx context.Context, budget time.Duration) error {
 			return err
 		}
 		at := due.Sub(clock.Epoch)
+		if next, waiting := h.nextWait(); waiting && (!ok || next < at) {
+			at, ok = next, true
+		}
 		if !ok || at > limit {
 			break
 		}
@@ -271,6 +298,37 @@ func (h *betsyHarness) drive(ctx context.Context, budget time.Duration) error {
 		return h.r.Settle(ctx)
 	}
 	return nil
+}
+
+// finishWaits completes the waiting scripts whose time has come, and
+// reports whether it completed any. A job that is gone (an interrupting
+// boundary event ended its task meanwhile) is simply forgotten.
+func (h *betsyHarness) finishWaits(ctx context.Context) (bool, error) {
+	done := false
+	for key, at := range h.busy {
+		if at > h.elapsed {
+			continue
+		}
+		delete(h.busy, key)
+		err := h.r.CompleteJob(ctx, key, nil)
+		if err != nil && !errors.Is(err, engine.ErrUnknownJob) {
+			return false, err
+		}
+		done = done || err == nil
+	}
+	return done, nil
+}
+
+// nextWait returns when the earliest waiting script finishes.
+func (h *betsyHarness) nextWait() (time.Duration, bool) {
+	var next time.Duration
+	found := false
+	for _, at := range h.busy {
+		if !found || at < next {
+			next, found = at, true
+		}
+	}
+	return next, found
 }
 
 // noteParallel records that the two timestamped scripts overlapped.
@@ -312,8 +370,8 @@ func (h *betsyHarness) work(ctx context.Context, j engine.Job) error {
 	case script == "CREATE_MARKER_FILE":
 		h.marker = true
 	}
-	// CREATE_LOG_FILE, WAIT_TEN_SECONDS, timestamp logs and non-script jobs
-	// (service, user, send tasks) just complete.
+	// CREATE_LOG_FILE, timestamp logs and non-script jobs (service, user,
+	// send tasks) just complete; WAIT_TEN_SECONDS is held open by drive.
 	return h.r.CompleteJob(ctx, j.Key, vars)
 }
 
