@@ -54,9 +54,10 @@ func render(recs []map[string]any, failures []string) string {
 	}
 	if s := find("scale", "native", nil); s != nil {
 		perKB := num(s["bytes_per_parked"]) / 1024
-		peak := num(s["peak_rss_mb"])
-		fmt.Fprintf(&b, "| scale: %.0f parked on a message catch | memory | %.1f KB/instance heap+stacks, %.1f KB RSS; peak RSS %.0f MB; parked in %.1f s | | | | | | | | ≤ 16 KB/instance %s, ≤ 1.6 GB %s |\n",
-			num(s["parked"]), perKB, num(s["rss_bytes_per_parked"])/1024, peak, num(s["park_seconds"]), mark(perKB > 0 && perKB <= 16), mark(peak > 0 && peak <= 1600))
+		parked := num(s["rss_parked_mb"])
+		fmt.Fprintf(&b, "| scale: %.0f parked on a message catch | memory | %.1f KB/instance heap+stacks (heap %.1f, stacks %.1f), %.1f KB RSS; RSS %.0f MB parked, peak %.0f MB through the drain; parked in %.1f s | | | | | | | | ≤ 16 KB/instance %s, ≤ 1.6 GB RSS parked %s |\n",
+			num(s["parked"]), perKB, num(s["heap_bytes_per_parked"])/1024, num(s["stack_bytes_per_parked"])/1024, num(s["rss_bytes_per_parked"])/1024,
+			parked, num(s["peak_rss_mb"]), num(s["park_seconds"]), mark(perKB > 0 && perKB <= 16), mark(parked > 0 && parked <= 1600))
 		c1, c100 := num(s["corr_1k_p50_us"]), num(s["corr_100k_p50_us"])
 		fmt.Fprintf(&b, "| scale: correlation publish→completed | 1k vs 100k waiting | p50 %.1f µs vs %.1f µs (%.2fx); p99 %.1f vs %.1f µs | | | | | | | | flat %s |\n",
 			c1, c100, c100/c1, num(s["corr_1k_p99_us"]), num(s["corr_100k_p99_us"]), mark(c1 > 0 && c100/c1 <= 2))

@@ -20,8 +20,11 @@ type ScaleResult struct {
 	ParkSeconds    float64 `json:"park_seconds"`     // to start and park them all
 	BytesPerParked float64 `json:"bytes_per_parked"` // Go heap + stacks per parked instance
 	RSSPerParked   float64 `json:"rss_bytes_per_parked"`
-	PeakRSSMB      float64 `json:"peak_rss_mb"`
-	Corr1kP50us    float64 `json:"corr_1k_p50_us"` // publish to completed, 1,000 waiting
+	HeapPerParked  float64 `json:"heap_bytes_per_parked"`  // of which Go heap in use
+	StackPerParked float64 `json:"stack_bytes_per_parked"` // of which goroutine stacks
+	RSSParkedMB    float64 `json:"rss_parked_mb"`          // the process's RSS with them all parked
+	PeakRSSMB      float64 `json:"peak_rss_mb"`            // peak RSS from parking to the end of the drain
+	Corr1kP50us    float64 `json:"corr_1k_p50_us"`         // publish to completed, 1,000 waiting
 	Corr1kP99us    float64 `json:"corr_1k_p99_us"`
 	Corr100kP50us  float64 `json:"corr_100k_p50_us"` // the same with all of them waiting
 	Corr100kP99us  float64 `json:"corr_100k_p99_us"`
@@ -134,7 +137,10 @@ func scaleRun(dirs workload.Dirs, n int, res *ScaleResult) error {
 	added := float64(len(insts) - res.Completed - waitingBefore)
 	inUse := func(m *runtime.MemStats) float64 { return float64(m.HeapInuse + m.StackInuse) }
 	res.BytesPerParked = (inUse(&after) - inUse(&before)) / added
-	res.RSSPerParked = (workload.RSSMB() - rssBefore) * (1 << 20) / added
+	res.HeapPerParked = float64(after.HeapInuse-before.HeapInuse) / added
+	res.StackPerParked = float64(after.StackInuse-before.StackInuse) / added
+	res.RSSParkedMB = workload.RSSMB()
+	res.RSSPerParked = (res.RSSParkedMB - rssBefore) * (1 << 20) / added
 	res.Parked = len(insts) - res.Completed
 	// Sample across the whole key range so index position does not matter.
 	var sampleLats []time.Duration
