@@ -29,6 +29,7 @@ func TestRun(t *testing.T) {
 		{"two files", []string{"validate", "a.bpmn", "b.bpmn"}, 2, "exactly one model file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each run instantiates the module, which is slow under -race
 			var out bytes.Buffer
 			code := run(tc.args, &out, &out)
 			assert.Equal(t, tc.code, code, out.String())
