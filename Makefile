@@ -57,7 +57,7 @@ run: wasm
 # The Go benchmarks run once each (-benchtime=1x) so they keep working.
 bench: sdk
 	@mkdir -p bench/results
-	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... > bench/results/go-bench.txt
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... ./host/... > bench/results/go-bench.txt
 	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
 	bin/flowbench all
 
