@@ -48,7 +48,7 @@ func TestMain(m *testing.M) {
 }
 
 // ctxTimeout bounds one scenario or external case.
-const ctxTimeout = 30 * time.Second
+const ctxTimeout = 2 * time.Minute
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), ctxTimeout)

@@ -159,6 +159,7 @@ type config struct {
 	strict         bool
 	retainFinished int
 	maxSteps       int
+	eventLog       bool
 }
 
 // Option configures an Engine at New.
@@ -184,6 +185,13 @@ func WithRetainFinished(n int) Option { return func(cfg *config) { cfg.retainFin
 // (default 10,000).
 func WithMaxSteps(n int) Option { return func(cfg *config) { cfg.maxSteps = n } }
 
+// WithEventLog makes the engine keep every record of every instance until
+// DrainEvents takes them. The loops write the log themselves, with no
+// observer goroutine in between, so a host that returns each call's records
+// (the WebAssembly module) gets them cheaply and in order. Off by default:
+// the log grows until drained.
+func WithEventLog() Option { return func(cfg *config) { cfg.eventLog = true } }
+
 // Engine deploys processes and runs their instances. All methods are safe
 // for concurrent use.
 type Engine struct {
@@ -203,6 +211,7 @@ func New(opts ...Option) (*Engine, error) {
 	}
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
+		EventLog: cfg.eventLog,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{Clock: rt.Clock()}}, nil
 }
@@ -436,6 +445,18 @@ func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) { return e.rt.Su
 
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.rt.Now() }
+
+// SetEventLog turns the event log of WithEventLog on or off while the
+// engine runs; turning it off discards what was not drained. A host turns
+// it off while nobody listens, so that records are neither kept nor
+// encoded for nothing.
+func (e *Engine) SetEventLog(on bool) { e.rt.SetEventLog(on) }
+
+// DrainEvents returns the records written since the last call, each
+// instance's in its own order, and empties the log. It returns nil while
+// the log is off (see WithEventLog and SetEventLog). Call it after Settle
+// to get everything a call caused.
+func (e *Engine) DrainEvents() []Event { return e.rt.DrainEvents() }
 
 // Stats returns what the engine holds open right now (for monitoring, and
 // for checking that nothing leaks).

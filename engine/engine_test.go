@@ -198,3 +198,20 @@ func process(body string) string {
 		`id="d" targetNamespace="t"><bpmn:process id="p" isExecutable="true">` +
 		strings.ReplaceAll(body, "\n", "") + `</bpmn:process></bpmn:definitions>`
 }
+
+func TestEngine_EventLog(t *testing.T) {
+	e := newEngine(t)
+	deployFile(t, e, "order.bpmn")
+	assert.Nil(t, e.DrainEvents(), "off by default")
+	e.SetEventLog(true)
+	inst, err := e.Start(ctxT(t), "order", map[string]any{"amount": 1})
+	require.NoError(t, err)
+	require.NoError(t, e.Settle(ctxT(t)))
+	logged := e.DrainEvents()
+	require.Equal(t, inst.History(), logged, "the log holds the instance's stream, in order")
+	assert.Empty(t, e.DrainEvents(), "drained")
+	e.SetEventLog(false)
+	require.NoError(t, e.CompleteJob(ctxT(t), e.Jobs(engine.JobFilter{})[0].Key, nil))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Nil(t, e.DrainEvents())
+}

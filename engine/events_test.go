@@ -421,3 +421,39 @@ func TestMessage_ThrowWithJobTypeIsAJob(t *testing.T) {
 	assert.Equal(t, engine.Completed, st)
 	assert.Equal(t, 0, count(inst, engine.MessagePublished, "notify"), "a worker sends it, not the engine")
 }
+
+// TestObserver_ReactsToRecordsAtOnce: an observer completing a job the
+// moment it sees jobCreated, or publishing (without TTL) the moment it sees
+// messageSubscribed, must find the job and the subscription already there.
+func TestObserver_ReactsToRecordsAtOnce(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(goMessage, `<bpmn:startEvent id="s"/>`+task("work", "work")+
+		`<bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:endEvent id="e"/>`+flows("s", "work", "work", "wait", "wait", "e")))
+	var failures atomic.Int64
+	unsubscribe := e.Subscribe(func(ev engine.Event) {
+		var err error
+		switch ev.Type {
+		case engine.JobCreated:
+			err = e.CompleteJob(context.Background(), ev.JobKey, nil)
+		case engine.MessageSubscribed:
+			err = e.PublishMessage(context.Background(), engine.Message{Name: ev.Name, CorrelationKey: ev.CorrelationKey})
+		}
+		if err != nil {
+			failures.Add(1)
+		}
+	})
+	defer unsubscribe()
+	var insts []*engine.Instance
+	for i := range 200 {
+		inst, err := e.Start(ctxT(t), "p", map[string]any{"key": fmt.Sprint(i)})
+		require.NoError(t, err)
+		insts = append(insts, inst)
+	}
+	for _, inst := range insts {
+		st, err := inst.Wait(ctxT(t))
+		require.NoError(t, err)
+		require.Equal(t, engine.Completed, st)
+	}
+	assert.Zero(t, failures.Load())
+}

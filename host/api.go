@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -220,19 +221,33 @@ func (e *Engine) Cancel(ctx context.Context, key int64) error {
 // Engine's mutex, so fn may call the Engine (its records are delivered
 // after fn returns). A panic in fn is not recovered. The returned function
 // unsubscribes.
+//
+// The module produces events only while someone is subscribed: encoding
+// records nobody reads costs a fifth to a quarter of every call.
 func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func()) {
 	e.obsMu.Lock()
-	defer e.obsMu.Unlock()
 	if e.observers == nil {
 		e.observers = map[int]func(engine.Event){}
 	}
 	id := e.nextObs
 	e.nextObs++
 	e.observers[id] = fn
+	first := len(e.observers) == 1
+	e.obsMu.Unlock()
+	if first {
+		_ = e.setEvents(context.Background(), true) // a closed or trapped engine has nothing to deliver anyway
+	}
+	var once sync.Once
 	return func() {
-		e.obsMu.Lock()
-		defer e.obsMu.Unlock()
-		delete(e.observers, id)
+		once.Do(func() {
+			e.obsMu.Lock()
+			delete(e.observers, id)
+			last := len(e.observers) == 0
+			e.obsMu.Unlock()
+			if last {
+				_ = e.setEvents(context.Background(), false)
+			}
+		})
 	}
 }
 

@@ -205,7 +205,8 @@ type Engine struct {
 // operations are the operation exports of ABI version 1.
 var operations = []string{
 	"deploy", "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
-	"resolve_incident", "advance", "tokens", "instance", "history", "jobs", "incidents", "cancel", "now", "call",
+	"resolve_incident", "advance", "tokens", "instance", "history", "jobs", "incidents", "cancel", "now",
+	"configure", "call",
 }
 
 // New instantiates the module and initialises it.
@@ -244,7 +245,21 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		e.closeRuntime(ctx)
 		return nil, err
 	}
+	// Nobody listens yet: the module need not keep or encode events until
+	// Subscribe asks for them.
+	if err := e.setEvents(ctx, false); err != nil {
+		e.mod.Close(ctx)
+		e.closeRuntime(ctx)
+		return nil, err
+	}
 	return e, nil
+}
+
+// setEvents tells the module whether responses should carry events.
+func (e *Engine) setEvents(ctx context.Context, on bool) error {
+	return e.call(ctx, "configure", struct {
+		Events bool `json:"events"`
+	}{on}, nil)
 }
 
 // bind initialises the reactor and caches the exports.

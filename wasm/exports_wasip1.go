@@ -110,6 +110,9 @@ func exportCancel(ptr, size uint32) uint64 { return invoke("cancel", ptr, size) 
 //go:wasmexport now
 func exportNow(ptr, size uint32) uint64 { return invoke("now", ptr, size) }
 
+//go:wasmexport configure
+func exportConfigure(ptr, size uint32) uint64 { return invoke("configure", ptr, size) }
+
 //go:wasmexport call
 func exportCall(ptr, size uint32) uint64 { return invoke("call", ptr, size) }
 

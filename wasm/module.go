@@ -9,7 +9,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -22,29 +21,22 @@ const abiVersion = 1
 // maxRequest bounds a request: larger ones are rejected before decoding.
 const maxRequest = 16 << 20
 
-// module is the engine behind the exports plus what a call collects. Calls
-// are serialised by the host (a wasm instance is single-threaded); mu only
-// guards the event buffer, which the engine's observer goroutine fills.
+// module is the engine behind the exports. Calls are serialised by the
+// host (a wasm instance is single-threaded). The engine keeps an event log
+// that each call drains into its response: the loops write it directly, so
+// no observer goroutine sits between the engine and the response.
 type module struct {
 	clock *clock.Virtual
 	eng   *engine.Engine
-
-	mu     sync.Mutex
-	events []engine.Event
 }
 
 func newModule() *module {
 	m := &module{clock: clock.NewVirtual(clock.Epoch)}
-	eng, err := engine.New(engine.WithClock(m.clock))
+	eng, err := engine.New(engine.WithClock(m.clock), engine.WithEventLog())
 	if err != nil {
 		panic(err) // only invalid options fail, and there are none
 	}
 	m.eng = eng
-	eng.Subscribe(func(ev engine.Event) {
-		m.mu.Lock()
-		m.events = append(m.events, ev)
-		m.mu.Unlock()
-	})
 	return m
 }
 
@@ -136,10 +128,7 @@ func (m *module) call(op string, req []byte) []byte { return m.respond(m.run(op,
 // respond completes resp with the call's events, the clock and the next
 // deadline, and encodes it.
 func (m *module) respond(resp response) []byte {
-	m.mu.Lock()
-	resp.Events = m.events
-	m.events = nil
-	m.mu.Unlock()
+	resp.Events = m.eng.DrainEvents()
 	if resp.Events == nil {
 		resp.Events = []engine.Event{}
 	}

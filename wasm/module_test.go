@@ -89,9 +89,7 @@ func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
 	req, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
 	m.call("deploy", req)
 	resp := m.run("start", []byte(`{"processId":"order","variables":{"amount":5,"s":"<\"é\">"}}`))
-	m.mu.Lock()
-	resp.Events, m.events = m.events, nil
-	m.mu.Unlock()
+	resp.Events = m.eng.DrainEvents()
 	resp.Now = "2026-01-01T00:00:00Z"
 	got, err := resp.encode()
 	require.NoError(t, err)

@@ -37,6 +37,7 @@ func init() {
 		"incidents":        opIncidents,
 		"cancel":           opCancel,
 		"now":              opNow,
+		"configure":        opConfigure,
 		"call":             opCall,
 	}
 }
@@ -249,6 +250,22 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 		return nil, err
 	}
 	return nowResult{Now: formatTime(m.clock.Now())}, nil
+}
+
+// opConfigure sets how the module answers. Events are on by default; a
+// host with nobody listening turns them off, and the engine then neither
+// keeps nor encodes them.
+func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		Events *bool `json:"events"`
+	}
+	if err := decode("configure", data, &req); err != nil {
+		return nil, err
+	}
+	if req.Events != nil {
+		m.eng.SetEventLog(*req.Events)
+	}
+	return nil, nil
 }
 
 // instanceRequest is the request of the per-instance operations.

@@ -41,6 +41,9 @@ type Options struct {
 	// before the engine opens an incident (a cycle with no wait state).
 	// Zero means DefaultMaxSteps.
 	MaxSteps int
+	// EventLog makes the engine keep every record of every instance, in
+	// the order the loops wrote them, until DrainEvents takes them.
+	EventLog bool
 }
 
 // Defaults of Options.
@@ -81,6 +84,10 @@ type Engine struct {
 	keyedStarts map[[2]string]int
 
 	advanceMu sync.Mutex
+
+	eventLog atomic.Bool // loops log records while set
+	logMu    sync.Mutex
+	log      []Event // records not yet drained
 }
 
 // startTarget is a start event that creates instances when its event
@@ -116,6 +123,7 @@ func NewEngine(opts Options) *Engine {
 		e.finished = make([]*Instance, opts.RetainFinished)
 	}
 	e.subs.Store(new([]*subscriber))
+	e.eventLog.Store(opts.EventLog)
 	e.hub = eventhub.New(opts.Clock)
 	e.messageStarts = make(map[string][]startTarget)
 	e.signalStarts = make(map[string][]startTarget)
@@ -592,3 +600,35 @@ func (e *Engine) Stats() Stats {
 
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.clock.Now() }
+
+// logEvent appends a record to the event log.
+func (e *Engine) logEvent(ev Event) {
+	e.logMu.Lock()
+	e.log = append(e.log, ev)
+	e.logMu.Unlock()
+}
+
+// SetEventLog turns the event log on or off. Turning it off discards what
+// was not drained.
+func (e *Engine) SetEventLog(on bool) {
+	e.eventLog.Store(on)
+	if !on {
+		e.logMu.Lock()
+		e.log = nil
+		e.logMu.Unlock()
+	}
+}
+
+// DrainEvents returns the records logged since the last call, in the order
+// their loops wrote them (each instance's in its own order), and empties
+// the log. With the log off it returns nil.
+func (e *Engine) DrainEvents() []Event {
+	e.logMu.Lock()
+	out := e.log
+	e.log = nil
+	e.logMu.Unlock()
+	for i := range out {
+		out[i].Variables = cloneVars(out[i].Variables)
+	}
+	return out
+}

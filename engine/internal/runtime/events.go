@@ -144,13 +144,17 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 			}
 			key = k
 		}
+		// Subscribe before recording: an observer that reacts to the
+		// record by publishing must find the subscription open.
+		id := hub.SubscribeMessage(c.name(), key, inst.plan.Process.ID, inst)
 		ev.Type, ev.Name, ev.CorrelationKey = MessageSubscribed, c.name(), key
 		inst.record(ev)
-		return hub.SubscribeMessage(c.name(), key, inst.plan.Process.ID, inst), schedule{}, nil
+		return id, schedule{}, nil
 	case model.EventSignal:
+		id := hub.SubscribeSignal(c.name(), trackReceiver{inst, token})
 		ev.Type, ev.Name = SignalSubscribed, c.name()
 		inst.record(ev)
-		return hub.SubscribeSignal(c.name(), trackReceiver{inst, token}), schedule{}, nil
+		return id, schedule{}, nil
 	default:
 		s, err := c.timer.evaluate(sc.visible(), inst.eng.clock.Now())
 		if err != nil {
@@ -165,8 +169,9 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 
 // schedule opens a timer subscription due at due.
 func (inst *Instance) schedule(token int, c *catchSpec, due time.Time) int64 {
+	id := inst.eng.hub.Schedule(due, trackReceiver{inst, token})
 	inst.record(Event{Type: TimerScheduled, ElementID: c.arm.ID, TokenID: token, Due: timeOf(due)})
-	return inst.eng.hub.Schedule(due, trackReceiver{inst, token})
+	return id
 }
 
 // unsubscribeAll closes every subscription tv holds.

@@ -291,7 +291,7 @@ func (inst *Instance) add(r record) {
 	}
 	r.at = inst.now
 	inst.history = append(inst.history, r)
-	if inst.eng.observed() {
+	if inst.eng.eventLog.Load() || inst.eng.observed() {
 		inst.publish(len(inst.history))
 	}
 }
@@ -303,7 +303,12 @@ func (inst *Instance) add(r record) {
 //go:noinline
 func (inst *Instance) publish(seq int) {
 	ev := inst.history[seq-1].event(inst, seq)
-	inst.eng.publish(&ev)
+	if inst.eng.eventLog.Load() {
+		inst.eng.logEvent(ev)
+	}
+	if inst.eng.observed() {
+		inst.eng.publish(&ev)
+	}
 }
 
 // loop is the instance's single writer. It runs until the last token is

@@ -527,6 +527,11 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 	}
 	inst.jobs[key] = &jobState{job: job, token: tv.id}
 	tv.jobKey = key
+	// Index the job before recording it: an observer that reacts to the
+	// record by completing the job must find it.
+	if retries > 0 {
+		inst.eng.addJob(inst, job)
+	}
 	inst.record(Event{Type: JobCreated, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: key, JobType: typ})
 	if err := inst.openBoundaries(tv, n); err != nil {
 		inst.record(Event{Type: IncidentCreated, ElementID: n.ID, TokenID: tv.id, Message: err.Error()})
@@ -534,9 +539,7 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 	if retries == 0 {
 		inst.jobs[key].incident = inst.openIncident(tv, n, key, "job has no retries")
 		tv.wait = WaitIncident
-		return
 	}
-	inst.eng.addJob(inst, job)
 }
 
 // outputs computes what leaving n sets in the process scope, given the
