@@ -106,6 +106,10 @@ export class Engine {
   #watch = new Map<number, InstanceState>();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  // #events is whether the module currently returns events. They are only
+  // asked for while a listener or a job handler needs them: encoding
+  // records nobody reads is a large share of every call.
+  #events = true;
 
   private constructor(t: Transport, options: EngineOptions) {
     this.#t = t;
@@ -358,6 +362,11 @@ export class Engine {
   // #exec runs one operation and absorbs its envelope.
   async #exec(op: Operation, request: unknown): Promise<unknown> {
     this.#checkOpen();
+    const want = this.#handlers.size > 0 || [...this.#listeners.values()].some((set) => set.size > 0);
+    if (want !== this.#events) {
+      this.#absorb(await this.#t.call('configure', { events: want }));
+      this.#events = want;
+    }
     if (this.#time === 'real' && op !== 'advance' && Date.now() - this.#now.getTime() >= 1) {
       this.#absorb(await this.#t.call('advance', { to: new Date().toISOString() }));
     }

@@ -37,7 +37,8 @@ export type Operation =
   | 'jobs'
   | 'incidents'
   | 'cancel'
-  | 'now';
+  | 'now'
+  | 'configure';
 
 interface Exports {
   memory: WebAssembly.Memory;
