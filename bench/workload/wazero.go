@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -16,13 +15,12 @@ import (
 // independent work), one per processor by default.
 //
 // Every host call settles before it returns, so AwaitWaiting has nothing
-// to wait for, and completion is read from the events the calls return.
+// to wait for, and completion is read with one state call, the host's
+// counterpart of the native driver's Wait. The driver does not subscribe:
+// a host with no observers tells the module not to encode events, as any
+// user that does not listen gets.
 type Wazero struct {
 	engines []*host.Engine
-	unsub   []func()
-
-	mu        sync.Mutex
-	completed map[hostRef]bool
 }
 
 type hostRef struct {
@@ -32,21 +30,14 @@ type hostRef struct {
 
 // NewWazero returns a target with size module instances.
 func NewWazero(size int) (*Wazero, error) {
-	w := &Wazero{completed: map[hostRef]bool{}}
-	for i := range size {
+	w := &Wazero{}
+	for range size {
 		e, err := host.New(context.Background())
 		if err != nil {
 			w.Close()
 			return nil, err
 		}
 		w.engines = append(w.engines, e)
-		w.unsub = append(w.unsub, e.Subscribe(func(ev engine.Event) {
-			if ev.Type == engine.InstanceCompleted {
-				w.mu.Lock()
-				w.completed[hostRef{i, ev.InstanceKey}] = true
-				w.mu.Unlock()
-			}
-		}))
 	}
 	return w, nil
 }
@@ -68,16 +59,12 @@ func (w *Wazero) Start(worker int, process string, vars map[string]any) (Ref, er
 	return hostRef{i, key}, err
 }
 
-// Finish implements Target: the instance's instanceCompleted event must
-// have been seen (every call settles, so it has arrived if it ever will).
+// Finish implements Target: every call settles, so the instance has
+// completed by now if it ever will.
 func (w *Wazero) Finish(ref Ref) error {
 	r := ref.(hostRef)
-	w.mu.Lock()
-	ok := w.completed[r]
-	delete(w.completed, r)
-	w.mu.Unlock()
-	if !ok {
-		st, err := w.engines[r.engine].State(context.Background(), r.key)
+	st, err := w.engines[r.engine].State(context.Background(), r.key)
+	if err != nil || st != engine.Completed {
 		return fmt.Errorf("instance %d is %s (%v): %w", r.key, st, err, ErrNotCompleted)
 	}
 	return nil
@@ -118,9 +105,6 @@ func (w *Wazero) Advance(d time.Duration) error {
 
 // Close implements Target.
 func (w *Wazero) Close() error {
-	for _, u := range w.unsub {
-		u()
-	}
 	var first error
 	for _, e := range w.engines {
 		if err := e.Close(context.Background()); err != nil && first == nil {
