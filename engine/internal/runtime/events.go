@@ -27,7 +27,7 @@ type subRef struct {
 // (correlation is instance state, SRD-027 FR-8). It only enqueues; the loop
 // resolves the token through its subscription index.
 func (inst *Instance) Deliver(d eventhub.Delivery) bool {
-	return inst.post(message{kind: evDeliver, ev: &d})
+	return inst.post(message{kind: evDeliver, more: &messageMore{ev: &d}})
 }
 
 // trackReceiver is the hub's receiver for a token's signal and timer
@@ -38,7 +38,7 @@ type trackReceiver struct {
 }
 
 func (r trackReceiver) Deliver(d eventhub.Delivery) bool {
-	return r.inst.post(message{kind: evDeliver, token: r.token, ev: &d})
+	return r.inst.post(message{kind: evDeliver, token: r.token, more: &messageMore{ev: &d}})
 }
 
 // post hands m to the loop without blocking: producers outside the
@@ -187,7 +187,7 @@ func (inst *Instance) unsubscribeAll(tv *tokenView) {
 // token wins; any other is dropped, and a dropped message goes back to the
 // hub so it can serve another subscription (SRD-027 FR-4, FR-8).
 func (inst *Instance) fired(m message) {
-	d := m.ev
+	d := m.more.ev
 	ref, open := inst.subs[d.Sub]
 	if open && ref.handler != nil {
 		inst.handlerFired(ref, d)

@@ -128,7 +128,7 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		done:    make(chan struct{}),
 		wake:    make(chan struct{}, 1),
 		state:   Active,
-		history: make([]record, 0, 4*len(plan.Process.Nodes)+4),
+		history: make([]record, 0, 3*len(plan.Process.Nodes)+6),
 		tokens:  make(map[int]*tokenView, 2),
 		final:   Completed,
 	}
@@ -234,7 +234,7 @@ func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	cmd.reply = make(chan error, 1)
 	inst.eng.busy.add(1)
 	select {
-	case inst.intake <- message{kind: msgCommand, cmd: cmd}:
+	case inst.intake <- message{kind: msgCommand, more: &messageMore{cmd: cmd}}:
 	case <-inst.done:
 		inst.eng.busy.add(-1)
 		return ErrInstanceEnded
@@ -267,7 +267,8 @@ func (inst *Instance) record(ev Event) {
 	ev.ElementID, ev.ElementType, ev.TokenID = "", "", 0
 	if ev.Variables != nil || ev.Message != "" || ev.JobKey != 0 || ev.JobType != "" || ev.IncidentKey != 0 ||
 		ev.Name != "" || ev.CorrelationKey != "" || ev.Due != nil {
-		r.more = &ev
+		more := ev // copied here, so that ev itself does not escape on every call
+		r.more = &more
 	}
 	inst.add(r)
 }

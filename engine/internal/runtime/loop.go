@@ -32,13 +32,20 @@ const (
 	msgCommand
 )
 
-// message is one entry of an instance's intake. It is passed by value so
-// that a step costs no allocation.
+// message is one entry of an instance's intake. It is passed by value and
+// kept small (40 bytes), so that a step costs no allocation and an
+// instance's intake buffer little memory; what only rare messages carry
+// sits behind more.
 type message struct {
 	kind  msgKind
 	token int
 	node  *model.Node
 	flow  *model.Flow
+	more  *messageMore
+}
+
+// messageMore is what forks, failures, commands and deliveries carry.
+type messageMore struct {
 	flows []*model.Flow
 	err   error
 	cmd   *command
@@ -98,14 +105,14 @@ func (inst *Instance) handle(m message) {
 	defer inst.afterMove(m.kind)
 	switch m.kind {
 	case msgCommand:
-		inst.command(m.cmd)
+		inst.command(m.more.cmd)
 		inst.released++
 		return
 	case evDeliver:
 		inst.released++ // counted by post
 		if inst.stopping.Load() || inst.finished() {
-			if m.ev.Kind == eventhub.Message {
-				inst.eng.hub.Reject(*m.ev)
+			if m.more.ev.Kind == eventhub.Message {
+				inst.eng.hub.Reject(*m.more.ev)
 			}
 			return
 		}
@@ -126,8 +133,8 @@ func (inst *Instance) handle(m message) {
 		inst.enter(tv, m.flow)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
-		inst.enter(tv, m.flows[0])
-		for _, f := range m.flows[1:] {
+		inst.enter(tv, m.more.flows[0])
+		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
@@ -138,7 +145,7 @@ func (inst *Instance) handle(m message) {
 		inst.arrive(tv, m.node, m.flow)
 	case evIncident:
 		inst.park(tv, WaitIncident)
-		inst.openIncident(tv, m.node, 0, m.err.Error())
+		inst.openIncident(tv, m.node, 0, m.more.err.Error())
 	case evWaiting:
 		inst.waitAt(tv, m.node)
 	case evEnterScope:
@@ -168,7 +175,7 @@ func (inst *Instance) handle(m message) {
 		inst.removeToken(tv, true)
 	case evFailed:
 		inst.removeToken(tv, true)
-		inst.stopAll(Failed, m.err.Error())
+		inst.stopAll(Failed, m.more.err.Error())
 	}
 }
 
@@ -192,7 +199,7 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 		}
 	case evFork:
 		if tv.node != nil {
-			tv.node = m.flows[0].Target
+			tv.node = m.more.flows[0].Target
 		}
 	}
 }

@@ -34,7 +34,7 @@ func (t *track) emit(m message) {
 func (t *track) run(n *model.Node, via *model.Flow) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.emit(message{kind: evFailed, node: n, err: fmt.Errorf("internal error at element %s: %v", n.ID, r)})
+			t.emit(message{kind: evFailed, node: n, more: &messageMore{err: fmt.Errorf("internal error at element %s: %v", n.ID, r)}})
 		}
 	}()
 	for n != nil {
@@ -53,7 +53,7 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 	if t.steps > t.inst.eng.opts.MaxSteps {
 		t.steps = 0
 		err := fmt.Errorf("token passed %d elements without waiting: a cycle with no wait state?", t.inst.eng.opts.MaxSteps)
-		if !t.waitOn(message{kind: evIncident, node: n, err: err}) {
+		if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
 			return nil, nil
 		}
 	}
@@ -150,7 +150,7 @@ func (t *track) leave(n *model.Node) (*model.Node, *model.Flow) {
 	for {
 		flows, err := t.outgoing(n)
 		if err != nil {
-			if !t.waitOn(message{kind: evIncident, node: n, err: err}) {
+			if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
 				return nil, nil
 			}
 			continue
@@ -163,7 +163,7 @@ func (t *track) leave(n *model.Node) (*model.Node, *model.Flow) {
 		case 1:
 			t.emit(message{kind: evMoved, node: n, flow: flows[0]})
 		default:
-			t.emit(message{kind: evFork, node: n, flows: flows})
+			t.emit(message{kind: evFork, node: n, more: &messageMore{flows: flows}})
 		}
 		return flows[0].Target, flows[0]
 	}
