@@ -24,57 +24,72 @@ func NewHost() (Runner, error) {
 	return &Host{e: e}, nil
 }
 
+// Deploy implements Runner through the wasm module.
 func (h *Host) Deploy(ctx context.Context, name string, bpmn []byte) error {
 	_, err := h.e.Deploy(ctx, name, bpmn)
 	return err
 }
 
+// Start implements Runner through the wasm module.
 func (h *Host) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
 	return h.e.Start(ctx, processID, vars)
 }
 
+// PublishMessage implements Runner through the wasm module.
 func (h *Host) PublishMessage(ctx context.Context, m Message) error {
 	return h.e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
 		Variables: m.Variables, TTL: m.TTL, MessageID: m.MessageID})
 }
 
+// BroadcastSignal implements Runner through the wasm module.
 func (h *Host) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
 	return h.e.BroadcastSignal(ctx, name, vars)
 }
 
+// Advance implements Runner through the wasm module.
 func (h *Host) Advance(ctx context.Context, d time.Duration) error { return h.e.Advance(ctx, d) }
 
+// NextDeadline implements Runner through the wasm module.
 func (h *Host) NextDeadline(context.Context) (time.Time, bool, error) {
 	t, ok := h.e.NextDeadline()
 	return t, ok, nil
 }
 
+// Jobs implements Runner through the wasm module.
 func (h *Host) Jobs(ctx context.Context) ([]engine.Job, error) {
 	return h.e.Jobs(ctx, engine.JobFilter{})
 }
 
+// CompleteJob implements Runner through the wasm module.
 func (h *Host) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
 	return h.e.CompleteJob(ctx, key, vars)
 }
 
+// FailJob implements Runner through the wasm module.
 func (h *Host) FailJob(ctx context.Context, key int64, retries int, message string) error {
 	return h.e.FailJob(ctx, key, retries, message)
 }
 
+// ThrowError implements Runner through the wasm module.
 func (h *Host) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
 	return h.e.ThrowError(ctx, key, code, message, vars)
 }
 
+// Incidents implements Runner through the wasm module.
 func (h *Host) Incidents(ctx context.Context) ([]engine.Incident, error) { return h.e.Incidents(ctx) }
 
+// ResolveIncident implements Runner through the wasm module.
 func (h *Host) ResolveIncident(ctx context.Context, key int64) error {
 	return h.e.ResolveIncident(ctx, key)
 }
 
+// Cancel implements Runner through the wasm module.
 func (h *Host) Cancel(ctx context.Context, key int64) error { return h.e.Cancel(ctx, key) }
 
+// Settle implements Runner through the wasm module.
 func (h *Host) Settle(ctx context.Context) error { return h.e.Settle(ctx) }
 
+// Snapshot implements Runner through the wasm module.
 func (h *Host) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 	info, err := h.e.Instance(ctx, key)
 	if err != nil {
@@ -93,4 +108,5 @@ func (h *Host) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 	return Snapshot{State: info.State, History: hist, Tokens: toks, Variables: info.Variables}, nil
 }
 
+// Close implements Runner through the wasm module.
 func (h *Host) Close(ctx context.Context) error { return h.e.Close(ctx) }

@@ -119,11 +119,13 @@ func NewNative() (Runner, error) {
 	return &Native{e: e, insts: map[int64]*engine.Instance{}}, nil
 }
 
+// Deploy implements Runner on the native engine.
 func (n *Native) Deploy(_ context.Context, name string, bpmn []byte) error {
 	_, err := n.e.Deploy(name, bpmn)
 	return err
 }
 
+// Start implements Runner on the native engine.
 func (n *Native) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
 	inst, err := n.e.Start(ctx, processID, vars)
 	if err != nil {
@@ -133,24 +135,30 @@ func (n *Native) Start(ctx context.Context, processID string, vars map[string]an
 	return inst.Key(), nil
 }
 
+// Jobs implements Runner on the native engine.
 func (n *Native) Jobs(context.Context) ([]engine.Job, error) {
 	return n.e.Jobs(engine.JobFilter{}), nil
 }
 
+// CompleteJob implements Runner on the native engine.
 func (n *Native) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
 	return n.e.CompleteJob(ctx, key, vars)
 }
 
+// FailJob implements Runner on the native engine.
 func (n *Native) FailJob(ctx context.Context, key int64, retries int, message string) error {
 	return n.e.FailJob(ctx, key, retries, message)
 }
 
+// ThrowError implements Runner on the native engine.
 func (n *Native) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
 	return n.e.ThrowError(ctx, key, code, message, vars)
 }
 
+// Incidents implements Runner on the native engine.
 func (n *Native) Incidents(context.Context) ([]engine.Incident, error) { return n.e.Incidents(), nil }
 
+// ResolveIncident implements Runner on the native engine.
 func (n *Native) ResolveIncident(ctx context.Context, key int64) error {
 	return n.e.ResolveIncident(ctx, key)
 }
@@ -166,6 +174,7 @@ func (n *Native) instance(key int64) (*engine.Instance, error) {
 	return nil, fmt.Errorf("conformance: unknown instance %d", key)
 }
 
+// Cancel implements Runner on the native engine.
 func (n *Native) Cancel(ctx context.Context, key int64) error {
 	inst, err := n.instance(key)
 	if err != nil {
@@ -174,8 +183,10 @@ func (n *Native) Cancel(ctx context.Context, key int64) error {
 	return inst.Cancel(ctx)
 }
 
+// Settle implements Runner on the native engine.
 func (n *Native) Settle(ctx context.Context) error { return n.e.Settle(ctx) }
 
+// Snapshot implements Runner on the native engine.
 func (n *Native) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 	inst, err := n.instance(key)
 	if err != nil {
@@ -188,4 +199,5 @@ func (n *Native) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 	return Snapshot{State: inst.State(), History: inst.History(), Tokens: toks, Variables: inst.Variables()}, nil
 }
 
+// Close implements Runner on the native engine.
 func (n *Native) Close(ctx context.Context) error { return n.e.Close(ctx) }

@@ -141,6 +141,7 @@ type Problem struct {
 	Rule      string `json:"rule"`
 }
 
+// Error names the file, the first problem and how many more there are.
 func (e *DeployError) Error() string {
 	msg := fmt.Sprintf("deploy %s: ", e.File)
 	if e.ElementID != "" {

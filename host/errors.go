@@ -17,6 +17,7 @@ type Error struct {
 	Problems  []engine.Problem `json:"problems,omitempty"`
 }
 
+// Error returns the module's message.
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap returns the sentinel error for e.Code, or nil.

@@ -74,6 +74,7 @@ type SyntaxError struct {
 	Msg string
 }
 
+// Error renders the expression, the position and the problem.
 func (e *SyntaxError) Error() string {
 	if e.Pos >= 0 {
 		return fmt.Sprintf("expression %q: at %d: %s", e.Text, e.Pos, e.Msg)
@@ -94,6 +95,7 @@ type EvalError struct {
 	Err error
 }
 
+// Error renders the expression and what went wrong evaluating it.
 func (e *EvalError) Error() string {
 	if e.Pos >= 0 {
 		return fmt.Sprintf("evaluate %q: at %d: %v", e.Text, e.Pos, e.Err)
@@ -114,6 +116,7 @@ const (
 	FEEL
 )
 
+// String returns the dialect's name.
 func (d Dialect) String() string {
 	if d == FEEL {
 		return "FEEL"
