@@ -15,18 +15,23 @@ import (
 // adding for the work it created. The count therefore never touches zero
 // while anything can still move.
 type quiescence struct {
-	n    atomic.Int64
-	mu   sync.Mutex
-	idle chan struct{} // closed and replaced each time n reaches zero
+	n  atomic.Int64
+	mu sync.Mutex
+	// idle is closed when n reaches zero while someone waits, then dropped;
+	// without a waiter nothing is allocated (an engine that nobody settles
+	// reaches zero once per finished instance).
+	idle chan struct{}
 }
 
-func newQuiescence() *quiescence { return &quiescence{idle: make(chan struct{})} }
+func newQuiescence() *quiescence { return &quiescence{} }
 
 func (q *quiescence) add(d int64) {
 	if q.n.Add(d) == 0 {
 		q.mu.Lock()
-		close(q.idle)
-		q.idle = make(chan struct{})
+		if q.idle != nil {
+			close(q.idle)
+			q.idle = nil
+		}
 		q.mu.Unlock()
 	}
 }
@@ -38,6 +43,9 @@ func (q *quiescence) wait(ctx context.Context) error {
 		if q.n.Load() == 0 {
 			q.mu.Unlock()
 			return nil
+		}
+		if q.idle == nil {
+			q.idle = make(chan struct{})
 		}
 		idle := q.idle
 		q.mu.Unlock()

@@ -37,10 +37,11 @@ type scope struct {
 	done        bool
 }
 
+// emptyView is the view of a scope with no variables anywhere above it.
+// Views are never changed, so every such scope shares it.
+var emptyView = map[string]any{}
+
 func newScope(id int, node *model.Node, parent *scope, vars map[string]any) *scope {
-	if vars == nil {
-		vars = map[string]any{}
-	}
 	s := &scope{id: id, node: node, parent: parent, vars: vars}
 	if parent != nil {
 		if parent.children == nil {
@@ -59,12 +60,15 @@ func (s *scope) visible() map[string]any { return *s.view.Load() }
 // publish recomputes the view of s and of every scope below it.
 func (s *scope) publish() {
 	var view map[string]any
-	if s.parent == nil {
+	switch {
+	case len(s.vars) == 0 && (s.parent == nil || len(s.parent.visible()) == 0):
+		view = emptyView
+	case s.parent == nil:
 		view = make(map[string]any, len(s.vars))
 		for k, v := range s.vars {
 			view[k] = v
 		}
-	} else {
+	default:
 		view = overlay(s.parent.visible(), s.vars)
 	}
 	s.view.Store(&view)
@@ -93,6 +97,9 @@ func (s *scope) set(update map[string]any) {
 				break
 			}
 		}
+		if target.vars == nil {
+			target.vars = make(map[string]any, len(update))
+		}
 		target.vars[k] = v
 		touched[target] = true
 	}
@@ -114,6 +121,9 @@ func (s *scope) set(update map[string]any) {
 // setLocal writes update into the scope's own variables (input mappings of
 // a sub-process).
 func (s *scope) setLocal(update map[string]any) {
+	if s.vars == nil && len(update) > 0 {
+		s.vars = make(map[string]any, len(update))
+	}
 	for k, v := range update {
 		s.vars[k] = v
 	}
