@@ -457,3 +457,25 @@ func TestObserver_ReactsToRecordsAtOnce(t *testing.T) {
 	}
 	assert.Zero(t, failures.Load())
 }
+
+// TestMessage_BPMNCorrelationProperty: BPMN's own correlation form (a
+// correlation property whose retrieval expression names the message) gives
+// the subscription's key, as zeebe:subscription does.
+func TestMessage_BPMNCorrelationProperty(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">`+
+		`<bpmn:message id="Msg_paid" name="paid"/>`+
+		`<bpmn:correlationProperty id="orderIdProperty" name="order id">`+
+		`<bpmn:correlationPropertyRetrievalExpression messageRef="Msg_paid"><bpmn:messagePath>order.id</bpmn:messagePath>`+
+		`</bpmn:correlationPropertyRetrievalExpression></bpmn:correlationProperty>`+
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/>`+
+		`<bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="Msg_paid"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:endEvent id="e"/>`+flows("s", "wait", "wait", "e")+`</bpmn:process></bpmn:definitions>`)
+	inst := start(t, e, map[string]any{"order": map[string]any{"id": "o-42"}})
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "paid", CorrelationKey: "order.id"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Equal(t, engine.Active, inst.State(), "the path is evaluated, not taken literally")
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "paid", CorrelationKey: "o-42"}))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st)
+}

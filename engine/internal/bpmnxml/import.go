@@ -126,6 +126,36 @@ func (imp *importer) globals(root *element) {
 			}
 		}
 	}
+	for _, c := range root.children {
+		if c.space == nsBPMN && c.local == "correlationProperty" {
+			imp.correlationProperty(c)
+		}
+	}
+}
+
+// correlationProperty reads BPMN's own correlation form: each retrieval
+// expression gives the correlation key of one message, unless a
+// zeebe:subscription already did. The messagePath is an expression (a
+// path such as "order.id" reads the same in FEEL and JUEL), so plain text
+// is read as FEEL rather than as a literal.
+func (imp *importer) correlationProperty(c *element) {
+	for _, r := range c.children {
+		if r.space != nsBPMN || r.local != "correlationPropertyRetrievalExpression" {
+			continue
+		}
+		m, ok := lookup(imp.messages, r.get("messageRef"))
+		if !ok || !m.CorrelationKey.IsZero() {
+			continue
+		}
+		x := imp.expression(r.child(nsBPMN, "messagePath"))
+		if x.IsZero() {
+			continue
+		}
+		if t := strings.TrimSpace(x.Text); !strings.HasPrefix(t, "=") && !strings.HasPrefix(t, "${") {
+			x.Text = "= " + t
+		}
+		m.CorrelationKey = x
+	}
 }
 
 // putFirst stores v under a non-empty id unless the id is already taken.
