@@ -412,11 +412,17 @@ func (b *builder) job(n *model.Node) *model.JobDefinition {
 
 // message resolves a messageRef; an unknown one is a Problem.
 func (b *builder) message(n *model.Node, ref string) *model.Message {
-	m, ok := lookup(b.imp.messages, ref)
+	return resolveRef(b, n, "messageRef", "message", b.imp.messages, ref)
+}
+
+// resolveRef looks up the declaration a reference attribute of n names;
+// an unknown one is a Problem naming the attribute and the element kind.
+func resolveRef[T any](b *builder, n *model.Node, attr, kind string, m map[string]T, ref string) T {
+	v, ok := lookup(m, ref)
 	if !ok {
-		b.problem(n.ID, "messageRef %s points to no bpmn:message", ref)
+		b.problem(n.ID, "%s %s points to no bpmn:%s", attr, ref, kind)
 	}
-	return m
+	return v
 }
 
 // eventDefinition reads one event definition of an event node.
@@ -429,27 +435,15 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		}
 	case model.EventSignal:
 		if ref := e.get("signalRef"); ref != "" {
-			s, ok := lookup(b.imp.signals, ref)
-			if !ok {
-				b.problem(n.ID, "signalRef %s points to no bpmn:signal", ref)
-			}
-			def.Signal = s
+			def.Signal = resolveRef(b, n, "signalRef", "signal", b.imp.signals, ref)
 		}
 	case model.EventError:
 		if ref := e.get("errorRef"); ref != "" {
-			er, ok := lookup(b.imp.errors, ref)
-			if !ok {
-				b.problem(n.ID, "errorRef %s points to no bpmn:error", ref)
-			}
-			def.Error = er
+			def.Error = resolveRef(b, n, "errorRef", "error", b.imp.errors, ref)
 		}
 	case model.EventEscalation:
 		if ref := e.get("escalationRef"); ref != "" {
-			es, ok := lookup(b.imp.escalations, ref)
-			if !ok {
-				b.problem(n.ID, "escalationRef %s points to no bpmn:escalation", ref)
-			}
-			def.Escalation = es
+			def.Escalation = resolveRef(b, n, "escalationRef", "escalation", b.imp.escalations, ref)
 		}
 	case model.EventTimer:
 		def.Timer = &model.Timer{
