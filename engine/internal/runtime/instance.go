@@ -361,6 +361,7 @@ func (inst *Instance) safeHandle(m message) {
 		}
 	}()
 	inst.handle(m)
+	inst.afterMove(m.kind)
 }
 
 // release subtracts the work finished since the last release.

@@ -102,7 +102,6 @@ type delivery struct {
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
-	defer inst.afterMove(m.kind)
 	switch m.kind {
 	case msgCommand:
 		inst.command(m.more.cmd)
