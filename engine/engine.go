@@ -117,6 +117,10 @@ const (
 	SignalBroadcast    = runtime.SignalBroadcast
 	TimerScheduled     = runtime.TimerScheduled
 	TimerFired         = runtime.TimerFired
+	ErrorCaught        = runtime.ErrorCaught
+	EscalationThrown   = runtime.EscalationThrown
+	EscalationCaught   = runtime.EscalationCaught
+	CallStarted        = runtime.CallStarted
 )
 
 // DeployError reports a model that cannot be deployed. It names the first

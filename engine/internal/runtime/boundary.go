@@ -251,6 +251,7 @@ func (inst *Instance) cancelWork(tv *tokenView) {
 	}
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
+	inst.cancelChild(tv)
 }
 
 // terminateScope withdraws every token in sc and below and closes it.

@@ -154,6 +154,7 @@ func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, er
 		}
 		plans = append(plans, plan)
 	}
+	errs = append(errs, checkCalls(plans)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -169,6 +170,31 @@ func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, er
 		e.registerStarts(plan)
 	}
 	return plans, nil
+}
+
+// checkCalls reports call activities that name, as a literal, a process
+// of the same document that a call cannot start (it has no none start
+// event). Calls to other documents are checked when they happen.
+func checkCalls(plans []*Plan) []error {
+	byID := make(map[string]*Plan, len(plans))
+	for _, p := range plans {
+		byID[p.Process.ID] = p
+	}
+	var errs []error
+	for _, p := range plans {
+		for i := range p.nodes {
+			np := &p.nodes[i]
+			if np.calledElement == nil || !np.calledElement.IsStatic() {
+				continue
+			}
+			id, err := np.calledElement.EvalString(nil)
+			if callee := byID[id]; err == nil && callee != nil && callee.start == nil {
+				errs = append(errs, &model.Problem{ProcessID: p.Process.ID, ElementID: np.node.ID,
+					Rule: fmt.Sprintf("call activity calls process %s, which has no none start event", id)})
+			}
+		}
+	}
+	return errs
 }
 
 // registerStarts makes plan's event start events the ones that create
@@ -266,6 +292,11 @@ func (e *Engine) Start(plan *Plan, vars map[string]any) (*Instance, error) {
 func (e *Engine) startAt(t startTarget, vars map[string]any, trigger *Event, startKey string) (*Instance, error) {
 	inst := newInstance(e, t.plan, vars)
 	inst.startKey = startKey
+	return e.launch(inst, t, trigger)
+}
+
+// launch registers inst and sets it running at the start event of t.
+func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instance, error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()

@@ -39,6 +39,7 @@ const (
 	ErrorThrown        EventType = "errorThrown"
 	EscalationThrown   EventType = "escalationThrown"
 	ErrorCaught        EventType = "errorCaught"
+	CallStarted        EventType = "callStarted"
 	EscalationCaught   EventType = "escalationCaught"
 )
 
@@ -48,7 +49,7 @@ var eventTypes = [...]EventType{
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
 	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
-	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught,
+	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted,
 }
 
 // typeCode maps an event type to its index in eventTypes.

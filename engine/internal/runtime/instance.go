@@ -58,9 +58,13 @@ type Instance struct {
 	subs      map[int64]subRef // open subscriptions by hub id
 	nextScope int
 	startKey  string // the correlation key of the message that started it
-	final     State  // the state to end in once the last token is gone
-	finalMsg  string // why, for terminations and failures
-	now       int64  // clock reading for the message being handled, Unix ns
+	// parent is the instance whose call activity started this one, and
+	// parentToken the token waiting there; nil for a top-level instance.
+	parent      *Instance
+	parentToken int
+	final       State  // the state to end in once the last token is gone
+	finalMsg    string // why, for terminations and failures
+	now         int64  // clock reading for the message being handled, Unix ns
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -92,6 +96,8 @@ type tokenView struct {
 	doomed bool
 	// inner is the scope of the sub-process the token waits at.
 	inner *scope
+	// child is the instance the token's call activity waits for.
+	child *Instance
 }
 
 type jobState struct {
@@ -407,6 +413,9 @@ func (inst *Instance) finalize() {
 	inst.mu.Unlock()
 	inst.eng.finish(inst)
 	close(inst.done)
+	if inst.parent != nil {
+		inst.parent.post(message{kind: evCallEnded, token: inst.parentToken, more: &messageMore{child: inst}})
+	}
 }
 
 // park records that token tv is blocked waiting for a delivery.
@@ -450,6 +459,7 @@ func (inst *Instance) stopAll(final State, why string) {
 		delete(inst.incidents, key)
 	}
 	for _, id := range sortedKeys(inst.tokens) {
+		inst.cancelChild(inst.tokens[id])
 		inst.closeToken(inst.tokens[id])
 	}
 	inst.closeAllScopes(inst.root)

@@ -28,6 +28,9 @@ const (
 	evThrow                         // parked at a throw node until the loop has published its event
 	evDeliver                       // the hub fired a subscription (posted, not sent by a track)
 	evEnterScope                    // parked at a sub-process until its content completes
+	evEnterCall                     // parked at a call activity until the called instance ends
+	evCallEnded                     // a called instance ended (posted by the child to its parent)
+	evCancel                        // the calling instance asks this one to terminate (posted)
 	evRaise                         // parked at an error or escalation end or throw event
 	msgCommand
 )
@@ -50,6 +53,7 @@ type messageMore struct {
 	err   error
 	cmd   *command
 	ev    *eventhub.Delivery
+	child *Instance
 }
 
 // cmdOp is the operation of a command.
@@ -107,6 +111,16 @@ func (inst *Instance) handle(m message) {
 		inst.command(m.more.cmd)
 		inst.released++
 		return
+	case evCallEnded:
+		inst.released++ // counted by post
+		if !inst.stopping.Load() {
+			inst.callEnded(m)
+		}
+		return
+	case evCancel:
+		inst.released++ // counted by post
+		inst.stopAll(Terminated, "cancelled with the instance that called it")
+		return
 	case evDeliver:
 		inst.released++ // counted by post
 		if inst.stopping.Load() || inst.finished() {
@@ -149,6 +163,8 @@ func (inst *Instance) handle(m message) {
 		inst.waitAt(tv, m.node)
 	case evEnterScope:
 		inst.enterScope(tv, m.node)
+	case evEnterCall:
+		inst.enterCall(tv, m.node)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
 	case evThrow:
@@ -183,7 +199,7 @@ func (inst *Instance) handle(m message) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	switch m.kind {
-	case evJob, evArrive, evIncident, evWaiting, evThrow, evEnterScope, evRaise:
+	case evJob, evArrive, evIncident, evWaiting, evThrow, evEnterScope, evEnterCall, evRaise:
 		// The track is about to block on its channel: close it so it exits.
 		// It stays counted as running until it reports the exit.
 		tv.closed = true

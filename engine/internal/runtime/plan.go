@@ -79,6 +79,8 @@ type nodePlan struct {
 	subStart *model.Node
 	// raise is set on an error or escalation end or throw event.
 	raise *raiseSpec
+	// calledElement is a call activity's process id.
+	calledElement *expr.Program
 }
 
 // raiseSpec is the error or escalation an end or throw event raises.
@@ -207,6 +209,17 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 		}
 		switch n.Kind {
+		case model.KindCallActivity:
+			if n.CalledElement.IsZero() {
+				problem(n.ID, "call activity needs a calledElement (zeebe:calledElement processId)")
+				break
+			}
+			prog, err := expr.Compile(n.CalledElement, expr.Static, opts.Expr)
+			if err != nil {
+				problem(n.ID, "called element: %v", err)
+				break
+			}
+			np.calledElement = prog
 		case model.KindSubProcess:
 			for _, c := range n.Children {
 				if c.Kind == model.KindStartEvent && len(c.Events) == 0 {
@@ -302,7 +315,7 @@ func supported(n *model.Node) error {
 		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
 	case model.KindIntermediateThrowEvent:
 		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation)
-	case model.KindSubProcess:
+	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation)
 	case model.KindIntermediateCatchEvent:

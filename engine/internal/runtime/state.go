@@ -33,6 +33,7 @@ const (
 	WaitJoin     WaitReason = "join"
 	WaitIncident WaitReason = "incident"
 	WaitScope    WaitReason = "scope" // an activity waiting for its inner tokens
+	WaitCall     WaitReason = "call"  // a call activity waiting for its called instance
 )
 
 // Token is where one path of an instance is and why it waits.

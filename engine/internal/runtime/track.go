@@ -79,6 +79,14 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 			t.emit(message{kind: evEnded, node: n})
 			return nil, nil
 		}
+	case n.Kind == model.KindCallActivity:
+		d, ok := t.await(message{kind: evEnterCall, node: n})
+		if !ok {
+			return nil, nil
+		}
+		if d.arm != nil {
+			n = d.arm // an interrupting boundary event ended the call
+		}
 	case n.Kind == model.KindSubProcess:
 		d, ok := t.await(message{kind: evEnterScope, node: n})
 		if !ok {

@@ -1,0 +1,123 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// callDefs: parent process "p" calls "child" from call activity "call";
+// the child waits for a job of type "c".
+func callDefs(callExtra, callBoundary string) string {
+	boundaryFlow := ""
+	if callBoundary != "" {
+		boundaryFlow = `<bpmn:endEvent id="late"/>` + flows("b", "late")
+	}
+	return `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" ` +
+		`xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">` +
+		`<bpmn:process id="child" isExecutable="true"><bpmn:startEvent id="cs"/>` + task("cwork", "c") + `<bpmn:endEvent id="ce"/>` +
+		flows("cs", "cwork", "cwork", "ce") + `</bpmn:process>` +
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/>` +
+		`<bpmn:callActivity id="call"><bpmn:extensionElements><zeebe:calledElement processId="= target"/>` + callExtra +
+		`</bpmn:extensionElements></bpmn:callActivity>` + callBoundary +
+		`<bpmn:endEvent id="e"/>` + flows("s", "call", "call", "e") + boundaryFlow +
+		`</bpmn:process></bpmn:definitions>`
+}
+
+func TestCallActivity_RunsChildAndHandsBackVariables(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, callDefs(``, ``))
+	parent := start(t, e, map[string]any{"target": "child", "order": "o-1"})
+	j := jobOf(t, e, "c")
+	assert.Equal(t, "o-1", j.Variables["order"], "the child sees the parent's variables")
+	assert.NotEqual(t, parent.Key(), j.InstanceKey, "the job belongs to the called instance")
+	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "call", Waiting: "call"}}, tokens(t, parent))
+	require.NoError(t, e.CompleteJob(ctxT(t), j.Key, map[string]any{"result": 42}))
+	st, _ := parent.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 42.0, parent.Variables()["result"], "without output mappings every child variable comes back")
+	assert.Equal(t, 1, count(parent, engine.CallStarted, "call"))
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
+
+func TestCallActivity_Mappings(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, callDefs(`<zeebe:ioMapping><zeebe:input source="= 7" target="seed"/>`+
+		`<zeebe:output source="= result * 2" target="doubled"/></zeebe:ioMapping>`, ``))
+	parent := start(t, e, map[string]any{"target": "child"})
+	j := jobOf(t, e, "c")
+	assert.Equal(t, 7.0, j.Variables["seed"])
+	require.NoError(t, e.CompleteJob(ctxT(t), j.Key, map[string]any{"result": 21}))
+	st, _ := parent.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 42.0, parent.Variables()["doubled"])
+	assert.NotContains(t, parent.Variables(), "result", "with output mappings only their targets come back")
+}
+
+func TestCallActivity_InterruptingBoundaryCancelsChild(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, callDefs(``, timerBoundary("b", "call", "true", `<bpmn:timeDuration>PT1H</bpmn:timeDuration>`)))
+	parent := start(t, e, map[string]any{"target": "child"})
+	child, ok := e.Instance(jobOf(t, e, "c").InstanceKey)
+	require.True(t, ok)
+	require.NoError(t, e.Advance(ctxT(t), time.Hour))
+	st, _ := parent.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 1, count(parent, engine.ElementLeft, "late"))
+	cst, _ := child.Wait(ctxT(t))
+	assert.Equal(t, engine.Terminated, cst, "the called instance is cancelled with its call activity")
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
+
+func TestCallActivity_CancelParentCancelsChild(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, callDefs(``, ``))
+	parent := start(t, e, map[string]any{"target": "child"})
+	child, _ := e.Instance(jobOf(t, e, "c").InstanceKey)
+	require.NoError(t, parent.Cancel(ctxT(t)))
+	cst, _ := child.Wait(ctxT(t))
+	assert.Equal(t, engine.Terminated, cst)
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
+
+func TestCallActivity_ChildCancelledOpensIncident(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, callDefs(``, ``))
+	parent := start(t, e, map[string]any{"target": "child"})
+	child, _ := e.Instance(jobOf(t, e, "c").InstanceKey)
+	require.NoError(t, child.Cancel(ctxT(t)))
+	require.NoError(t, e.Settle(ctxT(t)))
+	incs := parent.Incidents()
+	require.Len(t, incs, 1)
+	assert.Equal(t, "call", incs[0].ElementID)
+	assert.Contains(t, incs[0].Message, "terminated")
+}
+
+func TestCallActivity_UnknownProcessOpensIncident(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, callDefs(``, ``))
+	parent := start(t, e, map[string]any{"target": "nowhere"})
+	incs := parent.Incidents()
+	require.Len(t, incs, 1)
+	assert.Contains(t, incs[0].Message, `"nowhere"`)
+	assert.Contains(t, incs[0].Message, "unknown process")
+}
+
+func TestCallActivity_DeployRejectsCallToEventOnlyProcess(t *testing.T) {
+	e := newEngine(t)
+	_, err := e.Deploy("calls.bpmn", []byte(`<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">`+
+		`<bpmn:message id="M" name="m"/>`+
+		`<bpmn:process id="callee" isExecutable="true"><bpmn:startEvent id="cs"><bpmn:messageEventDefinition messageRef="M"/></bpmn:startEvent>`+
+		`<bpmn:endEvent id="ce"/>`+flows("cs", "ce")+`</bpmn:process>`+
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/><bpmn:callActivity id="call" calledElement="callee"/>`+
+		`<bpmn:endEvent id="e"/>`+flows("s", "call", "call", "e")+`</bpmn:process></bpmn:definitions>`))
+	var de *engine.DeployError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "call", de.ElementID)
+	assert.Contains(t, de.Rule, "no none start event")
+}

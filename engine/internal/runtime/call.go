@@ -1,0 +1,102 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// A call activity starts an instance of another process (the child) and
+// waits for it, as Zeebe does: the child gets every variable visible at the
+// call activity plus the activity's input mappings; when it completes, its
+// variables come back through the output mappings, or all of them without
+// mappings. Cancelling or interrupting the call activity cancels the child.
+// The parent and the child are separate instances with separate loops; they
+// talk only through each other's non-blocking mailbox.
+
+// enterCall starts the child instance for tv, which waits at call activity
+// n until the child ends.
+func (inst *Instance) enterCall(tv *tokenView, n *model.Node) {
+	inst.park(tv, WaitCall)
+	np := &inst.plan.nodes[n.Index]
+	fail := func(err error) {
+		inst.closeBoundaries(tv)
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+	}
+	id, err := np.calledElement.EvalString(tv.scope.visible())
+	if err != nil {
+		fail(fmt.Errorf("called element: %w", err))
+		return
+	}
+	plan, err := inst.eng.Latest(id)
+	if err != nil {
+		fail(fmt.Errorf("called element %q: %w", id, err))
+		return
+	}
+	if plan.start == nil {
+		fail(fmt.Errorf("called element %q: %w", id, ErrNoNoneStart))
+		return
+	}
+	vars := cloneVars(tv.scope.visible())
+	if len(np.inputs) > 0 {
+		locals, err := applyMappings(np.inputs, tv.scope.visible())
+		if err != nil {
+			fail(err)
+			return
+		}
+		vars = overlay(vars, locals)
+	}
+	if err := inst.openBoundaries(tv, n); err != nil {
+		fail(err)
+		return
+	}
+	child := newInstance(inst.eng, plan, vars)
+	child.parent, child.parentToken = inst, tv.id
+	tv.child = child
+	inst.record(Event{Type: CallStarted, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
+		Name: plan.Process.ID, Message: fmt.Sprintf("called instance %d", child.key)})
+	if _, err := inst.eng.launch(child, startTarget{plan: plan, node: plan.start}, nil); err != nil {
+		tv.child = nil
+		fail(err)
+	}
+}
+
+// callEnded applies the end of a child instance to the token waiting for
+// it. A child that completed hands back its variables and lets the token
+// go on; one that was terminated or failed holds the token with an incident.
+func (inst *Instance) callEnded(m message) {
+	child := m.more.child
+	tv := inst.tokens[m.token]
+	if tv == nil || tv.child != child || !tv.parked || tv.closed || tv.doomed {
+		return // the call activity was interrupted meanwhile; the child was cancelled with it
+	}
+	tv.child = nil
+	n := tv.node
+	state := child.State()
+	if state != Completed {
+		inst.closeBoundaries(tv)
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, fmt.Sprintf("called instance %d of %s ended %s: %s", child.key, child.plan.Process.ID, state, child.Message()))
+		return
+	}
+	update, err := inst.outputs(tv, n, child.root.visible())
+	if err != nil {
+		inst.closeBoundaries(tv)
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+		return
+	}
+	inst.closeBoundaries(tv)
+	tv.scope.set(update)
+	inst.deliver(tv, delivery{kind: resume})
+}
+
+// cancelChild asks the child instance a token waits for to terminate.
+func (inst *Instance) cancelChild(tv *tokenView) {
+	if tv.child == nil {
+		return
+	}
+	tv.child.post(message{kind: evCancel})
+	tv.child = nil
+}
