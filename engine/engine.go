@@ -123,6 +123,10 @@ const (
 	CallStarted        = runtime.CallStarted
 )
 
+// EventTypes returns every event type the engine writes, for hosts and
+// tools that list or check them.
+func EventTypes() []EventType { return runtime.EventTypes() }
+
 // DeployError reports a model that cannot be deployed. It names the first
 // problem; Problems lists them all.
 type DeployError struct {

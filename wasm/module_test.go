@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
 )
 
 // callT runs op natively (the exports are thin wrappers around call) and
@@ -96,4 +98,17 @@ func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
 	want, err := json.Marshal(resp)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(got))
+}
+
+// TestEventTypes_DocumentedEverywhere keeps the ABI document and the SDK's
+// typed list in step with the engine's event types.
+func TestEventTypes_DocumentedEverywhere(t *testing.T) {
+	abi, err := os.ReadFile("ABI.md")
+	require.NoError(t, err)
+	sdk, err := os.ReadFile("../sdk-js/src/types.ts")
+	require.NoError(t, err)
+	for _, typ := range engine.EventTypes() {
+		assert.Contains(t, string(abi), "`"+string(typ)+"`", "ABI.md lists %s", typ)
+		assert.Contains(t, string(sdk), "'"+string(typ)+"'", "sdk-js/src/types.ts lists %s", typ)
+	}
 }

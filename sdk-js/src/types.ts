@@ -33,6 +33,11 @@ export const eventTypes = [
   'timerFired',
   'errorThrown',
   'escalationThrown',
+  'messagePublished',
+  'signalBroadcast',
+  'errorCaught',
+  'escalationCaught',
+  'callStarted',
 ] as const;
 
 /** The name of what an event records. */

@@ -52,6 +52,9 @@ var eventTypes = [...]EventType{
 	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted,
 }
 
+// EventTypes returns every event type the engine writes.
+func EventTypes() []EventType { return append([]EventType(nil), eventTypes[:]...) }
+
 // typeCode maps an event type to its index in eventTypes.
 var typeCode = func() map[EventType]uint8 {
 	m := make(map[EventType]uint8, len(eventTypes))
