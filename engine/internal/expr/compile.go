@@ -46,6 +46,11 @@ type compiler struct {
 	// itemRefs maps the nodes made for names inside filters to the plain
 	// variable nodes, for filters that turn out to be indexes.
 	itemRefs map[ast.Node]itemRef
+	// bound is the variable of the FEEL quantifier being parsed, which
+	// stands for the current element; boundDepth is the filter depth it
+	// was bound at.
+	bound      string
+	boundDepth int
 	depth    int // nesting of expressions, bounded by maxDepth
 }
 

@@ -513,7 +513,7 @@ func TestCompile_SyntaxErrors(t *testing.T) {
 		{`= a in [1..5`, 12, "expected ] or )"},
 		{`= [1..5]`, 4, "ranges are only allowed after in"},
 		{`= for x in y return x`, 2, "not supported"},
-		{`= some x in y satisfies x`, 2, "not supported"},
+		{`= for x in [1] return x`, 2, `"for" expressions are not supported`},
 		{`= a instance of number`, 4, "not supported"},
 		{`= a.1`, 4, "expected a name after ."},
 		{`= 1a`, 3, "after number"},
@@ -860,5 +860,31 @@ func TestCompile_NestingIsLinear(t *testing.T) {
 		_, err := Compile(model.Expression{Text: text}, Value, Options{})
 		require.NoError(t, err)
 		assert.Less(t, time.Since(start), time.Second, text)
+	}
+}
+
+func TestCompile_FEELQuantified(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{text: `= some x in [1, 2, 3] satisfies x > 2`, want: true},
+		{text: `= some x in [1, 2, 3] satisfies x > 3`, want: false},
+		{text: `= every x in [1, 2, 3] satisfies x > 0`, want: true},
+		{text: `= every x in [1, 2, 3] satisfies x > 1`, want: false},
+		{text: `= some x in [] satisfies true`, want: false},
+		{text: `= every x in [] satisfies false`, want: true},
+		{text: `= some x in [1, null] satisfies x > 0`, want: true},
+		{text: `= every x in [1, null] satisfies x > 0`, want: false}, // null does not satisfy
+		{text: `= some x in [1, 2] satisfies x = amount / 75`, want: true}, // outer variables stay visible
+		{text: `= some c in [{level: "green"}, {level: "red"}] satisfies c.level = "red"`, want: true},
+		{text: `= if some x in [5] satisfies x = 5 then "yes" else "no"`, want: "yes"},
+	}, Options{})
+	for text, msg := range map[string]string{
+		`= some in [1] satisfies true`: "variable name",
+		`= some x [1] satisfies true`:  `"in"`,
+		`= some x in [1] x > 0`:        `"satisfies"`,
+	} {
+		_, err := Compile(model.Expression{Text: text}, Value, Options{})
+		var se *SyntaxError
+		require.ErrorAs(t, err, &se, text)
+		assert.Contains(t, se.Msg, msg, text)
 	}
 }

@@ -11,7 +11,9 @@ import (
 // FEEL parser: recursive descent over the FEEL grammar subset, lowest
 // precedence first:
 //
-//	expression  = "if" expression "then" expression "else" expression | disjunction
+//	expression  = "if" expression "then" expression "else" expression
+//	            | ("some" | "every") name "in" disjunction "satisfies" expression
+//	            | disjunction
 //	disjunction = conjunction { "or" conjunction }
 //	conjunction = comparison { "and" comparison }
 //	comparison  = additive [ ("=" | "!=" | "<" | "<=" | ">" | ">=") additive
@@ -93,11 +95,43 @@ func (c *compiler) feelExpr() ast.Node {
 			c.expectWord("else")
 			b := c.feelExpr()
 			return at(&ast.ConditionalNode{Cond: c.call(t.pos, t.end, "f.true", cond), Exp1: a, Exp2: b}, t.pos, t.end)
-		case "for", "some", "every", "function":
+		case "some", "every":
+			return c.feelQuantified(t)
+		case "for", "function":
 			panic(c.errAt(t.pos, fmt.Sprintf("FEEL %q expressions are not supported", t.text)))
 		}
 	}
 	return c.feelOr()
+}
+
+// feelQuantified parses "some x in list satisfies p" and "every x in list
+// satisfies p" into expr-lang's any/all over the list, with x standing for
+// the current element inside p. An empty list gives false for some and
+// true for every; an element for which p is null does not satisfy it.
+func (c *compiler) feelQuantified(q token) ast.Node {
+	c.next()
+	v := c.next()
+	if v.kind != tName || feelKeywords[v.text] && !v.quoted {
+		panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", q.text, describe(v))))
+	}
+	c.expectWord("in")
+	list := c.feelOr()
+	c.expectWord("satisfies")
+	outer, outerDepth := c.bound, c.boundDepth
+	c.bound, c.boundDepth = v.text, c.filterDepth
+	pred := c.feelExpr()
+	c.bound, c.boundDepth = outer, outerDepth
+	builtin := "any"
+	if q.text == "every" {
+		builtin = "all"
+	}
+	return at(&ast.BuiltinNode{
+		Name: builtin,
+		Arguments: []ast.Node{
+			c.call(q.pos, q.end, "f.aslist", list),
+			at(&ast.PredicateNode{Node: c.call(q.pos, q.end, "f.true", pred)}, q.pos, q.end),
+		},
+	}, q.pos, q.end)
 }
 
 func (c *compiler) feelOr() ast.Node {
@@ -334,6 +368,8 @@ func isBoolish(n ast.Node) bool {
 		}
 	case *ast.ConditionalNode:
 		return isBoolish(n.Exp1) && isBoolish(n.Exp2)
+	case *ast.BuiltinNode:
+		return n.Name == "any" || n.Name == "all"
 	}
 	return false
 }
@@ -391,6 +427,9 @@ func (c *compiler) feelPrimary() ast.Node {
 // feelName resolves a variable name, or inside a filter the item or one
 // of its entries.
 func (c *compiler) feelName(t token) ast.Node {
+	if c.bound != "" && t.text == c.bound && c.filterDepth == c.boundDepth {
+		return at(&ast.PointerNode{}, t.pos, t.end) // the quantified variable: the current element
+	}
 	if c.filterDepth > 0 {
 		outer := at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
 		var n ast.Node
