@@ -51,7 +51,7 @@ type compiler struct {
 	// was bound at.
 	bound      string
 	boundDepth int
-	depth    int // nesting of expressions, bounded by maxDepth
+	depth      int // nesting of expressions, bounded by maxDepth
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

@@ -872,7 +872,7 @@ func TestCompile_FEELQuantified(t *testing.T) {
 		{text: `= some x in [] satisfies true`, want: false},
 		{text: `= every x in [] satisfies false`, want: true},
 		{text: `= some x in [1, null] satisfies x > 0`, want: true},
-		{text: `= every x in [1, null] satisfies x > 0`, want: false}, // null does not satisfy
+		{text: `= every x in [1, null] satisfies x > 0`, want: false},      // null does not satisfy
 		{text: `= some x in [1, 2] satisfies x = amount / 75`, want: true}, // outer variables stay visible
 		{text: `= some c in [{level: "green"}, {level: "red"}] satisfies c.level = "red"`, want: true},
 		{text: `= if some x in [5] satisfies x = 5 then "yes" else "no"`, want: "yes"},
