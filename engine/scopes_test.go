@@ -360,3 +360,47 @@ func TestEventSubProcess_EscalationStart(t *testing.T) {
 	assert.Equal(t, 1, count(inst, engine.ElementLeft, "esp"))
 	assert.Equal(t, "LATE", inst.Variables()["escalationCode"])
 }
+
+func loopProcess(loop string) string {
+	return defs(``, `<bpmn:startEvent id="s"/><bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="w"/></bpmn:extensionElements>`+
+		loop+`</bpmn:serviceTask><bpmn:endEvent id="e"/>`+flows("s", "work", "work", "e"))
+}
+
+// TestStandardLoop: a do-while by default, a while with testBefore, capped
+// by loopMaximum; each iteration after the first is recorded as the task
+// left and entered again.
+func TestStandardLoop(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		loop  string
+		start float64
+		runs  int
+	}{
+		{"runs once even when false (do-while)", `<bpmn:standardLoopCharacteristics><bpmn:loopCondition>n &lt; 3</bpmn:loopCondition></bpmn:standardLoopCharacteristics>`, 5, 1},
+		{"repeats while the condition holds", `<bpmn:standardLoopCharacteristics><bpmn:loopCondition>= n &lt; 3</bpmn:loopCondition></bpmn:standardLoopCharacteristics>`, 0, 3},
+		{"testBefore can skip it", `<bpmn:standardLoopCharacteristics testBefore="true"><bpmn:loopCondition>= n &lt; 3</bpmn:loopCondition></bpmn:standardLoopCharacteristics>`, 5, 0},
+		{"loopMaximum caps it", `<bpmn:standardLoopCharacteristics loopMaximum="2"><bpmn:loopCondition>true</bpmn:loopCondition></bpmn:standardLoopCharacteristics>`, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, loopProcess(tc.loop))
+			inst := start(t, e, map[string]any{"n": tc.start})
+			runs := 0
+			for {
+				jobs := e.Jobs(engine.JobFilter{Type: "w"})
+				if len(jobs) == 0 {
+					break
+				}
+				runs++
+				require.NoError(t, e.CompleteJob(ctxT(t), jobs[0].Key, map[string]any{"n": tc.start + float64(runs)}))
+				require.NoError(t, e.Settle(ctxT(t)))
+			}
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			assert.Equal(t, tc.runs, runs)
+			assert.Equal(t, max(tc.runs, 1), count(inst, engine.ElementLeft, "work"), "one elementLeft per iteration")
+		})
+	}
+	_, err := newEngine(t).Deploy("noend.bpmn", []byte(loopProcess(`<bpmn:standardLoopCharacteristics/>`)))
+	require.ErrorContains(t, err, "needs a loopCondition or a loopMaximum")
+}

@@ -89,7 +89,6 @@ var unsupportedRootElements = map[string]bool{
 // runs, which flowtrack does not implement yet, with the rule reported.
 var unsupportedActivityChildren = map[string]string{
 	"multiInstanceLoopCharacteristics": "unsupported: multi-instance loop characteristics",
-	"standardLoopCharacteristics":      "unsupported: standard loop characteristics",
 }
 
 // eventDefinitionKinds maps BPMN event definition element names to kinds.

@@ -12,6 +12,7 @@ package bpmnxml
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -321,6 +322,10 @@ func (b *builder) node(e *element, parent *model.Node) {
 			continue
 		}
 		switch c.local {
+		case "standardLoopCharacteristics":
+			if kind.IsActivity() {
+				b.standardLoop(n, c)
+			}
 		case "documentation":
 			if t := c.content(); t != "" {
 				docs = append(docs, t)
@@ -408,6 +413,24 @@ func (b *builder) job(n *model.Node) *model.JobDefinition {
 		n.Job = &model.JobDefinition{}
 	}
 	return n.Job
+}
+
+// standardLoop reads standardLoopCharacteristics. A loopMaximum that is
+// not a non-negative whole number is a Problem.
+func (b *builder) standardLoop(n *model.Node, e *element) {
+	l := &model.StandardLoop{
+		Condition:  b.imp.expression(e.child(nsBPMN, "loopCondition")),
+		TestBefore: e.get("testBefore") == "true",
+		Maximum:    -1,
+	}
+	if m := strings.TrimSpace(e.get("loopMaximum")); m != "" {
+		v, err := strconv.Atoi(m)
+		if err != nil || v < 0 {
+			b.problem(n.ID, "loopMaximum %q is not a non-negative whole number", m)
+		}
+		l.Maximum = v
+	}
+	n.Loop = l
 }
 
 // message resolves a messageRef; an unknown one is a Problem.

@@ -298,7 +298,7 @@ func TestImport_Problems(t *testing.T) {
 		{"unknown bpmn element", doc(`<bpmn:process id="p"><bpmn:fancyTask id="f"/></bpmn:process>`), "f", "unsupported element bpmn:fancyTask"},
 		{"multi-instance", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics/></bpmn:task></bpmn:process>`), "t", "unsupported: multi-instance loop characteristics"},
 		{"multi-instance sub-process", doc(`<bpmn:process id="p"><bpmn:subProcess id="s"><bpmn:multiInstanceLoopCharacteristics/></bpmn:subProcess></bpmn:process>`), "s", "unsupported: multi-instance loop characteristics"},
-		{"standard loop", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics/></bpmn:task></bpmn:process>`), "t", "unsupported: standard loop characteristics"},
+		{"negative loop maximum", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="-1"/></bpmn:task></bpmn:process>`), "t", `loopMaximum "-1" is not a non-negative whole number`},
 		{"unknown target", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/></bpmn:process>`), "f", "sequence flow f: targetRef nowhere points to no element"},
 		{"missing source", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f" targetRef="e"/></bpmn:process>`), "f", "sequence flow f has no sourceRef"},
 		{"unknown message", doc(`<bpmn:process id="p"><bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent></bpmn:process>`), "c", "messageRef m points to no bpmn:message"},

@@ -283,8 +283,22 @@ type Node struct {
 	Inputs  []Mapping
 	Outputs []Mapping
 
+	// Loop is set on an activity with standard loop characteristics.
+	Loop *StandardLoop
+
 	// Documentation is the element's bpmn:documentation text.
 	Documentation string
+}
+
+// StandardLoop repeats an activity while its condition holds (BPMN
+// standardLoopCharacteristics).
+type StandardLoop struct {
+	// Condition is evaluated after each iteration, or before it with
+	// TestBefore; the loop goes on while it is true.
+	Condition  Expression
+	TestBefore bool
+	// Maximum caps the iterations; negative means no cap.
+	Maximum int
 }
 
 // Flow is a sequence flow.

@@ -29,6 +29,7 @@ const (
 	evDeliver                       // the hub fired a subscription (posted, not sent by a track)
 	evEnterScope                    // parked at a sub-process until its content completes
 	evEnterCall                     // parked at a call activity until the called instance ends
+	evIteration                     // a looping activity starts its next iteration
 	evCallEnded                     // a called instance ended (posted by the child to its parent)
 	evCancel                        // the calling instance asks this one to terminate (posted)
 	evRaise                         // parked at an error or escalation end or throw event
@@ -165,6 +166,9 @@ func (inst *Instance) handle(m message) {
 		inst.enterScope(tv, m.node)
 	case evEnterCall:
 		inst.enterCall(tv, m.node)
+	case evIteration:
+		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
 	case evThrow:

@@ -81,6 +81,15 @@ type nodePlan struct {
 	raise *raiseSpec
 	// calledElement is a call activity's process id.
 	calledElement *expr.Program
+	// loop repeats the activity (standard loop characteristics).
+	loop *loopSpec
+}
+
+// loopSpec is a compiled standard loop.
+type loopSpec struct {
+	cond       *expr.Program // nil: no condition, the maximum alone ends it
+	testBefore bool
+	max        int // negative: no maximum
 }
 
 // raiseSpec is the error or escalation an end or throw event raises.
@@ -266,6 +275,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				continue
 			}
 			np.boundaries = append(np.boundaries, h)
+		}
+		if n.Loop != nil {
+			if err := compileLoop(np, opts); err != nil {
+				problem(n.ID, "%v", err)
+			}
 		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
@@ -483,4 +497,28 @@ func upstream(p *model.Process, join *model.Node) [][]bool {
 		out[i] = seen
 	}
 	return out
+}
+
+// compileLoop compiles a standard loop. Loops run on tasks (job or
+// pass-through); on other activities they are not supported yet.
+func compileLoop(np *nodePlan, opts CompileOptions) error {
+	n := np.node
+	switch {
+	case n.Kind.IsJobTask(), n.Kind == model.KindTask, n.Kind == model.KindManualTask:
+	default:
+		return fmt.Errorf("unsupported: standard loop characteristics on bpmn:%s", n.Kind)
+	}
+	l := &loopSpec{testBefore: n.Loop.TestBefore, max: n.Loop.Maximum}
+	if !n.Loop.Condition.IsZero() {
+		prog, err := expr.Compile(n.Loop.Condition, expr.Condition, opts.Expr)
+		if err != nil {
+			return fmt.Errorf("loop condition: %w", err)
+		}
+		l.cond = prog
+	}
+	if l.cond == nil && l.max < 0 {
+		return fmt.Errorf("a standard loop needs a loopCondition or a loopMaximum")
+	}
+	np.loop = l
+	return nil
 }

@@ -58,6 +58,9 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 		}
 	}
 	np := &t.inst.plan.nodes[n.Index]
+	if np.loop != nil {
+		return t.loopActivity(n, np)
+	}
 	switch {
 	case np.join:
 		if !t.waitOn(message{kind: evArrive, node: n, flow: via}) {
@@ -217,4 +220,48 @@ func (t *track) outgoing(n *model.Node) ([]*model.Flow, error) {
 		return nil, fmt.Errorf("no outgoing sequence flow of %s %s can be taken: no condition is true and there is no default flow", n.Kind, n.ID)
 	}
 	return nil, nil
+}
+
+// loopActivity runs an activity with standard loop characteristics: one
+// iteration after another while the loop condition holds (tested after
+// each iteration, or before it with testBefore), up to the loop maximum.
+// Every iteration after the first is recorded as the element left and
+// entered again.
+func (t *track) loopActivity(n *model.Node, np *nodePlan) (*model.Node, *model.Flow) {
+	l := np.loop
+	for i := 0; l.max < 0 || i < l.max; i++ {
+		if (i > 0 || l.testBefore) && l.cond != nil {
+			ok, err := l.cond.EvalBool(t.scope.visible())
+			if err != nil {
+				if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: fmt.Errorf("loop condition: %w", err)}}) {
+					return nil, nil
+				}
+				i-- // resolved: evaluate again
+				continue
+			}
+			if !ok {
+				break
+			}
+		}
+		if i > 0 {
+			if t.steps++; t.steps > t.inst.eng.opts.MaxSteps {
+				t.steps = 0
+				err := fmt.Errorf("loop passed %d iterations without waiting", t.inst.eng.opts.MaxSteps)
+				if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
+					return nil, nil
+				}
+			}
+			t.emit(message{kind: evIteration, node: n})
+		}
+		if np.jobTypeName != "" {
+			d, ok := t.await(message{kind: evJob, node: n})
+			if !ok {
+				return nil, nil
+			}
+			if d.arm != nil {
+				return t.leave(d.arm) // an interrupting boundary event ended the loop
+			}
+		}
+	}
+	return t.leave(n)
 }
