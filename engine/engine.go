@@ -121,6 +121,7 @@ const (
 	EscalationThrown   = runtime.EscalationThrown
 	EscalationCaught   = runtime.EscalationCaught
 	CallStarted        = runtime.CallStarted
+	ConditionSatisfied = runtime.ConditionSatisfied
 )
 
 // EventTypes returns every event type the engine writes, for hosts and

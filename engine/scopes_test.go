@@ -404,3 +404,63 @@ func TestStandardLoop(t *testing.T) {
 	_, err := newEngine(t).Deploy("noend.bpmn", []byte(loopProcess(`<bpmn:standardLoopCharacteristics/>`)))
 	require.ErrorContains(t, err, "needs a loopCondition or a loopMaximum")
 }
+
+func TestConditionalEvents(t *testing.T) {
+	cond := func(c string) string {
+		return `<bpmn:conditionalEventDefinition><bpmn:condition>` + c + `</bpmn:condition></bpmn:conditionalEventDefinition>`
+	}
+	t.Run("intermediate catch fires at once when the condition holds, else when it turns true", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+task("set", "set")+`<bpmn:endEvent id="e1"/>`+
+			`<bpmn:intermediateCatchEvent id="wait">`+cond(`= ready`)+`</bpmn:intermediateCatchEvent><bpmn:endEvent id="e2"/>`+
+			flows("s", "fork", "fork", "set", "set", "e1", "fork", "wait", "wait", "e2")))
+		now := start(t, e, map[string]any{"ready": true})
+		require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "set").Key, nil))
+		st, _ := now.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		later := start(t, e, map[string]any{"ready": false})
+		assert.Equal(t, []engine.Token{{ID: 1, ElementID: "set", Waiting: "job", JobKey: jobOf(t, e, "set").Key}, {ID: 2, ElementID: "wait", Waiting: "event"}}, tokens(t, later))
+		require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "set").Key, map[string]any{"ready": true}))
+		st, _ = later.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(later, engine.ConditionSatisfied, "wait"))
+	})
+	t.Run("non-interrupting boundary fires on each change to true", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+
+			`<bpmn:subProcess id="sub"><bpmn:startEvent id="ss"/>`+task("a", "a")+task("b", "b")+task("c", "c")+`<bpmn:endEvent id="se"/>`+
+			flows("ss", "a", "a", "b", "b", "c", "c", "se")+`</bpmn:subProcess>`+
+			`<bpmn:boundaryEvent id="hot" attachedToRef="sub" cancelActivity="false">`+cond(`= temp &gt; 30`)+`</bpmn:boundaryEvent>`+
+			`<bpmn:endEvent id="e"/><bpmn:endEvent id="alarm"/>`+flows("s", "sub", "sub", "e", "hot", "alarm")))
+		inst := start(t, e, map[string]any{"temp": 20})
+		require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "a").Key, map[string]any{"temp": 35})) // false -> true: fires
+		require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "b").Key, map[string]any{"temp": 40})) // still true: no edge
+		require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "c").Key, nil))
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "alarm"))
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "e"))
+	})
+	t.Run("interrupting boundary already true on entry fires at once", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+task("work", "w")+
+			`<bpmn:boundaryEvent id="stop" attachedToRef="work">`+cond(`= halt`)+`</bpmn:boundaryEvent>`+
+			`<bpmn:endEvent id="e"/><bpmn:endEvent id="halted"/>`+flows("s", "work", "work", "e", "stop", "halted")))
+		inst := start(t, e, map[string]any{"halt": true})
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "halted"))
+		assert.Equal(t, engine.Stats{}, e.Stats())
+	})
+	t.Run("event sub-process start", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+task("work", "w")+`<bpmn:endEvent id="e"/>`+flows("s", "work", "work", "e")+
+			`<bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es" isInterrupting="false">`+cond(`= flag`)+
+			`</bpmn:startEvent><bpmn:endEvent id="ee"/>`+flows("es", "ee")+`</bpmn:subProcess>`))
+		inst := start(t, e, map[string]any{"flag": false})
+		require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "w").Key, map[string]any{"flag": true}))
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "esp"), "the variable change starts it before the main token moves on")
+	})
+}

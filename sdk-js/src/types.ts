@@ -38,6 +38,7 @@ export const eventTypes = [
   'errorCaught',
   'escalationCaught',
   'callStarted',
+  'conditionSatisfied',
 ] as const;
 
 /** The name of what an event records. */

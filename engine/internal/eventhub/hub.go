@@ -31,6 +31,10 @@ const (
 	Message Kind = iota + 1
 	Signal
 	Timer
+	// Conditional marks a conditional event's delivery. The hub never holds
+	// such subscriptions (conditions are instance state); the kind lets the
+	// runtime hand them through the same delivery path as the others.
+	Conditional
 )
 
 // Receiver is told about fired subscriptions. Deliver must not block and

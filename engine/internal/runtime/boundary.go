@@ -44,7 +44,7 @@ func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error
 		if d.Escalation != nil {
 			h.code = d.Escalation.Code
 		}
-	case model.EventMessage, model.EventSignal, model.EventTimer:
+	case model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional:
 		c, err := compileCatch(n, d, opts.Expr)
 		if err != nil {
 			return h, err
@@ -78,8 +78,7 @@ func (inst *Instance) openBoundaries(tv *tokenView, n *model.Node) error {
 // closeBoundaries closes the boundary subscriptions of tv's activity.
 func (inst *Instance) closeBoundaries(tv *tokenView) {
 	for _, id := range tv.boundary {
-		inst.eng.hub.Unsubscribe(id)
-		delete(inst.subs, id)
+		inst.dropSub(id)
 	}
 	tv.boundary = nil
 }
@@ -139,8 +138,7 @@ func (inst *Instance) rearm(ref subRef, d *eventhub.Delivery, sc *scope, token i
 
 func (inst *Instance) closeScopeSubs(sc *scope) {
 	for _, id := range sc.subs {
-		inst.eng.hub.Unsubscribe(id)
-		delete(inst.subs, id)
+		inst.dropSub(id)
 	}
 	sc.subs = nil
 }
@@ -309,7 +307,7 @@ func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
 		inst.recordTrigger(h.node, 0, d)
 		if h.interrupting {
 			inst.interruptScope(sc)
-		} else if d.Kind != eventhub.Signal {
+		} else if d.Kind != eventhub.Signal && d.Kind != eventhub.Conditional {
 			inst.forget(sc, d.Sub)
 			if id := inst.rearm(ref, d, sc, 0); id != 0 {
 				sc.subs = append(sc.subs, id)
@@ -331,11 +329,11 @@ func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
 		inst.interruptActivity(tv, h.node)
 		return
 	}
-	if d.Kind != eventhub.Signal {
+	if d.Kind != eventhub.Signal && d.Kind != eventhub.Conditional { // those stay subscribed
 		for i, id := range tv.boundary {
 			if id == d.Sub {
 				tv.boundary = append(tv.boundary[:i:i], tv.boundary[i+1:]...)
-				delete(inst.subs, id)
+				inst.dropSub(id)
 				break
 			}
 		}
@@ -348,7 +346,7 @@ func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
 
 // forget drops a fired subscription from a scope's list.
 func (inst *Instance) forget(sc *scope, id int64) {
-	delete(inst.subs, id)
+	inst.dropSub(id)
 	for i, s := range sc.subs {
 		if s == id {
 			sc.subs = append(sc.subs[:i:i], sc.subs[i+1:]...)
@@ -367,6 +365,8 @@ func (inst *Instance) recordTrigger(n *model.Node, token int, d *eventhub.Delive
 		rec.Type, rec.Name = SignalReceived, d.Name
 	case eventhub.Timer:
 		rec.Type, rec.Due = TimerFired, timeOf(d.Due)
+	case eventhub.Conditional:
+		rec.Type = ConditionSatisfied
 	}
 	inst.record(rec)
 }

@@ -40,6 +40,7 @@ const (
 	EscalationThrown   EventType = "escalationThrown"
 	ErrorCaught        EventType = "errorCaught"
 	CallStarted        EventType = "callStarted"
+	ConditionSatisfied EventType = "conditionSatisfied"
 	EscalationCaught   EventType = "escalationCaught"
 )
 
@@ -49,7 +50,7 @@ var eventTypes = [...]EventType{
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
 	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
-	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted,
+	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
 }
 
 // EventTypes returns every event type the engine writes.

@@ -155,6 +155,17 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 		ev.Type, ev.Name = SignalSubscribed, c.name()
 		inst.record(ev)
 		return id, schedule{}, nil
+	case model.EventConditional:
+		// Conditions are the instance's own: no hub. The subscription starts
+		// as "not holding", so recheckConditions, which runs right after the
+		// message being handled, fires it at once if it holds already, and
+		// later whenever it turns from false to true.
+		id := inst.eng.NextKey()
+		if inst.condLast == nil {
+			inst.condLast = make(map[int64]bool)
+		}
+		inst.condLast[id] = false
+		return id, schedule{}, nil
 	default:
 		s, err := c.timer.evaluate(sc.visible(), inst.eng.clock.Now())
 		if err != nil {
@@ -167,6 +178,43 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 	}
 }
 
+// recheckConditions fires the conditional subscriptions whose condition
+// has turned true since it was last evaluated (an evaluation error counts
+// as false). The loop calls it after every message while any is open, and
+// fires synchronously: variables change only while a message is handled,
+// so the event happens before anything else moves. Firing may open new
+// conditional subscriptions (a sub-process entered, a boundary re-armed),
+// so it repeats until a pass fires nothing.
+func (inst *Instance) recheckConditions() {
+	for pass := 0; pass <= len(inst.condLast); pass++ {
+		fired := false
+		for _, id := range sortedKeys(inst.condLast) {
+			ref, ok := inst.subs[id]
+			if !ok || inst.stopping.Load() {
+				continue
+			}
+			sc := ref.scope
+			if sc == nil {
+				tv := inst.tokens[ref.token]
+				if tv == nil {
+					continue
+				}
+				sc = tv.scope
+			}
+			holds, _ := ref.spec.cond.EvalBool(sc.visible())
+			was := inst.condLast[id]
+			inst.condLast[id] = holds
+			if holds && !was {
+				inst.fired(message{kind: evDeliver, token: ref.token, more: &messageMore{ev: &eventhub.Delivery{Sub: id, Kind: eventhub.Conditional}}})
+				fired = true
+			}
+		}
+		if !fired {
+			return
+		}
+	}
+}
+
 // schedule opens a timer subscription due at due.
 func (inst *Instance) schedule(token int, c *catchSpec, due time.Time) int64 {
 	id := inst.eng.hub.Schedule(due, trackReceiver{inst, token})
@@ -174,11 +222,17 @@ func (inst *Instance) schedule(token int, c *catchSpec, due time.Time) int64 {
 	return id
 }
 
+// dropSub closes one subscription, whatever its kind.
+func (inst *Instance) dropSub(id int64) {
+	inst.eng.hub.Unsubscribe(id)
+	delete(inst.subs, id)
+	delete(inst.condLast, id)
+}
+
 // unsubscribeAll closes every subscription tv holds.
 func (inst *Instance) unsubscribeAll(tv *tokenView) {
 	for _, id := range tv.subs {
-		inst.eng.hub.Unsubscribe(id)
-		delete(inst.subs, id)
+		inst.dropSub(id)
 	}
 	tv.subs = nil
 }

@@ -56,6 +56,9 @@ type Instance struct {
 	jobs      map[int64]*jobState
 	incidents map[int64]*incidentState
 	subs      map[int64]subRef // open subscriptions by hub id
+	// condLast holds, for each open conditional subscription, whether its
+	// condition held when last evaluated.
+	condLast  map[int64]bool
 	nextScope int
 	startKey  string // the correlation key of the message that started it
 	// parent is the instance whose call activity started this one, and
@@ -368,6 +371,9 @@ func (inst *Instance) safeHandle(m message) {
 	}()
 	inst.handle(m)
 	inst.afterMove(m.kind)
+	if len(inst.condLast) > 0 && !inst.stopping.Load() {
+		inst.recheckConditions()
+	}
 }
 
 // release subtracts the work finished since the last release.

@@ -107,6 +107,8 @@ type catchSpec struct {
 	// key is a message's correlation key expression (nil: empty key).
 	key   *expr.Program
 	timer *timerSpec
+	// cond is a conditional event's condition.
+	cond *expr.Program
 }
 
 // name returns the message or signal name the spec waits for.
@@ -319,7 +321,7 @@ func supported(n *model.Node) error {
 	case model.KindStartEvent:
 		switch {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
-			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation)
+			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
 		case n.Parent != nil && len(n.Events) > 0:
 			return fmt.Errorf("a start event inside a bpmn:subProcess must be a none start event")
 		default:
@@ -331,7 +333,7 @@ func supported(n *model.Node) error {
 		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation)
 	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
 	case model.KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
 			return fmt.Errorf("bpmn:%s needs an event definition", n.Kind)
@@ -339,7 +341,7 @@ func supported(n *model.Node) error {
 		if n.ParallelMultiple {
 			return fmt.Errorf("unsupported element bpmn:%s with parallelMultiple", n.Kind)
 		}
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional)
 	case model.KindReceiveTask:
 		if len(n.Events) == 0 {
 			return fmt.Errorf("bpmn:%s needs a messageRef", n.Kind)
@@ -466,6 +468,15 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 			return c, fmt.Errorf("timer: %w", err)
 		}
 		c.timer = ts
+	case model.EventConditional:
+		if d.Condition.IsZero() {
+			return c, fmt.Errorf("conditional event needs a condition")
+		}
+		prog, err := expr.Compile(d.Condition, expr.Condition, opts)
+		if err != nil {
+			return c, fmt.Errorf("condition: %w", err)
+		}
+		c.cond = prog
 	default:
 		return c, fmt.Errorf("unsupported %s event here", d.Kind)
 	}
