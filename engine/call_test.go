@@ -121,3 +121,17 @@ func TestCallActivity_DeployRejectsCallToEventOnlyProcess(t *testing.T) {
 	assert.Equal(t, "call", de.ElementID)
 	assert.Contains(t, de.Rule, "no none start event")
 }
+
+func TestCallActivity_RecursionIsBounded(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">`+
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/><bpmn:callActivity id="again" calledElement="p"/>`+
+		`<bpmn:endEvent id="e"/>`+flows("s", "again", "again", "e")+`</bpmn:process></bpmn:definitions>`)
+	_ = start(t, e, nil)
+	incs := e.Incidents()
+	require.Len(t, incs, 1)
+	assert.Contains(t, incs[0].Message, "nest deeper than")
+	assert.Equal(t, runtimeMaxCallDepth+1, e.Stats().Instances, "the chain stops at the bound")
+}
+
+const runtimeMaxCallDepth = 64 // runtime.MaxCallDepth

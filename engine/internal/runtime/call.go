@@ -14,6 +14,10 @@ import (
 // The parent and the child are separate instances with separate loops; they
 // talk only through each other's non-blocking mailbox.
 
+// MaxCallDepth bounds how deep call activities may nest (a process that
+// calls itself would otherwise create instances without end).
+const MaxCallDepth = 64
+
 // enterCall starts the child instance for tv, which waits at call activity
 // n until the child ends.
 func (inst *Instance) enterCall(tv *tokenView, n *model.Node) {
@@ -23,6 +27,10 @@ func (inst *Instance) enterCall(tv *tokenView, n *model.Node) {
 		inst.closeBoundaries(tv)
 		tv.wait = WaitIncident
 		inst.openIncident(tv, n, 0, err.Error())
+	}
+	if inst.depth >= MaxCallDepth {
+		fail(fmt.Errorf("call activities nest deeper than %d levels: does the process call itself?", MaxCallDepth))
+		return
 	}
 	id, err := np.calledElement.EvalString(tv.scope.visible())
 	if err != nil {
@@ -52,7 +60,7 @@ func (inst *Instance) enterCall(tv *tokenView, n *model.Node) {
 		return
 	}
 	child := newInstance(inst.eng, plan, vars)
-	child.parent, child.parentToken = inst, tv.id
+	child.parent, child.parentToken, child.depth = inst, tv.id, inst.depth+1
 	tv.child = child
 	inst.record(Event{Type: CallStarted, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
 		Name: plan.Process.ID, Message: fmt.Sprintf("called instance %d", child.key)})

@@ -65,6 +65,7 @@ type Instance struct {
 	// parentToken the token waiting there; nil for a top-level instance.
 	parent      *Instance
 	parentToken int
+	depth       int    // how many call activities above this instance
 	final       State  // the state to end in once the last token is gone
 	finalMsg    string // why, for terminations and failures
 	now         int64  // clock reading for the message being handled, Unix ns
