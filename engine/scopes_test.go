@@ -464,3 +464,22 @@ func TestConditionalEvents(t *testing.T) {
 		assert.Equal(t, 1, count(inst, engine.ElementLeft, "esp"), "the variable change starts it before the main token moves on")
 	})
 }
+
+// TestSignalThrownInsideIsCaughtByOwnBoundary: a signal end event inside a
+// sub-process reaches the interrupting signal boundary of that same
+// sub-process before the sub-process can complete, every time.
+func TestSignalThrownInsideIsCaughtByOwnBoundary(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(`<bpmn:signal id="Sig" name="ping"/>`, `<bpmn:startEvent id="s"/>`+
+		`<bpmn:subProcess id="sub"><bpmn:startEvent id="ss"/><bpmn:endEvent id="se">`+SIG+`</bpmn:endEvent>`+flows("ss", "se")+`</bpmn:subProcess>`+
+		`<bpmn:boundaryEvent id="b" attachedToRef="sub">`+SIG+`</bpmn:boundaryEvent>`+
+		`<bpmn:endEvent id="normal"/><bpmn:endEvent id="caught"/>`+flows("s", "sub", "sub", "normal", "b", "caught")))
+	for i := range 300 {
+		inst := start(t, e, nil)
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		require.Equal(t, 1, count(inst, engine.ElementLeft, "caught"), "round %d", i)
+	}
+}
+
+const SIG = `<bpmn:signalEventDefinition signalRef="Sig"/>`

@@ -327,6 +327,13 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 		inst.record(Event{Type: SignalBroadcast, ElementID: n.ID, TokenID: tv.id, Name: c.name()})
 		inst.eng.BroadcastSignal(c.name(), nil)
 	}
+	// What this instance throws reaches its own subscriptions before the
+	// thrower moves on: handle the mail now, or the thrower's next report
+	// (an end event completing the sub-process whose boundary catches the
+	// signal) could overtake it.
+	for _, m := range inst.takeMail(false) {
+		inst.handle(m)
+	}
 	inst.deliver(tv, delivery{kind: resume})
 }
 
