@@ -512,8 +512,7 @@ func TestCompile_SyntaxErrors(t *testing.T) {
 		{`= a in [1..`, 11, "unexpected end"},
 		{`= a in [1..5`, 12, "expected ] or )"},
 		{`= [1..5]`, 4, "ranges are only allowed after in"},
-		{`= for x in y return x`, 2, "not supported"},
-		{`= for x in [1] return x`, 2, `"for" expressions are not supported`},
+		{`= for x in [1], y in [2] return x`, 14, `several iteration contexts`},
 		{`= a instance of number`, 4, "not supported"},
 		{`= a.1`, 4, "expected a name after ."},
 		{`= 1a`, 3, "after number"},
@@ -887,4 +886,15 @@ func TestCompile_FEELQuantified(t *testing.T) {
 		require.ErrorAs(t, err, &se, text)
 		assert.Contains(t, se.Msg, msg, text)
 	}
+}
+
+func TestCompile_FEELFor(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{text: `= for x in [1, 2, 3] return x * 2`, want: []any{2.0, 4.0, 6.0}},
+		{text: `= for x in [] return x`, want: []any{}},
+		{text: `= for i in order.items return i.qty`, want: []any{2.0, 5.0}},
+		{text: `= sum(for i in order.items return i.qty)`, want: 7.0},
+		{text: `= for x in [1, 2] return x + amount`, want: []any{151.0, 152.0}}, // outer variables stay visible
+		{text: `= for x in [[1], [2, 3]] return count(x)`, want: []any{1.0, 2.0}},
+	}, Options{})
 }

@@ -13,6 +13,7 @@ import (
 //
 //	expression  = "if" expression "then" expression "else" expression
 //	            | ("some" | "every") name "in" disjunction "satisfies" expression
+//	            | "for" name "in" disjunction "return" expression
 //	            | disjunction
 //	disjunction = conjunction { "or" conjunction }
 //	conjunction = comparison { "and" comparison }
@@ -97,7 +98,9 @@ func (c *compiler) feelExpr() ast.Node {
 			return at(&ast.ConditionalNode{Cond: c.call(t.pos, t.end, "f.true", cond), Exp1: a, Exp2: b}, t.pos, t.end)
 		case "some", "every":
 			return c.feelQuantified(t)
-		case "for", "function":
+		case "for":
+			return c.feelFor(t)
+		case "function":
 			panic(c.errAt(t.pos, fmt.Sprintf("FEEL %q expressions are not supported", t.text)))
 		}
 	}
@@ -132,6 +135,35 @@ func (c *compiler) feelQuantified(q token) ast.Node {
 			at(&ast.PredicateNode{Node: c.call(q.pos, q.end, "f.true", pred)}, q.pos, q.end),
 		},
 	}, q.pos, q.end)
+}
+
+// feelFor parses "for x in list return e" into expr-lang's map over the
+// list, with x standing for the current element inside e. One iteration
+// context only: "for x in a, y in b" is reported as unsupported.
+func (c *compiler) feelFor(f token) ast.Node {
+	c.next()
+	v := c.next()
+	if v.kind != tName || feelKeywords[v.text] && !v.quoted {
+		panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after \"for\", found %s", describe(v))))
+	}
+	c.expectWord("in")
+	list := c.feelOr()
+	if c.isOp(",") {
+		t := c.peek()
+		panic(c.errAt(t.pos, `FEEL "for" with several iteration contexts is not supported`))
+	}
+	c.expectWord("return")
+	outer, outerDepth := c.bound, c.boundDepth
+	c.bound, c.boundDepth = v.text, c.filterDepth
+	body := c.feelExpr()
+	c.bound, c.boundDepth = outer, outerDepth
+	return at(&ast.BuiltinNode{
+		Name: "map",
+		Arguments: []ast.Node{
+			c.call(f.pos, f.end, "f.aslist", list),
+			at(&ast.PredicateNode{Node: body}, f.pos, f.end),
+		},
+	}, f.pos, f.end)
 }
 
 func (c *compiler) feelOr() ast.Node {
