@@ -107,63 +107,52 @@ func (c *compiler) feelExpr() ast.Node {
 	return c.feelOr()
 }
 
-// feelQuantified parses "some x in list satisfies p" and "every x in list
-// satisfies p" into expr-lang's any/all over the list, with x standing for
-// the current element inside p. An empty list gives false for some and
-// true for every; an element for which p is null does not satisfy it.
-func (c *compiler) feelQuantified(q token) ast.Node {
+// feelIteration parses what the iterating expressions share, after their
+// keyword kw: a variable, "in", a list, then the word sep and a body in
+// which the variable stands for the current element. It returns the list
+// and the body.
+func (c *compiler) feelIteration(kw token, sep string) (list, body ast.Node) {
 	c.next()
 	v := c.next()
 	if v.kind != tName || feelKeywords[v.text] && !v.quoted {
-		panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", q.text, describe(v))))
+		panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", kw.text, describe(v))))
 	}
 	c.expectWord("in")
-	list := c.feelOr()
-	c.expectWord("satisfies")
+	list = c.feelOr()
+	if kw.text == "for" && c.isOp(",") {
+		t := c.peek()
+		panic(c.errAt(t.pos, `FEEL "for" with several iteration contexts is not supported`))
+	}
+	c.expectWord(sep)
 	outer, outerDepth := c.bound, c.boundDepth
 	c.bound, c.boundDepth = v.text, c.filterDepth
-	pred := c.feelExpr()
+	body = c.feelExpr()
 	c.bound, c.boundDepth = outer, outerDepth
+	return c.call(kw.pos, kw.end, "f.aslist", list), body
+}
+
+// feelQuantified parses "some x in list satisfies p" and "every x in list
+// satisfies p" into expr-lang's any/all over the list. An empty list gives
+// false for some and true for every; an element for which p is null does
+// not satisfy it.
+func (c *compiler) feelQuantified(q token) ast.Node {
+	list, pred := c.feelIteration(q, "satisfies")
 	builtin := "any"
 	if q.text == "every" {
 		builtin = "all"
 	}
-	return at(&ast.BuiltinNode{
-		Name: builtin,
-		Arguments: []ast.Node{
-			c.call(q.pos, q.end, "f.aslist", list),
-			at(&ast.PredicateNode{Node: c.call(q.pos, q.end, "f.true", pred)}, q.pos, q.end),
-		},
-	}, q.pos, q.end)
+	return at(&ast.BuiltinNode{Name: builtin, Arguments: []ast.Node{
+		list, at(&ast.PredicateNode{Node: c.call(q.pos, q.end, "f.true", pred)}, q.pos, q.end),
+	}}, q.pos, q.end)
 }
 
 // feelFor parses "for x in list return e" into expr-lang's map over the
-// list, with x standing for the current element inside e. One iteration
-// context only: "for x in a, y in b" is reported as unsupported.
+// list. One iteration context only.
 func (c *compiler) feelFor(f token) ast.Node {
-	c.next()
-	v := c.next()
-	if v.kind != tName || feelKeywords[v.text] && !v.quoted {
-		panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after \"for\", found %s", describe(v))))
-	}
-	c.expectWord("in")
-	list := c.feelOr()
-	if c.isOp(",") {
-		t := c.peek()
-		panic(c.errAt(t.pos, `FEEL "for" with several iteration contexts is not supported`))
-	}
-	c.expectWord("return")
-	outer, outerDepth := c.bound, c.boundDepth
-	c.bound, c.boundDepth = v.text, c.filterDepth
-	body := c.feelExpr()
-	c.bound, c.boundDepth = outer, outerDepth
-	return at(&ast.BuiltinNode{
-		Name: "map",
-		Arguments: []ast.Node{
-			c.call(f.pos, f.end, "f.aslist", list),
-			at(&ast.PredicateNode{Node: body}, f.pos, f.end),
-		},
-	}, f.pos, f.end)
+	list, body := c.feelIteration(f, "return")
+	return at(&ast.BuiltinNode{Name: "map", Arguments: []ast.Node{
+		list, at(&ast.PredicateNode{Node: body}, f.pos, f.end),
+	}}, f.pos, f.end)
 }
 
 func (c *compiler) feelOr() ast.Node {
