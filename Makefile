@@ -49,11 +49,15 @@ fuzz:
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
-# row under -race, as SRD-027 and SRD-028 require.
+# row under -race, as SRD-027 and SRD-028 require, and plays every
+# conformance scenario 20 times per host, requiring one history order
+# (the SDK's share is stress-sdk).
 STRESS_RUN = Inbound|EventGateway|Message|Signal|Timer|Observer|Boundary_JobCompletion
 stress:
 	$(GO) test -race -count=40 -run '$(STRESS_RUN)' ./engine
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
+	$(GO) test -count=1 -run TestScenarioOrder ./conformance -conformance.repeat=20
+	$(MAKE) stress-sdk
 
 examples: wasm
 	@for d in $$(ls -d examples/*/ 2>/dev/null); do \
@@ -108,7 +112,7 @@ test-wasm: bin/wazero-$(WAZERO_VERSION)
 		GOOS=wasip1 GOARCH=wasm $(GO) test -count=1 ./engine/...
 
 # --- JavaScript SDK, Node example, browser simulator ---------------------
-.PHONY: sdk test-sdk test-browser bench-sdk
+.PHONY: sdk test-sdk test-browser bench-sdk stress-sdk
 test: test-sdk test-browser
 
 NPM_CI = npm ci --no-audit --no-fund --prefer-offline
@@ -131,6 +135,10 @@ test-browser: sdk
 		{ echo "test-browser: installing Debian's chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@test -x $(CHROMIUM) || { echo "test-browser: no Chromium at $(CHROMIUM); install it (Debian: apt-get install -y chromium) or pass CHROMIUM=/path"; exit 1; }
 	cd examples/browser-simulator && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
+
+# stress-sdk plays every conformance scenario 20 times through the SDK.
+stress-sdk: sdk
+	cd sdk-js && FLOWTRACK_REPEAT=20 node --test test/conformance.test.mjs
 
 bench-sdk: sdk
 	cd sdk-js && node bench/bench.mjs

@@ -32,6 +32,10 @@ type Observation struct {
 	JobInfo     []JobInfo          `json:"jobInfo,omitempty"`
 	Incidents   []string           `json:"incidents,omitempty"`
 	Events      []string           `json:"events,omitempty"`
+	// Trace is the instance's whole history in order, one "type element"
+	// line per record. An instance's order is a function of the model and
+	// its inputs (RATIONALE.md), so runners must agree on it exactly.
+	Trace []string `json:"trace,omitempty"`
 }
 
 // JobInfo is the normalized form of an open job.
@@ -248,12 +252,6 @@ func (ru *run) expect(ctx context.Context, idx int, e *Expect) error {
 		return err
 	}
 	obs.Step = idx
-	if e.Paths == nil {
-		// Which token goes on past a join is decided by arrival order, which
-		// goroutine scheduling decides natively: paths take part in the
-		// comparison only where a scenario asserts them.
-		obs.Paths = nil
-	}
 	ru.res.Observations = append(ru.res.Observations, obs)
 	where := "end"
 	if idx > 0 {
@@ -311,6 +309,7 @@ func (ru *run) observe(ctx context.Context, alias string) (Observation, error) {
 	var order []int
 	for _, ev := range snap.History {
 		obs.Events = append(obs.Events, string(ev.Type))
+		obs.Trace = append(obs.Trace, strings.TrimSpace(string(ev.Type)+" "+ev.ElementID))
 		if ev.Type != engine.ElementLeft {
 			continue
 		}

@@ -130,3 +130,40 @@ func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
 	}()
 	return Run(ctxT(t), r, s)
 }
+
+// repeat is how many times TestScenarioOrder plays each scenario on each
+// runner: twice under -race in make test, 20 times in make stress.
+var repeat = flag.Int("conformance.repeat", 2, "plays of each scenario per runner in TestScenarioOrder")
+
+// TestScenarioOrder plays every scenario several times on every runner and
+// requires the same observations each time, histories in full order
+// included: an instance's order is a function of the model and its inputs,
+// never of scheduling (RATIONALE.md).
+func TestScenarioOrder(t *testing.T) {
+	scenarios, err := Load("scenarios")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range scenarios {
+		t.Run(s.Name, func(t *testing.T) {
+			for _, f := range Factories() {
+				if _, ok := s.Skip[f.Name]; ok {
+					continue
+				}
+				var first []byte
+				for i := range *repeat {
+					res, err := playOn(t, f, s)
+					if err != nil {
+						t.Fatalf("%s play %d: %v", f.Name, i+1, err)
+					}
+					got, _ := json.Marshal(res.Observations)
+					if first == nil {
+						first = got
+					} else if string(got) != string(first) {
+						t.Fatalf("%s: play %d observed\n%s\nplay 1 observed\n%s", f.Name, i+1, got, first)
+					}
+				}
+			}
+		})
+	}
+}

@@ -143,10 +143,6 @@ async function matchJobs(ru, st) {
 async function expect(ru, idx, e) {
   const obs = await observe(ru, e.instance);
   obs.step = idx;
-  // Which token goes on past a join is decided by arrival order, which
-  // goroutine scheduling decides natively: paths take part in the
-  // comparison only where a scenario asserts them (as in kit.go).
-  if (!e.paths) delete obs.paths;
   ru.res.observations.push(obs);
   const where = idx > 0 ? `step ${idx}` : 'end';
   for (const m of check(e, obs)) ru.res.mismatches.push(`${where}: ${m}`);
@@ -173,9 +169,11 @@ async function observe(ru, alias) {
   obs.variables = info.variables;
   obs.events = [];
   obs.completed = [];
+  obs.trace = [];
   const paths = new Map();
   for (const ev of history) {
     obs.events.push(ev.type);
+    obs.trace.push(ev.elementId ? `${ev.type} ${ev.elementId}` : ev.type);
     if (ev.type !== 'elementLeft') continue;
     obs.completed.push(ev.elementId);
     const id = ev.tokenId ?? 0;

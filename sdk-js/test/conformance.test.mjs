@@ -14,6 +14,10 @@ import { canonical, loadScenarios, runScenario } from '../conformance/run.mjs';
 // an entry once the engine makes the observation scheduling-independent.
 const knownDifferences = {};
 
+// Plays of each scenario; every play must observe the same, history order
+// included (make stress sets FLOWTRACK_REPEAT=20).
+const repeat = Number(process.env.FLOWTRACK_REPEAT ?? 1);
+
 const repo = fileURLToPath(new URL('../../', import.meta.url));
 const dir = `${repo}conformance/scenarios`;
 
@@ -53,6 +57,10 @@ describe('conformance scenarios through the SDK', { skip: !existsSync(dir) && `n
       assert.equal(error, '', 'scenario could not be played');
       assert.deepEqual(res.mismatches, [], 'expectations');
       if (want) assert.equal(canonical(res.observations), canonical(want.observations), 'observations differ from the native engine');
+      for (let i = 2; i <= repeat; i++) {
+        const again = await runScenario(s);
+        assert.equal(canonical(again.observations), canonical(res.observations), `play ${i} observed otherwise than play 1`);
+      }
     });
   }
 });

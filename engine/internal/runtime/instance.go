@@ -21,7 +21,9 @@ const intakeDepth = 16
 //
 // Concurrency: one loop goroutine is the only writer of the instance's
 // state (tokens, joins, jobs, variables, incidents); one goroutine per
-// track runs nodes and reports to the loop through the intake. The loop
+// track runs nodes and reports to the loop through the intake, one track
+// at a time (turns.go), so that the history's order never depends on
+// scheduling. The loop
 // never reads a live track's state: it keeps its own view (tokens). Public
 // methods are safe to call from any goroutine; those that need loop state
 // ask the loop through the intake.
@@ -69,6 +71,12 @@ type Instance struct {
 	final       State  // the state to end in once the last token is gone
 	finalMsg    string // why, for terminations and failures
 	now         int64  // clock reading for the message being handled, Unix ns
+	// turn is the token whose track runs, 0 when none does; runnable
+	// are the tracks waiting for their turn, and inputs the outside input
+	// waiting for no track to run (turns.go).
+	turn     int
+	runnable []wakeup
+	inputs   []message
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -334,9 +342,16 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 	inst.spawn(start, nil, false, inst.root)
 	for len(inst.tokens) > 0 {
 		inst.release()
+		if !inst.nextTurn() && len(inst.inputs) > 0 {
+			m := inst.inputs[0]
+			inst.inputs[0] = message{}
+			inst.inputs = inst.inputs[1:]
+			inst.safeHandle(m)
+			continue
+		}
 		select {
 		case m := <-inst.intake:
-			inst.safeHandle(m)
+			inst.receive(m)
 			continue
 		default:
 		}
@@ -345,20 +360,43 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 		inst.now = 0
 		select {
 		case m := <-inst.intake:
-			inst.safeHandle(m)
+			inst.receive(m)
 		case <-inst.wake:
-			for _, m := range inst.takeMail(false) {
-				inst.safeHandle(m)
-			}
+			inst.inputs = append(inst.inputs, inst.takeMail(false)...)
 		}
 	}
+	// Commands taken but not yet handled are answered before the instance
+	// ends, so that none is both answered and released as never taken.
+	for _, m := range inst.inputs {
+		if m.kind == msgCommand {
+			inst.safeHandle(m)
+		}
+	}
+	late := inst.inputs
+	inst.inputs = nil
 	inst.finalize()
 	// Mail that arrived too late finds no token: handling drops it (and
 	// hands messages back to the hub).
-	for _, m := range inst.takeMail(true) {
-		inst.safeHandle(m)
+	for _, m := range append(late, inst.takeMail(true)...) {
+		if m.kind != msgCommand {
+			inst.safeHandle(m)
+		}
 	}
 	inst.release()
+}
+
+// receive takes one message from the intake: a track's report is handled
+// at once; a command waits with the other outside input until no track
+// runs.
+func (inst *Instance) receive(m message) {
+	if !isTrackReport(m) {
+		inst.inputs = append(inst.inputs, m)
+		return
+	}
+	if m.token == inst.turn && endsTurn(m.kind) {
+		inst.turn = 0
+	}
+	inst.safeHandle(m)
 }
 
 // safeHandle handles m, turning a panic (a bug, never bad input) into a
@@ -400,8 +438,7 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 	if !inst.plan.nodes[n.Index].join {
 		inst.recordNode(ElementEntered, n, id)
 	}
-	t := &track{inst: inst, id: id, ch: tv.ch, scope: sc}
-	go t.run(n, via)
+	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})
 }
 
 // finalize records the end, publishes the final state and releases the
@@ -441,7 +478,7 @@ func (inst *Instance) deliver(tv *tokenView, d delivery) bool {
 	tv.parked = false
 	tv.wait = ""
 	inst.eng.busy.add(1)
-	tv.ch <- d // never blocks: one slot, and at most one delivery per park
+	inst.ready(wakeup{kind: wakeDeliver, tv: tv, d: d})
 	return true
 }
 
@@ -491,7 +528,7 @@ func (inst *Instance) closeToken(tv *tokenView) {
 	tv.closed = true
 	tv.parked = false
 	inst.eng.busy.add(1) // running again until it reports its exit
-	close(tv.ch)
+	inst.ready(wakeup{kind: wakeClose, tv: tv})
 }
 
 // removeToken forgets an exited token. The last token of a sub-process

@@ -207,7 +207,7 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 		// The track is about to block on its channel: close it so it exits.
 		// It stays counted as running until it reports the exit.
 		tv.closed = true
-		close(tv.ch)
+		inst.ready(wakeup{kind: wakeClose, tv: tv})
 	case evEnded, evTerminate:
 		inst.removeToken(tv, false)
 	case evExited, evFailed:

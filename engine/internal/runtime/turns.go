@@ -1,0 +1,103 @@
+package runtime
+
+import "github.com/flowtrack/flowtrack/engine/internal/model"
+
+// An instance runs one track at a time, and takes outside input only when
+// no track runs. That makes its history a function of the model and the
+// order of its inputs, the same on every host and every run, whatever the
+// goroutine scheduler does (RATIONALE.md, "Why does an instance run one
+// token at a time?"). The rule:
+//
+//   - A track runs until it waits (parks on its channel) or ends; moving
+//     and forking do not end its turn.
+//   - Tracks that become runnable meanwhile (a fork's other branches, a
+//     delivery to a parked token, a withdrawn token woken to exit) take
+//     their turns in the order they became runnable.
+//   - Outside input (commands, the hub's deliveries, other instances'
+//     posts) is handled one item at a time, in arrival order, once no
+//     track runs and none is runnable.
+//
+// Only the loop reads or writes the fields behind this (turn, runnable,
+// inputs), like every other piece of instance state.
+
+// wakeKind says how a runnable track is set going.
+type wakeKind uint8
+
+const (
+	wakeStart   wakeKind = iota + 1 // start the track's goroutine
+	wakeDeliver                     // send a delivery to the parked track
+	wakeClose                       // close the track's channel so it exits
+)
+
+// wakeup is a track waiting for its turn.
+type wakeup struct {
+	kind wakeKind
+	tv   *tokenView
+	d    delivery
+	// For wakeStart: the node the track starts at and the flow it came by.
+	node *model.Node
+	via  *model.Flow
+}
+
+// ready sets a track going now if no other track has the turn, else queues
+// it. The caller has counted the track as running work.
+func (inst *Instance) ready(w wakeup) {
+	if inst.turn != 0 || len(inst.runnable) > 0 {
+		inst.runnable = append(inst.runnable, w)
+		return
+	}
+	inst.give(w)
+}
+
+// give hands the turn to w's track.
+func (inst *Instance) give(w wakeup) {
+	inst.turn = w.tv.id
+	switch w.kind {
+	case wakeStart:
+		t := &track{inst: inst, id: w.tv.id, ch: w.tv.ch, scope: w.tv.scope}
+		go t.run(w.node, w.via)
+	case wakeDeliver:
+		w.tv.ch <- w.d // never blocks: one slot, and at most one delivery per park
+	case wakeClose:
+		close(w.tv.ch)
+	}
+}
+
+// nextTurn gives the turn to the oldest runnable track, if no track has it.
+// It reports whether a track now runs.
+func (inst *Instance) nextTurn() bool {
+	if inst.turn != 0 {
+		return true
+	}
+	if len(inst.runnable) == 0 {
+		return false
+	}
+	w := inst.runnable[0]
+	inst.runnable[0] = wakeup{}
+	inst.runnable = inst.runnable[1:]
+	if len(inst.runnable) == 0 {
+		inst.runnable = nil
+	}
+	inst.give(w)
+	return true
+}
+
+// endsTurn reports whether a track's report of kind k means it has stopped
+// running: it parked on its channel or exited.
+func endsTurn(k msgKind) bool {
+	switch k {
+	case evMoved, evFork, evIteration:
+		return false
+	}
+	return true
+}
+
+// isTrackReport reports whether m comes from a track rather than from
+// outside the instance.
+func isTrackReport(m message) bool {
+	switch m.kind {
+	case msgCommand, evDeliver, evCallEnded, evCancel:
+		return false
+	}
+	return true
+}
