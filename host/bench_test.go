@@ -144,7 +144,7 @@ func BenchmarkHost_ColdStart(b *testing.B) {
 	ctx := context.Background()
 	var gz bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	_, _ = zw.Write(host.Module)
+	_, _ = zw.Write(host.Module())
 	_ = zw.Close()
 	for _, tc := range []struct {
 		name  string
@@ -174,7 +174,7 @@ func BenchmarkHost_ColdStart(b *testing.B) {
 				}
 				_ = e.Close(ctx)
 			}
-			b.ReportMetric(float64(len(host.Module)), "wasm-bytes")
+			b.ReportMetric(float64(len(host.Module())), "wasm-bytes")
 			b.ReportMetric(float64(gz.Len()), "wasm-gzip-bytes")
 		})
 	}

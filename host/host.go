@@ -1,17 +1,21 @@
 // Package host runs flowtrack's WebAssembly module (wasm/, embedded as
-// flowtrack.wasm) inside any Go program through wazero, behind the same
+// flowtrack.wasm.gz) inside any Go program through wazero, behind the same
 // operations as the native engine package and with the same Go types
 // (engine.Event, engine.Job, engine.Token, engine.DeployError...), so that
 // tests and tools can drive either one.
 //
 //	e, err := host.New(ctx)
+//	if err != nil { ... }
 //	defer e.Close(ctx)
 //	e.Deploy(ctx, "order.bpmn", xml)
 //	key, _ := e.Start(ctx, "order", map[string]any{"amount": 120})
-//	for _, job := range must(e.Jobs(ctx, engine.JobFilter{Type: "check-order"})) {
+//	jobs, _ := e.Jobs(ctx, engine.JobFilter{InstanceKey: key})
+//	for _, job := range jobs {
 //		e.CompleteJob(ctx, job.Key, map[string]any{"valid": true})
 //	}
 //	state, _ := e.State(ctx, key)
+//
+// Example (example_test.go) is the complete program, checked by go test.
 //
 // Every call runs inside the module until the engine settles, so a call's
 // effects (and its events, see Subscribe) are complete when it returns.
@@ -29,6 +33,7 @@ package host
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -47,11 +52,29 @@ import (
 	"github.com/flowtrack/flowtrack/engine"
 )
 
-// Module is the flowtrack WebAssembly module this package was built with
-// (make builds it into host/flowtrack.wasm before compiling this package).
+//go:generate go run ./internal/modulegen
+
+// moduleGzip is the WebAssembly module built from ../wasm, compressed. It is
+// committed, so that a plain clone builds and `go install` works; `make
+// test` fails when it is not what the sources build (RATIONALE.md).
 //
-//go:embed flowtrack.wasm
-var Module []byte
+//go:embed flowtrack.wasm.gz
+var moduleGzip []byte
+
+// Module returns the flowtrack WebAssembly module this package embeds, the
+// one New runs unless WithModule says otherwise. The slice is shared: do
+// not modify it.
+var Module = sync.OnceValue(func() []byte {
+	zr, err := gzip.NewReader(bytes.NewReader(moduleGzip))
+	if err != nil {
+		panic("flowtrack host: embedded module: " + err.Error()) // the build embedded a broken file
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		panic("flowtrack host: embedded module: " + err.Error())
+	}
+	return b
+})
 
 // ABIVersion is the wasm/ABI.md version this package speaks. New refuses a
 // module that reports another.
@@ -90,7 +113,7 @@ type config struct {
 // Option configures an Engine at New.
 type Option func(*config)
 
-// WithModule runs wasm instead of the embedded Module (for example a module
+// WithModule runs wasm instead of the embedded Module() (for example a module
 // built with other flags). The module must speak ABIVersion.
 func WithModule(wasm []byte) Option { return func(c *config) { c.module = wasm } }
 
@@ -126,7 +149,7 @@ func sharedRuntime(ctx context.Context) (*compiled, error) {
 	if shared != nil {
 		return shared, nil
 	}
-	c, err := compile(ctx, Module, defaultCache())
+	c, err := compile(ctx, Module(), defaultCache())
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +246,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	} else {
 		wasm := cfg.module
 		if wasm == nil {
-			wasm = Module
+			wasm = Module()
 		}
 		c, err = compile(ctx, wasm, cfg.cache)
 		if c != nil {

@@ -86,10 +86,10 @@ func cold(dirs workload.Dirs) []ColdResult {
 
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	_, _ = zw.Write(host.Module)
+	_, _ = zw.Write(host.Module())
 	_ = zw.Close()
 	out = append(out,
-		ColdResult{Kind: "size", Host: "wasm", Variant: "raw", Bytes: len(host.Module)},
+		ColdResult{Kind: "size", Host: "wasm", Variant: "raw", Bytes: len(host.Module())},
 		ColdResult{Kind: "size", Host: "wasm", Variant: "gzip -9", Bytes: buf.Len()})
 	return out
 }

@@ -16,7 +16,7 @@ import (
 )
 
 func main() {
-	wasm, name := host.Module, "embedded module"
+	wasm, name := host.Module(), "embedded module"
 	if len(os.Args) > 1 {
 		var err error
 		name = os.Args[1]

@@ -1,0 +1,112 @@
+// Command modulegen builds flowtrack's WebAssembly module from ../wasm and
+// writes it where package host embeds it (flowtrack.wasm.gz, committed, so
+// that a plain clone builds and `go install` works) and, uncompressed, where
+// the SDK and the benchmarks take it (flowtrack.wasm, not committed). It
+// runs from the host directory:
+//
+//	go generate ./host      # or: make wasm
+//
+// The build is reproducible (-trimpath, no VCS stamp), so -check can tell
+// whether the committed module is the one the sources build today:
+//
+//	go run ./host/internal/modulegen -check
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+)
+
+const (
+	rawName = "flowtrack.wasm"
+	gzName  = "flowtrack.wasm.gz"
+)
+
+func main() {
+	check := flag.Bool("check", false, "report whether "+gzName+" holds what the sources build, and change nothing")
+	dir := flag.String("dir", ".", "the host package directory")
+	flag.Parse()
+	if err := run(*dir, *check); err != nil {
+		fmt.Fprintln(os.Stderr, "modulegen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir string, check bool) error {
+	tmp, err := os.MkdirTemp("", "modulegen")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fresh, err := build(dir, filepath.Join(tmp, rawName))
+	if err != nil {
+		return err
+	}
+	committed, err := readGzip(filepath.Join(dir, gzName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if check {
+		if !bytes.Equal(fresh, committed) {
+			return fmt.Errorf("%s is stale: it is not what the sources build now; run `make wasm` (or `go generate ./host`) and commit it", filepath.Join(dir, gzName))
+		}
+		return nil
+	}
+	if err := os.WriteFile(filepath.Join(dir, rawName), fresh, 0o644); err != nil {
+		return err
+	}
+	if bytes.Equal(fresh, committed) {
+		return nil // leave the file alone: no change, no new timestamp
+	}
+	return writeGzip(filepath.Join(dir, gzName), fresh)
+}
+
+// build compiles the module as a WASI reactor, reproducibly.
+func build(dir, out string) ([]byte, error) {
+	// go generate puts the go command that runs it first on PATH.
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "../wasm")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("build the module: %w", err)
+	}
+	return os.ReadFile(out)
+}
+
+func readGzip(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return io.ReadAll(zr)
+}
+
+// writeGzip writes b compressed with no name or time in the header, so the
+// same module always gives the same file.
+func writeGzip(name string, b []byte) error {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return err
+	}
+	if _, err := zw.Write(b); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return os.WriteFile(name, buf.Bytes(), 0o644)
+}
