@@ -266,6 +266,9 @@ func (imp *importer) process(e *element) {
 	if p.ID == "" {
 		imp.problemAt(e, "", "EXT.003", "bpmn:process has no id: give it a unique id")
 	}
+	if p.Executable && e.get("processType") == "Public" {
+		imp.problemAt(e, p.ID, "EXT.035", `a public process must not be executable: set processType="Private" or isExecutable="false"`)
+	}
 	b := &builder{imp: imp, p: p, nodes: map[string]*model.Node{}, flows: map[string]*model.Flow{}, unsupported: map[string]bool{}}
 	b.flowElements(e, nil)
 	b.resolve()
@@ -317,6 +320,9 @@ func (b *builder) flow(e *element) {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:sequenceFlow has no id: give it a unique id")
 	}
 	f.Condition = b.imp.expression(e.child(nsBPMN, "conditionExpression"))
+	if b.p.Executable && e.get("isImmediate") == "false" {
+		b.imp.problemAt(e, b.p.ID, "EXT.024", `isImmediate="false" is not allowed in an executable process: remove the attribute`)
+	}
 	b.p.Flows = append(b.p.Flows, f)
 	putFirst(b.flows, f.ID, f)
 	b.flowRefs = append(b.flowRefs, flowRef{flow: f, source: e.get("sourceRef"), target: e.get("targetRef")})
@@ -487,6 +493,12 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 			def.Escalation = resolveRef(b.imp.escalations, ref)
 		}
 	case model.EventTimer:
+		for _, c := range e.children {
+			if c.space == nsBPMN && (c.local == "timeDate" || c.local == "timeDuration" || c.local == "timeCycle") && c.content() == "" {
+				b.imp.problems = append(b.imp.problems, &model.Problem{RuleID: "EXT.013", ProcessID: b.p.ID, ElementID: n.ID, Pos: c.pos,
+					Rule: "bpmn:" + c.local + " is empty: a formal expression needs a body; write the value or remove the element"})
+			}
+		}
 		def.Timer = &model.Timer{
 			Date:     b.imp.expression(e.child(nsBPMN, "timeDate")),
 			Duration: b.imp.expression(e.child(nsBPMN, "timeDuration")),

@@ -3,6 +3,8 @@ package model
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Validate checks the structural rules a model must meet before it can run,
@@ -62,6 +64,7 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 	v.executableNeighbours(d)
 	for _, p := range d.Processes {
 		v.process(p)
+		v.calls(d, p)
 	}
 	d.Locate(v.problems)
 	d.Locate(v.warnings)
@@ -195,11 +198,29 @@ func (v *validator) node(n *Node) {
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
 		}
+		if len(n.Incoming) == 0 && !n.HasEvent(EventLink) {
+			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
+		}
+		if len(n.Outgoing) == 0 {
+			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
+		}
+	case KindIntermediateThrowEvent:
+		if len(n.Incoming) == 0 {
+			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
+		}
+		if len(n.Outgoing) == 0 && !n.HasEvent(EventLink) {
+			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
+		}
+	case KindSubProcess:
+		if n.TriggeredByEvent {
+			v.eventSubProcess(n)
+		}
 	case KindBoundaryEvent:
 		v.boundary(n)
 	case KindEventBasedGateway:
 		v.eventGateway(n)
 	}
+	v.triggers(n)
 	if n.Kind.IsGateway() {
 		if len(n.Outgoing) == 0 {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
@@ -211,6 +232,131 @@ func (v *validator) node(n *Node) {
 	v.defaultFlow(n)
 }
 
+// Event triggers BPMN allows, by where the event is (BPMN 2.0 tables
+// 10.84 to 10.93).
+var (
+	topStartTriggers       = []EventKind{EventMessage, EventTimer, EventConditional, EventSignal}
+	eventSubStartTriggers  = []EventKind{EventMessage, EventTimer, EventEscalation, EventError, EventCompensation, EventConditional, EventSignal}
+	endTriggers            = []EventKind{EventMessage, EventEscalation, EventError, EventCancel, EventCompensation, EventSignal, EventTerminate}
+	catchTriggers          = []EventKind{EventMessage, EventTimer, EventConditional, EventLink, EventSignal}
+	throwTriggers          = []EventKind{EventMessage, EventEscalation, EventCompensation, EventLink, EventSignal}
+	boundaryTriggers       = []EventKind{EventMessage, EventTimer, EventEscalation, EventConditional, EventError, EventCancel, EventCompensation, EventSignal}
+	nonInterruptingDropped = []EventKind{EventError, EventCancel, EventCompensation}
+)
+
+// triggers checks that each event definition of an event is one BPMN
+// allows where the event is: a top-level start event cannot catch an
+// error, an end event cannot wait for a timer, a non-interrupting boundary
+// event cannot catch an error. Whether flowtrack executes an allowed
+// trigger is a separate question, answered at compilation.
+func (v *validator) triggers(n *Node) {
+	var allowed []EventKind
+	var rule, where string
+	interrupting := n.CancelActivity
+	switch {
+	case n.Kind == KindStartEvent && n.Parent == nil:
+		allowed, rule, where = topStartTriggers, "EXT.098", "a process-level start event"
+	case n.Kind == KindStartEvent && n.Parent.TriggeredByEvent:
+		allowed, rule, where = eventSubStartTriggers, "EXT.059", "the start event of an event sub-process"
+		if !interrupting {
+			where = "a non-interrupting start event of an event sub-process"
+		}
+	case n.Kind == KindStartEvent:
+		allowed, rule, where = nil, "EXT.100", "the start event of a sub-process"
+	case n.Kind == KindEndEvent:
+		allowed, rule, where = endTriggers, "EXT.146", "an end event"
+	case n.Kind == KindIntermediateCatchEvent:
+		allowed, rule, where = catchTriggers, "EXT.148", "an intermediate catch event"
+	case n.Kind == KindIntermediateThrowEvent:
+		allowed, rule, where = throwTriggers, "EXT.149", "an intermediate throw event"
+	case n.Kind == KindBoundaryEvent:
+		allowed, rule, where = boundaryTriggers, "EXT.110", "a boundary event"
+		if !interrupting {
+			where = "a non-interrupting boundary event"
+		}
+	default:
+		return
+	}
+	for _, e := range n.Events {
+		ok := slices.Contains(allowed, e.Kind)
+		if !interrupting && (n.Kind == KindBoundaryEvent || n.Kind == KindStartEvent) && slices.Contains(nonInterruptingDropped, e.Kind) {
+			ok = false
+		}
+		if !ok {
+			v.report(n.ID, rule, "%s cannot have the %s trigger: use another event type or trigger", where, e.Kind)
+		}
+	}
+}
+
+// eventSubProcess checks an event sub-process: it is entered by its start
+// event's trigger, never by a sequence flow, and has exactly one start
+// event, which has a trigger.
+func (v *validator) eventSubProcess(n *Node) {
+	if len(n.Incoming) > 0 || len(n.Outgoing) > 0 {
+		v.report(n.ID, "EXT.057", "an event sub-process must not have incoming or outgoing flows: remove them")
+	}
+	var starts []*Node
+	for _, c := range n.Children {
+		if c.Kind == KindStartEvent {
+			starts = append(starts, c)
+		}
+	}
+	if len(starts) != 1 {
+		v.report(n.ID, "EXT.058", "an event sub-process needs exactly one start event, not %d", len(starts))
+	}
+	for _, s := range starts {
+		if len(s.Events) == 0 {
+			v.report(s.ID, "EXT.059", "the start event of an event sub-process needs a trigger: add a message, timer, signal, error, escalation or conditional definition")
+		}
+	}
+}
+
+// calls checks the call activities of p whose calledElement is a literal
+// naming a process of the same document: that process must have a none
+// start event, where the call begins (EXT.099). Calls to processes
+// deployed separately are checked when they happen.
+func (v *validator) calls(d *Definitions, p *Process) {
+	if p == nil || !p.Executable {
+		return
+	}
+	v.current = p
+	defer func() { v.current = nil }()
+	for _, n := range p.Nodes {
+		text := strings.TrimSpace(n.CalledElement.Text)
+		if n.Kind != KindCallActivity || text == "" || strings.HasPrefix(text, "=") || strings.Contains(text, "${") {
+			continue
+		}
+		callee := d.Process(text)
+		if callee == nil {
+			continue
+		}
+		none := false
+		for _, s := range callee.StartEvents() {
+			none = none || len(s.Events) == 0
+		}
+		if !none {
+			v.report(n.ID, "EXT.099", "call activity calls process %s, which has no none start event: add one to %s", text, text)
+		}
+	}
+}
+
+// escalationThrow checks an escalation end or throw event: it must name
+// an escalation with a code, which is what catches match (EXT.011).
+func (v *validator) escalationThrow(n *Node) {
+	if n.Kind != KindEndEvent && n.Kind != KindIntermediateThrowEvent {
+		return
+	}
+	for _, e := range n.Events {
+		switch {
+		case e.Kind != EventEscalation:
+		case e.Escalation == nil:
+			v.report(n.ID, "EXT.011", "escalation event needs an escalation: set escalationRef to a bpmn:escalation with an escalationCode")
+		case e.Escalation.Code == "":
+			v.report(n.ID, "EXT.011", "escalation %s has no escalationCode: give it one", e.Escalation.ID)
+		}
+	}
+}
+
 // execution checks what a node needs to run: conditions to choose a path,
 // messages to wait for, timer values.
 func (v *validator) execution(n *Node) {
@@ -218,6 +364,7 @@ func (v *validator) execution(n *Node) {
 		v.conditions(n)
 	}
 	v.eventDefinitions(n)
+	v.escalationThrow(n)
 }
 
 // isCatch reports whether n waits for its event definitions to happen.

@@ -105,6 +105,7 @@ func TestValidate_Valid(t *testing.T) {
 	// A message throw without a message is job-based and allowed.
 	thr := b.node("throw", KindIntermediateThrowEvent, nil, &EventDefinition{Kind: EventMessage})
 	b.flow("ft", extra, thr, "")
+	b.flow("fte", thr, b.node("end2", KindEndEvent, nil), "")
 	require.NoError(t, Validate(defs(t, b.p)))
 }
 
