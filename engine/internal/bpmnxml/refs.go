@@ -152,13 +152,16 @@ func isA(local, typ string) bool {
 func (imp *importer) references(root *element) {
 	ids := imp.elements
 	foreign := foreignPrefixes(root)
-	var walk func(e *element, owner string)
-	walk = func(e *element, owner string) {
+	var walk func(e *element, process, owner string)
+	walk = func(e *element, process, owner string) {
 		if e.space != nsBPMN {
 			return // extensions and diagram interchange are not BPMN model elements
 		}
 		if id := e.get("id"); id != "" {
 			owner = id
+		}
+		if e.local == "process" {
+			process = owner
 		}
 		for i := range referenceTable {
 			r := &referenceTable[i]
@@ -167,26 +170,26 @@ func (imp *importer) references(root *element) {
 			}
 			if r.attr {
 				if v, ok := e.attr(r.name); ok {
-					imp.reference(e, owner, r, v, ids, foreign)
+					imp.reference(e, process, owner, r, v, ids, foreign)
 				}
 				continue
 			}
 			for _, c := range e.children {
 				if c.space == nsBPMN && c.local == r.name {
-					imp.reference(c, owner, r, c.content(), ids, foreign)
+					imp.reference(c, process, owner, r, c.content(), ids, foreign)
 				}
 			}
 		}
 		for _, c := range e.children {
-			walk(c, owner)
+			walk(c, process, owner)
 		}
 	}
-	walk(root, "")
+	walk(root, "", "")
 }
 
 // reference checks one reference value of element e (owner is the id of e
-// or of its nearest ancestor with one).
-func (imp *importer) reference(e *element, owner string, r *reference, value string, ids map[string]*element, foreign map[string]bool) {
+// or of its nearest ancestor with one, process the id of its process).
+func (imp *importer) reference(e *element, process, owner string, r *reference, value string, ids map[string]*element, foreign map[string]bool) {
 	ref := strings.TrimSpace(value)
 	if ref == "" {
 		return // an empty reference is a missing one: the rules needing it report that
@@ -206,10 +209,10 @@ func (imp *importer) reference(e *element, owner string, r *reference, value str
 	switch {
 	case !ok && r.name == "calledElement":
 	case !ok:
-		imp.problems = append(imp.problems, &model.Problem{RuleID: rule, ElementID: owner, Pos: e.pos,
+		imp.problems = append(imp.problems, &model.Problem{RuleID: rule, ProcessID: process, ElementID: owner, Pos: e.pos,
 			Rule: "bpmn:" + e.local + " " + r.name + " " + ref + " points to no element: name the id of an element of this document"})
 	case len(r.types) > 0 && !slices.ContainsFunc(r.types, func(t string) bool { return target.space == nsBPMN && isA(target.local, t) }):
-		imp.problems = append(imp.problems, &model.Problem{RuleID: rule, ElementID: owner, Pos: e.pos,
+		imp.problems = append(imp.problems, &model.Problem{RuleID: rule, ProcessID: process, ElementID: owner, Pos: e.pos,
 			Rule: "bpmn:" + e.local + " " + r.name + " " + ref + " points to a bpmn:" + target.local + ", not a bpmn:" + strings.Join(r.types, " or bpmn:")})
 	}
 }
