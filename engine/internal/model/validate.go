@@ -9,7 +9,8 @@ import (
 
 // Validate checks the structural rules a model must meet before it can run,
 // and returns every broken rule as a *Problem, joined with errors.Join and
-// sorted by process, element and rule, or nil when the model is valid.
+// sorted by position, or nil when the model is valid. RULES.md lists the
+// rules with their ids; Check also returns the warnings.
 //
 // Rules, each reported on the element that breaks it:
 //
