@@ -72,10 +72,13 @@ type BetsyOutcome struct {
 	Blocker string
 	// Detail says more about a wrong trace.
 	Detail string
-	// Accidental marks a must-reject case that passed only because the
-	// engine does not support an element of it yet, not because a rule
-	// rejected it: it counts as passed, but the ratchet does not hold it.
-	Accidental bool
+	// Rule is the rule a must-reject case names ("EXT.058", or "REF"
+	// for the reference cases, which name no single rule).
+	Rule string
+	// WrongRule marks a must-reject case that deploy rejected, but not by
+	// the rule the case names nor one implying it (for example only as an
+	// unsupported element): it does not pass.
+	WrongRule bool
 }
 
 // betsyMaxRounds bounds the job and timer rounds of one case, so that a
@@ -97,7 +100,7 @@ func RunBetsy(ctx context.Context, r Runner, dir string, c BetsyCase) BetsyOutco
 	}
 	sort.Strings(want)
 	sort.Strings(got)
-	out.Pass = slices.Equal(want, got)
+	out.Pass = slices.Equal(want, got) && !out.WrongRule
 	if out.Pass {
 		out.Blocker = ""
 	} else if out.Blocker == "" {
@@ -126,16 +129,17 @@ func betsyPlay(ctx context.Context, r Runner, dir string, c BetsyCase) BetsyOutc
 		} else if !c.ExpectDeploymentFailure {
 			out.Blocker = deployBlocker(de)
 		} else {
-			out.Accidental = onlyUnsupported(de)
+			out.Rule = BetsyRule(c.ID)
+			if !RejectedBy(de, out.Rule) {
+				out.WrongRule = true
+				out.Blocker = fmt.Sprintf("rejected, but not by %s (%s)", out.Rule, ruleIDs(de))
+			}
 		}
 		return out
 	}
 	if c.ExpectDeploymentFailure {
-		rule := strings.TrimPrefix(c.ID, "bpmn_constraints/")
-		if i := strings.IndexByte(rule, '_'); i > 0 {
-			rule = rule[:i]
-		}
-		out.Blocker = "missing validation: betsy constraint " + rule
+		out.Rule = BetsyRule(c.ID)
+		out.Blocker = "missing validation: " + out.Rule
 		return out
 	}
 	h := &betsyHarness{r: r, expected: c.ExpectedTrace}
@@ -423,18 +427,59 @@ func deployBlocker(de *engine.DeployError) string {
 	return strings.Join(fs, " + ")
 }
 
-// onlyUnsupported reports whether every problem of de is a missing feature.
-func onlyUnsupported(de *engine.DeployError) bool {
-	probs := de.Problems
-	if len(probs) == 0 {
-		probs = []engine.Problem{{Rule: de.Rule}}
+// BetsyRule returns the rule a must-reject case is named after:
+// "bpmn_constraints/EXT058_1_fail_noStartEvent" names EXT.058, and the
+// REF_n cases name the reference rules as a whole ("REF").
+func BetsyRule(id string) string {
+	name := strings.TrimPrefix(id, "bpmn_constraints/")
+	if strings.HasPrefix(name, "REF") {
+		return "REF"
 	}
-	for _, p := range probs {
-		if !strings.Contains(p.Rule, "unsupported") {
-			return false
+	num, _, _ := strings.Cut(strings.TrimPrefix(name, "EXT"), "_")
+	return "EXT." + num
+}
+
+// impliedBy lists, for a catalogue rule, the rules whose violation implies
+// it: a sequence flow from an artifact breaks EXT.007, and the reference
+// table says the same thing as REF.18 (a sequence flow's source must be a
+// flow node).
+var impliedBy = map[string][]string{
+	"EXT.006": {"REF.19"},
+	"EXT.007": {"REF.18"},
+	"EXT.008": {"REF.36"},
+	"EXT.009": {"REF.35"},
+	"EXT.021": {"EXT.057"},
+	"EXT.022": {"EXT.057"},
+	"EXT.028": {"EXT.152"},
+	"EXT.152": {"EXT.028"},
+	"EXT.129": {"EXT.059"}, // the betsy case is a copy of EXT059_4
+	"EXT.130": {"EXT.110"}, // a cancel boundary without a definition
+}
+
+// RejectedBy reports whether one of de's problems breaks rule (an
+// "EXT.nnn" id, or "REF" for any reference rule) or a rule implying it.
+func RejectedBy(de *engine.DeployError, rule string) bool {
+	for _, p := range de.Problems {
+		switch {
+		case p.RuleID == rule,
+			rule == "REF" && strings.HasPrefix(p.RuleID, "REF."),
+			slices.Contains(impliedBy[rule], p.RuleID):
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// ruleIDs lists the distinct rules of de's problems.
+func ruleIDs(de *engine.DeployError) string {
+	var ids []string
+	for _, p := range de.Problems {
+		if !slices.Contains(ids, p.RuleID) {
+			ids = append(ids, p.RuleID)
+		}
+	}
+	sort.Strings(ids)
+	return strings.Join(ids, ", ")
 }
 
 var (

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -129,7 +130,16 @@ const (
 func EventTypes() []EventType { return runtime.EventTypes() }
 
 // DeployError reports a model that cannot be deployed. It names the first
-// problem; Problems lists them all.
+// problem; Problems lists them all, in document order. It unwraps to its
+// problems, so errors.As finds a *Problem and errors.Is matches a rule:
+//
+//	var de *engine.DeployError
+//	if errors.As(err, &de) {
+//		for _, p := range de.Problems {
+//			fmt.Printf("%s:%d:%d: %s: %s: %s\n", de.File, p.Line, p.Column, p.RuleID, p.ElementID, p.Rule)
+//		}
+//	}
+//	if errors.Is(err, &engine.Problem{RuleID: "EXT.127"}) { /* a message reference is missing */ }
 type DeployError struct {
 	// File is the name given to Deploy.
 	File string
@@ -139,15 +149,53 @@ type DeployError struct {
 	ElementID string
 	// Rule says what is wrong.
 	Rule string
-	// Problems lists every problem found, the first one included.
+	// Problems lists every problem found, the first one included, sorted
+	// by position in the document and without duplicates.
 	Problems []Problem
 }
 
-// Problem is one rule a model breaks.
+// Problem is one rule a model breaks, or, among Deployment.Warnings, one
+// thing that deploys but is probably not what the modeller meant.
 type Problem struct {
+	// RuleID names the rule: "EXT.nnn" and "REF.nn" are the extended
+	// constraints and reference rules of the BPMN 2.0 constraint
+	// catalogue (as BPMNspector numbers them), "XSD.<what>" a rule of the
+	// BPMN schema, "FT.<what>" a rule of flowtrack's own.
+	// engine/internal/model/RULES.md lists them.
+	RuleID    string `json:"ruleId,omitempty"`
 	ProcessID string `json:"processId,omitempty"`
 	ElementID string `json:"elementId,omitempty"`
-	Rule      string `json:"rule"`
+	// Line and Column locate the offending element in the document
+	// (1-based; Column counts bytes); zero when unknown.
+	Line   int `json:"line,omitempty"`
+	Column int `json:"column,omitempty"`
+	// Rule says, in one line, what is wrong and how to fix it.
+	Rule string `json:"rule"`
+}
+
+// Error renders the problem as "line:col: rule-id: element: message",
+// leaving out the parts that are unknown.
+func (p *Problem) Error() string {
+	var b strings.Builder
+	if p.Line > 0 {
+		fmt.Fprintf(&b, "%d:%d: ", p.Line, p.Column)
+	}
+	if p.RuleID != "" {
+		b.WriteString(p.RuleID + ": ")
+	}
+	if p.ElementID != "" {
+		b.WriteString(p.ElementID + ": ")
+	}
+	b.WriteString(p.Rule)
+	return b.String()
+}
+
+// Is reports whether target is a *Problem naming the same rule, so that
+// errors.Is(err, &Problem{RuleID: "REF.93"}) asks whether a deploy error
+// contains a problem of that rule.
+func (p *Problem) Is(target error) bool {
+	t, ok := target.(*Problem)
+	return ok && t.RuleID != "" && t.RuleID == p.RuleID
 }
 
 // Error names the file, the first problem and how many more there are.
@@ -161,6 +209,15 @@ func (e *DeployError) Error() string {
 		msg += fmt.Sprintf(" (and %d more)", n)
 	}
 	return msg
+}
+
+// Unwrap returns the problems, each a *Problem.
+func (e *DeployError) Unwrap() []error {
+	errs := make([]error, len(e.Problems))
+	for i := range e.Problems {
+		errs[i] = &e.Problems[i]
+	}
+	return errs
 }
 
 // config is what the options set; its zero value is the default.
@@ -233,6 +290,10 @@ func (e *Engine) Clock() clock.Clock { return e.rt.Clock() }
 type Deployment struct {
 	Name      string
 	Processes []Process
+	// Warnings lists what deploys but is probably not what the modeller
+	// meant (a non-executable process beside executable ones, a flow
+	// without condition beside a default flow), sorted by position.
+	Warnings []Problem
 }
 
 // Process describes one deployed process version.
@@ -243,37 +304,80 @@ type Process struct {
 	Version int    `json:"version"`
 }
 
+// ruleInternal is the rule of a problem that is flowtrack's fault, not the
+// model's.
+const ruleInternal = "FT.internal"
+
 // Deploy parses, validates and registers the executable processes of a
 // BPMN 2.0 XML document. name is used in errors. An invalid document is
-// rejected whole with a *DeployError; nothing of it is registered.
-func (e *Engine) Deploy(name string, bpmn []byte) (*Deployment, error) {
+// rejected whole with a *DeployError listing every problem found;
+// nothing of it is registered.
+//
+// # Errors
+//
+// A *DeployError for an invalid document (and, with rule FT.internal, for
+// a defect of flowtrack met while deploying it, which is recovered rather
+// than allowed to crash the program); ErrClosed after Close.
+func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			d = nil
+			p := Problem{RuleID: ruleInternal, Rule: fmt.Sprintf("internal error while deploying: %v (please report it with the model)", r)}
+			err = &DeployError{File: name, Rule: p.Rule, Problems: []Problem{p}}
+		}
+	}()
 	defs, err := bpmnxml.Import(name, bpmn)
 	if err != nil {
-		return nil, deployError(name, err)
+		return nil, deployError(name, nil, err)
 	}
-	if err := model.Validate(defs); err != nil {
-		return nil, deployError(name, err)
+	problems, warnings := model.Check(defs)
+	if len(problems) > 0 {
+		return nil, deployError(name, defs, problemErrors(problems))
 	}
 	plans, err := e.rt.Install(defs, runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict})
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		return nil, deployError(name, err)
+		return nil, deployError(name, defs, err)
 	}
 	if len(plans) == 0 {
-		return nil, &DeployError{File: name, Rule: "no executable process", Problems: []Problem{{Rule: "no executable process"}}}
+		p := Problem{RuleID: "FT.executable", Rule: `no executable process: mark a process isExecutable="true"`}
+		return nil, &DeployError{File: name, Rule: p.Rule, Problems: []Problem{p}}
 	}
-	d := &Deployment{Name: name}
+	d = &Deployment{Name: name, Warnings: publicProblems(warnings)}
 	for _, p := range plans {
 		d.Processes = append(d.Processes, Process{ID: p.Process.ID, Name: p.Process.Name, Key: p.Key, Version: p.Version})
 	}
 	return d, nil
 }
 
-// deployError flattens the problems inside err into a *DeployError.
-func deployError(file string, err error) error {
-	de := &DeployError{File: file}
+// problemErrors returns ps as errors.
+func problemErrors(ps []*model.Problem) error {
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+// publicProblems converts model problems to Problems.
+func publicProblems(ps []*model.Problem) []Problem {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]Problem, len(ps))
+	for i, p := range ps {
+		out[i] = Problem{RuleID: p.RuleID, ProcessID: p.ProcessID, ElementID: p.ElementID,
+			Line: p.Pos.Line, Column: p.Pos.Column, Rule: p.Rule}
+	}
+	return out
+}
+
+// deployError flattens the problems inside err into a *DeployError,
+// locating them in defs (nil when import failed) and sorting them.
+func deployError(file string, defs *model.Definitions, err error) error {
+	var ps []*model.Problem
 	var walk func(error)
 	walk = func(err error) {
 		if joined, ok := err.(interface{ Unwrap() []error }); ok {
@@ -284,12 +388,14 @@ func deployError(file string, err error) error {
 		}
 		var p *model.Problem
 		if errors.As(err, &p) {
-			de.Problems = append(de.Problems, Problem{ProcessID: p.ProcessID, ElementID: p.ElementID, Rule: p.Rule})
+			ps = append(ps, p)
 			return
 		}
-		de.Problems = append(de.Problems, Problem{Rule: err.Error()})
+		ps = append(ps, &model.Problem{RuleID: ruleInternal, Rule: err.Error()})
 	}
 	walk(err)
+	defs.Locate(ps)
+	de := &DeployError{File: file, Problems: publicProblems(model.SortProblems(ps))}
 	first := de.Problems[0]
 	de.ProcessID, de.ElementID, de.Rule = first.ProcessID, first.ElementID, first.Rule
 	return de

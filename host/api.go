@@ -15,6 +15,7 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 	var res struct {
 		Name      string           `json:"name"`
 		Processes []engine.Process `json:"processes"`
+		Warnings  []engine.Problem `json:"warnings"`
 	}
 	err := e.call(ctx, "deploy", struct {
 		Name string `json:"name"`
@@ -26,7 +27,7 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 		}
 		return nil, err
 	}
-	return &engine.Deployment{Name: res.Name, Processes: res.Processes}, nil
+	return &engine.Deployment{Name: res.Name, Processes: res.Processes, Warnings: res.Warnings}, nil
 }
 
 // Start starts an instance of the newest version of processID and returns

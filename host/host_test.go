@@ -131,6 +131,18 @@ func TestEngine_DeployErrors(t *testing.T) {
 	assert.Equal(t, "f", de.ElementID)
 	assert.Equal(t, "p", de.ProcessID)
 	assert.NotEmpty(t, de.Problems)
+	// The module reports the same problems, rule and position included,
+	// as the native engine.
+	native, err := engine.New()
+	require.NoError(t, err)
+	defer native.Close(ctx)
+	_, nerr := native.Deploy("dangling.bpmn", []byte(process(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/>`)))
+	var nde *engine.DeployError
+	require.ErrorAs(t, nerr, &nde)
+	assert.Equal(t, nde.Problems, de.Problems)
+	assert.Equal(t, "REF.19", de.Problems[0].RuleID)
+	assert.Positive(t, de.Problems[0].Line)
+	assert.ErrorIs(t, de, &engine.Problem{RuleID: "REF.19"}, "a DeployError unwraps to its problems")
 
 	_, err = e.Start(ctx, "p", nil)
 	assert.ErrorIs(t, err, engine.ErrUnknownProcess, "a rejected document registers nothing")

@@ -60,12 +60,13 @@ func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return deployResult{Name: d.Name, Processes: d.Processes}, nil
+	return deployResult{Name: d.Name, Processes: d.Processes, Warnings: d.Warnings}, nil
 }
 
 type deployResult struct {
 	Name      string           `json:"name"`
 	Processes []engine.Process `json:"processes"`
+	Warnings  []engine.Problem `json:"warnings,omitempty"`
 }
 
 func opStart(ctx context.Context, m *module, data []byte) (any, error) {

@@ -118,10 +118,16 @@ export interface Incident {
   message: string;
 }
 
-/** One rule a deployed model breaks. */
+/** One rule a deployed model breaks (or, as a deploy warning, one thing that is probably not meant). */
 export interface Problem {
+  /** The rule: EXT.nnn, REF.nn (BPMN constraint catalogue), XSD.<what>, FT.<what> (flowtrack's own). */
+  ruleId?: string;
   processId?: string;
   elementId?: string;
+  /** Where the element starts in the document, 1-based. */
+  line?: number;
+  column?: number;
+  /** What is wrong and how to fix it. */
   rule: string;
 }
 
@@ -137,6 +143,8 @@ export interface DeployedProcess {
 export interface Deployment {
   name: string;
   processes: DeployedProcess[];
+  /** What deploys but is probably not what the modeller meant; absent when there is nothing. */
+  warnings?: Problem[];
 }
 
 /** What start returns: the instance and its state once handlers are done. */

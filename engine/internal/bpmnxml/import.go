@@ -33,10 +33,13 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 		return nil, err
 	}
 	if !root.is("definitions") {
-		return nil, &model.Problem{Rule: fmt.Sprintf("%s: root element is {%s}%s, not a BPMN 2.0 definitions element", name, root.space, root.local)}
+		return nil, &model.Problem{RuleID: "FT.document", Pos: root.pos, Rule: fmt.Sprintf("%s: root element is {%s}%s, not a BPMN 2.0 definitions element", name, root.space, root.local)}
 	}
+	elements, positions := index(root)
 	imp := &importer{
 		name:        name,
+		elements:    elements,
+		positions:   positions,
 		exprLang:    root.get("expressionLanguage"),
 		defs:        &model.Definitions{ID: root.get("id")},
 		messages:    map[string]*model.Message{},
@@ -45,13 +48,15 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 		escalations: map[string]*model.Escalation{},
 		eventDefs:   map[string]*element{},
 	}
+	imp.defs.Positions = imp.positions
+	imp.references(root)
 	imp.globals(root)
 	for _, c := range root.children {
 		switch {
 		case c.is("process"):
 			imp.process(c)
 		case c.space == nsBPMN && unsupportedRootElements[c.local]:
-			imp.problem("", c.get("id"), "unsupported element bpmn:%s", c.local)
+			imp.problemAt(c, "", "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
 		}
 	}
 	if err := imp.err(); err != nil {
@@ -64,8 +69,12 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 type importer struct {
 	name     string
 	exprLang string
-	defs     *model.Definitions
-	problems []error
+	// elements and positions hold the document's elements by id, and
+	// where they start.
+	elements  map[string]*element
+	positions map[string]model.Position
+	defs      *model.Definitions
+	problems  []*model.Problem
 
 	messages    map[string]*model.Message
 	signals     map[string]*model.Signal
@@ -76,20 +85,32 @@ type importer struct {
 	eventDefs map[string]*element
 }
 
-// problem records a Problem.
-func (imp *importer) problem(processID, elementID, format string, args ...any) {
-	imp.problems = append(imp.problems, &model.Problem{ProcessID: processID, ElementID: elementID, Rule: fmt.Sprintf(format, args...)})
+// problem records a Problem on the element with id elementID.
+func (imp *importer) problem(processID, elementID, ruleID, format string, args ...any) {
+	imp.problems = append(imp.problems, &model.Problem{RuleID: ruleID, ProcessID: processID, ElementID: elementID,
+		Pos: imp.positions[elementID], Rule: fmt.Sprintf(format, args...)})
 }
 
-// err returns the recorded problems as one error, or nil.
+// problemAt records a Problem on element e, which may have no id.
+func (imp *importer) problemAt(e *element, processID, ruleID, format string, args ...any) {
+	imp.problems = append(imp.problems, &model.Problem{RuleID: ruleID, ProcessID: processID, ElementID: e.get("id"),
+		Pos: e.pos, Rule: fmt.Sprintf(format, args...)})
+}
+
+// err returns the recorded problems, sorted, as one error, or nil.
 func (imp *importer) err() error {
-	switch len(imp.problems) {
+	ps := model.SortProblems(imp.problems)
+	switch len(ps) {
 	case 0:
 		return nil
 	case 1:
-		return imp.problems[0]
+		return ps[0]
 	}
-	return errors.Join(imp.problems...)
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
 }
 
 // globals reads the definitions-level declarations that processes refer to.
@@ -243,20 +264,28 @@ func (imp *importer) process(e *element) {
 		Executable: e.get("isExecutable") != "false",
 	}
 	if p.ID == "" {
-		imp.problem("", "", "%s: bpmn:process at line %d has no id", imp.name, e.line)
+		imp.problemAt(e, "", "EXT.003", "bpmn:process has no id: give it a unique id")
+	}
+	if p.Executable && e.get("processType") == "Public" {
+		imp.problemAt(e, p.ID, "EXT.035", `a public process must not be executable: set processType="Private" or isExecutable="false"`)
 	}
 	b := &builder{imp: imp, p: p, nodes: map[string]*model.Node{}, flows: map[string]*model.Flow{}, unsupported: map[string]bool{}}
 	b.flowElements(e, nil)
 	b.resolve()
 	if err := p.Index(); err != nil {
-		imp.problems = append(imp.problems, err)
+		var pr *model.Problem
+		if !errors.As(err, &pr) {
+			pr = &model.Problem{RuleID: "XSD.id", ProcessID: p.ID, Rule: err.Error()}
+		}
+		pr.Pos = imp.positions[pr.ElementID]
+		imp.problems = append(imp.problems, pr)
 	}
 	imp.defs.Processes = append(imp.defs.Processes, p)
 }
 
 // problem records a Problem in the process being built.
-func (b *builder) problem(elementID, format string, args ...any) {
-	b.imp.problem(b.p.ID, elementID, format, args...)
+func (b *builder) problem(elementID, ruleID, format string, args ...any) {
+	b.imp.problem(b.p.ID, elementID, ruleID, format, args...)
 }
 
 // flowElements reads the flow elements of a process or sub-process; parent
@@ -271,7 +300,7 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		}
 		switch flowElementRoles[c.local] {
 		case roleUnsupported:
-			b.problem(c.get("id"), "unsupported element bpmn:%s", c.local)
+			b.imp.problemAt(c, b.p.ID, "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
 			if id := c.get("id"); id != "" {
 				b.unsupported[id] = true
 			}
@@ -288,9 +317,12 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 func (b *builder) flow(e *element) {
 	f := &model.Flow{ID: e.get("id"), Name: e.get("name")}
 	if f.ID == "" {
-		b.problem("", "%s: bpmn:sequenceFlow at line %d has no id", b.imp.name, e.line)
+		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:sequenceFlow has no id: give it a unique id")
 	}
 	f.Condition = b.imp.expression(e.child(nsBPMN, "conditionExpression"))
+	if b.p.Executable && e.get("isImmediate") == "false" {
+		b.imp.problemAt(e, b.p.ID, "EXT.024", `isImmediate="false" is not allowed in an executable process: remove the attribute`)
+	}
 	b.p.Flows = append(b.p.Flows, f)
 	putFirst(b.flows, f.ID, f)
 	b.flowRefs = append(b.flowRefs, flowRef{flow: f, source: e.get("sourceRef"), target: e.get("targetRef")})
@@ -301,7 +333,7 @@ func (b *builder) node(e *element, parent *model.Node) {
 	kind, _ := model.KindByName(e.local)
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
-		b.problem("", "%s: bpmn:%s at line %d has no id", b.imp.name, e.local, e.line)
+		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
 	}
 	b.p.Nodes = append(b.p.Nodes, n)
 	if parent == nil {
@@ -318,7 +350,7 @@ func (b *builder) node(e *element, parent *model.Node) {
 			continue
 		}
 		if rule, ok := unsupportedActivityChildren[c.local]; ok && kind.IsActivity() {
-			b.problem(n.ID, "%s", rule)
+			b.imp.problems = append(b.imp.problems, &model.Problem{RuleID: "FT.unsupported", ProcessID: b.p.ID, ElementID: n.ID, Pos: c.pos, Rule: rule})
 			continue
 		}
 		switch c.local {
@@ -333,10 +365,9 @@ func (b *builder) node(e *element, parent *model.Node) {
 		case "extensionElements":
 			b.extensions(n, c)
 		case "eventDefinitionRef":
+			// The reference check reports one that points nowhere.
 			if def, ok := lookup(b.imp.eventDefs, c.content()); ok {
 				b.eventDefinition(n, def)
-			} else {
-				b.problem(n.ID, "eventDefinitionRef %s points to no event definition", c.content())
 			}
 		case "script":
 			if kind == model.KindScriptTask {
@@ -387,7 +418,7 @@ func (b *builder) attributes(n *model.Node, e *element) {
 		// Validate reports.
 		def := &model.EventDefinition{Kind: model.EventMessage}
 		if ref := e.get("messageRef"); ref != "" {
-			def.Message = b.message(n, ref)
+			def.Message = resolveRef(b.imp.messages, ref)
 		}
 		n.Events = append(n.Events, def)
 	case model.KindScriptTask:
@@ -426,25 +457,18 @@ func (b *builder) standardLoop(n *model.Node, e *element) {
 	if m := strings.TrimSpace(e.get("loopMaximum")); m != "" {
 		v, err := strconv.Atoi(m)
 		if err != nil || v < 0 {
-			b.problem(n.ID, "loopMaximum %q is not a non-negative whole number", m)
+			b.problem(n.ID, "XSD.integer", "loopMaximum %q is not a non-negative whole number: write one, or remove it", m)
 		}
 		l.Maximum = v
 	}
 	n.Loop = l
 }
 
-// message resolves a messageRef; an unknown one is a Problem.
-func (b *builder) message(n *model.Node, ref string) *model.Message {
-	return resolveRef(b, n, "messageRef", "message", b.imp.messages, ref)
-}
-
-// resolveRef looks up the declaration a reference attribute of n names;
-// an unknown one is a Problem naming the attribute and the element kind.
-func resolveRef[T any](b *builder, n *model.Node, attr, kind string, m map[string]T, ref string) T {
-	v, ok := lookup(m, ref)
-	if !ok {
-		b.problem(n.ID, "%s %s points to no bpmn:%s", attr, ref, kind)
-	}
+// resolveRef looks up the declaration a reference attribute of n names,
+// or returns the zero T: the reference check (references) reports a
+// reference that points nowhere or to an element of the wrong type.
+func resolveRef[T any](m map[string]T, ref string) T {
+	v, _ := lookup(m, ref)
 	return v
 }
 
@@ -454,21 +478,27 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 	switch def.Kind {
 	case model.EventMessage:
 		if ref := e.get("messageRef"); ref != "" {
-			def.Message = b.message(n, ref)
+			def.Message = resolveRef(b.imp.messages, ref)
 		}
 	case model.EventSignal:
 		if ref := e.get("signalRef"); ref != "" {
-			def.Signal = resolveRef(b, n, "signalRef", "signal", b.imp.signals, ref)
+			def.Signal = resolveRef(b.imp.signals, ref)
 		}
 	case model.EventError:
 		if ref := e.get("errorRef"); ref != "" {
-			def.Error = resolveRef(b, n, "errorRef", "error", b.imp.errors, ref)
+			def.Error = resolveRef(b.imp.errors, ref)
 		}
 	case model.EventEscalation:
 		if ref := e.get("escalationRef"); ref != "" {
-			def.Escalation = resolveRef(b, n, "escalationRef", "escalation", b.imp.escalations, ref)
+			def.Escalation = resolveRef(b.imp.escalations, ref)
 		}
 	case model.EventTimer:
+		for _, c := range e.children {
+			if c.space == nsBPMN && (c.local == "timeDate" || c.local == "timeDuration" || c.local == "timeCycle") && c.content() == "" {
+				b.imp.problems = append(b.imp.problems, &model.Problem{RuleID: "EXT.013", ProcessID: b.p.ID, ElementID: n.ID, Pos: c.pos,
+					Rule: "bpmn:" + c.local + " is empty: a formal expression needs a body; write the value or remove the element"})
+			}
+		}
 		def.Timer = &model.Timer{
 			Date:     b.imp.expression(e.child(nsBPMN, "timeDate")),
 			Duration: b.imp.expression(e.child(nsBPMN, "timeDuration")),
@@ -498,7 +528,7 @@ func (b *builder) resolve() {
 	for _, r := range b.defaultRefs {
 		f, ok := lookup(b.flows, r.ref)
 		if !ok {
-			b.problem(r.node.ID, "default flow %s points to no sequence flow", r.ref)
+			b.outside(r.node.ID, "default", r.ref)
 			continue
 		}
 		r.node.Default = f
@@ -509,10 +539,9 @@ func (b *builder) resolve() {
 	for _, r := range b.attachedRefs {
 		a, ok := lookup(b.nodes, r.ref)
 		if !ok {
-			if b.isUnsupported(r.ref) {
-				continue
+			if !b.isUnsupported(r.ref) {
+				b.outside(r.node.ID, "attachedToRef", r.ref)
 			}
-			b.problem(r.node.ID, "boundary event: attachedToRef %s points to no element", r.ref)
 			continue
 		}
 		r.node.AttachedTo = a
@@ -523,14 +552,24 @@ func (b *builder) resolve() {
 // endpoint resolves one end of a sequence flow.
 func (b *builder) endpoint(f *model.Flow, attr, ref string) *model.Node {
 	if strings.TrimSpace(ref) == "" {
-		b.problem(f.ID, "sequence flow %s has no %s", f.ID, attr)
+		b.problem(f.ID, "XSD.required", "sequence flow %s has no %s: set it to the id of a flow node", f.ID, attr)
 		return nil
 	}
 	n, ok := lookup(b.nodes, ref)
 	if !ok && !b.isUnsupported(ref) {
-		b.problem(f.ID, "sequence flow %s: %s %s points to no element", f.ID, attr, ref)
+		b.outside(f.ID, attr, ref)
 	}
 	return n
+}
+
+// outside reports a reference from the process being built that names an
+// element of the document outside it, such as a node of another process
+// (EXT.028: sequence flows stay inside their pool). A reference that names
+// no element at all is reported by the reference check.
+func (b *builder) outside(elementID, attr, ref string) {
+	if e, ok := lookup(b.imp.elements, ref); ok && e.space == nsBPMN && isA(e.local, "flowElement") {
+		b.problem(elementID, "EXT.028", "%s %s names an element outside process %s: connect elements of the same process only", attr, ref, b.p.ID)
+	}
 }
 
 // isUnsupported reports whether ref names an element rejected as

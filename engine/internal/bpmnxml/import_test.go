@@ -2,6 +2,7 @@ package bpmnxml
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -287,29 +288,33 @@ func TestImport_Problems(t *testing.T) {
 		name    string
 		xml     string
 		element string
-		rule    string
+		ruleID  string
+		rule    string // a prefix of the message
 	}{
-		{"malformed", "<bpmn:definitions xmlns:bpmn=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">\n<bpmn:process>\n</bpmn:definitions>", "", "t.bpmn: malformed XML at line 3"},
-		{"empty", "", "", "t.bpmn: malformed XML at line 1: no root element"},
-		{"not bpmn", `<definitions xmlns="http://example.com"/>`, "", "t.bpmn: root element is {http://example.com}definitions, not a BPMN 2.0 definitions element"},
-		{"transaction", doc(`<bpmn:process id="p"><bpmn:transaction id="tx"/></bpmn:process>`), "tx", "unsupported element bpmn:transaction"},
-		{"adHoc", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"/></bpmn:process>`), "ah", "unsupported element bpmn:adHocSubProcess"},
-		{"choreography", doc(`<bpmn:choreography id="ch"/>`), "ch", "unsupported element bpmn:choreography"},
-		{"unknown bpmn element", doc(`<bpmn:process id="p"><bpmn:fancyTask id="f"/></bpmn:process>`), "f", "unsupported element bpmn:fancyTask"},
-		{"multi-instance", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics/></bpmn:task></bpmn:process>`), "t", "unsupported: multi-instance loop characteristics"},
-		{"multi-instance sub-process", doc(`<bpmn:process id="p"><bpmn:subProcess id="s"><bpmn:multiInstanceLoopCharacteristics/></bpmn:subProcess></bpmn:process>`), "s", "unsupported: multi-instance loop characteristics"},
-		{"negative loop maximum", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="-1"/></bpmn:task></bpmn:process>`), "t", `loopMaximum "-1" is not a non-negative whole number`},
-		{"unknown target", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/></bpmn:process>`), "f", "sequence flow f: targetRef nowhere points to no element"},
-		{"missing source", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f" targetRef="e"/></bpmn:process>`), "f", "sequence flow f has no sourceRef"},
-		{"unknown message", doc(`<bpmn:process id="p"><bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent></bpmn:process>`), "c", "messageRef m points to no bpmn:message"},
-		{"unknown signal", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:signalEventDefinition signalRef="s"/></bpmn:endEvent></bpmn:process>`), "e", "signalRef s points to no bpmn:signal"},
-		{"unknown error", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="x"/></bpmn:endEvent></bpmn:process>`), "e", "errorRef x points to no bpmn:error"},
-		{"unknown escalation", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:escalationEventDefinition escalationRef="x"/></bpmn:endEvent></bpmn:process>`), "e", "escalationRef x points to no bpmn:escalation"},
-		{"unknown receive message", doc(`<bpmn:process id="p"><bpmn:receiveTask id="r" messageRef="m"/></bpmn:process>`), "r", "messageRef m points to no bpmn:message"},
-		{"unknown default", doc(`<bpmn:process id="p"><bpmn:exclusiveGateway id="g" default="nope"/></bpmn:process>`), "g", "default flow nope points to no sequence flow"},
-		{"unknown attachedTo", doc(`<bpmn:process id="p"><bpmn:boundaryEvent id="b" attachedToRef="t"/></bpmn:process>`), "b", "boundary event: attachedToRef t points to no element"},
-		{"duplicate id", doc(`<bpmn:process id="p"><bpmn:task id="t"/><bpmn:task id="t"/></bpmn:process>`), "t", "duplicate id"},
-		{"missing id", doc(`<bpmn:process id="p"><bpmn:task/></bpmn:process>`), "", "t.bpmn: bpmn:task at line 2 has no id"},
+		{"malformed", "<bpmn:definitions xmlns:bpmn=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">\n<bpmn:process>\n</bpmn:definitions>", "", "FT.xml", "t.bpmn: malformed XML at line 3"},
+		{"empty", "", "", "FT.xml", "t.bpmn: malformed XML at line 1: no root element"},
+		{"not bpmn", `<definitions xmlns="http://example.com"/>`, "", "FT.document", "t.bpmn: root element is {http://example.com}definitions, not a BPMN 2.0 definitions element"},
+		{"transaction", doc(`<bpmn:process id="p"><bpmn:transaction id="tx"/></bpmn:process>`), "tx", "FT.unsupported", "unsupported element bpmn:transaction"},
+		{"adHoc", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"/></bpmn:process>`), "ah", "FT.unsupported", "unsupported element bpmn:adHocSubProcess"},
+		{"unknown bpmn element", doc(`<bpmn:process id="p"><bpmn:fancyTask id="f"/></bpmn:process>`), "f", "FT.unsupported", "unsupported element bpmn:fancyTask"},
+		{"multi-instance", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics/></bpmn:task></bpmn:process>`), "t", "FT.unsupported", "unsupported: multi-instance loop characteristics"},
+		{"multi-instance sub-process", doc(`<bpmn:process id="p"><bpmn:subProcess id="s"><bpmn:multiInstanceLoopCharacteristics/></bpmn:subProcess></bpmn:process>`), "s", "FT.unsupported", "unsupported: multi-instance loop characteristics"},
+		{"negative loop maximum", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="-1"/></bpmn:task></bpmn:process>`), "t", "XSD.integer", `loopMaximum "-1" is not a non-negative whole number`},
+		{"unknown target", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/></bpmn:process>`), "f", "REF.19", "bpmn:sequenceFlow targetRef nowhere points to no element"},
+		{"target of a wrong type", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:textAnnotation id="a"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="a"/></bpmn:process>`), "f", "REF.19", "bpmn:sequenceFlow targetRef a points to a bpmn:textAnnotation, not a bpmn:activity"},
+		{"target in another process", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/></bpmn:process><bpmn:process id="q"><bpmn:endEvent id="e"/></bpmn:process>`), "f", "EXT.028", "targetRef e names an element outside process p"},
+		{"missing source", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f" targetRef="e"/></bpmn:process>`), "f", "XSD.required", "sequence flow f has no sourceRef"},
+		{"unknown message", doc(`<bpmn:process id="p"><bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent></bpmn:process>`), "c", "REF.93", "bpmn:messageEventDefinition messageRef m points to no element"},
+		{"message of a wrong type", doc(`<bpmn:signal id="m"/><bpmn:process id="p"><bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="m"/></bpmn:intermediateCatchEvent></bpmn:process>`), "c", "REF.93", "bpmn:messageEventDefinition messageRef m points to a bpmn:signal, not a bpmn:message"},
+		{"unknown signal", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:signalEventDefinition signalRef="s"/></bpmn:endEvent></bpmn:process>`), "e", "REF.95", "bpmn:signalEventDefinition signalRef s points to no element"},
+		{"unknown error", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="x"/></bpmn:endEvent></bpmn:process>`), "e", "REF.89", "bpmn:errorEventDefinition errorRef x points to no element"},
+		{"unknown escalation", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:escalationEventDefinition escalationRef="x"/></bpmn:endEvent></bpmn:process>`), "e", "REF.90", "bpmn:escalationEventDefinition escalationRef x points to no element"},
+		{"unknown receive message", doc(`<bpmn:process id="p"><bpmn:receiveTask id="r" messageRef="m"/></bpmn:process>`), "r", "REF.55", "bpmn:receiveTask messageRef m points to no element"},
+		{"unknown default", doc(`<bpmn:process id="p"><bpmn:exclusiveGateway id="g" default="nope"/></bpmn:process>`), "g", "REF.96", "bpmn:exclusiveGateway default nope points to no element"},
+		{"unknown attachedTo", doc(`<bpmn:process id="p"><bpmn:boundaryEvent id="b" attachedToRef="t"/></bpmn:process>`), "b", "REF.87", "bpmn:boundaryEvent attachedToRef t points to no element"},
+		{"unknown event definition", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:eventDefinitionRef>x</bpmn:eventDefinitionRef></bpmn:endEvent></bpmn:process>`), "e", "REF.86", "bpmn:eventDefinitionRef eventDefinitionRef x points to no element"},
+		{"duplicate id", doc(`<bpmn:process id="p"><bpmn:task id="t"/><bpmn:task id="t"/></bpmn:process>`), "t", "XSD.id", "duplicate id"},
+		{"missing id", doc(`<bpmn:process id="p"><bpmn:task/></bpmn:process>`), "", "EXT.003", "bpmn:task has no id"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -319,9 +324,28 @@ func TestImport_Problems(t *testing.T) {
 			var p *model.Problem
 			require.True(t, errors.As(err, &p), "%T is not a *model.Problem", err)
 			assert.Equal(t, tt.element, p.ElementID)
+			assert.Equal(t, tt.ruleID, p.RuleID)
 			assert.True(t, strings.HasPrefix(p.Rule, tt.rule), "rule %q does not start with %q", p.Rule, tt.rule)
 		})
 	}
+}
+
+func TestImport_ProblemPositions(t *testing.T) {
+	xml := doc(`<bpmn:process id="p">
+  <bpmn:startEvent id="s"/>
+  <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="nowhere"/>
+    <bpmn:task/>
+</bpmn:process>`)
+	_, err := Import("t.bpmn", []byte(xml))
+	var joined interface{ Unwrap() []error }
+	require.ErrorAs(t, err, &joined)
+	var got []string
+	for _, e := range joined.Unwrap() {
+		p := e.(*model.Problem)
+		got = append(got, fmt.Sprintf("%d:%d %s", p.Pos.Line, p.Pos.Column, p.RuleID))
+	}
+	// doc puts its content on line 2; the problems come in document order.
+	assert.Equal(t, []string{"4:3 REF.19", "5:5 EXT.003"}, got)
 }
 
 func TestImport_Ignored(t *testing.T) {

@@ -31,7 +31,7 @@ type element struct {
 	attrs        []xml.Attr
 	children     []*element
 	text         strings.Builder
-	line         int
+	pos          model.Position
 }
 
 // is reports whether e is the BPMN model element with the given local name.
@@ -84,29 +84,36 @@ func parse(name string, data []byte) (*element, error) {
 	d.CharsetReader = charsetReader
 	var root *element
 	var stack []*element
+	malformed := func(pos model.Position, format string, args ...any) error {
+		return &model.Problem{RuleID: "FT.xml", Pos: pos,
+			Rule: fmt.Sprintf("%s: malformed XML at line %d: %s", name, pos.Line, fmt.Sprintf(format, args...))}
+	}
 	for {
+		// The decoder's position before a token is where the token
+		// starts: the '<' of an element.
+		line, col := d.InputPos()
 		tok, err := d.Token()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			line, _ := d.InputPos()
+			line, col = d.InputPos()
 			var se *xml.SyntaxError
 			if errors.As(err, &se) {
-				line = se.Line
+				line, col = se.Line, 0
 			}
-			return nil, &model.Problem{Rule: fmt.Sprintf("%s: malformed XML at line %d: %v", name, line, err)}
+			return nil, malformed(model.Position{Line: line, Column: col}, "%v", err)
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			line, _ := d.InputPos()
+			pos := model.Position{Line: line, Column: col}
 			if len(stack) >= maxDepth {
-				return nil, &model.Problem{Rule: fmt.Sprintf("%s: malformed XML at line %d: elements nested deeper than %d levels", name, line, maxDepth)}
+				return nil, malformed(pos, "elements nested deeper than %d levels", maxDepth)
 			}
-			e := &element{space: t.Name.Space, local: t.Name.Local, attrs: t.Attr, line: line}
+			e := &element{space: t.Name.Space, local: t.Name.Local, attrs: t.Attr, pos: pos}
 			if len(stack) == 0 {
 				if root != nil {
-					return nil, &model.Problem{Rule: fmt.Sprintf("%s: malformed XML at line %d: more than one root element", name, line)}
+					return nil, malformed(pos, "more than one root element")
 				}
 				root = e
 			} else {
@@ -123,7 +130,28 @@ func parse(name string, data []byte) (*element, error) {
 		}
 	}
 	if root == nil {
-		return nil, &model.Problem{Rule: fmt.Sprintf("%s: malformed XML at line 1: no root element", name)}
+		return nil, malformed(model.Position{Line: 1, Column: 1}, "no root element")
 	}
 	return root, nil
+}
+
+// index returns the document's elements by id (the first element of each
+// id) and their positions.
+func index(root *element) (map[string]*element, map[string]model.Position) {
+	elements := map[string]*element{}
+	pos := map[string]model.Position{}
+	var walk func(e *element)
+	walk = func(e *element) {
+		if id, ok := e.attr("id"); ok && id != "" {
+			if _, dup := elements[id]; !dup {
+				elements[id] = e
+				pos[id] = e.pos
+			}
+		}
+		for _, c := range e.children {
+			walk(c)
+		}
+	}
+	walk(root)
+	return elements, pos
 }

@@ -8,7 +8,7 @@ func (p *Process) Index() error {
 	seen := make(map[string]bool, len(p.Nodes)+len(p.Flows))
 	for i, n := range p.Nodes {
 		if seen[n.ID] {
-			return &Problem{ProcessID: p.ID, ElementID: n.ID, Rule: "duplicate id"}
+			return &Problem{ProcessID: p.ID, ElementID: n.ID, RuleID: "XSD.id", Rule: "duplicate id: give every element its own id"}
 		}
 		seen[n.ID] = true
 		n.Index = i
@@ -16,7 +16,7 @@ func (p *Process) Index() error {
 	}
 	for i, f := range p.Flows {
 		if seen[f.ID] {
-			return &Problem{ProcessID: p.ID, ElementID: f.ID, Rule: "duplicate id"}
+			return &Problem{ProcessID: p.ID, ElementID: f.ID, RuleID: "XSD.id", Rule: "duplicate id: give every element its own id"}
 		}
 		seen[f.ID] = true
 		f.Index = i

@@ -357,6 +357,10 @@ type Definitions struct {
 	Signals     []*Signal
 	Errors      []*Error
 	Escalations []*Escalation
+	// Positions says where each element with an id starts in the source
+	// document (the first element, for an id used twice), so problems
+	// found after import can name their place.
+	Positions map[string]Position
 }
 
 // Process returns the process with the given id, or nil.

@@ -1,17 +1,36 @@
 package model
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
-// Problem is one rule a model breaks, found at import or validation. The
-// engine turns it into its public DeployError.
+// Problem is one rule a model breaks, found at import, validation or
+// compilation. The engine turns it into its public Problem.
 type Problem struct {
+	// RuleID names the broken rule: "EXT.023" or "REF.12" for a rule of
+	// the BPMN 2.0 constraint catalogue (the extended constraints and the
+	// reference table BPMNspector numbers), "XSD.<what>" for a schema rule,
+	// "FT.<what>" for a rule of flowtrack's own (RULES.md lists them all).
+	RuleID string
 	// ProcessID is the process the element belongs to, when known.
 	ProcessID string
 	// ElementID is the offending element's id; empty for document-level
 	// problems (malformed XML).
 	ElementID string
-	// Rule says what is wrong, in words a modeller understands.
+	// Pos is where the offending element starts in the document; zero
+	// when unknown.
+	Pos Position
+	// Rule says what is wrong and how to fix it, in one line a modeller
+	// understands.
 	Rule string
+}
+
+// Position is a place in a source document: 1-based line and column
+// (counted in bytes, as encoding/xml does). The zero Position is unknown.
+type Position struct {
+	Line, Column int
 }
 
 // Error renders the problem as "element ID: rule".
@@ -20,4 +39,29 @@ func (p *Problem) Error() string {
 		return p.Rule
 	}
 	return fmt.Sprintf("element %s: %s", p.ElementID, p.Rule)
+}
+
+// Locate sets the position of each problem that has none from the
+// positions of the definitions' elements, by element id.
+func (d *Definitions) Locate(ps []*Problem) {
+	if d == nil {
+		return
+	}
+	for _, p := range ps {
+		if p.Pos == (Position{}) && p.ElementID != "" {
+			p.Pos = d.Positions[p.ElementID]
+		}
+	}
+}
+
+// SortProblems orders problems by position in the document (unknown
+// positions first: they concern the whole document), then by rule and
+// element, and drops exact duplicates, which several checks may find.
+func SortProblems(ps []*Problem) []*Problem {
+	slices.SortFunc(ps, func(a, b *Problem) int {
+		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column),
+			cmp.Compare(a.ElementID, b.ElementID), cmp.Compare(a.RuleID, b.RuleID), cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.ProcessID, b.ProcessID))
+	})
+	return slices.CompactFunc(ps, func(a, b *Problem) bool { return *a == *b })
 }

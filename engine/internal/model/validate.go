@@ -1,15 +1,16 @@
 package model
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Validate checks the structural rules a model must meet before it can run,
 // and returns every broken rule as a *Problem, joined with errors.Join and
-// sorted by process, element and rule, or nil when the model is valid.
+// sorted by position, or nil when the model is valid. RULES.md lists the
+// rules with their ids; Check also returns the warnings.
 //
 // Rules, each reported on the element that breaks it:
 //
@@ -40,41 +41,79 @@ import (
 // so the rules about running (start events, reachability, gateway
 // conditions, message references and timer values) are not applied to them.
 func Validate(d *Definitions) error {
+	errs, _ := Check(d)
+	if len(errs) == 0 {
+		return nil
+	}
+	joined := make([]error, len(errs))
+	for i, p := range errs {
+		joined[i] = p
+	}
+	return errors.Join(joined...)
+}
+
+// Check applies the rules of Validate and returns the problems, located
+// (Definitions.Locate) and sorted (SortProblems): errors, which make a
+// model undeployable, and warnings, which describe what deploys but is
+// probably not what the modeller meant.
+func Check(d *Definitions) (errs, warnings []*Problem) {
 	if d == nil {
-		return &Problem{Rule: "no definitions"}
+		return []*Problem{{RuleID: "FT.document", Rule: "no definitions"}}, nil
 	}
 	v := &validator{}
 	v.duplicateIDs(d)
+	v.executableNeighbours(d)
 	for _, p := range d.Processes {
 		v.process(p)
+		v.calls(d, p)
 	}
-	slices.SortFunc(v.problems, func(a, b *Problem) int {
-		return cmp.Or(cmp.Compare(a.ProcessID, b.ProcessID), cmp.Compare(a.ElementID, b.ElementID), cmp.Compare(a.Rule, b.Rule))
-	})
-	v.problems = slices.CompactFunc(v.problems, func(a, b *Problem) bool { return *a == *b })
-	if len(v.problems) == 0 {
-		return nil
-	}
-	errs := make([]error, len(v.problems))
-	for i, p := range v.problems {
-		errs[i] = p
-	}
-	return errors.Join(errs...)
+	d.Locate(v.problems)
+	d.Locate(v.warnings)
+	return SortProblems(v.problems), SortProblems(v.warnings)
 }
 
 // validator collects the problems of one Validate call.
 type validator struct {
 	problems []*Problem
+	warnings []*Problem
 	current  *Process
 }
 
 // report records a problem on an element of the current process.
-func (v *validator) report(elementID, format string, args ...any) {
+func (v *validator) report(elementID, ruleID, format string, args ...any) {
 	pid := ""
 	if v.current != nil {
 		pid = v.current.ID
 	}
-	v.problems = append(v.problems, &Problem{ProcessID: pid, ElementID: elementID, Rule: fmt.Sprintf(format, args...)})
+	v.problems = append(v.problems, &Problem{RuleID: ruleID, ProcessID: pid, ElementID: elementID, Rule: fmt.Sprintf(format, args...)})
+}
+
+// warn records a warning on an element of the current process.
+func (v *validator) warn(elementID, ruleID, format string, args ...any) {
+	pid := ""
+	if v.current != nil {
+		pid = v.current.ID
+	}
+	v.warnings = append(v.warnings, &Problem{RuleID: ruleID, ProcessID: pid, ElementID: elementID, Rule: fmt.Sprintf(format, args...)})
+}
+
+// executableNeighbours warns about non-executable processes in a document
+// that also has executable ones: Deploy registers only the executable
+// ones, and a forgotten isExecutable="true" is a common slip.
+func (v *validator) executableNeighbours(d *Definitions) {
+	executable := false
+	for _, p := range d.Processes {
+		executable = executable || p != nil && p.Executable
+	}
+	if !executable {
+		return
+	}
+	for _, p := range d.Processes {
+		if p != nil && !p.Executable {
+			v.warnings = append(v.warnings, &Problem{RuleID: "FT.non-executable", ProcessID: p.ID, ElementID: p.ID,
+				Rule: "process is not executable and is not deployed: set isExecutable=\"true\" if it should run"})
+		}
+	}
 }
 
 // duplicateIDs reports ids used more than once in the document.
@@ -90,9 +129,9 @@ func (v *validator) duplicateIDs(d *Definitions) {
 		case !dup:
 			owner[id] = p.ID
 		case prev == p.ID:
-			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: id, Rule: "duplicate id"})
+			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: id, RuleID: "XSD.id", Rule: "duplicate id: give every element its own id"})
 		default:
-			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: id, Rule: fmt.Sprintf("duplicate id: also used in process %s", prev)})
+			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: id, RuleID: "XSD.id", Rule: fmt.Sprintf("duplicate id: also used in process %s; give every element its own id", prev)})
 		}
 	}
 	for _, p := range d.Processes {
@@ -100,7 +139,7 @@ func (v *validator) duplicateIDs(d *Definitions) {
 			continue
 		}
 		if processes[p.ID] {
-			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: p.ID, Rule: "duplicate process id"})
+			v.problems = append(v.problems, &Problem{ProcessID: p.ID, ElementID: p.ID, RuleID: "XSD.id", Rule: "duplicate process id: give every process its own id"})
 		}
 		processes[p.ID] = true
 		for _, n := range p.Nodes {
@@ -137,11 +176,11 @@ func (v *validator) process(p *Process) {
 func (v *validator) flow(f *Flow) {
 	switch {
 	case f.Source == nil:
-		v.report(f.ID, "sequence flow has no source")
+		v.report(f.ID, "XSD.required", "sequence flow has no source: set sourceRef to the id of a flow node")
 	case f.Target == nil:
-		v.report(f.ID, "sequence flow has no target")
+		v.report(f.ID, "XSD.required", "sequence flow has no target: set targetRef to the id of a flow node")
 	case f.Source.Parent != f.Target.Parent:
-		v.report(f.ID, "sequence flow %s crosses a sub-process boundary (from %s to %s)", f.ID, f.Source.ID, f.Target.ID)
+		v.report(f.ID, "EXT.152", "sequence flow %s crosses a sub-process boundary (from %s to %s): connect nodes of the same scope only", f.ID, f.Source.ID, f.Target.ID)
 	}
 }
 
@@ -150,30 +189,173 @@ func (v *validator) node(n *Node) {
 	switch n.Kind {
 	case KindStartEvent:
 		if len(n.Incoming) > 0 {
-			v.report(n.ID, "start event must not have incoming flows")
+			v.report(n.ID, "EXT.096", "start event must not have incoming flows: remove them or use an intermediate event")
 		}
 	case KindEndEvent:
 		if len(n.Outgoing) > 0 {
-			v.report(n.ID, "end event must not have outgoing flows")
+			v.report(n.ID, "EXT.104", "end event must not have outgoing flows: remove them or use an intermediate event")
 		}
 	case KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
-			v.report(n.ID, "intermediate catch event needs an event definition")
+			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
+		}
+		if len(n.Incoming) == 0 && !n.HasEvent(EventLink) {
+			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
+		}
+		if len(n.Outgoing) == 0 {
+			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
+		}
+	case KindIntermediateThrowEvent:
+		if len(n.Incoming) == 0 {
+			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
+		}
+		if len(n.Outgoing) == 0 && !n.HasEvent(EventLink) {
+			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
+		}
+	case KindSubProcess:
+		if n.TriggeredByEvent {
+			v.eventSubProcess(n)
 		}
 	case KindBoundaryEvent:
 		v.boundary(n)
 	case KindEventBasedGateway:
 		v.eventGateway(n)
 	}
+	v.triggers(n)
 	if n.Kind.IsGateway() {
 		if len(n.Outgoing) == 0 {
-			v.report(n.ID, "gateway missing outgoing flows")
+			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
 		}
 		if len(n.Incoming) == 0 && !(n.Kind == KindEventBasedGateway && n.Instantiate) {
-			v.report(n.ID, "gateway missing incoming flows")
+			v.report(n.ID, "EXT.150", "gateway has no incoming flow: connect a flow to it")
 		}
 	}
 	v.defaultFlow(n)
+}
+
+// Event triggers BPMN allows, by where the event is (BPMN 2.0 tables
+// 10.84 to 10.93).
+var (
+	topStartTriggers       = []EventKind{EventMessage, EventTimer, EventConditional, EventSignal}
+	eventSubStartTriggers  = []EventKind{EventMessage, EventTimer, EventEscalation, EventError, EventCompensation, EventConditional, EventSignal}
+	endTriggers            = []EventKind{EventMessage, EventEscalation, EventError, EventCancel, EventCompensation, EventSignal, EventTerminate}
+	catchTriggers          = []EventKind{EventMessage, EventTimer, EventConditional, EventLink, EventSignal}
+	throwTriggers          = []EventKind{EventMessage, EventEscalation, EventCompensation, EventLink, EventSignal}
+	boundaryTriggers       = []EventKind{EventMessage, EventTimer, EventEscalation, EventConditional, EventError, EventCancel, EventCompensation, EventSignal}
+	nonInterruptingDropped = []EventKind{EventError, EventCancel, EventCompensation}
+)
+
+// triggers checks that each event definition of an event is one BPMN
+// allows where the event is: a top-level start event cannot catch an
+// error, an end event cannot wait for a timer, a non-interrupting boundary
+// event cannot catch an error. Whether flowtrack executes an allowed
+// trigger is a separate question, answered at compilation.
+func (v *validator) triggers(n *Node) {
+	var allowed []EventKind
+	var rule, where string
+	interrupting := n.CancelActivity
+	switch {
+	case n.Kind == KindStartEvent && n.Parent == nil:
+		allowed, rule, where = topStartTriggers, "EXT.098", "a process-level start event"
+	case n.Kind == KindStartEvent && n.Parent.TriggeredByEvent:
+		allowed, rule, where = eventSubStartTriggers, "EXT.059", "the start event of an event sub-process"
+		if !interrupting {
+			where = "a non-interrupting start event of an event sub-process"
+		}
+	case n.Kind == KindStartEvent:
+		allowed, rule, where = nil, "EXT.100", "the start event of a sub-process"
+	case n.Kind == KindEndEvent:
+		allowed, rule, where = endTriggers, "EXT.146", "an end event"
+	case n.Kind == KindIntermediateCatchEvent:
+		allowed, rule, where = catchTriggers, "EXT.148", "an intermediate catch event"
+	case n.Kind == KindIntermediateThrowEvent:
+		allowed, rule, where = throwTriggers, "EXT.149", "an intermediate throw event"
+	case n.Kind == KindBoundaryEvent:
+		allowed, rule, where = boundaryTriggers, "EXT.110", "a boundary event"
+		if !interrupting {
+			where = "a non-interrupting boundary event"
+		}
+	default:
+		return
+	}
+	for _, e := range n.Events {
+		ok := slices.Contains(allowed, e.Kind)
+		if !interrupting && (n.Kind == KindBoundaryEvent || n.Kind == KindStartEvent) && slices.Contains(nonInterruptingDropped, e.Kind) {
+			ok = false
+		}
+		if !ok {
+			v.report(n.ID, rule, "%s cannot have the %s trigger: use another event type or trigger", where, e.Kind)
+		}
+	}
+}
+
+// eventSubProcess checks an event sub-process: it is entered by its start
+// event's trigger, never by a sequence flow, and has exactly one start
+// event, which has a trigger.
+func (v *validator) eventSubProcess(n *Node) {
+	if len(n.Incoming) > 0 || len(n.Outgoing) > 0 {
+		v.report(n.ID, "EXT.057", "an event sub-process must not have incoming or outgoing flows: remove them")
+	}
+	var starts []*Node
+	for _, c := range n.Children {
+		if c.Kind == KindStartEvent {
+			starts = append(starts, c)
+		}
+	}
+	if len(starts) != 1 {
+		v.report(n.ID, "EXT.058", "an event sub-process needs exactly one start event, not %d", len(starts))
+	}
+	for _, s := range starts {
+		if len(s.Events) == 0 {
+			v.report(s.ID, "EXT.059", "the start event of an event sub-process needs a trigger: add a message, timer, signal, error, escalation or conditional definition")
+		}
+	}
+}
+
+// calls checks the call activities of p whose calledElement is a literal
+// naming a process of the same document: that process must have a none
+// start event, where the call begins (EXT.099). Calls to processes
+// deployed separately are checked when they happen.
+func (v *validator) calls(d *Definitions, p *Process) {
+	if p == nil || !p.Executable {
+		return
+	}
+	v.current = p
+	defer func() { v.current = nil }()
+	for _, n := range p.Nodes {
+		text := strings.TrimSpace(n.CalledElement.Text)
+		if n.Kind != KindCallActivity || text == "" || strings.HasPrefix(text, "=") || strings.Contains(text, "${") {
+			continue
+		}
+		callee := d.Process(text)
+		if callee == nil {
+			continue
+		}
+		none := false
+		for _, s := range callee.StartEvents() {
+			none = none || len(s.Events) == 0
+		}
+		if !none {
+			v.report(n.ID, "EXT.099", "call activity calls process %s, which has no none start event: add one to %s", text, text)
+		}
+	}
+}
+
+// escalationThrow checks an escalation end or throw event: it must name
+// an escalation with a code, which is what catches match (EXT.011).
+func (v *validator) escalationThrow(n *Node) {
+	if n.Kind != KindEndEvent && n.Kind != KindIntermediateThrowEvent {
+		return
+	}
+	for _, e := range n.Events {
+		switch {
+		case e.Kind != EventEscalation:
+		case e.Escalation == nil:
+			v.report(n.ID, "EXT.011", "escalation event needs an escalation: set escalationRef to a bpmn:escalation with an escalationCode")
+		case e.Escalation.Code == "":
+			v.report(n.ID, "EXT.011", "escalation %s has no escalationCode: give it one", e.Escalation.ID)
+		}
+	}
 }
 
 // execution checks what a node needs to run: conditions to choose a path,
@@ -183,6 +365,7 @@ func (v *validator) execution(n *Node) {
 		v.conditions(n)
 	}
 	v.eventDefinitions(n)
+	v.escalationThrow(n)
 }
 
 // isCatch reports whether n waits for its event definitions to happen.
@@ -218,14 +401,14 @@ func (v *validator) eventDefinitions(n *Node) {
 				}
 			}
 			if set != 1 {
-				v.report(n.ID, "timer event definition needs exactly one of timeDate, timeDuration or timeCycle")
+				v.report(n.ID, "EXT.131", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle: keep one, with a value")
 			}
 		case EventMessage:
 			if e.Message == nil && n.isCatch() {
 				if n.Kind == KindReceiveTask {
-					v.report(n.ID, "receive task needs a message (messageRef)")
+					v.report(n.ID, "EXT.127", "receive task needs a message: set messageRef to a bpmn:message")
 				} else {
-					v.report(n.ID, "message catch event needs a message (messageRef)")
+					v.report(n.ID, "EXT.127", "message catch event needs a message: set messageRef to a bpmn:message")
 				}
 			}
 		}
@@ -235,18 +418,18 @@ func (v *validator) eventDefinitions(n *Node) {
 // boundary checks a boundary event.
 func (v *validator) boundary(n *Node) {
 	if n.AttachedTo == nil || !n.AttachedTo.Kind.IsActivity() {
-		v.report(n.ID, "boundary event must be attached to an activity")
+		v.report(n.ID, "REF.87", "boundary event must be attached to an activity: set attachedToRef to a task, sub-process or call activity")
 	}
 	if len(n.Events) == 0 {
-		v.report(n.ID, "boundary event needs an event definition")
+		v.report(n.ID, "EXT.110", "boundary event needs an event definition: add a message, timer, signal, error, escalation or conditional definition")
 	}
 	if len(n.Incoming) > 0 {
-		v.report(n.ID, "boundary event must not have incoming flows")
+		v.report(n.ID, "EXT.112", "boundary event must not have incoming flows: remove them")
 	}
 	// A compensation boundary event reaches its handler through an
 	// association, not a sequence flow.
 	if len(n.Outgoing) == 0 && !n.HasEvent(EventCompensation) {
-		v.report(n.ID, "boundary event needs at least one outgoing flow")
+		v.report(n.ID, "EXT.113", "boundary event needs an outgoing flow: connect it to the node that handles the event")
 	}
 }
 
@@ -269,8 +452,15 @@ func (v *validator) conditions(n *Node) {
 		kind = "inclusive gateway"
 	}
 	for _, f := range n.Outgoing {
-		if f != n.Default && f.Condition.IsZero() {
-			v.report(n.ID, "%s: flow %s has no condition and is not the default flow", kind, f.ID)
+		switch {
+		case f == n.Default || !f.Condition.IsZero():
+		case n.Default != nil:
+			// Well defined (a flow without condition is taken when it is
+			// reached, so the default never is), but rarely what the
+			// modeller meant.
+			v.warn(n.ID, "FT.unconditioned-flow", "%s: flow %s has no condition, so the default flow %s is never taken: add a condition to %s", kind, f.ID, n.Default.ID, f.ID)
+		default:
+			v.report(n.ID, "FT.condition", "%s: flow %s has no condition and is not the default flow: add a condition or make it the default", kind, f.ID)
 		}
 	}
 }
@@ -284,13 +474,13 @@ func (v *validator) defaultFlow(n *Node) {
 	switch {
 	case n.Kind == KindExclusiveGateway, n.Kind == KindInclusiveGateway, n.Kind == KindComplexGateway, n.Kind.IsActivity():
 	default:
-		v.report(n.ID, "default flow %s is not allowed on a %s", f.ID, n.Kind)
+		v.report(n.ID, "XSD.default", "default flow %s is not allowed on a %s: remove the default attribute", f.ID, n.Kind)
 	}
 	if f.Source != n {
-		v.report(n.ID, "default flow %s is not an outgoing flow of the element", f.ID)
+		v.report(n.ID, "EXT.026", "default flow %s is not an outgoing flow of the element: name one of its outgoing flows", f.ID)
 	}
 	if !f.Condition.IsZero() {
-		v.report(n.ID, "default flow %s must not have a condition", f.ID)
+		v.report(n.ID, "FT.default-condition", "default flow %s must not have a condition: remove its condition expression", f.ID)
 	}
 }
 
@@ -301,12 +491,12 @@ func (v *validator) defaultFlow(n *Node) {
 // catch events and receive tasks not mixed.
 func (v *validator) eventGateway(n *Node) {
 	if len(n.Outgoing) < 2 {
-		v.report(n.ID, "event-based gateway needs at least two outgoing flows")
+		v.report(n.ID, "EXT.136", "event-based gateway needs at least two outgoing flows: add an arm or use a catch event alone")
 	}
 	var messageCatch, receiveTask bool
 	for _, f := range n.Outgoing {
 		if !f.Condition.IsZero() {
-			v.report(n.ID, "event-based gateway: flow %s must not have a condition", f.ID)
+			v.report(n.ID, "EXT.137", "event-based gateway: flow %s must not have a condition: remove the condition expression", f.ID)
 		}
 		t := f.Target
 		if t == nil {
@@ -316,20 +506,20 @@ func (v *validator) eventGateway(n *Node) {
 		case t.Kind == KindReceiveTask:
 			receiveTask = true
 			if len(t.Boundaries) > 0 {
-				v.report(n.ID, "event-based gateway: receive task %s must not have boundary events", t.ID)
+				v.report(n.ID, "EXT.140", "event-based gateway: receive task %s must not have boundary events: remove them", t.ID)
 			}
 		case t.Kind == KindIntermediateCatchEvent && len(t.Events) == 1 &&
 			(t.Events[0].Kind == EventMessage || t.Events[0].Kind == EventTimer || t.Events[0].Kind == EventSignal):
 			messageCatch = messageCatch || t.Events[0].Kind == EventMessage
 		default:
-			v.report(n.ID, "event-based gateway: flow %s leads to %s, which is not an intermediate message, timer or signal catch event or a receive task", f.ID, t.ID)
+			v.report(n.ID, "EXT.138", "event-based gateway: flow %s leads to %s, which is not an intermediate message, timer or signal catch event or a receive task: put such an event after the gateway", f.ID, t.ID)
 		}
 		if len(t.Incoming) != 1 {
-			v.report(n.ID, "event-based gateway: %s must have exactly one incoming flow (from the gateway)", t.ID)
+			v.report(n.ID, "EXT.141", "event-based gateway: %s must have exactly one incoming flow (from the gateway): move the other flows after it", t.ID)
 		}
 	}
 	if messageCatch && receiveTask {
-		v.report(n.ID, "event-based gateway: message catch events and receive tasks must not be mixed")
+		v.report(n.ID, "EXT.139", "event-based gateway: message catch events and receive tasks must not be mixed: use one kind for every message arm")
 	}
 }
 
@@ -349,10 +539,10 @@ func (v *validator) reachability(p *Process) {
 	}
 	switch {
 	case starts == 0 && !startable:
-		v.report(p.ID, "process has no start event")
+		v.report(p.ID, "FT.start", "process has no start event: add a none, message, signal or timer start event")
 		return
 	case !startable:
-		v.report(p.ID, "process has no none, message, signal, timer or conditional start event")
+		v.report(p.ID, "EXT.098", "process has no none, message, signal, timer or conditional start event: only these can start a process")
 		return
 	}
 
@@ -388,7 +578,11 @@ func (v *validator) reachability(p *Process) {
 		// Report a node only where its scope runs: an unreachable
 		// sub-process is reported, not each node inside it.
 		if n.Parent == nil || reached[n.Parent] {
-			v.report(n.ID, "not reachable from any start event")
+			if len(n.Incoming) == 0 {
+				v.report(n.ID, "EXT.150", "not reachable from any start event: connect a flow to it or remove it")
+			} else {
+				v.report(n.ID, "FT.reachable", "not reachable from any start event: every flow into it comes from nodes no start event reaches; connect it to the main flow or remove it")
+			}
 		}
 	}
 }

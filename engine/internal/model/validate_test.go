@@ -2,6 +2,9 @@ package model
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -102,6 +105,7 @@ func TestValidate_Valid(t *testing.T) {
 	// A message throw without a message is job-based and allowed.
 	thr := b.node("throw", KindIntermediateThrowEvent, nil, &EventDefinition{Kind: EventMessage})
 	b.flow("ft", extra, thr, "")
+	b.flow("fte", thr, b.node("end2", KindEndEvent, nil), "")
 	require.NoError(t, Validate(defs(t, b.p)))
 }
 
@@ -110,38 +114,47 @@ func TestValidate_Rules(t *testing.T) {
 		name    string
 		build   func() *Process
 		element string
-		rule    string
+		ruleID  string
+		rule    string // a prefix of the message
 	}{
 		{"no start event", func() *Process {
 			b := newBuilder("p")
 			b.node("t", KindTask, nil)
 			return b.p
-		}, "p", "process has no start event"},
+		}, "p", "FT.start", "process has no start event"},
 		{"only an error start at top level", func() *Process {
 			b := newBuilder("p")
 			s := b.node("s", KindStartEvent, nil, &EventDefinition{Kind: EventError})
 			b.flow("f", s, b.node("e", KindEndEvent, nil), "")
 			return b.p
-		}, "p", "process has no none, message, signal, timer or conditional start event"},
+		}, "p", "EXT.098", "process has no none, message, signal, timer or conditional start event"},
 		{"unreachable task", func() *Process {
 			b, _, _, e := linear("p")
 			lone := b.node("lone", KindTask, nil)
 			b.flow("fx", lone, e, "")
 			return b.p
-		}, "lone", "not reachable from any start event"},
+		}, "lone", "EXT.150", "not reachable from any start event"},
+		{"unreachable cycle", func() *Process {
+			b, _, _, _ := linear("p")
+			x := b.node("x", KindTask, nil)
+			y := b.node("y", KindTask, nil)
+			b.flow("fxy", x, y, "")
+			b.flow("fyx", y, x, "")
+			return b.p
+		}, "x", "FT.reachable", "not reachable from any start event"},
 		{"gateway without outgoing", func() *Process {
 			b, _, task, _ := linear("p")
 			g := b.node("g", KindExclusiveGateway, nil)
 			b.flow("fg", task, g, "")
 			return b.p
-		}, "g", "gateway missing outgoing flows"},
+		}, "g", "EXT.151", "gateway has no outgoing flow"},
 		{"gateway without incoming", func() *Process {
 			b, s, _, e := linear("p")
 			g := b.node("g", KindParallelGateway, nil)
 			b.flow("fg", g, e, "")
 			_ = s
 			return b.p
-		}, "g", "gateway missing incoming flows"},
+		}, "g", "EXT.150", "gateway has no incoming flow"},
 		{"exclusive unconditioned flow", func() *Process {
 			b := newBuilder("p")
 			s := b.node("s", KindStartEvent, nil)
@@ -150,22 +163,12 @@ func TestValidate_Rules(t *testing.T) {
 			b.flow("f1", g, b.node("e1", KindEndEvent, nil), "= x > 1")
 			b.flow("f2", g, b.node("e2", KindEndEvent, nil), "")
 			return b.p
-		}, "g", "exclusive gateway: flow f2 has no condition and is not the default flow"},
-		{"inclusive unconditioned flow beside default", func() *Process {
-			b := newBuilder("p")
-			s := b.node("s", KindStartEvent, nil)
-			g := b.node("g", KindInclusiveGateway, nil)
-			b.flow("f0", s, g, "")
-			g.Default = b.flow("f1", g, b.node("e1", KindEndEvent, nil), "")
-			g.Default.IsDefault = true
-			b.flow("f2", g, b.node("e2", KindEndEvent, nil), "")
-			return b.p
-		}, "g", "inclusive gateway: flow f2 has no condition and is not the default flow"},
+		}, "g", "FT.condition", "exclusive gateway: flow f2 has no condition and is not the default flow"},
 		{"default not outgoing", func() *Process {
 			b, _, task, _ := linear("p")
 			task.Default = b.p.Flows[0]
 			return b.p
-		}, "p_task", "default flow p_f1 is not an outgoing flow of the element"},
+		}, "p_task", "EXT.026", "default flow p_f1 is not an outgoing flow of the element"},
 		{"default with condition", func() *Process {
 			b := newBuilder("p")
 			s := b.node("s", KindStartEvent, nil)
@@ -174,7 +177,7 @@ func TestValidate_Rules(t *testing.T) {
 			b.flow("f1", g, b.node("e1", KindEndEvent, nil), "= a")
 			g.Default = b.flow("f2", g, b.node("e2", KindEndEvent, nil), "= b")
 			return b.p
-		}, "g", "default flow f2 must not have a condition"},
+		}, "g", "FT.default-condition", "default flow f2 must not have a condition"},
 		{"default on parallel gateway", func() *Process {
 			b := newBuilder("p")
 			s := b.node("s", KindStartEvent, nil)
@@ -182,30 +185,30 @@ func TestValidate_Rules(t *testing.T) {
 			b.flow("f0", s, g, "")
 			g.Default = b.flow("f1", g, b.node("e1", KindEndEvent, nil), "")
 			return b.p
-		}, "g", "default flow f1 is not allowed on a parallelGateway"},
+		}, "g", "XSD.default", "default flow f1 is not allowed on a parallelGateway"},
 		{"start with incoming", func() *Process {
 			b, s, task, _ := linear("p")
 			b.flow("back", task, s, "")
 			return b.p
-		}, "p_start", "start event must not have incoming flows"},
+		}, "p_start", "EXT.096", "start event must not have incoming flows"},
 		{"end with outgoing", func() *Process {
 			b, _, task, e := linear("p")
 			b.flow("fwd", e, task, "")
 			return b.p
-		}, "p_end", "end event must not have outgoing flows"},
+		}, "p_end", "EXT.104", "end event must not have outgoing flows"},
 		{"boundary not on activity", func() *Process {
 			b, s, _, e := linear("p")
 			bnd := b.node("b", KindBoundaryEvent, nil, timer("PT1M"))
 			attach(bnd, s)
 			b.flow("fb", bnd, e, "")
 			return b.p
-		}, "b", "boundary event must be attached to an activity"},
+		}, "b", "REF.87", "boundary event must be attached to an activity"},
 		{"boundary unattached", func() *Process {
 			b, _, _, e := linear("p")
 			bnd := b.node("b", KindBoundaryEvent, nil, timer("PT1M"))
 			b.flow("fb", bnd, e, "")
 			return b.p
-		}, "b", "boundary event must be attached to an activity"},
+		}, "b", "REF.87", "boundary event must be attached to an activity"},
 		{"boundary with incoming", func() *Process {
 			b, _, task, e := linear("p")
 			bnd := b.node("b", KindBoundaryEvent, nil, timer("PT1M"))
@@ -213,40 +216,40 @@ func TestValidate_Rules(t *testing.T) {
 			b.flow("fb", bnd, e, "")
 			b.flow("fin", task, bnd, "")
 			return b.p
-		}, "b", "boundary event must not have incoming flows"},
+		}, "b", "EXT.112", "boundary event must not have incoming flows"},
 		{"boundary without outgoing", func() *Process {
 			b, _, task, _ := linear("p")
 			attach(b.node("b", KindBoundaryEvent, nil, timer("PT1M")), task)
 			return b.p
-		}, "b", "boundary event needs at least one outgoing flow"},
+		}, "b", "EXT.113", "boundary event needs an outgoing flow"},
 		{"timer without value", func() *Process {
 			b, _, task, e := linear("p")
 			bnd := b.node("b", KindBoundaryEvent, nil, &EventDefinition{Kind: EventTimer, Timer: &Timer{}})
 			attach(bnd, task)
 			b.flow("fb", bnd, e, "")
 			return b.p
-		}, "b", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle"},
+		}, "b", "EXT.131", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle"},
 		{"timer with two values", func() *Process {
 			b, _, task, e := linear("p")
 			bnd := b.node("b", KindBoundaryEvent, nil, &EventDefinition{Kind: EventTimer, Timer: &Timer{Date: Expression{Text: "2030-01-01T00:00:00Z"}, Cycle: Expression{Text: "R/PT1H"}}})
 			attach(bnd, task)
 			b.flow("fb", bnd, e, "")
 			return b.p
-		}, "b", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle"},
+		}, "b", "EXT.131", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle"},
 		{"message catch without message", func() *Process {
 			b, _, task, e := linear("p")
 			c := b.node("c", KindIntermediateCatchEvent, nil, msg(nil))
 			b.flow("f3", task, c, "")
 			b.flow("f4", c, e, "")
 			return b.p
-		}, "c", "message catch event needs a message (messageRef)"},
+		}, "c", "EXT.127", "message catch event needs a message"},
 		{"receive task without message", func() *Process {
 			b, _, task, e := linear("p")
 			r := b.node("r", KindReceiveTask, nil, msg(nil))
 			b.flow("f3", task, r, "")
 			b.flow("f4", r, e, "")
 			return b.p
-		}, "r", "receive task needs a message (messageRef)"},
+		}, "r", "EXT.127", "receive task needs a message"},
 		{"flow crossing a sub-process", func() *Process {
 			b, _, task, _ := linear("p")
 			sub := b.node("sub", KindSubProcess, nil)
@@ -254,20 +257,22 @@ func TestValidate_Rules(t *testing.T) {
 			b.flow("f3", task, sub, "")
 			b.flow("cross", inner, task, "")
 			return b.p
-		}, "cross", "sequence flow cross crosses a sub-process boundary (from inner to p_task)"},
+		}, "cross", "EXT.152", "sequence flow cross crosses a sub-process boundary (from inner to p_task)"},
 		{"intermediate catch without definition", func() *Process {
 			b, _, task, e := linear("p")
 			c := b.node("c", KindIntermediateCatchEvent, nil)
 			b.flow("f3", task, c, "")
 			b.flow("f4", c, e, "")
 			return b.p
-		}, "c", "intermediate catch event needs an event definition"},
+		}, "c", "EXT.148", "intermediate catch event needs an event definition"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ps := problems(t, Validate(defs(t, tt.build())))
 			require.NotEmpty(t, ps)
-			assert.Contains(t, ps, &Problem{ProcessID: "p", ElementID: tt.element, Rule: tt.rule}, "got %v", ps)
+			assert.True(t, slices.ContainsFunc(ps, func(p *Problem) bool {
+				return p.ProcessID == "p" && p.ElementID == tt.element && p.RuleID == tt.ruleID && strings.HasPrefix(p.Rule, tt.rule)
+			}), "want %s %s %q, got %v", tt.element, tt.ruleID, tt.rule, ps)
 		})
 	}
 }
@@ -347,9 +352,58 @@ func TestValidate_EventBasedGateway(t *testing.T) {
 				assert.Empty(t, ps)
 				return
 			}
-			assert.Contains(t, ps, &Problem{ProcessID: "p", ElementID: "g", Rule: tt.rule}, "got %v", ps)
+			assert.True(t, slices.ContainsFunc(ps, func(p *Problem) bool {
+				return p.ProcessID == "p" && p.ElementID == "g" && strings.HasPrefix(p.Rule, tt.rule) && strings.HasPrefix(p.RuleID, "EXT.1")
+			}), "want %q, got %v", tt.rule, ps)
 		})
 	}
+}
+
+func TestCheck_Warnings(t *testing.T) {
+	t.Run("unconditioned flow beside a default", func(t *testing.T) {
+		b := newBuilder("p")
+		s := b.node("s", KindStartEvent, nil)
+		g := b.node("g", KindInclusiveGateway, nil)
+		b.flow("f0", s, g, "")
+		g.Default = b.flow("f1", g, b.node("e1", KindEndEvent, nil), "")
+		g.Default.IsDefault = true
+		b.flow("f2", g, b.node("e2", KindEndEvent, nil), "")
+		errs, warnings := Check(defs(t, b.p))
+		assert.Empty(t, errs)
+		require.Len(t, warnings, 1)
+		assert.Equal(t, "FT.unconditioned-flow", warnings[0].RuleID)
+		assert.Equal(t, "g", warnings[0].ElementID)
+	})
+	t.Run("non-executable process beside an executable one", func(t *testing.T) {
+		a, _, _, _ := linear("a")
+		b, _, _, _ := linear("b")
+		b.p.Executable = false
+		errs, warnings := Check(defs(t, a.p, b.p))
+		assert.Empty(t, errs)
+		assert.Equal(t, []*Problem{{RuleID: "FT.non-executable", ProcessID: "b", ElementID: "b",
+			Rule: `process is not executable and is not deployed: set isExecutable="true" if it should run`}}, warnings)
+	})
+	t.Run("a valid model has none", func(t *testing.T) {
+		b, _, _, _ := linear("p")
+		errs, warnings := Check(defs(t, b.p))
+		assert.Empty(t, errs)
+		assert.Empty(t, warnings)
+	})
+}
+
+func TestCheck_SortedByPosition(t *testing.T) {
+	b := newBuilder("p")
+	b.node("z", KindExclusiveGateway, nil)
+	b.node("a", KindParallelGateway, nil)
+	b.p.Executable = false
+	d := defs(t, b.p)
+	d.Positions = map[string]Position{"z": {Line: 3, Column: 5}, "a": {Line: 7, Column: 5}}
+	errs, _ := Check(d)
+	got := make([]string, len(errs))
+	for i, p := range errs {
+		got[i] = fmt.Sprintf("%d:%d %s %s", p.Pos.Line, p.Pos.Column, p.ElementID, p.RuleID)
+	}
+	assert.Equal(t, []string{"3:5 z EXT.150", "3:5 z EXT.151", "7:5 a EXT.150", "7:5 a EXT.151"}, got)
 }
 
 func TestValidate_DuplicateIDsAcrossProcesses(t *testing.T) {
@@ -357,7 +411,7 @@ func TestValidate_DuplicateIDsAcrossProcesses(t *testing.T) {
 	b, _, _, _ := linear("b")
 	b.p.Nodes[1].ID = "a_task"
 	ps := problems(t, Validate(defs(t, a.p, b.p)))
-	assert.Equal(t, []*Problem{{ProcessID: "b", ElementID: "a_task", Rule: "duplicate id: also used in process a"}}, ps)
+	assert.Equal(t, []*Problem{{RuleID: "XSD.id", ProcessID: "b", ElementID: "a_task", Rule: "duplicate id: also used in process a; give every element its own id"}}, ps)
 }
 
 func TestValidate_Reachability(t *testing.T) {
@@ -392,7 +446,9 @@ func TestValidate_Reachability(t *testing.T) {
 		sub := b.node("sub", KindSubProcess, nil)
 		b.node("inner", KindTask, sub)
 		ps := problems(t, Validate(defs(t, b.p)))
-		assert.Equal(t, []*Problem{{ProcessID: "p", ElementID: "sub", Rule: "not reachable from any start event"}}, ps)
+		require.Len(t, ps, 1)
+		assert.Equal(t, "sub", ps[0].ElementID)
+		assert.Equal(t, "EXT.150", ps[0].RuleID)
 	})
 	t.Run("non-executable process is not checked for starts", func(t *testing.T) {
 		b := newBuilder("p")
@@ -413,9 +469,9 @@ func TestValidate_Sorted(t *testing.T) {
 		got[i] = p.ElementID + ": " + p.Rule
 	}
 	assert.Equal(t, []string{
-		"a: gateway missing incoming flows",
-		"a: gateway missing outgoing flows",
-		"z: gateway missing incoming flows",
-		"z: gateway missing outgoing flows",
+		"a: gateway has no incoming flow: connect a flow to it",
+		"a: gateway has no outgoing flow: connect it to the node that follows",
+		"z: gateway has no incoming flow: connect a flow to it",
+		"z: gateway has no outgoing flow: connect it to the node that follows",
 	}, got)
 }

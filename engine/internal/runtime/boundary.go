@@ -30,7 +30,7 @@ func (h *handlerSpec) catches(kind model.EventKind, code string) bool {
 func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error) {
 	h := handlerSpec{node: n, sub: sub, interrupting: n.CancelActivity}
 	if len(n.Events) != 1 {
-		return h, fmt.Errorf("bpmn:%s needs exactly one event definition", n.Kind)
+		return h, broke("FT.unsupported", "bpmn:%s needs exactly one event definition", n.Kind)
 	}
 	d := n.Events[0]
 	h.kind = d.Kind
@@ -51,7 +51,7 @@ func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error
 		}
 		h.spec = &c
 	default:
-		return h, fmt.Errorf("unsupported %s trigger on bpmn:%s", d.Kind, n.Kind)
+		return h, broke("FT.unsupported", "unsupported %s trigger on bpmn:%s", d.Kind, n.Kind)
 	}
 	return h, nil
 }

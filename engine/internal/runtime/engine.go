@@ -189,8 +189,8 @@ func checkCalls(plans []*Plan) []error {
 			}
 			id, err := np.calledElement.EvalString(nil)
 			if callee := byID[id]; err == nil && callee != nil && callee.start == nil {
-				errs = append(errs, &model.Problem{ProcessID: p.Process.ID, ElementID: np.node.ID,
-					Rule: fmt.Sprintf("call activity calls process %s, which has no none start event", id)})
+				errs = append(errs, &model.Problem{RuleID: "EXT.099", ProcessID: p.Process.ID, ElementID: np.node.ID,
+					Rule: fmt.Sprintf("call activity calls process %s, which has no none start event: add one to %s", id, id)})
 			}
 		}
 	}
@@ -223,15 +223,18 @@ func (e *Engine) registerStarts(plan *Plan) {
 		if len(n.Events) != 1 {
 			continue
 		}
-		d := n.Events[0]
+		c := plan.nodes[n.Index].startCatch
+		if c == nil {
+			continue // Compile reports a start trigger it cannot compile
+		}
 		t := startTarget{plan: plan, node: n}
-		switch d.Kind {
+		switch c.def.Kind {
 		case model.EventMessage:
-			e.messageStarts[d.Message.Name] = append(e.messageStarts[d.Message.Name], t)
+			e.messageStarts[c.name()] = append(e.messageStarts[c.name()], t)
 		case model.EventSignal:
-			e.signalStarts[d.Signal.Name] = append(e.signalStarts[d.Signal.Name], t)
+			e.signalStarts[c.name()] = append(e.signalStarts[c.name()], t)
 		case model.EventTimer:
-			s, err := plan.nodes[n.Index].startTimer.evaluate(nil, e.clock.Now())
+			s, err := c.timer.evaluate(nil, e.clock.Now())
 			if err != nil {
 				continue // a timer start that cannot be evaluated never fires; Validate reports bad values
 			}

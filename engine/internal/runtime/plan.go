@@ -67,8 +67,9 @@ type nodePlan struct {
 	// throw is set on a message or signal throw event (or send task) the
 	// engine publishes itself.
 	throw *catchSpec
-	// startTimer is the timer of a timer start event.
-	startTimer *timerSpec
+	// startCatch is the trigger of a process-level message, signal or
+	// timer start event.
+	startCatch *catchSpec
 	// inputs create the element's local variables when it is entered;
 	// outputs set process variables when it is left.
 	inputs, outputs []mappingSpec
@@ -135,22 +136,24 @@ type CompileOptions struct {
 func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 	plan := &Plan{Process: p, nodes: make([]nodePlan, len(p.Nodes)), eventStarts: map[int][]handlerSpec{}}
 	var errs []error
-	problem := func(n string, format string, args ...any) {
-		errs = append(errs, &model.Problem{ProcessID: p.ID, ElementID: n, Rule: fmt.Sprintf(format, args...)})
+	// problem records a problem on element n; the rule is the one err
+	// names, or else rule.
+	problem := func(n, rule string, err error, format string, args ...any) {
+		errs = append(errs, &model.Problem{RuleID: ruleOf(err, rule), ProcessID: p.ID, ElementID: n, Rule: fmt.Sprintf(format, args...)})
 	}
 	for _, n := range p.Nodes {
 		np := &plan.nodes[n.Index]
 		np.node = n
 		if err := supported(n); err != nil {
-			problem(n.ID, "%s", err)
+			problem(n.ID, "FT.unsupported", err, "%s", err)
 			continue
 		}
 		var err error
 		if np.inputs, err = compileMappings(n.Inputs, opts.Expr); err != nil {
-			problem(n.ID, "input %v", err)
+			problem(n.ID, "FT.mapping", err, "input %v", err)
 		}
 		if np.outputs, err = compileMappings(n.Outputs, opts.Expr); err != nil {
-			problem(n.ID, "output %v", err)
+			problem(n.ID, "FT.mapping", err, "output %v", err)
 		}
 		np.conds = make([]*expr.Program, len(n.Outgoing))
 		for i, f := range n.Outgoing {
@@ -159,7 +162,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 			prog, err := expr.Compile(f.Condition, expr.Condition, opts.Expr)
 			if err != nil {
-				problem(f.ID, "condition: %v", err)
+				problem(f.ID, "FT.expression", err, "condition: %v", err)
 				continue
 			}
 			np.conds[i] = prog
@@ -182,7 +185,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				if !n.ActivationCondition.IsZero() {
 					prog, err := expr.Compile(n.ActivationCondition, expr.Condition, opts.Expr)
 					if err != nil {
-						problem(n.ID, "activation condition: %v", err)
+						problem(n.ID, "FT.expression", err, "activation condition: %v", err)
 					}
 					np.activation = prog
 				}
@@ -191,18 +194,23 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			if len(n.Events) == 0 && n.Parent == nil && plan.start == nil {
 				plan.start = n
 			}
-			if len(n.Events) == 1 && n.Events[0].Kind == model.EventTimer {
-				ts, err := compileTimer(n.Events[0].Timer, opts.Expr)
+			if n.Parent == nil && len(n.Events) == 1 {
+				// A process-level start event subscribes at deploy: its
+				// trigger compiles like any catch, so a missing message,
+				// signal or timer value is a problem here, not a crash
+				// while registering it.
+				c, err := compileCatch(n, n.Events[0], opts.Expr)
 				if err != nil {
-					problem(n.ID, "timer: %v", err)
+					problem(n.ID, "FT.expression", err, "%v", err)
+					break
 				}
-				np.startTimer = ts
+				np.startCatch = &c
 			}
 		case model.KindIntermediateCatchEvent, model.KindReceiveTask:
 			for _, d := range n.Events {
 				c, err := compileCatch(n, d, opts.Expr)
 				if err != nil {
-					problem(n.ID, "%v", err)
+					problem(n.ID, "FT.expression", err, "%v", err)
 					continue
 				}
 				np.catches = append(np.catches, c)
@@ -212,7 +220,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				for _, d := range f.Target.Events {
 					c, err := compileCatch(f.Target, d, opts.Expr)
 					if err != nil {
-						problem(f.Target.ID, "%v", err)
+						problem(f.Target.ID, "FT.expression", err, "%v", err)
 						continue
 					}
 					np.catches = append(np.catches, c)
@@ -222,12 +230,12 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 		switch n.Kind {
 		case model.KindCallActivity:
 			if n.CalledElement.IsZero() {
-				problem(n.ID, "call activity needs a calledElement (zeebe:calledElement processId)")
+				problem(n.ID, "FT.called-element", nil, "call activity needs a calledElement: set calledElement or zeebe:calledElement processId")
 				break
 			}
 			prog, err := expr.Compile(n.CalledElement, expr.Static, opts.Expr)
 			if err != nil {
-				problem(n.ID, "called element: %v", err)
+				problem(n.ID, "FT.expression", err, "called element: %v", err)
 				break
 			}
 			np.calledElement = prog
@@ -248,7 +256,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 					}
 					h, err := compileHandler(c, n, opts)
 					if err != nil {
-						problem(c.ID, "%v", err)
+						problem(c.ID, "FT.expression", err, "%v", err)
 						continue
 					}
 					plan.eventStarts[scopeIdx] = append(plan.eventStarts[scopeIdx], h)
@@ -273,26 +281,26 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 		for _, b := range n.Boundaries {
 			h, err := compileHandler(b, nil, opts)
 			if err != nil {
-				problem(b.ID, "%v", err)
+				problem(b.ID, "FT.expression", err, "%v", err)
 				continue
 			}
 			np.boundaries = append(np.boundaries, h)
 		}
 		if n.Loop != nil {
 			if err := compileLoop(np, opts); err != nil {
-				problem(n.ID, "%v", err)
+				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
 			if err != nil {
-				problem(n.ID, "%v", err)
+				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 			np.throw = &c
 		}
 		if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
 			if err := compileJob(np, opts); err != nil {
-				problem(n.ID, "%v", err)
+				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
 	}
@@ -304,14 +312,14 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 
 // supported reports elements the runtime cannot execute yet.
 func supported(n *model.Node) error {
-	unsupported := func() error { return fmt.Errorf("unsupported element bpmn:%s", n.Kind) }
+	unsupported := func() error { return broke("FT.unsupported", "unsupported element bpmn:%s", n.Kind) }
 	trigger := func(allowed ...model.EventKind) error {
 		if len(n.Events) > 1 && n.Kind != model.KindIntermediateCatchEvent {
-			return fmt.Errorf("unsupported element bpmn:%s with multiple triggers", n.Kind)
+			return broke("FT.unsupported", "unsupported element bpmn:%s with multiple triggers", n.Kind)
 		}
 		for _, d := range n.Events {
 			if !slices.Contains(allowed, d.Kind) {
-				return fmt.Errorf("unsupported element bpmn:%s with %s trigger", n.Kind, d.Kind)
+				return broke("FT.unsupported", "unsupported element bpmn:%s with %s trigger", n.Kind, d.Kind)
 			}
 		}
 		return nil
@@ -323,7 +331,7 @@ func supported(n *model.Node) error {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
 		case n.Parent != nil && len(n.Events) > 0:
-			return fmt.Errorf("a start event inside a bpmn:subProcess must be a none start event")
+			return broke("EXT.100", "a start event inside a bpmn:subProcess must be a none start event: remove its event definition")
 		default:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
@@ -336,24 +344,24 @@ func supported(n *model.Node) error {
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
 	case model.KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
-			return fmt.Errorf("bpmn:%s needs an event definition", n.Kind)
+			return broke("EXT.148", "bpmn:%s needs an event definition", n.Kind)
 		}
 		if n.ParallelMultiple {
-			return fmt.Errorf("unsupported element bpmn:%s with parallelMultiple", n.Kind)
+			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
 		}
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional)
 	case model.KindReceiveTask:
 		if len(n.Events) == 0 {
-			return fmt.Errorf("bpmn:%s needs a messageRef", n.Kind)
+			return broke("EXT.127", "bpmn:%s needs a messageRef", n.Kind)
 		}
 	case model.KindEventBasedGateway:
 		for _, f := range n.Outgoing {
 			if f.Target.Kind == model.KindReceiveTask && len(f.Target.Boundaries) > 0 {
-				return fmt.Errorf("a receive task arm of an event-based gateway must not have boundary events")
+				return broke("EXT.140", "a receive task arm of an event-based gateway must not have boundary events")
 			}
 		}
 		if n.Instantiate {
-			return fmt.Errorf("unsupported element bpmn:%s with instantiate", n.Kind)
+			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
 		}
 	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
 		model.KindComplexGateway:
@@ -378,7 +386,7 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 	}
 	if n.Job == nil || n.Job.Type.IsZero() {
 		if opts.Strict {
-			return fmt.Errorf("%s has no job type (strict mode requires zeebe:taskDefinition or camunda:topic)", n.Kind)
+			return broke("FT.job-type", "%s has no job type (strict mode requires zeebe:taskDefinition or camunda:topic)", n.Kind)
 		}
 	} else {
 		prog, err := expr.Compile(n.Job.Type, expr.Static, opts.Expr)
@@ -398,7 +406,7 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 		if prog.IsStatic() {
 			r, err := strconv.Atoi(strings.TrimSpace(n.Job.Retries.Text))
 			if err != nil || r < 0 {
-				return fmt.Errorf("job retries %q is not a non-negative whole number", n.Job.Retries.Text)
+				return broke("FT.job-retries", "job retries %q is not a non-negative whole number", n.Job.Retries.Text)
 			}
 			np.retries = r
 		} else {
@@ -449,7 +457,7 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 	switch d.Kind {
 	case model.EventMessage:
 		if d.Message == nil || d.Message.Name == "" {
-			return c, fmt.Errorf("message event needs a message with a name")
+			return c, messageMissing(d)
 		}
 		if !d.Message.CorrelationKey.IsZero() {
 			prog, err := expr.Compile(d.Message.CorrelationKey, expr.Static, opts)
@@ -460,7 +468,7 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		}
 	case model.EventSignal:
 		if d.Signal == nil || d.Signal.Name == "" {
-			return c, fmt.Errorf("signal event needs a signal with a name")
+			return c, signalMissing(d)
 		}
 	case model.EventTimer:
 		ts, err := compileTimer(d.Timer, opts)
@@ -470,7 +478,7 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		c.timer = ts
 	case model.EventConditional:
 		if d.Condition.IsZero() {
-			return c, fmt.Errorf("conditional event needs a condition")
+			return c, broke("EXT.123", "conditional event needs a condition: add a condition expression")
 		}
 		prog, err := expr.Compile(d.Condition, expr.Condition, opts)
 		if err != nil {
@@ -478,9 +486,25 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		}
 		c.cond = prog
 	default:
-		return c, fmt.Errorf("unsupported %s event here", d.Kind)
+		return c, broke("FT.unsupported", "unsupported %s event here", d.Kind)
 	}
 	return c, nil
+}
+
+// messageMissing says what a message event without a named message lacks.
+func messageMissing(d *model.EventDefinition) error {
+	if d.Message == nil {
+		return broke("EXT.127", "message event needs a message: set messageRef to a bpmn:message")
+	}
+	return broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
+}
+
+// signalMissing says what a signal event without a named signal lacks.
+func signalMissing(d *model.EventDefinition) error {
+	if d.Signal == nil {
+		return broke("FT.signal-ref", "signal event needs a signal: set signalRef to a bpmn:signal")
+	}
+	return broke("FT.signal-name", "signal %s has no name: give the bpmn:signal a name", d.Signal.ID)
 }
 
 // upstream computes, for each incoming flow of join, the nodes a token can
@@ -517,7 +541,7 @@ func compileLoop(np *nodePlan, opts CompileOptions) error {
 	switch {
 	case n.Kind.IsJobTask(), n.Kind == model.KindTask, n.Kind == model.KindManualTask:
 	default:
-		return fmt.Errorf("unsupported: standard loop characteristics on bpmn:%s", n.Kind)
+		return broke("FT.unsupported", "unsupported: standard loop characteristics on bpmn:%s", n.Kind)
 	}
 	l := &loopSpec{testBefore: n.Loop.TestBefore, max: n.Loop.Maximum}
 	if !n.Loop.Condition.IsZero() {
@@ -528,7 +552,7 @@ func compileLoop(np *nodePlan, opts CompileOptions) error {
 		l.cond = prog
 	}
 	if l.cond == nil && l.max < 0 {
-		return fmt.Errorf("a standard loop needs a loopCondition or a loopMaximum")
+		return broke("FT.loop", "a standard loop needs a loopCondition or a loopMaximum: add one")
 	}
 	np.loop = l
 	return nil

@@ -23,21 +23,36 @@ type timerSpec struct {
 
 func compileTimer(t *model.Timer, opts expr.Options) (*timerSpec, error) {
 	if t == nil {
-		return nil, fmt.Errorf("timer event needs a timeDate, timeDuration or timeCycle")
+		return nil, broke("EXT.131", "timer event needs a timeDate, timeDuration or timeCycle")
 	}
 	ts := &timerSpec{}
 	var err error
+	var prog *expr.Program
+	var rule, what string
 	switch {
 	case !t.Date.IsZero():
 		ts.date, err = expr.Compile(t.Date, expr.Static, opts)
+		prog, rule, what = ts.date, "EXT.132", "timeDate: write an ISO-8601 date-time such as 2030-01-31T09:00:00Z"
 	case !t.Duration.IsZero():
 		ts.duration, err = expr.Compile(t.Duration, expr.Static, opts)
+		prog, rule, what = ts.duration, "FT.timer-duration", "timeDuration: write an ISO-8601 duration such as PT10M or P3D"
 	case !t.Cycle.IsZero():
 		ts.cycle, err = expr.Compile(t.Cycle, expr.Static, opts)
+		prog, rule, what = ts.cycle, "EXT.133", "timeCycle: write an ISO-8601 repeating interval such as R3/PT10M"
 	default:
-		return nil, fmt.Errorf("timer event needs a timeDate, timeDuration or timeCycle")
+		return nil, broke("EXT.131", "timer event needs a timeDate, timeDuration or timeCycle")
 	}
-	return ts, err
+	if err != nil {
+		return nil, broke("FT.expression", "%v", err)
+	}
+	// A literal value is checked now rather than when the timer starts,
+	// where it could only open an incident.
+	if prog.IsStatic() {
+		if _, err := ts.evaluate(nil, time.Unix(0, 0).UTC()); err != nil {
+			return nil, broke(rule, "%v (%s)", err, what)
+		}
+	}
+	return ts, nil
 }
 
 // schedule is a timer's evaluated plan: when it first fires, and for a

@@ -2,12 +2,17 @@
 // WebAssembly module (embedded), through wazero.
 //
 //	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
-//	flowtrack validate model.bpmn
+//	flowtrack validate [--json] model.bpmn
 //
 // run deploys the model, starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
 // scenario's steps, advances virtual time to each next timer, and prints
 // the trace, the final state and the variables.
+//
+// validate deploys the model and prints every problem and warning, one a
+// line, as "file:line:col: rule: element: message" (the form editors and CI
+// annotate; warnings say "warning:" before the message), or with --json
+// one object {"file", "valid", "processes", "errors", "warnings"}.
 //
 // Exit codes: 0 the instance completed (validate: the model is valid);
 // 1 the instance failed, was terminated, holds an incident or is stuck
@@ -38,7 +43,7 @@ const (
 
 const usage = `usage:
   flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
-  flowtrack validate model.bpmn
+  flowtrack validate [--json] model.bpmn
 
 Exit codes: 0 ok, 1 process failed/incident/stuck, 2 usage or invalid model.
 `
@@ -79,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		case errors.As(err, &de):
 			for _, p := range de.Problems {
-				fmt.Fprintf(stderr, "  %s\n", problem(p))
+				fmt.Fprintln(stderr, problem(de.File, p, ""))
 			}
 			return exitUsage
 		case errors.Is(err, errInput):
@@ -116,19 +121,54 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 
 func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the result as one JSON object")
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
 	}
 	e, d, err := deployFile(ctx, file)
-	if err != nil {
+	var de *engine.DeployError
+	if err != nil && !errors.As(err, &de) {
 		return 0, err
 	}
-	defer e.Close(ctx)
-	for _, p := range d.Processes {
+	if e != nil {
+		defer e.Close(ctx)
+	}
+	res := validation{File: file, Valid: de == nil, Errors: []engine.Problem{}, Warnings: []engine.Problem{}}
+	if de != nil {
+		res.Errors = de.Problems
+	} else {
+		res.Processes = d.Processes
+		res.Warnings = append(res.Warnings, d.Warnings...)
+	}
+	code := exitOK
+	if !res.Valid {
+		code = exitUsage
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return code, enc.Encode(res)
+	}
+	for _, p := range res.Errors {
+		fmt.Fprintln(stdout, problem(file, p, ""))
+	}
+	for _, p := range res.Warnings {
+		fmt.Fprintln(stdout, problem(file, p, "warning: "))
+	}
+	for _, p := range res.Processes {
 		fmt.Fprintf(stdout, "ok: process %s (version %d)\n", p.ID, p.Version)
 	}
-	return exitOK, nil
+	return code, nil
+}
+
+// validation is what validate --json prints.
+type validation struct {
+	File      string           `json:"file"`
+	Valid     bool             `json:"valid"`
+	Processes []engine.Process `json:"processes,omitempty"`
+	Errors    []engine.Problem `json:"errors"`
+	Warnings  []engine.Problem `json:"warnings"`
 }
 
 func deployFile(ctx context.Context, file string) (*host.Engine, *engine.Deployment, error) {
@@ -148,18 +188,24 @@ func deployFile(ctx context.Context, file string) (*host.Engine, *engine.Deploym
 	return e, d, nil
 }
 
-func problem(p engine.Problem) string {
-	var at []string
-	if p.ProcessID != "" {
-		at = append(at, "process "+p.ProcessID)
+// problem renders p as "file:line:col: rule: element: message", leaving
+// out the position, rule or element when unknown; kind ("warning: ")
+// precedes the message.
+func problem(file string, p engine.Problem, kind string) string {
+	var b strings.Builder
+	b.WriteString(file)
+	if p.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", p.Line, p.Column)
+	}
+	b.WriteString(": ")
+	if p.RuleID != "" {
+		b.WriteString(p.RuleID + ": ")
 	}
 	if p.ElementID != "" {
-		at = append(at, "element "+p.ElementID)
+		b.WriteString(p.ElementID + ": ")
 	}
-	if len(at) == 0 {
-		return p.Rule
-	}
-	return strings.Join(at, " ") + ": " + p.Rule
+	b.WriteString(kind + p.Rule)
+	return b.String()
 }
 
 // scenario drives a run; every field is optional.
