@@ -68,26 +68,66 @@ func tokens(t *testing.T, inst *engine.Instance) []engine.Token {
 }
 
 // TestInboundDelivery_T1_ParkedTrackUsesNoCPU: a waiting token blocks on its
-// channel (no spinning), and completes on the fired event.
+// channel (no spinning), and completes on the fired event. Only this test's
+// tracks are counted: those started by the loops this goroutine started, so
+// instances other tests left parked do not count.
 func TestInboundDelivery_T1_ParkedTrackUsesNoCPU(t *testing.T) {
+	// Another engine's instance, started elsewhere, stays parked throughout.
+	other := newEngine(t)
+	deploy(t, other, catchProcess)
+	started := make(chan error)
+	go func() {
+		_, err := other.Start(ctxT(t), "p", map[string]any{"key": "elsewhere"})
+		started <- err
+	}()
+	require.NoError(t, <-started)
+	require.NoError(t, other.Settle(ctxT(t)))
+
 	e := newEngine(t)
 	deploy(t, e, catchProcess)
 	inst := start(t, e, map[string]any{"key": "k1"})
 	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "wait", Waiting: engine.WaitReason("message")}}, tokens(t, inst))
-	buf := make([]byte, 1<<20)
-	stacks := string(buf[:runtime.Stack(buf, true)])
-	parked := 0
-	for _, g := range strings.Split(stacks, "\n\n") {
-		if strings.Contains(g, "(*track).await") {
-			assert.Contains(t, g, "[chan receive", "a parked track blocks on its channel")
-			parked++
-		}
-	}
-	assert.Equal(t, 1, parked)
+	tracks := tracksStartedBy(goroutineID())
+	require.Len(t, tracks, 1, "one track of this test's instance")
+	assert.Contains(t, tracks[0], "[chan receive", "a parked track blocks on its channel")
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k1", Variables: map[string]any{"ok": true}}))
 	st, _ := inst.Wait(ctxT(t))
 	assert.Equal(t, engine.Completed, st)
 	assert.Equal(t, true, inst.Variables()["ok"], "message variables merge into the instance")
+}
+
+// goroutineID returns the id of the calling goroutine, from its stack header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	return strings.Fields(string(buf))[1]
+}
+
+// tracksStartedBy returns the stacks of the track goroutines started by the
+// instance loops goroutine g started.
+func tracksStartedBy(g string) []string {
+	buf := make([]byte, 1<<22)
+	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+	createdBy := func(stack, fn string) (string, bool) {
+		_, rest, ok := strings.Cut(stack, "created by "+fn+" in goroutine ")
+		if !ok {
+			return "", false
+		}
+		return strings.Fields(rest)[0], true
+	}
+	loops := map[string]bool{}
+	for _, s := range stacks {
+		if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Engine).launch"); ok && parent == g {
+			loops[strings.Fields(s)[1]] = true
+		}
+	}
+	var out []string
+	for _, s := range stacks {
+		if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Instance).spawn"); ok && loops[parent] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // TestInboundDelivery_T3_MessageBeforeCatch: a message published before its
