@@ -306,6 +306,7 @@ func TestImport_Problems(t *testing.T) {
 		{"unknown error", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="x"/></bpmn:endEvent></bpmn:process>`), "e", "errorRef x points to no bpmn:error"},
 		{"unknown escalation", doc(`<bpmn:process id="p"><bpmn:endEvent id="e"><bpmn:escalationEventDefinition escalationRef="x"/></bpmn:endEvent></bpmn:process>`), "e", "escalationRef x points to no bpmn:escalation"},
 		{"unknown receive message", doc(`<bpmn:process id="p"><bpmn:receiveTask id="r" messageRef="m"/></bpmn:process>`), "r", "messageRef m points to no bpmn:message"},
+		{"unknown send message", doc(`<bpmn:process id="p"><bpmn:sendTask id="st" messageRef="m"/></bpmn:process>`), "st", "messageRef m points to no bpmn:message"},
 		{"unknown default", doc(`<bpmn:process id="p"><bpmn:exclusiveGateway id="g" default="nope"/></bpmn:process>`), "g", "default flow nope points to no sequence flow"},
 		{"unknown attachedTo", doc(`<bpmn:process id="p"><bpmn:boundaryEvent id="b" attachedToRef="t"/></bpmn:process>`), "b", "boundary event: attachedToRef t points to no element"},
 		{"duplicate id", doc(`<bpmn:process id="p"><bpmn:task id="t"/><bpmn:task id="t"/></bpmn:process>`), "t", "duplicate id"},

@@ -236,13 +236,19 @@ func (t *track) loopActivity(n *model.Node, np *nodePlan) (*model.Node, *model.F
 			}
 			t.emit(message{kind: evIteration, node: n})
 		}
-		if np.jobTypeName != "" {
+		switch {
+		case np.jobTypeName != "":
 			d, ok := t.await(message{kind: evJob, node: n})
 			if !ok {
 				return nil, nil
 			}
 			if d.arm != nil {
 				return t.leave(d.arm) // an interrupting boundary event ended the loop
+			}
+		case np.throw != nil || len(np.outputs) > 0:
+			// Every iteration sends its message and applies its outputs.
+			if !t.waitOn(message{kind: evThrow, node: n}) {
+				return nil, nil
 			}
 		}
 	}
