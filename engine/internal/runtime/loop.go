@@ -326,8 +326,8 @@ func (inst *Instance) fire(js *joinState, in int) {
 	inst.deliver(st, delivery{kind: resume})
 }
 
-// tryInclusive fires inclusive join n if no live token elsewhere can still
-// arrive on an incoming flow that has no token yet (BPMN 2.0 §13.4.3).
+// tryInclusive fires inclusive join n once no live token elsewhere can
+// still make a difference to it (BPMN 2.0 §13.4.3, see inclusiveWaits).
 func (inst *Instance) tryInclusive(js *joinState) {
 	n := js.node
 	first := -1
@@ -344,13 +344,41 @@ func (inst *Instance) tryInclusive(js *joinState) {
 	if inTransit {
 		return // a token is on its way onto the join: it will arrive
 	}
-	np := &inst.plan.nodes[n.Index]
-	for i, q := range js.arrived {
-		if len(q) == 0 && reachesAny(np.reaches[i], occupied) {
-			return // a token may still arrive on an empty incoming flow
-		}
+	if inclusiveWaits(inst.plan.nodes[n.Index].reaches, js.arrived, occupied) {
+		return
 	}
 	inst.fire(js, first)
+}
+
+// inclusiveWaits reports whether an inclusive join holding the tokens
+// arrived (per incoming flow) must wait for a token at one of the occupied
+// nodes. BPMN 2.0 §13.4.3 (Table 13.3) activates the join when at least one
+// incoming flow has a token and, for every path from a token to an empty
+// incoming flow that does not visit the join, there is also a path from
+// that token to an incoming flow that has a token, not visiting the join.
+// So the join waits only for a token that can reach an empty flow and no
+// filled one: a token that can also reach a filled flow may arrive there
+// and only queue behind that flow's token, so waiting for it could not
+// change what this firing consumes. reaches[i] holds, by node index, the
+// nodes with a path to incoming flow i that does not visit the join.
+func inclusiveWaits(reaches [][]bool, arrived [][]int, occupied map[int]bool) bool {
+	for idx := range occupied {
+		toEmpty, toFilled := false, false
+		for i, reach := range reaches {
+			if !reach[idx] {
+				continue
+			}
+			if len(arrived[i]) > 0 {
+				toFilled = true
+			} else {
+				toEmpty = true
+			}
+		}
+		if toEmpty && !toFilled {
+			return true
+		}
+	}
+	return false
 }
 
 // dropJoin forgets a join's state once no token waits there.
@@ -391,7 +419,7 @@ func (inst *Instance) tryComplex(js *joinState) {
 		return
 	}
 	if np.activation == nil {
-		if more {
+		if inTransit || inclusiveWaits(np.reaches, js.arrived, occupied) {
 			return // without a rule it waits like an inclusive join
 		}
 	} else {
