@@ -130,9 +130,11 @@ func tracksStartedBy(g string) []string {
 	return out
 }
 
-// TestInboundDelivery_T3_MessageBeforeCatch: a message published before its
-// catch opens is correlated when it opens (TTL > 0) and dropped otherwise.
-func TestInboundDelivery_T3_MessageBeforeCatch(t *testing.T) {
+// TestMessage_BufferedUntilCatchOpens: a message published before its catch
+// opens is correlated when it opens (TTL > 0) and dropped otherwise. That
+// the token is parked before the subscription opens (SRD-027 T-3, FR-5) is
+// TestInboundDelivery_T3_ParkBeforeRegister in the runtime package.
+func TestMessage_BufferedUntilCatchOpens(t *testing.T) {
 	e := newEngine(t)
 	deploy(t, e, catchProcess)
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "early", TTL: time.Minute}))
