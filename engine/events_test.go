@@ -47,6 +47,24 @@ var gatewayProcess = defs(goMessage+`<bpmn:signal id="Sig_stop" name="stop"/>`, 
 	`<bpmn:sequenceFlow id="b1" sourceRef="onMsg" targetRef="endMsg"/><bpmn:sequenceFlow id="b2" sourceRef="onTimer" targetRef="endTimer"/>`+
 	`<bpmn:sequenceFlow id="b3" sourceRef="onSignal" targetRef="endSignal"/>`)
 
+// gatewayThenJobProcess is gatewayProcess with each arm's end a job task
+// of type "after": the token waits there after its arm won, so what the
+// losing arms left open can be seen before the token ends.
+var gatewayThenJobProcess = func() string {
+	s := gatewayProcess
+	for _, id := range []string{"endMsg", "endTimer", "endSignal"} {
+		s = strings.Replace(s, `<bpmn:endEvent id="`+id+`"/>`, `<bpmn:serviceTask id="`+id+`"><bpmn:extensionElements>`+
+			`<zeebe:taskDefinition type="after"/></bpmn:extensionElements></bpmn:serviceTask>`, 1)
+	}
+	return s
+}()
+
+// completeAfter completes the one open "after" job.
+func completeAfter(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "after").Key, nil))
+}
+
 func deploy(t *testing.T, e *engine.Engine, xml string) {
 	t.Helper()
 	_, err := e.Deploy("test.bpmn", []byte(xml))
@@ -218,6 +236,14 @@ func TestInboundDelivery_T6_CorrelationKeyMismatchKeepsWaiting(t *testing.T) {
 	assert.Equal(t, engine.Completed, st)
 }
 
+// openSubs counts the engine's open subscriptions by kind.
+type openSubs struct{ messages, signals, timers int }
+
+func openSubsOf(e *engine.Engine) openSubs {
+	st := e.Stats()
+	return openSubs{st.MessageSubscriptions, st.SignalSubscriptions, st.Timers}
+}
+
 func leftSet(inst *engine.Instance) map[string]bool {
 	out := map[string]bool{}
 	for _, id := range completed(inst) {
@@ -242,10 +268,15 @@ func TestEventGateway_ArmsWin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t)
-			deploy(t, e, gatewayProcess)
+			deploy(t, e, gatewayThenJobProcess)
 			inst := start(t, e, map[string]any{"key": "k"})
 			assert.Equal(t, []engine.Token{{ID: 1, ElementID: "gate", Waiting: "event"}}, tokens(t, inst))
+			assert.Equal(t, openSubs{messages: 1, signals: 1, timers: 1}, openSubsOf(e), "the gate's token holds every arm's subscription")
 			tc.fire(t, e)
+			require.NoError(t, e.Settle(ctxT(t)))
+			assert.Equal(t, []engine.Token{{ID: 1, ElementID: tc.want, Waiting: "job", JobKey: jobOf(t, e, "after").Key}}, tokens(t, inst))
+			assert.Equal(t, openSubs{}, openSubsOf(e), "the losing arms' subscriptions are gone while the winner goes on")
+			completeAfter(t, e)
 			st, _ := inst.Wait(ctxT(t))
 			require.Equal(t, engine.Completed, st)
 			left := leftSet(inst)
@@ -264,6 +295,8 @@ func TestEventGateway_ArmsWin(t *testing.T) {
 			next := start(t, e, map[string]any{"key": "k"})
 			require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
 			require.NoError(t, e.Settle(ctxT(t)))
+			completeAfter(t, e)
+			require.NoError(t, e.Settle(ctxT(t)))
 			assert.True(t, leftSet(next)["endMsg"])
 		})
 	}
@@ -275,12 +308,16 @@ func TestEventGateway_3_ReceiveTaskArm(t *testing.T) {
 	deploy(t, e, defs(goMessage+`<bpmn:signal id="Sig" name="stop"/>`, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="gate"/>`+
 		`<bpmn:receiveTask id="recv" messageRef="Msg_go"/>`+
 		`<bpmn:intermediateCatchEvent id="onSignal"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
-		`<bpmn:endEvent id="e1"/><bpmn:endEvent id="e2"/>`+
+		`<bpmn:serviceTask id="e1"><bpmn:extensionElements><zeebe:taskDefinition type="after"/></bpmn:extensionElements></bpmn:serviceTask><bpmn:endEvent id="e2"/>`+
 		`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="gate"/><bpmn:sequenceFlow id="a1" sourceRef="gate" targetRef="recv"/>`+
 		`<bpmn:sequenceFlow id="a2" sourceRef="gate" targetRef="onSignal"/><bpmn:sequenceFlow id="b1" sourceRef="recv" targetRef="e1"/>`+
 		`<bpmn:sequenceFlow id="b2" sourceRef="onSignal" targetRef="e2"/>`))
 	inst := start(t, e, map[string]any{"key": "r"})
+	assert.Equal(t, openSubs{messages: 1, signals: 1}, openSubsOf(e))
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "r"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Equal(t, openSubs{}, openSubsOf(e), "the losing signal arm's subscription is gone while the winner goes on")
+	completeAfter(t, e)
 	st, _ := inst.Wait(ctxT(t))
 	assert.Equal(t, engine.Completed, st)
 	assert.True(t, leftSet(inst)["recv"])
@@ -294,7 +331,7 @@ func TestEventGateway_3_ReceiveTaskArm(t *testing.T) {
 func TestEventGateway_4_Race(t *testing.T) {
 	const rounds = 500
 	e := newEngine(t)
-	deploy(t, e, gatewayProcess)
+	deploy(t, e, gatewayThenJobProcess)
 	wins := map[string]int{}
 	for i := range rounds {
 		key := fmt.Sprint("k", i)
@@ -308,6 +345,9 @@ func TestEventGateway_4_Race(t *testing.T) {
 		go func() { defer wg.Done(); assert.NoError(t, e.Advance(ctxT(t), time.Hour)) }()
 		go func() { defer wg.Done(); assert.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) }()
 		wg.Wait()
+		require.NoError(t, e.Settle(ctxT(t)))
+		require.Equal(t, openSubs{}, openSubsOf(e), "round %d: the losing arms' subscriptions are gone", i)
+		completeAfter(t, e)
 		st, _ := inst.Wait(ctxT(t))
 		require.Equal(t, engine.Completed, st)
 		won := 0
