@@ -82,3 +82,35 @@ func TestThrow_ReachesSiblingThatEnteredItsCatch(t *testing.T) {
 		})
 	}
 }
+
+// TestIncident_AtAWaitStateIsSetUpAgainOnResolve: a wait the loop set up on
+// entry that failed (here a job whose retries expression is not a number)
+// holds the token with an incident; resolving it makes the loop set the
+// wait up again with the variables as they are now.
+func TestIncident_AtAWaitStateIsSetUpAgainOnResolve(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+
+		`<bpmn:serviceTask id="w"><bpmn:extensionElements><zeebe:taskDefinition type="w" retries="= r"/></bpmn:extensionElements></bpmn:serviceTask>`+
+		`<bpmn:serviceTask id="fix"><bpmn:extensionElements><zeebe:taskDefinition type="fix"/></bpmn:extensionElements></bpmn:serviceTask>`+
+		`<bpmn:endEvent id="e1"/><bpmn:endEvent id="e2"/>`+
+		`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="fork"/><bpmn:sequenceFlow id="f1" sourceRef="fork" targetRef="w"/>`+
+		`<bpmn:sequenceFlow id="f2" sourceRef="fork" targetRef="fix"/><bpmn:sequenceFlow id="f3" sourceRef="w" targetRef="e1"/>`+
+		`<bpmn:sequenceFlow id="f4" sourceRef="fix" targetRef="e2"/>`))
+	inst := start(t, e, map[string]any{"r": "many"})
+	incs := inst.Incidents()
+	require.Len(t, incs, 1)
+	assert.Equal(t, "w", incs[0].ElementID)
+	require.NoError(t, e.ResolveIncident(ctxT(t), incs[0].Key))
+	require.NoError(t, e.Settle(ctxT(t)))
+	incs = inst.Incidents()
+	require.Len(t, incs, 1, "set up again with the same variables, it fails again")
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "fix").Key, map[string]any{"r": 2}))
+	require.NoError(t, e.ResolveIncident(ctxT(t), incs[0].Key))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Empty(t, inst.Incidents())
+	job := jobOf(t, e, "w")
+	assert.Equal(t, 2, job.Retries)
+	require.NoError(t, e.CompleteJob(ctxT(t), job.Key, nil))
+	st, _ := inst.Wait(ctxT(t))
+	assert.Equal(t, engine.Completed, st)
+}
