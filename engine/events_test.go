@@ -47,6 +47,24 @@ var gatewayProcess = defs(goMessage+`<bpmn:signal id="Sig_stop" name="stop"/>`, 
 	`<bpmn:sequenceFlow id="b1" sourceRef="onMsg" targetRef="endMsg"/><bpmn:sequenceFlow id="b2" sourceRef="onTimer" targetRef="endTimer"/>`+
 	`<bpmn:sequenceFlow id="b3" sourceRef="onSignal" targetRef="endSignal"/>`)
 
+// gatewayThenJobProcess is gatewayProcess with each arm's end a job task
+// of type "after": the token waits there after its arm won, so what the
+// losing arms left open can be seen before the token ends.
+var gatewayThenJobProcess = func() string {
+	s := gatewayProcess
+	for _, id := range []string{"endMsg", "endTimer", "endSignal"} {
+		s = strings.Replace(s, `<bpmn:endEvent id="`+id+`"/>`, `<bpmn:serviceTask id="`+id+`"><bpmn:extensionElements>`+
+			`<zeebe:taskDefinition type="after"/></bpmn:extensionElements></bpmn:serviceTask>`, 1)
+	}
+	return s
+}()
+
+// completeAfter completes the one open "after" job.
+func completeAfter(t *testing.T, e *engine.Engine) {
+	t.Helper()
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "after").Key, nil))
+}
+
 func deploy(t *testing.T, e *engine.Engine, xml string) {
 	t.Helper()
 	_, err := e.Deploy("test.bpmn", []byte(xml))
@@ -68,31 +86,77 @@ func tokens(t *testing.T, inst *engine.Instance) []engine.Token {
 }
 
 // TestInboundDelivery_T1_ParkedTrackUsesNoCPU: a waiting token blocks on its
-// channel (no spinning), and completes on the fired event.
+// channel (no spinning), and completes on the fired event. Only this test's
+// tracks are counted: those started by the loops this goroutine started, so
+// instances other tests left parked do not count.
 func TestInboundDelivery_T1_ParkedTrackUsesNoCPU(t *testing.T) {
+	// Another engine's instance, started elsewhere, stays parked throughout.
+	other := newEngine(t)
+	deploy(t, other, catchProcess)
+	started := make(chan error)
+	go func() {
+		_, err := other.Start(ctxT(t), "p", map[string]any{"key": "elsewhere"})
+		started <- err
+	}()
+	require.NoError(t, <-started)
+	require.NoError(t, other.Settle(ctxT(t)))
+
 	e := newEngine(t)
 	deploy(t, e, catchProcess)
 	inst := start(t, e, map[string]any{"key": "k1"})
 	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "wait", Waiting: engine.WaitReason("message")}}, tokens(t, inst))
-	buf := make([]byte, 1<<20)
-	stacks := string(buf[:runtime.Stack(buf, true)])
-	parked := 0
-	for _, g := range strings.Split(stacks, "\n\n") {
-		if strings.Contains(g, "(*track).await") {
-			assert.Contains(t, g, "[chan receive", "a parked track blocks on its channel")
-			parked++
-		}
-	}
-	assert.Equal(t, 1, parked)
+	tracks := tracksStartedBy(goroutineID())
+	require.Len(t, tracks, 1, "one track of this test's instance")
+	assert.Contains(t, tracks[0], "[chan receive", "a parked track blocks on its channel")
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k1", Variables: map[string]any{"ok": true}}))
 	st, _ := inst.Wait(ctxT(t))
 	assert.Equal(t, engine.Completed, st)
 	assert.Equal(t, true, inst.Variables()["ok"], "message variables merge into the instance")
 }
 
-// TestInboundDelivery_T3_MessageBeforeCatch: a message published before its
-// catch opens is correlated when it opens (TTL > 0) and dropped otherwise.
-func TestInboundDelivery_T3_MessageBeforeCatch(t *testing.T) {
+// goroutineID returns the id of the calling goroutine, from its stack header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	return strings.Fields(string(buf))[1]
+}
+
+// tracksStartedBy returns the stacks of the track goroutines started by the
+// instance loops goroutine g started.
+func tracksStartedBy(g string) []string {
+	buf := make([]byte, 1<<22)
+	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
+	createdBy := func(stack, fn string) (string, bool) {
+		_, rest, ok := strings.Cut(stack, "created by "+fn+" in goroutine ")
+		if !ok {
+			return "", false
+		}
+		return strings.Fields(rest)[0], true
+	}
+	loops := map[string]bool{}
+	for _, s := range stacks {
+		if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Engine).launch"); ok && parent == g {
+			loops[strings.Fields(s)[1]] = true
+		}
+	}
+	var out []string
+	for _, s := range stacks {
+		// A track is started by its instance's loop, when it gets its
+		// first turn (give) or at once at a wait state (spawn).
+		for _, fn := range []string{"give", "spawn"} {
+			if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Instance)."+fn); ok && loops[parent] {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// TestMessage_BufferedUntilCatchOpens: a message published before its catch
+// opens is correlated when it opens (TTL > 0) and dropped otherwise. That
+// the token is parked before the subscription opens (SRD-027 T-3, FR-5) is
+// TestInboundDelivery_T3_ParkBeforeRegister in the runtime package.
+func TestMessage_BufferedUntilCatchOpens(t *testing.T) {
 	e := newEngine(t)
 	deploy(t, e, catchProcess)
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "early", TTL: time.Minute}))
@@ -176,6 +240,14 @@ func TestInboundDelivery_T6_CorrelationKeyMismatchKeepsWaiting(t *testing.T) {
 	assert.Equal(t, engine.Completed, st)
 }
 
+// openSubs counts the engine's open subscriptions by kind.
+type openSubs struct{ messages, signals, timers int }
+
+func openSubsOf(e *engine.Engine) openSubs {
+	st := e.Stats()
+	return openSubs{st.MessageSubscriptions, st.SignalSubscriptions, st.Timers}
+}
+
 func leftSet(inst *engine.Instance) map[string]bool {
 	out := map[string]bool{}
 	for _, id := range completed(inst) {
@@ -200,10 +272,15 @@ func TestEventGateway_ArmsWin(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t)
-			deploy(t, e, gatewayProcess)
+			deploy(t, e, gatewayThenJobProcess)
 			inst := start(t, e, map[string]any{"key": "k"})
 			assert.Equal(t, []engine.Token{{ID: 1, ElementID: "gate", Waiting: "event"}}, tokens(t, inst))
+			assert.Equal(t, openSubs{messages: 1, signals: 1, timers: 1}, openSubsOf(e), "the gate's token holds every arm's subscription")
 			tc.fire(t, e)
+			require.NoError(t, e.Settle(ctxT(t)))
+			assert.Equal(t, []engine.Token{{ID: 1, ElementID: tc.want, Waiting: "job", JobKey: jobOf(t, e, "after").Key}}, tokens(t, inst))
+			assert.Equal(t, openSubs{}, openSubsOf(e), "the losing arms' subscriptions are gone while the winner goes on")
+			completeAfter(t, e)
 			st, _ := inst.Wait(ctxT(t))
 			require.Equal(t, engine.Completed, st)
 			left := leftSet(inst)
@@ -222,6 +299,8 @@ func TestEventGateway_ArmsWin(t *testing.T) {
 			next := start(t, e, map[string]any{"key": "k"})
 			require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
 			require.NoError(t, e.Settle(ctxT(t)))
+			completeAfter(t, e)
+			require.NoError(t, e.Settle(ctxT(t)))
 			assert.True(t, leftSet(next)["endMsg"])
 		})
 	}
@@ -233,12 +312,16 @@ func TestEventGateway_3_ReceiveTaskArm(t *testing.T) {
 	deploy(t, e, defs(goMessage+`<bpmn:signal id="Sig" name="stop"/>`, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="gate"/>`+
 		`<bpmn:receiveTask id="recv" messageRef="Msg_go"/>`+
 		`<bpmn:intermediateCatchEvent id="onSignal"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
-		`<bpmn:endEvent id="e1"/><bpmn:endEvent id="e2"/>`+
+		`<bpmn:serviceTask id="e1"><bpmn:extensionElements><zeebe:taskDefinition type="after"/></bpmn:extensionElements></bpmn:serviceTask><bpmn:endEvent id="e2"/>`+
 		`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="gate"/><bpmn:sequenceFlow id="a1" sourceRef="gate" targetRef="recv"/>`+
 		`<bpmn:sequenceFlow id="a2" sourceRef="gate" targetRef="onSignal"/><bpmn:sequenceFlow id="b1" sourceRef="recv" targetRef="e1"/>`+
 		`<bpmn:sequenceFlow id="b2" sourceRef="onSignal" targetRef="e2"/>`))
 	inst := start(t, e, map[string]any{"key": "r"})
+	assert.Equal(t, openSubs{messages: 1, signals: 1}, openSubsOf(e))
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "r"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Equal(t, openSubs{}, openSubsOf(e), "the losing signal arm's subscription is gone while the winner goes on")
+	completeAfter(t, e)
 	st, _ := inst.Wait(ctxT(t))
 	assert.Equal(t, engine.Completed, st)
 	assert.True(t, leftSet(inst)["recv"])
@@ -252,7 +335,7 @@ func TestEventGateway_3_ReceiveTaskArm(t *testing.T) {
 func TestEventGateway_4_Race(t *testing.T) {
 	const rounds = 500
 	e := newEngine(t)
-	deploy(t, e, gatewayProcess)
+	deploy(t, e, gatewayThenJobProcess)
 	wins := map[string]int{}
 	for i := range rounds {
 		key := fmt.Sprint("k", i)
@@ -266,6 +349,9 @@ func TestEventGateway_4_Race(t *testing.T) {
 		go func() { defer wg.Done(); assert.NoError(t, e.Advance(ctxT(t), time.Hour)) }()
 		go func() { defer wg.Done(); assert.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) }()
 		wg.Wait()
+		require.NoError(t, e.Settle(ctxT(t)))
+		require.Equal(t, openSubs{}, openSubsOf(e), "round %d: the losing arms' subscriptions are gone", i)
+		completeAfter(t, e)
 		st, _ := inst.Wait(ctxT(t))
 		require.Equal(t, engine.Completed, st)
 		won := 0

@@ -37,7 +37,9 @@ func Example() {
 	for _, job := range e.Jobs(engine.JobFilter{Type: "check-order"}) {
 		e.CompleteJob(ctx, job.Key, map[string]any{"valid": true})
 	}
+	e.Settle(ctx) // the token moves on to the message catch and subscribes
 	e.PublishMessage(ctx, engine.Message{Name: "paid", CorrelationKey: "o-1"})
+	e.Settle(ctx)             // ... and on to the timer
 	e.Advance(ctx, time.Hour) // virtual time: due timers fire in order
 	state, err := inst.Wait(ctx)
 	fmt.Println(state, err, inst.Variables()["valid"])

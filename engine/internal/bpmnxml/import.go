@@ -421,6 +421,13 @@ func (b *builder) attributes(n *model.Node, e *element) {
 			def.Message = resolveRef(b.imp.messages, ref)
 		}
 		n.Events = append(n.Events, def)
+	case model.KindSendTask:
+		// A send task sends one message: model it as the message event it
+		// throws, so that without a job type it is sent like a message
+		// throw event's. Without a messageRef it is a plain job.
+		if ref := e.get("messageRef"); ref != "" {
+			n.Events = append(n.Events, &model.EventDefinition{Kind: model.EventMessage, Message: resolveRef(b.imp.messages, ref)})
+		}
 	case model.KindScriptTask:
 		n.ScriptFormat = e.get("scriptFormat")
 	case model.KindCallActivity:

@@ -88,6 +88,13 @@ type Engine struct {
 	eventLog atomic.Bool // loops log records while set
 	logMu    sync.Mutex
 	log      []Event // records not yet drained
+
+	// posted, when set (by tests, before any instance starts), sees every
+	// message posted to an instance, on the poster's goroutine before it is
+	// queued: a producer that fires at once, inside the loop's own
+	// subscribe call, shows what the loop had recorded by then (SRD-027
+	// FR-5).
+	posted func(*Instance, message)
 }
 
 // startTarget is a start event that creates instances when its event

@@ -46,6 +46,9 @@ func (r trackReceiver) Deliver(d eventhub.Delivery) bool {
 // this loop, or two loops posting to each other could deadlock. It reports
 // false when the instance has ended.
 func (inst *Instance) post(m message) bool {
+	if inst.eng.posted != nil {
+		inst.eng.posted(inst, m)
+	}
 	inst.eng.busy.add(1)
 	inst.mailMu.Lock()
 	if inst.mailClosed {

@@ -121,6 +121,10 @@ type jobState struct {
 type incidentState struct {
 	incident Incident
 	token    int
+	// reported is set on an incident its track reported and waits out:
+	// resolving it tells the track to retry, where resolving any other
+	// incident at a wait state makes the loop set up the wait again.
+	reported bool
 }
 
 // joinState holds the tokens that arrived at a synchronising gateway and
@@ -438,6 +442,15 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 	if !inst.plan.nodes[n.Index].join {
 		inst.recordNode(ElementEntered, n, id)
 	}
+	if inst.plan.nodes[n.Index].waits {
+		// A token that starts at a wait state needs no turn: the loop sets
+		// up its wait now, and its track only blocks on its channel, where
+		// a delivery, given with the turn, finds it.
+		inst.waitIn(tv, n)
+		t := &track{inst: inst, id: id, ch: tv.ch, scope: sc}
+		go t.run(n, via)
+		return
+	}
 	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})
 }
 
@@ -462,11 +475,15 @@ func (inst *Instance) finalize() {
 	}
 }
 
-// park records that token tv is blocked waiting for a delivery.
+// park records that token tv is blocked waiting for a delivery, or, when
+// it already is (a wait set up again), only the new reason.
 func (inst *Instance) park(tv *tokenView, reason WaitReason) {
-	tv.parked = true
+	if !tv.parked {
+		tv.parked = true
+		inst.released++
+	}
 	tv.wait = reason
-	inst.released++
+	inst.endTurn(tv)
 }
 
 // deliver hands d to a parked token. Only the first delivery to a parked
@@ -540,6 +557,7 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
 	delete(inst.tokens, tv.id)
+	inst.endTurn(tv)
 	inst.released++
 	sc := tv.scope
 	sc.live--

@@ -128,3 +128,78 @@ func TestInclusiveJoin_Stress(t *testing.T) {
 		require.Equal(t, 1, joins, "round %d", i)
 	}
 }
+
+// TestInclusiveJoin_TokenThatCanReachAFilledFlowIsNotWaitedFor: BPMN 2.0
+// §13.4.3 (Table 13.3). The join holds a token on flow a>join; the token at
+// slow can still reach the empty flow x>join, but it can also reach the
+// filled flow a>join, so it cannot make a difference: the join fires
+// without it. When it later arrives it activates the join again.
+func TestInclusiveJoin_TokenThatCanReachAFilledFlowIsNotWaitedFor(t *testing.T) {
+	for _, toA := range []bool{true, false} {
+		t.Run(fmt.Sprint("toA=", toA), func(t *testing.T) {
+			e := testEngine(t)
+			plan := newGraph(t, "filled").node("s:startEvent", "fork:parallelGateway", "a:task", "slow:serviceTask",
+				"x:exclusiveGateway", "join:inclusiveGateway", "after:userTask", "end:endEvent").
+				flow("s>fork", "fork>a", "fork>slow", "slow>x", "x>a?= toA", "x>join!", "a>join", "join>after", "after>end").
+				plan(CompileOptions{})
+			inst := run(t, e, plan, map[string]any{"toA": toA})
+			require.Len(t, e.Jobs(JobFilter{Type: "userTask"}), 1, "the join fired while slow still runs")
+			require.NoError(t, e.CompleteJob(ctxT(t), e.Jobs(JobFilter{Type: "serviceTask"})[0].Key, nil))
+			require.NoError(t, e.Settle(ctxT(t)))
+			require.Len(t, e.Jobs(JobFilter{Type: "userTask"}), 2, "the late token activated the join again")
+			for _, j := range e.Jobs(JobFilter{Type: "userTask"}) {
+				require.NoError(t, e.CompleteJob(ctxT(t), j.Key, nil))
+			}
+			st, _ := inst.Wait(ctxT(t))
+			assert.Equal(t, Completed, st)
+		})
+	}
+}
+
+// TestInclusiveWaits_Spec: the activation rule of BPMN 2.0 §13.4.3 (Table
+// 13.3) as a pure function of the reach tables, the arrived tokens and the
+// occupied nodes.
+func TestInclusiveWaits_Spec(t *testing.T) {
+	// diamond: fork → a, b → join. filled: the same, where b's token can
+	// also go round to a (x chooses), so it can reach both incoming flows.
+	// loop: the token after the join comes back on its second incoming flow.
+	// A path that visits the join never counts, so a token can only be
+	// waited for or excused by the first incoming flow it would reach.
+	diamond := newGraph(t, "diamond").node("s:startEvent", "fork:parallelGateway", "a:task", "b:task",
+		"join:inclusiveGateway", "end:endEvent").
+		flow("s>fork", "fork>a", "fork>b", "a>join", "b>join", "join>end").plan(CompileOptions{})
+	filled := newGraph(t, "filled").node("s:startEvent", "fork:parallelGateway", "a:task", "b:task",
+		"x:exclusiveGateway", "join:inclusiveGateway", "end:endEvent").
+		flow("s>fork", "fork>a", "fork>b", "b>x", "x>a?= toA", "x>join!", "a>join", "join>end").plan(CompileOptions{})
+	loop := newGraph(t, "loop").node("s:startEvent", "join:inclusiveGateway", "work:task", "again:exclusiveGateway",
+		"end:endEvent").
+		flow("s>join", "join>work", "work>again", "again>join?= more", "again>end!").plan(CompileOptions{})
+	for _, tc := range []struct {
+		name     string
+		plan     *Plan
+		arrived  [][]int // per incoming flow of join, in document order
+		occupied []string
+		waits    bool
+	}{
+		{"no other token", diamond, [][]int{{1}, nil}, nil, false},
+		{"a token upstream of the empty flow only", diamond, [][]int{{1}, nil}, []string{"b"}, true},
+		{"a token upstream of the filled flow only", diamond, [][]int{{1}, nil}, []string{"a"}, false},
+		{"a token that can reach both flows", diamond, [][]int{{1}, nil}, []string{"fork"}, false},
+		{"every flow filled", diamond, [][]int{{1}, {2}}, []string{"s"}, false},
+		{"a token that can also reach the filled flow", filled, [][]int{nil, {1}}, []string{"b"}, false},
+		{"the same token, the other flow filled", filled, [][]int{{1}, nil}, []string{"b"}, false},
+		{"tokens upstream of both flows", filled, [][]int{{1}, nil}, []string{"x", "s"}, false},
+		{"one token excused, another not", diamond, [][]int{{1}, nil}, []string{"a", "b"}, true},
+		{"a token on its way round the loop", loop, [][]int{{1}, nil}, []string{"work"}, true},
+		{"the loop flow filled", loop, [][]int{nil, {1}}, []string{"work"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			join := tc.plan.Process.Node("join")
+			occupied := map[int]bool{}
+			for _, id := range tc.occupied {
+				occupied[tc.plan.Process.Node(id).Index] = true
+			}
+			assert.Equal(t, tc.waits, inclusiveWaits(tc.plan.nodes[join.Index].reaches, tc.arrived, occupied))
+		})
+	}
+}

@@ -15,24 +15,21 @@ type msgKind uint8
 // Track events report what a track did; msgCommand carries a request from
 // outside the instance.
 const (
-	evMoved      msgKind = iota + 1 // left node through flow onto flow.Target
-	evFork                          // left node through several flows at once
-	evJob                           // parked on a job at node
-	evArrive                        // parked at the join node, arrived through flow
-	evIncident                      // parked on an incident at node
-	evEnded                         // finished at end event node
-	evTerminate                     // reached terminate end event node
-	evExited                        // stopped: its channel was closed or the instance is stopping
-	evFailed                        // the track failed (a recovered panic)
-	evWaiting                       // parked at a catch node, waiting for one of its events
-	evThrow                         // parked at a throw node until the loop has published its event
-	evDeliver                       // the hub fired a subscription (posted, not sent by a track)
-	evEnterScope                    // parked at a sub-process until its content completes
-	evEnterCall                     // parked at a call activity until the called instance ends
-	evIteration                     // a looping activity starts its next iteration
-	evCallEnded                     // a called instance ended (posted by the child to its parent)
-	evCancel                        // the calling instance asks this one to terminate (posted)
-	evRaise                         // parked at an error or escalation end or throw event
+	evMoved     msgKind = iota + 1 // left node through flow onto flow.Target
+	evFork                         // left node through several flows at once
+	evJob                          // parked on a job at node (a looping task; other jobs wait on entry)
+	evArrive                       // parked at the join node, arrived through flow
+	evIncident                     // parked on an incident at node
+	evEnded                        // finished at end event node
+	evTerminate                    // reached terminate end event node
+	evExited                       // stopped: its channel was closed or the instance is stopping
+	evFailed                       // the track failed (a recovered panic)
+	evThrow                        // parked at a throw node until the loop has published its event
+	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
+	evIteration                    // a looping activity starts its next iteration
+	evCallEnded                    // a called instance ended (posted by the child to its parent)
+	evCancel                       // the calling instance asks this one to terminate (posted)
+	evRaise                        // parked at an error or escalation end or throw event
 	msgCommand
 )
 
@@ -144,10 +141,10 @@ func (inst *Instance) handle(m message) {
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
-		inst.enter(tv, m.flow)
+		inst.moveTo(tv, m.flow)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
-		inst.enter(tv, m.more.flows[0])
+		inst.moveTo(tv, m.more.flows[0])
 		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
@@ -159,13 +156,8 @@ func (inst *Instance) handle(m message) {
 		inst.arrive(tv, m.node, m.flow)
 	case evIncident:
 		inst.park(tv, WaitIncident)
-		inst.openIncident(tv, m.node, 0, m.more.err.Error())
-	case evWaiting:
-		inst.waitAt(tv, m.node)
-	case evEnterScope:
-		inst.enterScope(tv, m.node)
-	case evEnterCall:
-		inst.enterCall(tv, m.node)
+		key := inst.openIncident(tv, m.node, 0, m.more.err.Error())
+		inst.incidents[key].reported = true
 	case evIteration:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
@@ -203,24 +195,42 @@ func (inst *Instance) handle(m message) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	switch m.kind {
-	case evJob, evArrive, evIncident, evWaiting, evThrow, evEnterScope, evEnterCall, evRaise:
-		// The track is about to block on its channel: close it so it exits.
-		// It stays counted as running until it reports the exit.
-		tv.closed = true
-		inst.ready(wakeup{kind: wakeClose, tv: tv})
+	case evJob, evArrive, evIncident, evThrow, evRaise:
+		inst.wakeToExit(tv)
 	case evEnded, evTerminate:
 		inst.removeToken(tv, false)
 	case evExited, evFailed:
 		inst.removeToken(tv, true)
 	case evMoved:
-		if tv.node != nil {
-			tv.node = m.flow.Target
-		}
+		inst.movedWhileStopping(tv, m.flow.Target)
 	case evFork:
-		if tv.node != nil {
-			tv.node = m.more.flows[0].Target
-		}
+		inst.movedWhileStopping(tv, m.more.flows[0].Target)
 	}
+}
+
+// movedWhileStopping follows a withdrawn token onto n. Where n is a wait
+// state the track blocks there without reporting, so it is woken to exit.
+func (inst *Instance) movedWhileStopping(tv *tokenView, n *model.Node) {
+	if tv.node != nil {
+		tv.node = n
+	}
+	if inst.plan.nodes[n.Index].waits {
+		inst.wakeToExit(tv)
+	}
+}
+
+// wakeToExit closes the channel of a track that is about to block on it,
+// so that it exits. It stays counted as running until it reports the exit.
+func (inst *Instance) wakeToExit(tv *tokenView) {
+	if tv.closed {
+		return
+	}
+	tv.closed = true
+	if inst.turn == tv.id {
+		close(tv.ch) // it has the turn still: it moved onto a wait state
+		return
+	}
+	inst.ready(wakeup{kind: wakeClose, tv: tv})
 }
 
 // enter records that tv took flow f onto its target.
@@ -229,6 +239,37 @@ func (inst *Instance) enter(tv *tokenView, f *model.Flow) {
 	tv.node = f.Target
 	if !inst.plan.nodes[f.Target.Index].join {
 		inst.recordStep(codeEntered, f.Target, nil, tv.id)
+	}
+}
+
+// moveTo records that tv took flow f and, where the target is a wait
+// state, sets up what tv waits for there in the same step.
+func (inst *Instance) moveTo(tv *tokenView, f *model.Flow) {
+	inst.enter(tv, f)
+	if inst.plan.nodes[f.Target.Index].waits {
+		inst.waitIn(tv, f.Target)
+	}
+}
+
+// waitIn parks tv at wait state n, which the history has just shown it
+// enter, and opens what it waits for: its events, its job, its
+// sub-process or its called instance, with its boundary events. Doing it
+// in the step that records the entry means anything handled after that
+// record (a sibling's signal, a message this instance throws) finds the
+// token subscribed, and parking before subscribing keeps SRD-027 FR-5: a
+// subscription that fires at once finds the token parked. The track, which
+// may not have reached its channel yet, reports nothing for the node; the
+// channel's one slot holds a delivery until it does.
+func (inst *Instance) waitIn(tv *tokenView, n *model.Node) {
+	switch np := &inst.plan.nodes[n.Index]; {
+	case len(np.catches) > 0:
+		inst.waitAt(tv, n)
+	case n.Kind == model.KindSubProcess:
+		inst.enterScope(tv, n)
+	case n.Kind == model.KindCallActivity:
+		inst.enterCall(tv, n)
+	default:
+		inst.createJob(tv, n)
 	}
 }
 
@@ -290,8 +331,8 @@ func (inst *Instance) fire(js *joinState, in int) {
 	inst.deliver(st, delivery{kind: resume})
 }
 
-// tryInclusive fires inclusive join n if no live token elsewhere can still
-// arrive on an incoming flow that has no token yet (BPMN 2.0 §13.4.3).
+// tryInclusive fires inclusive join n once no live token elsewhere can
+// still make a difference to it (BPMN 2.0 §13.4.3, see inclusiveWaits).
 func (inst *Instance) tryInclusive(js *joinState) {
 	n := js.node
 	first := -1
@@ -308,13 +349,41 @@ func (inst *Instance) tryInclusive(js *joinState) {
 	if inTransit {
 		return // a token is on its way onto the join: it will arrive
 	}
-	np := &inst.plan.nodes[n.Index]
-	for i, q := range js.arrived {
-		if len(q) == 0 && reachesAny(np.reaches[i], occupied) {
-			return // a token may still arrive on an empty incoming flow
-		}
+	if inclusiveWaits(inst.plan.nodes[n.Index].reaches, js.arrived, occupied) {
+		return
 	}
 	inst.fire(js, first)
+}
+
+// inclusiveWaits reports whether an inclusive join holding the tokens
+// arrived (per incoming flow) must wait for a token at one of the occupied
+// nodes. BPMN 2.0 §13.4.3 (Table 13.3) activates the join when at least one
+// incoming flow has a token and, for every path from a token to an empty
+// incoming flow that does not visit the join, there is also a path from
+// that token to an incoming flow that has a token, not visiting the join.
+// So the join waits only for a token that can reach an empty flow and no
+// filled one: a token that can also reach a filled flow may arrive there
+// and only queue behind that flow's token, so waiting for it could not
+// change what this firing consumes. reaches[i] holds, by node index, the
+// nodes with a path to incoming flow i that does not visit the join.
+func inclusiveWaits(reaches [][]bool, arrived [][]int, occupied map[int]bool) bool {
+	for idx := range occupied {
+		toEmpty, toFilled := false, false
+		for i, reach := range reaches {
+			if !reach[idx] {
+				continue
+			}
+			if len(arrived[i]) > 0 {
+				toFilled = true
+			} else {
+				toEmpty = true
+			}
+		}
+		if toEmpty && !toFilled {
+			return true
+		}
+	}
+	return false
 }
 
 // dropJoin forgets a join's state once no token waits there.
@@ -355,7 +424,7 @@ func (inst *Instance) tryComplex(js *joinState) {
 		return
 	}
 	if np.activation == nil {
-		if more {
+		if inTransit || inclusiveWaits(np.reaches, js.arrived, occupied) {
 			return // without a rule it waits like an inclusive join
 		}
 	} else {
@@ -725,6 +794,13 @@ func (inst *Instance) resolveIncident(key int64) error {
 			return nil
 		}
 	}
+	if inst.plan.nodes[tv.node.Index].waits && !is.reported {
+		// The loop set up this wait, so it sets it up again; the track
+		// still blocks at the node.
+		inst.closeBoundaries(tv)
+		inst.waitIn(tv, tv.node)
+		return nil
+	}
 	inst.deliver(tv, delivery{kind: retry})
 	return nil
 }
@@ -748,7 +824,7 @@ func (inst *Instance) afterMove(k msgKind) {
 		return
 	}
 	switch k {
-	case evMoved, evFork, evEnded, evExited, evJob, evWaiting, evIncident, evThrow, evDeliver, msgCommand:
+	case evMoved, evFork, evEnded, evExited, evJob, evIncident, evThrow, evDeliver, msgCommand:
 		inst.recheckInclusive()
 	}
 }

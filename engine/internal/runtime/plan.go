@@ -41,6 +41,11 @@ type nodePlan struct {
 	conds []*expr.Program
 	// join marks a synchronising gateway with more than one incoming flow.
 	join bool
+	// waits marks a wait state the loop sets up in the step that records a
+	// token's entry (a catch, an event-based gateway, a job, a sub-process,
+	// a call activity): from the moment the history shows the token there,
+	// its subscriptions and boundary events are open. The track only blocks.
+	waits bool
 	// fork marks a node whose outgoing flows are all taken at once.
 	fork bool
 	// inclusive marks a converging inclusive gateway; reaches[i] holds,
@@ -303,11 +308,29 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		np.waits = waitsOnEntry(np)
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
 	return plan, nil
+}
+
+// waitsOnEntry reports whether a token entering np's node waits there for
+// something the loop sets up: an event, a job, a sub-process or a called
+// instance. Looping activities are left to their track, which decides each
+// iteration.
+func waitsOnEntry(np *nodePlan) bool {
+	if np.join || np.loop != nil || np.raise != nil || np.throw != nil {
+		return false
+	}
+	switch n := np.node; {
+	case len(np.catches) > 0, n.Kind == model.KindCallActivity:
+		return true
+	case n.Kind == model.KindSubProcess:
+		return !n.TriggeredByEvent
+	}
+	return np.jobTypeName != ""
 }
 
 // supported reports elements the runtime cannot execute yet.

@@ -45,6 +45,21 @@ func (t *track) run(n *model.Node, via *model.Flow) {
 // step executes node n and returns the next node and the flow to it, or a
 // nil node when the track has exited.
 func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) {
+	np := &t.inst.plan.nodes[n.Index]
+	if np.waits {
+		// The loop set up the wait when it recorded the entry (SRD-027
+		// FR-5 in one loop step): report nothing, only block. Not even a
+		// stop is reported here: the token no longer has the turn, and the
+		// loop closes its channel when it stops the instance.
+		d, ok := t.receive()
+		if !ok {
+			return nil, nil
+		}
+		if d.arm != nil {
+			n = d.arm // the event-based gateway arm or boundary event that fired
+		}
+		return t.leave(n)
+	}
 	if t.inst.stopping.Load() {
 		t.emit(message{kind: evExited})
 		return nil, nil
@@ -57,7 +72,6 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 			return nil, nil
 		}
 	}
-	np := &t.inst.plan.nodes[n.Index]
 	if np.loop != nil {
 		return t.loopActivity(n, np)
 	}
@@ -65,14 +79,6 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 	case np.join:
 		if !t.waitOn(message{kind: evArrive, node: n, flow: via}) {
 			return nil, nil
-		}
-	case len(np.catches) > 0:
-		d, ok := t.await(message{kind: evWaiting, node: n})
-		if !ok {
-			return nil, nil
-		}
-		if d.arm != nil && d.arm != n {
-			n = d.arm // an event-based gateway routes the token onto the arm that fired
 		}
 	case np.raise != nil:
 		if !t.waitOn(message{kind: evRaise, node: n}) {
@@ -82,23 +88,7 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 			t.emit(message{kind: evEnded, node: n})
 			return nil, nil
 		}
-	case n.Kind == model.KindCallActivity:
-		d, ok := t.await(message{kind: evEnterCall, node: n})
-		if !ok {
-			return nil, nil
-		}
-		if d.arm != nil {
-			n = d.arm // an interrupting boundary event ended the call
-		}
-	case n.Kind == model.KindSubProcess:
-		d, ok := t.await(message{kind: evEnterScope, node: n})
-		if !ok {
-			return nil, nil
-		}
-		if d.arm != nil {
-			n = d.arm // an interrupting boundary event ended the sub-process
-		}
-	case np.throw != nil || len(np.outputs) > 0 && np.jobTypeName == "":
+	case np.throw != nil || len(np.outputs) > 0:
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
 		if !t.waitOn(message{kind: evThrow, node: n}) {
@@ -107,14 +97,6 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 		if n.Kind == model.KindEndEvent {
 			t.emit(message{kind: evEnded, node: n})
 			return nil, nil
-		}
-	case np.jobType != nil || np.jobTypeName != "":
-		d, ok := t.await(message{kind: evJob, node: n})
-		if !ok {
-			return nil, nil
-		}
-		if d.arm != nil {
-			n = d.arm // an interrupting boundary event ended the task
 		}
 	case n.Kind == model.KindEndEvent:
 		kind := evEnded
@@ -138,22 +120,25 @@ func (t *track) waitOn(m message) bool {
 func (t *track) await(m message) (delivery, bool) {
 	for {
 		t.emit(m)
-		d, ok := <-t.ch
-		t.steps = 0
-		switch {
-		case !ok:
-			t.emit(message{kind: evExited})
-			return d, false
-		case d.kind == merged:
-			t.emit(message{kind: evExited})
-			return d, false
-		case d.kind == retry && m.kind == evIncident:
-			return d, true
-		case d.kind == retry:
+		d, ok := t.receive()
+		if ok && d.kind == retry && m.kind != evIncident {
 			continue // execute the node again: report the same wait
 		}
-		return d, true
+		return d, ok
 	}
+}
+
+// receive blocks until the loop delivers to the parked track. It reports
+// false, after reporting the exit, when the track was merged away or its
+// channel closed.
+func (t *track) receive() (delivery, bool) {
+	d, ok := <-t.ch
+	t.steps = 0
+	if !ok || d.kind == merged {
+		t.emit(message{kind: evExited})
+		return d, false
+	}
+	return d, true
 }
 
 // leave takes n's outgoing flows and returns where the track goes next.
@@ -253,13 +238,19 @@ func (t *track) loopActivity(n *model.Node, np *nodePlan) (*model.Node, *model.F
 			}
 			t.emit(message{kind: evIteration, node: n})
 		}
-		if np.jobTypeName != "" {
+		switch {
+		case np.jobTypeName != "":
 			d, ok := t.await(message{kind: evJob, node: n})
 			if !ok {
 				return nil, nil
 			}
 			if d.arm != nil {
 				return t.leave(d.arm) // an interrupting boundary event ended the loop
+			}
+		case np.throw != nil || len(np.outputs) > 0:
+			// Every iteration sends its message and applies its outputs.
+			if !t.waitOn(message{kind: evThrow, node: n}) {
+				return nil, nil
 			}
 		}
 	}

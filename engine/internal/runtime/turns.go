@@ -9,7 +9,8 @@ import "github.com/flowtrack/flowtrack/engine/internal/model"
 // token at a time?"). The rule:
 //
 //   - A track runs until it waits (parks on its channel) or ends; moving
-//     and forking do not end its turn.
+//     and forking do not end its turn. A token that the loop parks at a
+//     wait state as it records the entry ends its turn there.
 //   - Tracks that become runnable meanwhile (a fork's other branches, a
 //     delivery to a parked token, a withdrawn token woken to exit) take
 //     their turns in the order they became runnable.
@@ -80,6 +81,14 @@ func (inst *Instance) nextTurn() bool {
 	}
 	inst.give(w)
 	return true
+}
+
+// endTurn ends tv's turn, if it has the turn: the loop has parked it (at a
+// wait state it just entered, say) or forgotten it.
+func (inst *Instance) endTurn(tv *tokenView) {
+	if inst.turn == tv.id {
+		inst.turn = 0
+	}
 }
 
 // endsTurn reports whether a track's report of kind k means it has stopped
