@@ -26,7 +26,11 @@ import (
 // build it (references must resolve); call model.Validate for that.
 //
 // Every error is a *model.Problem, or several joined with errors.Join;
-// unwrap with errors.As. Import never panics, whatever the input.
+// unwrap with errors.As. With problems, Import still returns the
+// definitions as far as it could build them (what failed to import is
+// left out), so that the later checks can report their problems too; the
+// definitions are nil only when the document is not BPMN XML. Import never
+// panics, whatever the input.
 func Import(name string, data []byte) (*model.Definitions, error) {
 	root, err := parse(name, data)
 	if err != nil {
@@ -59,10 +63,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 			imp.problemAt(c, "", "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
 		}
 	}
-	if err := imp.err(); err != nil {
-		return nil, err
-	}
-	return imp.defs, nil
+	return imp.defs, imp.err()
 }
 
 // importer holds the state of one Import call.
@@ -518,10 +519,13 @@ func (b *builder) resolve() {
 	for _, r := range b.flowRefs {
 		src := b.endpoint(r.flow, "sourceRef", r.source)
 		dst := b.endpoint(r.flow, "targetRef", r.target)
+		r.flow.Source, r.flow.Target = src, dst
 		if src == nil || dst == nil {
+			// Half a flow: the end that resolved keeps it, so validation
+			// knows the node is connected in the document, but no node
+			// lists it and nothing runs it.
 			continue
 		}
-		r.flow.Source, r.flow.Target = src, dst
 		src.Outgoing = append(src.Outgoing, r.flow)
 		dst.Incoming = append(dst.Incoming, r.flow)
 	}

@@ -65,3 +65,26 @@ func SortProblems(ps []*Problem) []*Problem {
 	})
 	return slices.CompactFunc(ps, func(a, b *Problem) bool { return *a == *b })
 }
+
+// MergeStages joins the problems of the checking stages (import,
+// validation, compilation), earlier stages first, into one sorted list. A
+// later stage's problem is dropped when an earlier stage already reported
+// the same rule on the same element: several stages look at some rules
+// (a missing message reference stops both validation and compilation),
+// and the modeller needs to hear about each broken rule once.
+func MergeStages(stages ...[]*Problem) []*Problem {
+	type key struct{ rule, process, element string }
+	var out []*Problem
+	for _, ps := range stages {
+		seen := make(map[key]bool, len(out))
+		for _, p := range out {
+			seen[key{p.RuleID, p.ProcessID, p.ElementID}] = true
+		}
+		for _, p := range ps {
+			if p.ElementID == "" || !seen[key{p.RuleID, p.ProcessID, p.ElementID}] {
+				out = append(out, p)
+			}
+		}
+	}
+	return SortProblems(out)
+}

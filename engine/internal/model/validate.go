@@ -60,7 +60,7 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 	if d == nil {
 		return []*Problem{{RuleID: "FT.document", Rule: "no definitions"}}, nil
 	}
-	v := &validator{}
+	v := &validator{loose: map[*Node]bool{}}
 	v.duplicateIDs(d)
 	v.executableNeighbours(d)
 	for _, p := range d.Processes {
@@ -77,6 +77,9 @@ type validator struct {
 	problems []*Problem
 	warnings []*Problem
 	current  *Process
+	// loose holds the nodes at the resolved end of a sequence flow whose
+	// other end did not import: rules about missing flows skip them.
+	loose map[*Node]bool
 }
 
 // report records a problem on an element of the current process.
@@ -172,13 +175,16 @@ func (v *validator) process(p *Process) {
 	}
 }
 
-// flow checks one sequence flow's ends.
+// flow checks one sequence flow's ends. A flow with an end missing was
+// reported by the importer (the reference is absent, dangling, names an
+// element of another process or one flowtrack does not execute); the end
+// that is there is marked loose, so that the node is not also reported as
+// unconnected.
 func (v *validator) flow(f *Flow) {
 	switch {
-	case f.Source == nil:
-		v.report(f.ID, "XSD.required", "sequence flow has no source: set sourceRef to the id of a flow node")
-	case f.Target == nil:
-		v.report(f.ID, "XSD.required", "sequence flow has no target: set targetRef to the id of a flow node")
+	case f.Source == nil || f.Target == nil:
+		v.loose[f.Source] = true
+		v.loose[f.Target] = true
 	case f.Source.Parent != f.Target.Parent:
 		v.report(f.ID, "EXT.152", "sequence flow %s crosses a sub-process boundary (from %s to %s): connect nodes of the same scope only", f.ID, f.Source.ID, f.Target.ID)
 	}
@@ -199,17 +205,17 @@ func (v *validator) node(n *Node) {
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
 		}
-		if len(n.Incoming) == 0 && !n.HasEvent(EventLink) {
+		if v.none(n, n.Incoming) && !n.HasEvent(EventLink) {
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
-		if len(n.Outgoing) == 0 {
+		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
 	case KindIntermediateThrowEvent:
-		if len(n.Incoming) == 0 {
+		if v.none(n, n.Incoming) {
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
-		if len(n.Outgoing) == 0 && !n.HasEvent(EventLink) {
+		if v.none(n, n.Outgoing) && !n.HasEvent(EventLink) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
 	case KindSubProcess:
@@ -223,15 +229,19 @@ func (v *validator) node(n *Node) {
 	}
 	v.triggers(n)
 	if n.Kind.IsGateway() {
-		if len(n.Outgoing) == 0 {
+		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
 		}
-		if len(n.Incoming) == 0 && !(n.Kind == KindEventBasedGateway && n.Instantiate) {
+		if v.none(n, n.Incoming) && !(n.Kind == KindEventBasedGateway && n.Instantiate) {
 			v.report(n.ID, "EXT.150", "gateway has no incoming flow: connect a flow to it")
 		}
 	}
 	v.defaultFlow(n)
 }
+
+// none reports whether n has none of the flows fs (its incoming or its
+// outgoing flows), counting as one a flow that failed to import.
+func (v *validator) none(n *Node, fs []*Flow) bool { return len(fs) == 0 && !v.loose[n] }
 
 // Event triggers BPMN allows, by where the event is (BPMN 2.0 tables
 // 10.84 to 10.93).
@@ -428,7 +438,7 @@ func (v *validator) boundary(n *Node) {
 	}
 	// A compensation boundary event reaches its handler through an
 	// association, not a sequence flow.
-	if len(n.Outgoing) == 0 && !n.HasEvent(EventCompensation) {
+	if v.none(n, n.Outgoing) && !n.HasEvent(EventCompensation) {
 		v.report(n.ID, "EXT.113", "boundary event needs an outgoing flow: connect it to the node that handles the event")
 	}
 }
@@ -557,6 +567,13 @@ func (v *validator) reachability(p *Process) {
 		}
 	}
 	reach(entries(p.Top, nil)...)
+	// A flow that failed to import was reported; what it connects is
+	// taken as reached rather than reported again.
+	for _, n := range p.Nodes {
+		if v.loose[n] {
+			reach(n)
+		}
+	}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
