@@ -54,13 +54,17 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 	}
 	imp.defs.Positions = imp.positions
 	imp.references(root)
+	imp.catalogue(root)
 	imp.globals(root)
 	for _, c := range root.children {
 		switch {
 		case c.is("process"):
 			imp.process(c)
-		case c.space == nsBPMN && unsupportedRootElements[c.local]:
-			imp.problemAt(c, "", "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
+		case c.space == nsBPMN && ignoredRootElements[c.local]:
+			// Valid BPMN beside the processes, which flowtrack does not
+			// run: the processes deploy, the modeller is told.
+			imp.defs.Warnings = append(imp.defs.Warnings, &model.Problem{RuleID: "FT.ignored", ElementID: c.get("id"), Pos: c.pos,
+				Rule: fmt.Sprintf("bpmn:%s is not executed: flowtrack runs processes and ignores it", c.local)})
 		}
 	}
 	return imp.defs, imp.err()

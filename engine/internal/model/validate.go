@@ -67,6 +67,7 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 		v.process(p)
 		v.calls(d, p)
 	}
+	v.warnings = append(v.warnings, d.Warnings...)
 	d.Locate(v.problems)
 	d.Locate(v.warnings)
 	return SortProblems(v.problems), SortProblems(v.warnings)
