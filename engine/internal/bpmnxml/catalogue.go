@@ -1,7 +1,10 @@
 package bpmnxml
 
 import (
+	"encoding/xml"
 	"fmt"
+	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,8 +34,8 @@ var choreographyActivities = []string{"choreographyTask", "subChoreography", "ca
 // catalogue walks the document and checks the catalogue's structural
 // rules.
 func (imp *importer) catalogue(root *element) {
-	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}}
-	c.countFlows(root)
+	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{}}
+	c.survey(root, "")
 	c.walk(root, nil, nil, "")
 }
 
@@ -42,6 +45,9 @@ type catalogueCheck struct {
 	// out and in count the sequence flows leaving and entering each
 	// element, by id.
 	out, in map[string]int
+	// processOf maps element ids to the id of their process; pools maps
+	// process ids to the participant that stands for them.
+	processOf, pools map[string]string
 	// owner is the id of the nearest ancestor with one of the element
 	// being checked.
 	owner string
@@ -49,17 +55,72 @@ type catalogueCheck struct {
 	warning bool
 }
 
-// countFlows counts the sequence flows of the document per end.
-func (c *catalogueCheck) countFlows(e *element) {
-	if e.is("sequenceFlow") {
+// survey counts the sequence flows of the document per end and notes
+// which process each element is in and which participant (pool) stands
+// for each process.
+func (c *catalogueCheck) survey(e *element, process string) {
+	id := e.get("id")
+	switch {
+	case e.is("process"):
+		process = id
+	case e.is("sequenceFlow"):
 		c.out[localID(e.get("sourceRef"))]++
 		c.in[localID(e.get("targetRef"))]++
+	case e.is("participant"):
+		if ref := localID(e.get("processRef")); ref != "" {
+			c.pools[ref] = id
+		}
+	}
+	if id != "" && process != "" {
+		c.processOf[id] = process
 	}
 	for _, ch := range e.children {
 		if ch.space == nsBPMN {
-			c.countFlows(ch)
+			c.survey(ch, process)
 		}
 	}
+}
+
+// pool returns the pool an end of a message flow is in: the participant
+// itself, or the participant of the process the element is in ("" when
+// unknown).
+func (c *catalogueCheck) pool(ref string) string {
+	ref = localID(ref)
+	if e, ok := c.imp.elements[ref]; ok && e.is("participant") {
+		return ref
+	}
+	return c.pools[c.processOf[ref]]
+}
+
+// messageFlow checks that a message flow connects two pools (EXT.031),
+// does not end at an end event (EXT.108), and reaches a start event only
+// when it catches a message (EXT.103). Flowtrack correlates messages by
+// name and never follows message flows, but a file with a collaboration
+// is deployed whole, so its collaboration is held to the standard too.
+func (c *catalogueCheck) messageFlow(e *element) {
+	src, dst := localID(e.get("sourceRef")), localID(e.get("targetRef"))
+	if sp, dp := c.pool(src), c.pool(dst); src == dst || sp != "" && sp == dp {
+		c.problem(e, nil, "EXT.031", "message flow %s connects %s and %s in the same pool: message flows connect different pools", e.get("id"), src, dst)
+	}
+	t, ok := c.imp.elements[dst]
+	switch {
+	case !ok:
+	case t.is("endEvent"):
+		c.problem(e, nil, "EXT.108", "message flow %s ends at end event %s, which cannot receive messages: connect it to a catching element", e.get("id"), dst)
+	case t.is("startEvent") && t.child(nsBPMN, "messageEventDefinition") == nil && !c.refersToMessageDefinition(t):
+		c.problem(e, nil, "EXT.103", "message flow %s ends at start event %s, which has no message event definition: add one", e.get("id"), dst)
+	}
+}
+
+// refersToMessageDefinition reports whether event e uses a
+// definitions-level message event definition.
+func (c *catalogueCheck) refersToMessageDefinition(e *element) bool {
+	for _, r := range e.children {
+		if d, ok := lookup(c.imp.eventDefs, r.content()); ok && r.is("eventDefinitionRef") && d.local == "messageEventDefinition" {
+			return true
+		}
+	}
+	return false
 }
 
 // localID strips a QName prefix from a reference.
@@ -82,7 +143,11 @@ func (c *catalogueCheck) walk(e, process, parent *element, owner string) {
 		process = e
 	}
 	c.owner = owner
-	c.check(e, process, parent)
+	// A process that is not executable is not deployed (a warning says
+	// so), so its content is not held to the rules.
+	if process == nil || executable(process) {
+		c.check(e, process, parent)
+	}
 	if id := e.get("id"); id != "" {
 		owner = id
 	}
@@ -135,6 +200,8 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		}
 	case e.local == "boundaryEvent":
 		c.boundary(e, process)
+	case e.local == "messageFlow":
+		c.messageFlow(e)
 	case e.local == "startEvent" && parent != nil && parent.local == "transaction" && eventDefinitions(e) > 0:
 		c.problem(e, process, "EXT.100", "the start event of a transaction must be a none start event: remove its event definition")
 	}
@@ -151,8 +218,19 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 	if e.child(nsBPMN, "supportedInterfaceRef") != nil && e.child(nsBPMN, "ioBinding") == nil {
 		c.problem(e, process, "EXT.064", "bpmn:%s is exposed as a service (supportedInterfaceRef) but has no ioBinding: add one or remove the interface", e.local)
 	}
+	if f, ok := e.attr("textFormat"); ok && !mimeType.MatchString(f) {
+		rule := "EXT.010"
+		if e.local == "documentation" {
+			rule = "EXT.004"
+		}
+		c.problem(e, process, rule, "textFormat %q is not a MIME type: write one such as text/plain", f)
+	}
 	c.formalExpression(e, process, parent)
 }
+
+// mimeType matches a MIME type (RFC 2045: type/subtype, parameters
+// allowed).
+var mimeType = regexp.MustCompile(`^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$`)
 
 // activity checks the rules about one activity.
 func (c *catalogueCheck) activity(e, process, parent *element) {
@@ -173,6 +251,13 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 		for _, ch := range e.children {
 			if ch.space == nsBPMN && slices.Contains(choreographyActivities, ch.local) {
 				c.problem(ch, process, "EXT.056", "bpmn:%s is a choreography activity and cannot be inside a bpmn:%s: move it into a choreography", ch.local, e.local)
+			}
+		}
+		// The method of a transaction is a URI: ##Compensate, ##Store,
+		// ##Image or one of the modeller's own.
+		if m, ok := e.attr("method"); ok && e.local == "transaction" {
+			if _, err := url.Parse(m); err != nil || strings.TrimSpace(m) == "" {
+				c.problem(e, process, "EXT.060", "transaction method %q is not a URI: use ##Compensate, ##Store, ##Image or a URI", m)
 			}
 		}
 		if e.child(nsBPMN, "ioSpecification") != nil {
@@ -222,10 +307,13 @@ func (c *catalogueCheck) gatewayDirection(e, process *element) {
 	}
 }
 
-// multiInstance checks multi-instance loop characteristics in executable
-// processes (EXT.067, EXT.068).
+// multiInstance checks multi-instance loop characteristics in processes
+// marked isExecutable="true" (EXT.067, EXT.068). An extension (Zeebe's
+// inputCollection, Camunda 7's collection) says what the instances are
+// in the vendor's terms instead.
 func (c *catalogueCheck) multiInstance(e, process, parent *element) {
-	if !executable(process) {
+	if process == nil || process.get("isExecutable") != "true" || e.child(nsBPMN, "extensionElements") != nil ||
+		slices.ContainsFunc(e.attrs, func(a xml.Attr) bool { return a.Name.Space != "" && a.Name.Space != nsBPMN }) {
 		return
 	}
 	input := e.child(nsBPMN, "loopDataInputRef")
@@ -338,11 +426,16 @@ func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 		return
 	}
 	formal := strings.HasSuffix(e.nsAttr(nsXSI, "type"), "tFormalExpression") ||
-		e.local == "condition" && parent != nil && parent.local == "complexBehaviorDefinition"
+		e.local == "condition" && parent != nil && parent.local == "complexBehaviorDefinition" ||
+		slices.Contains(formalExpressionElements, e.local)
 	if formal && e.content() == "" && !slices.ContainsFunc(e.children, func(ch *element) bool { return ch.space != nsBPMN }) {
 		c.problem(e, process, "EXT.013", "bpmn:%s is an empty formal expression: write the expression or remove the element", e.local)
 	}
 }
+
+// formalExpressionElements are the elements the schema types as formal
+// expressions, typed or not in the document.
+var formalExpressionElements = []string{"messagePath", "dataPath", "transformation"}
 
 // countChildren counts e's BPMN children named local.
 func countChildren(e *element, local string) int {

@@ -499,7 +499,7 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		}
 	case model.EventTimer:
 		for _, c := range e.children {
-			if c.space == nsBPMN && (c.local == "timeDate" || c.local == "timeDuration" || c.local == "timeCycle") && c.content() == "" {
+			if b.p.Executable && c.space == nsBPMN && (c.local == "timeDate" || c.local == "timeDuration" || c.local == "timeCycle") && c.content() == "" {
 				b.imp.problems = append(b.imp.problems, &model.Problem{RuleID: "EXT.013", ProcessID: b.p.ID, ElementID: n.ID, Pos: c.pos,
 					Rule: "bpmn:" + c.local + " is empty: a formal expression needs a body; write the value or remove the element"})
 			}

@@ -213,6 +213,9 @@ func (v *validator) node(n *Node) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
 	case KindIntermediateThrowEvent:
+		if n.HasEvent(EventLink) && len(linkTargets(v.current, n)) == 0 {
+			v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
+		}
 		if v.none(n, n.Incoming) {
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
@@ -294,8 +297,18 @@ func (v *validator) triggers(n *Node) {
 		if !interrupting && (n.Kind == KindBoundaryEvent || n.Kind == KindStartEvent) && slices.Contains(nonInterruptingDropped, e.Kind) {
 			ok = false
 		}
-		if !ok {
-			v.report(n.ID, rule, "%s cannot have the %s trigger: use another event type or trigger", where, e.Kind)
+		if ok {
+			continue
+		}
+		v.report(n.ID, rule, "%s cannot have the %s trigger: use another event type or trigger", where, e.Kind)
+		// The catalogue also states the compensation cases as rules of
+		// their own: a modeller looking either up finds it.
+		switch {
+		case e.Kind != EventCompensation:
+		case n.Kind == KindStartEvent && (n.Parent == nil || !n.Parent.TriggeredByEvent):
+			v.report(n.ID, "EXT.121", "only the start event of an event sub-process can catch compensation: move it into one")
+		case n.Kind == KindIntermediateCatchEvent:
+			v.report(n.ID, "EXT.122", "compensation is never caught in normal flow: attach a compensation boundary event to the activity instead")
 		}
 	}
 }
