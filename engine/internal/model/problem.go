@@ -9,7 +9,7 @@ import (
 // Problem is one rule a model breaks, found at import, validation or
 // compilation. The engine turns it into its public Problem.
 type Problem struct {
-	// RuleID names the broken rule: "EXT.023" or "REF.12" for a rule of
+	// RuleID names the broken rule: "EXT.127" or "REF.12" for a rule of
 	// the BPMN 2.0 constraint catalogue (the extended constraints and the
 	// reference table BPMNspector numbers), "XSD.<what>" for a schema rule,
 	// "FT.<what>" for a rule of flowtrack's own (RULES.md lists them all).
