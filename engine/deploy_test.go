@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -145,4 +146,39 @@ func FuzzDeploy_WithoutReferences(f *testing.F) {
 		defer e.Close(context.Background())
 		checkDeploy(t, e, model)
 	})
+}
+
+// TestEngine_DeployReportsEveryStage checks that a document with a problem
+// found at import (a reference pointing nowhere), one found by validation
+// (a gateway flow without condition) and two found at compilation (an
+// expression that does not parse, a timer duration that is not ISO-8601)
+// reports all of them at once, in document order: the modeller fixes the
+// file once, not once per stage.
+func TestEngine_DeployReportsEveryStage(t *testing.T) {
+	doc := `<?xml version="1.0"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">
+<bpmn:process id="p" isExecutable="true">
+<bpmn:startEvent id="s"/>
+<bpmn:exclusiveGateway id="g"/>
+<bpmn:intermediateCatchEvent id="wait"><bpmn:timerEventDefinition><bpmn:timeDuration>3 days</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+<bpmn:endEvent id="e"/>
+<bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/>
+<bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="wait"><bpmn:conditionExpression>= x &gt;</bpmn:conditionExpression></bpmn:sequenceFlow>
+<bpmn:sequenceFlow id="f3" sourceRef="g" targetRef="e"/>
+<bpmn:sequenceFlow id="f4" sourceRef="wait" targetRef="nowhere"/>
+</bpmn:process>
+</bpmn:definitions>`
+	_, err := newEngine(t).Deploy("stages.bpmn", []byte(doc))
+	var de *engine.DeployError
+	require.ErrorAs(t, err, &de)
+	var got []string
+	for _, p := range de.Problems {
+		got = append(got, fmt.Sprintf("%d %s %s", p.Line, p.RuleID, p.ElementID))
+	}
+	assert.Equal(t, []string{
+		"5 FT.condition g",
+		"6 FT.timer-duration wait",
+		"9 FT.expression f2",
+		"11 REF.19 f4",
+	}, got)
 }

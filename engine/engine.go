@@ -327,23 +327,26 @@ func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
 		}
 	}()
 	defs, err := bpmnxml.Import(name, bpmn)
-	if err != nil {
-		return nil, deployError(name, nil, err)
+	if defs == nil {
+		return nil, deployError(name, nil, problemsOf(err))
 	}
+	imported := problemsOf(err)
 	problems, warnings := model.Check(defs)
-	if len(problems) > 0 {
-		return nil, deployError(name, defs, problemErrors(problems))
+	opts := runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict}
+	if len(imported) > 0 || len(problems) > 0 {
+		// The document is refused, but the modeller hears about every
+		// problem at once: compile what imported, for its problems only.
+		return nil, deployError(name, defs, model.MergeStages(imported, problems, compileProblems(defs, opts)))
 	}
-	plans, err := e.rt.Install(defs, runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict})
+	plans, err := e.rt.Install(defs, opts)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		return nil, deployError(name, defs, err)
+		return nil, deployError(name, defs, problemsOf(err))
 	}
 	if len(plans) == 0 {
-		p := Problem{RuleID: "FT.executable", Rule: `no executable process: mark a process isExecutable="true"`}
-		return nil, &DeployError{File: name, Rule: p.Rule, Problems: []Problem{p}}
+		return nil, deployError(name, defs, []*model.Problem{noExecutable()})
 	}
 	d = &Deployment{Name: name, Warnings: publicProblems(warnings)}
 	for _, p := range plans {
@@ -352,13 +355,65 @@ func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	return d, nil
 }
 
-// problemErrors returns ps as errors.
-func problemErrors(ps []*model.Problem) error {
-	errs := make([]error, len(ps))
-	for i, p := range ps {
-		errs[i] = p
+// compileProblems compiles every executable process of defs and returns
+// the problems found, registering nothing. It runs on documents that
+// earlier checks refused, so it tolerates what they reported (an element
+// that failed to import is simply absent); a panic while compiling is
+// flowtrack's defect, reported as such beside the model's problems.
+func compileProblems(defs *model.Definitions, opts runtime.CompileOptions) (ps []*model.Problem) {
+	executable := false
+	for _, p := range defs.Processes {
+		if p == nil || !p.Executable {
+			continue
+		}
+		executable = true
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					ps = append(ps, &model.Problem{RuleID: ruleInternal, ProcessID: p.ID,
+						Rule: fmt.Sprintf("internal error while compiling: %v (please report it with the model)", r)})
+				}
+			}()
+			if _, err := runtime.Compile(p, opts); err != nil {
+				ps = append(ps, problemsOf(err)...)
+			}
+		}()
 	}
-	return errors.Join(errs...)
+	if !executable {
+		ps = append(ps, noExecutable())
+	}
+	return ps
+}
+
+// noExecutable is the problem of a document without executable process.
+func noExecutable() *model.Problem {
+	return &model.Problem{RuleID: "FT.executable", Rule: `no executable process: mark a process isExecutable="true"`}
+}
+
+// problemsOf flattens the problems inside err (joined with errors.Join);
+// an error that is not a problem becomes an FT.internal one.
+func problemsOf(err error) []*model.Problem {
+	var ps []*model.Problem
+	var walk func(error)
+	walk = func(err error) {
+		if err == nil {
+			return
+		}
+		if joined, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range joined.Unwrap() {
+				walk(e)
+			}
+			return
+		}
+		var p *model.Problem
+		if errors.As(err, &p) {
+			ps = append(ps, p)
+			return
+		}
+		ps = append(ps, &model.Problem{RuleID: ruleInternal, Rule: err.Error()})
+	}
+	walk(err)
+	return ps
 }
 
 // publicProblems converts model problems to Problems.
@@ -374,26 +429,9 @@ func publicProblems(ps []*model.Problem) []Problem {
 	return out
 }
 
-// deployError flattens the problems inside err into a *DeployError,
-// locating them in defs (nil when import failed) and sorting them.
-func deployError(file string, defs *model.Definitions, err error) error {
-	var ps []*model.Problem
-	var walk func(error)
-	walk = func(err error) {
-		if joined, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range joined.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		var p *model.Problem
-		if errors.As(err, &p) {
-			ps = append(ps, p)
-			return
-		}
-		ps = append(ps, &model.Problem{RuleID: ruleInternal, Rule: err.Error()})
-	}
-	walk(err)
+// deployError returns ps as a *DeployError, locating them in defs (nil
+// when the document could not be read) and sorting them.
+func deployError(file string, defs *model.Definitions, ps []*model.Problem) error {
 	defs.Locate(ps)
 	de := &DeployError{File: file, Problems: publicProblems(model.SortProblems(ps))}
 	first := de.Problems[0]

@@ -76,11 +76,12 @@ func init() {
 	}
 }
 
-// unsupportedRootElements are definitions-level BPMN elements that describe
-// something flowtrack cannot run. Other root elements (collaborations,
-// item definitions, interfaces, global tasks...) are read where needed or
-// ignored.
-var unsupportedRootElements = map[string]bool{
+// ignoredRootElements are definitions-level BPMN elements that describe
+// something other than a process, which flowtrack does not run: a document
+// with them deploys its processes, with a warning. Other root elements
+// (collaborations, item definitions, interfaces, global tasks...) are read
+// where needed or ignored silently.
+var ignoredRootElements = map[string]bool{
 	"choreography":           true,
 	"globalChoreographyTask": true,
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -87,8 +88,9 @@ func TestImport_MIWG(t *testing.T) {
 			d, err := Import(name, data)
 			if err != nil {
 				rules := problemRules(t, err)
-				for _, r := range rules {
-					assert.True(t, strings.HasPrefix(r, "unsupported"), "rejected for a reason other than an unsupported element: %s", r)
+				for _, p := range problems(t, err) {
+					assert.True(t, strings.HasPrefix(p.Rule, "unsupported") || slices.Contains(miwgBroken[name], p.RuleID),
+						"rejected for a reason other than an unsupported element or a rule the model is known to break: %s %s", p.RuleID, p.Rule)
 				}
 				rejected = append(rejected, name+": "+strings.Join(rules, "; "))
 				return
@@ -124,19 +126,41 @@ func TestImport_MIWG(t *testing.T) {
 // the test when any part is not a *model.Problem.
 func problemRules(t *testing.T, err error) []string {
 	t.Helper()
+	var rules []string
+	for _, p := range problems(t, err) {
+		rules = append(rules, p.Rule)
+	}
+	return rules
+}
+
+// problems returns the problems err joins.
+func problems(t *testing.T, err error) []*model.Problem {
+	t.Helper()
 	var errs []error
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		errs = j.Unwrap()
 	} else {
 		errs = []error{err}
 	}
-	rules := make([]string, 0, len(errs))
+	ps := make([]*model.Problem, 0, len(errs))
 	for _, e := range errs {
 		var p *model.Problem
 		require.True(t, errors.As(e, &p), "error is not a *model.Problem: %v", e)
-		rules = append(rules, p.Rule)
+		ps = append(ps, p)
 	}
-	return rules
+	return ps
+}
+
+// miwgBroken lists, per MIWG reference model, the catalogue rules it
+// breaks in a process that is (or, without isExecutable, is read as)
+// executable; each was checked by hand against the model. Any other
+// rejection is a false one.
+var miwgBroken = map[string][]string{
+	// Timer events with an empty timeDate (a formal expression needs a body).
+	"C.6.0.bpmn": {"EXT.013"},
+	// isImmediate="false" on every flow of an isExecutable="true"
+	// process, and a none end event with a data input.
+	"C.8.1.bpmn": {"EXT.024", "EXT.093"},
 }
 
 // betsyCases is the part of betsy/cases.json the test reads.

@@ -26,7 +26,11 @@ import (
 // build it (references must resolve); call model.Validate for that.
 //
 // Every error is a *model.Problem, or several joined with errors.Join;
-// unwrap with errors.As. Import never panics, whatever the input.
+// unwrap with errors.As. With problems, Import still returns the
+// definitions as far as it could build them (what failed to import is
+// left out), so that the later checks can report their problems too; the
+// definitions are nil only when the document is not BPMN XML. Import never
+// panics, whatever the input.
 func Import(name string, data []byte) (*model.Definitions, error) {
 	root, err := parse(name, data)
 	if err != nil {
@@ -50,19 +54,20 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 	}
 	imp.defs.Positions = imp.positions
 	imp.references(root)
+	imp.catalogue(root)
 	imp.globals(root)
 	for _, c := range root.children {
 		switch {
 		case c.is("process"):
 			imp.process(c)
-		case c.space == nsBPMN && unsupportedRootElements[c.local]:
-			imp.problemAt(c, "", "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
+		case c.space == nsBPMN && ignoredRootElements[c.local]:
+			// Valid BPMN beside the processes, which flowtrack does not
+			// run: the processes deploy, the modeller is told.
+			imp.defs.Warnings = append(imp.defs.Warnings, &model.Problem{RuleID: "FT.ignored", ElementID: c.get("id"), Pos: c.pos,
+				Rule: fmt.Sprintf("bpmn:%s is not executed: flowtrack runs processes and ignores it", c.local)})
 		}
 	}
-	if err := imp.err(); err != nil {
-		return nil, err
-	}
-	return imp.defs, nil
+	return imp.defs, imp.err()
 }
 
 // importer holds the state of one Import call.
@@ -501,7 +506,7 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		}
 	case model.EventTimer:
 		for _, c := range e.children {
-			if c.space == nsBPMN && (c.local == "timeDate" || c.local == "timeDuration" || c.local == "timeCycle") && c.content() == "" {
+			if b.p.Executable && c.space == nsBPMN && (c.local == "timeDate" || c.local == "timeDuration" || c.local == "timeCycle") && c.content() == "" {
 				b.imp.problems = append(b.imp.problems, &model.Problem{RuleID: "EXT.013", ProcessID: b.p.ID, ElementID: n.ID, Pos: c.pos,
 					Rule: "bpmn:" + c.local + " is empty: a formal expression needs a body; write the value or remove the element"})
 			}
@@ -525,10 +530,13 @@ func (b *builder) resolve() {
 	for _, r := range b.flowRefs {
 		src := b.endpoint(r.flow, "sourceRef", r.source)
 		dst := b.endpoint(r.flow, "targetRef", r.target)
+		r.flow.Source, r.flow.Target = src, dst
 		if src == nil || dst == nil {
+			// Half a flow: the end that resolved keeps it, so validation
+			// knows the node is connected in the document, but no node
+			// lists it and nothing runs it.
 			continue
 		}
-		r.flow.Source, r.flow.Target = src, dst
 		src.Outgoing = append(src.Outgoing, r.flow)
 		dst.Incoming = append(dst.Incoming, r.flow)
 	}

@@ -361,6 +361,10 @@ type Definitions struct {
 	// document (the first element, for an id used twice), so problems
 	// found after import can name their place.
 	Positions map[string]Position
+	// Warnings are what the importer found that deploys but is probably
+	// not what the modeller meant, or that it ignores on purpose (a
+	// choreography beside the processes). Check returns them with its own.
+	Warnings []*Problem
 }
 
 // Process returns the process with the given id, or nil.

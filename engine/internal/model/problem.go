@@ -9,7 +9,7 @@ import (
 // Problem is one rule a model breaks, found at import, validation or
 // compilation. The engine turns it into its public Problem.
 type Problem struct {
-	// RuleID names the broken rule: "EXT.023" or "REF.12" for a rule of
+	// RuleID names the broken rule: "EXT.127" or "REF.12" for a rule of
 	// the BPMN 2.0 constraint catalogue (the extended constraints and the
 	// reference table BPMNspector numbers), "XSD.<what>" for a schema rule,
 	// "FT.<what>" for a rule of flowtrack's own (RULES.md lists them all).
@@ -64,4 +64,27 @@ func SortProblems(ps []*Problem) []*Problem {
 			cmp.Compare(a.ProcessID, b.ProcessID))
 	})
 	return slices.CompactFunc(ps, func(a, b *Problem) bool { return *a == *b })
+}
+
+// MergeStages joins the problems of the checking stages (import,
+// validation, compilation), earlier stages first, into one sorted list. A
+// later stage's problem is dropped when an earlier stage already reported
+// the same rule on the same element: several stages look at some rules
+// (a missing message reference stops both validation and compilation),
+// and the modeller needs to hear about each broken rule once.
+func MergeStages(stages ...[]*Problem) []*Problem {
+	type key struct{ rule, process, element string }
+	var out []*Problem
+	for _, ps := range stages {
+		seen := make(map[key]bool, len(out))
+		for _, p := range out {
+			seen[key{p.RuleID, p.ProcessID, p.ElementID}] = true
+		}
+		for _, p := range ps {
+			if p.ElementID == "" || !seen[key{p.RuleID, p.ProcessID, p.ElementID}] {
+				out = append(out, p)
+			}
+		}
+	}
+	return SortProblems(out)
 }

@@ -60,13 +60,14 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 	if d == nil {
 		return []*Problem{{RuleID: "FT.document", Rule: "no definitions"}}, nil
 	}
-	v := &validator{}
+	v := &validator{loose: map[*Node]bool{}}
 	v.duplicateIDs(d)
 	v.executableNeighbours(d)
 	for _, p := range d.Processes {
 		v.process(p)
 		v.calls(d, p)
 	}
+	v.warnings = append(v.warnings, d.Warnings...)
 	d.Locate(v.problems)
 	d.Locate(v.warnings)
 	return SortProblems(v.problems), SortProblems(v.warnings)
@@ -77,6 +78,9 @@ type validator struct {
 	problems []*Problem
 	warnings []*Problem
 	current  *Process
+	// loose holds the nodes at the resolved end of a sequence flow whose
+	// other end did not import: rules about missing flows skip them.
+	loose map[*Node]bool
 }
 
 // report records a problem on an element of the current process.
@@ -172,13 +176,16 @@ func (v *validator) process(p *Process) {
 	}
 }
 
-// flow checks one sequence flow's ends.
+// flow checks one sequence flow's ends. A flow with an end missing was
+// reported by the importer (the reference is absent, dangling, names an
+// element of another process or one flowtrack does not execute); the end
+// that is there is marked loose, so that the node is not also reported as
+// unconnected.
 func (v *validator) flow(f *Flow) {
 	switch {
-	case f.Source == nil:
-		v.report(f.ID, "XSD.required", "sequence flow has no source: set sourceRef to the id of a flow node")
-	case f.Target == nil:
-		v.report(f.ID, "XSD.required", "sequence flow has no target: set targetRef to the id of a flow node")
+	case f.Source == nil || f.Target == nil:
+		v.loose[f.Source] = true
+		v.loose[f.Target] = true
 	case f.Source.Parent != f.Target.Parent:
 		v.report(f.ID, "EXT.152", "sequence flow %s crosses a sub-process boundary (from %s to %s): connect nodes of the same scope only", f.ID, f.Source.ID, f.Target.ID)
 	}
@@ -199,17 +206,20 @@ func (v *validator) node(n *Node) {
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
 		}
-		if len(n.Incoming) == 0 && !n.HasEvent(EventLink) {
+		if v.none(n, n.Incoming) && !n.HasEvent(EventLink) {
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
-		if len(n.Outgoing) == 0 {
+		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
 	case KindIntermediateThrowEvent:
-		if len(n.Incoming) == 0 {
+		if n.HasEvent(EventLink) && len(linkTargets(v.current, n)) == 0 {
+			v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
+		}
+		if v.none(n, n.Incoming) {
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
-		if len(n.Outgoing) == 0 && !n.HasEvent(EventLink) {
+		if v.none(n, n.Outgoing) && !n.HasEvent(EventLink) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
 	case KindSubProcess:
@@ -223,15 +233,19 @@ func (v *validator) node(n *Node) {
 	}
 	v.triggers(n)
 	if n.Kind.IsGateway() {
-		if len(n.Outgoing) == 0 {
+		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
 		}
-		if len(n.Incoming) == 0 && !(n.Kind == KindEventBasedGateway && n.Instantiate) {
+		if v.none(n, n.Incoming) && !(n.Kind == KindEventBasedGateway && n.Instantiate) {
 			v.report(n.ID, "EXT.150", "gateway has no incoming flow: connect a flow to it")
 		}
 	}
 	v.defaultFlow(n)
 }
+
+// none reports whether n has none of the flows fs (its incoming or its
+// outgoing flows), counting as one a flow that failed to import.
+func (v *validator) none(n *Node, fs []*Flow) bool { return len(fs) == 0 && !v.loose[n] }
 
 // Event triggers BPMN allows, by where the event is (BPMN 2.0 tables
 // 10.84 to 10.93).
@@ -283,8 +297,18 @@ func (v *validator) triggers(n *Node) {
 		if !interrupting && (n.Kind == KindBoundaryEvent || n.Kind == KindStartEvent) && slices.Contains(nonInterruptingDropped, e.Kind) {
 			ok = false
 		}
-		if !ok {
-			v.report(n.ID, rule, "%s cannot have the %s trigger: use another event type or trigger", where, e.Kind)
+		if ok {
+			continue
+		}
+		v.report(n.ID, rule, "%s cannot have the %s trigger: use another event type or trigger", where, e.Kind)
+		// The catalogue also states the compensation cases as rules of
+		// their own: a modeller looking either up finds it.
+		switch {
+		case e.Kind != EventCompensation:
+		case n.Kind == KindStartEvent && (n.Parent == nil || !n.Parent.TriggeredByEvent):
+			v.report(n.ID, "EXT.121", "only the start event of an event sub-process can catch compensation: move it into one")
+		case n.Kind == KindIntermediateCatchEvent:
+			v.report(n.ID, "EXT.122", "compensation is never caught in normal flow: attach a compensation boundary event to the activity instead")
 		}
 	}
 }
@@ -428,7 +452,7 @@ func (v *validator) boundary(n *Node) {
 	}
 	// A compensation boundary event reaches its handler through an
 	// association, not a sequence flow.
-	if len(n.Outgoing) == 0 && !n.HasEvent(EventCompensation) {
+	if v.none(n, n.Outgoing) && !n.HasEvent(EventCompensation) {
 		v.report(n.ID, "EXT.113", "boundary event needs an outgoing flow: connect it to the node that handles the event")
 	}
 }
@@ -557,6 +581,13 @@ func (v *validator) reachability(p *Process) {
 		}
 	}
 	reach(entries(p.Top, nil)...)
+	// A flow that failed to import was reported; what it connects is
+	// taken as reached rather than reported again.
+	for _, n := range p.Nodes {
+		if v.loose[n] {
+			reach(n)
+		}
+	}
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
@@ -572,7 +603,9 @@ func (v *validator) reachability(p *Process) {
 		}
 	}
 	for _, n := range p.Nodes {
-		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent {
+		// A node whose id an earlier node holds is reported as XSD.id;
+		// the flows naming that id went to the other node.
+		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent || p.Node(n.ID) != nil && p.Node(n.ID) != n {
 			continue
 		}
 		// Report a node only where its scope runs: an unreachable

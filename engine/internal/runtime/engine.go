@@ -161,7 +161,6 @@ func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, er
 		}
 		plans = append(plans, plan)
 	}
-	errs = append(errs, checkCalls(plans)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -177,31 +176,6 @@ func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, er
 		e.registerStarts(plan)
 	}
 	return plans, nil
-}
-
-// checkCalls reports call activities that name, as a literal, a process
-// of the same document that a call cannot start (it has no none start
-// event). Calls to other documents are checked when they happen.
-func checkCalls(plans []*Plan) []error {
-	byID := make(map[string]*Plan, len(plans))
-	for _, p := range plans {
-		byID[p.Process.ID] = p
-	}
-	var errs []error
-	for _, p := range plans {
-		for i := range p.nodes {
-			np := &p.nodes[i]
-			if np.calledElement == nil || !np.calledElement.IsStatic() {
-				continue
-			}
-			id, err := np.calledElement.EvalString(nil)
-			if callee := byID[id]; err == nil && callee != nil && callee.start == nil {
-				errs = append(errs, &model.Problem{RuleID: "EXT.099", ProcessID: p.Process.ID, ElementID: np.node.ID,
-					Rule: fmt.Sprintf("call activity calls process %s, which has no none start event: add one to %s", id, id)})
-			}
-		}
-	}
-	return errs
 }
 
 // registerStarts makes plan's event start events the ones that create

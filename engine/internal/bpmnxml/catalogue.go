@@ -1,0 +1,461 @@
+package bpmnxml
+
+import (
+	"encoding/xml"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// This file checks the extended constraints of the BPMN constraint
+// catalogue (EXT rules, RULES.md) that are about the shape of the document
+// rather than about what flowtrack runs: data inputs and outputs, loop
+// markers, compensation, gateway directions, formal expressions. They are
+// checked on the XML tree, so they hold for elements flowtrack does not
+// import (a transaction, a multi-instance marker, an ioSpecification) as
+// much as for those it does: a modeller whose model breaks the standard
+// hears which rule, not only that flowtrack lacks a feature.
+
+// nsXSI is the XML Schema instance namespace of xsi:type.
+const nsXSI = "http://www.w3.org/2001/XMLSchema-instance"
+
+// activityElements are the BPMN activities (the catalogue's $activities).
+var activityElements = []string{"task", "sendTask", "receiveTask", "serviceTask", "userTask", "manualTask",
+	"scriptTask", "businessRuleTask", "callActivity", "subProcess", "transaction", "adHocSubProcess"}
+
+// choreographyActivities may appear in choreographies only.
+var choreographyActivities = []string{"choreographyTask", "subChoreography", "callChoreography"}
+
+// catalogue walks the document and checks the catalogue's structural
+// rules.
+func (imp *importer) catalogue(root *element) {
+	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{}}
+	c.survey(root, "")
+	c.walk(root, nil, nil, "")
+}
+
+// catalogueCheck holds the state of one catalogue walk.
+type catalogueCheck struct {
+	imp *importer
+	// out and in count the sequence flows leaving and entering each
+	// element, by id.
+	out, in map[string]int
+	// processOf maps element ids to the id of their process; pools maps
+	// process ids to the participant that stands for them.
+	processOf, pools map[string]string
+	// owner is the id of the nearest ancestor with one of the element
+	// being checked.
+	owner string
+	// warning makes problem record a warning rather than an error.
+	warning bool
+}
+
+// survey counts the sequence flows of the document per end and notes
+// which process each element is in and which participant (pool) stands
+// for each process.
+func (c *catalogueCheck) survey(e *element, process string) {
+	id := e.get("id")
+	switch {
+	case e.is("process"):
+		process = id
+	case e.is("sequenceFlow"):
+		c.out[localID(e.get("sourceRef"))]++
+		c.in[localID(e.get("targetRef"))]++
+	case e.is("participant"):
+		if ref := localID(e.get("processRef")); ref != "" {
+			c.pools[ref] = id
+		}
+	}
+	if id != "" && process != "" {
+		c.processOf[id] = process
+	}
+	for _, ch := range e.children {
+		if ch.space == nsBPMN {
+			c.survey(ch, process)
+		}
+	}
+}
+
+// pool returns the pool an end of a message flow is in: the participant
+// itself, or the participant of the process the element is in ("" when
+// unknown).
+func (c *catalogueCheck) pool(ref string) string {
+	ref = localID(ref)
+	if e, ok := c.imp.elements[ref]; ok && e.is("participant") {
+		return ref
+	}
+	return c.pools[c.processOf[ref]]
+}
+
+// messageFlow checks that a message flow connects two pools (EXT.031),
+// does not end at an end event (EXT.108), and reaches a start event only
+// when it catches a message (EXT.103). Flowtrack correlates messages by
+// name and never follows message flows, but a file with a collaboration
+// is deployed whole, so its collaboration is held to the standard too.
+func (c *catalogueCheck) messageFlow(e *element) {
+	src, dst := localID(e.get("sourceRef")), localID(e.get("targetRef"))
+	if sp, dp := c.pool(src), c.pool(dst); src == dst || sp != "" && sp == dp {
+		c.problem(e, nil, "EXT.031", "message flow %s connects %s and %s in the same pool: message flows connect different pools", e.get("id"), src, dst)
+	}
+	t, ok := c.imp.elements[dst]
+	switch {
+	case !ok:
+	case t.is("endEvent"):
+		c.problem(e, nil, "EXT.108", "message flow %s ends at end event %s, which cannot receive messages: connect it to a catching element", e.get("id"), dst)
+	case t.is("startEvent") && t.child(nsBPMN, "messageEventDefinition") == nil && !c.refersToMessageDefinition(t):
+		c.problem(e, nil, "EXT.103", "message flow %s ends at start event %s, which has no message event definition: add one", e.get("id"), dst)
+	}
+}
+
+// refersToMessageDefinition reports whether event e uses a
+// definitions-level message event definition.
+func (c *catalogueCheck) refersToMessageDefinition(e *element) bool {
+	for _, r := range e.children {
+		if d, ok := lookup(c.imp.eventDefs, r.content()); ok && r.is("eventDefinitionRef") && d.local == "messageEventDefinition" {
+			return true
+		}
+	}
+	return false
+}
+
+// localID strips a QName prefix from a reference.
+func localID(ref string) string {
+	ref = strings.TrimSpace(ref)
+	if i := strings.LastIndexByte(ref, ':'); i >= 0 {
+		return ref[i+1:]
+	}
+	return ref
+}
+
+// walk checks e and its descendants; process is the enclosing process
+// element (nil outside processes), parent e's parent, owner the id of e's
+// nearest ancestor with one.
+func (c *catalogueCheck) walk(e, process, parent *element, owner string) {
+	if e.space != nsBPMN {
+		return
+	}
+	if e.local == "process" {
+		process = e
+	}
+	c.owner = owner
+	// A process that is not executable is not deployed (a warning says
+	// so), so its content is not held to the rules.
+	if process == nil || executable(process) {
+		c.check(e, process, parent)
+	}
+	if id := e.get("id"); id != "" {
+		owner = id
+	}
+	for _, ch := range e.children {
+		c.walk(ch, process, e, owner)
+	}
+}
+
+// problem reports the broken rule at e, on e's id or, for an element
+// without one (loop characteristics, data associations), on its nearest
+// ancestor's.
+func (c *catalogueCheck) problem(e, process *element, rule, format string, args ...any) {
+	pid := ""
+	if process != nil {
+		pid = process.get("id")
+	}
+	id := e.get("id")
+	if id == "" {
+		id = c.owner
+	}
+	p := &model.Problem{RuleID: rule, ProcessID: pid, ElementID: id, Pos: e.pos, Rule: fmt.Sprintf(format, args...)}
+	if c.warning {
+		c.imp.defs.Warnings = append(c.imp.defs.Warnings, p)
+		return
+	}
+	c.imp.problems = append(c.imp.problems, p)
+}
+
+// executable reports whether process is an executable process.
+func executable(process *element) bool {
+	return process != nil && process.get("isExecutable") != "false"
+}
+
+// check applies the rules whose context is e.
+func (c *catalogueCheck) check(e, process, parent *element) {
+	switch {
+	case slices.Contains(activityElements, e.local):
+		c.activity(e, process, parent)
+	case strings.HasSuffix(e.local, "Gateway"):
+		c.gatewayDirection(e, process)
+	case e.local == "multiInstanceLoopCharacteristics":
+		c.multiInstance(e, process, parent)
+	case e.local == "inputSet" || e.local == "outputSet":
+		c.ioSet(e, process, parent)
+	case e.local == "dataOutput":
+		c.dataOutput(e, process, parent)
+	case e.local == "dataInputAssociation" || e.local == "dataOutputAssociation":
+		if e.child(nsBPMN, "transformation") == nil && countChildren(e, "sourceRef") > 1 {
+			c.problem(e, process, "EXT.092", "a data association without transformation has one sourceRef at most: remove the others or add a transformation")
+		}
+	case e.local == "boundaryEvent":
+		c.boundary(e, process)
+	case e.local == "messageFlow":
+		c.messageFlow(e)
+	case e.local == "startEvent" && parent != nil && parent.local == "transaction" && eventDefinitions(e) > 0:
+		c.problem(e, process, "EXT.100", "the start event of a transaction must be a none start event: remove its event definition")
+	}
+	switch e.local {
+	case "intermediateThrowEvent", "endEvent":
+		if n := countChildren(e, "dataInput"); n > 0 && n != eventDefinitions(e) {
+			c.problem(e, process, "EXT.093", "bpmn:%s has %d data inputs for %d event definitions: give each event definition one data input", e.local, n, eventDefinitions(e))
+		}
+	case "startEvent", "intermediateCatchEvent", "boundaryEvent":
+		if n := countChildren(e, "dataOutput"); n > 0 && n != eventDefinitions(e) {
+			c.problem(e, process, "EXT.093", "bpmn:%s has %d data outputs for %d event definitions: give each event definition one data output", e.local, n, eventDefinitions(e))
+		}
+	}
+	if e.child(nsBPMN, "supportedInterfaceRef") != nil && e.child(nsBPMN, "ioBinding") == nil {
+		c.problem(e, process, "EXT.064", "bpmn:%s is exposed as a service (supportedInterfaceRef) but has no ioBinding: add one or remove the interface", e.local)
+	}
+	if f, ok := e.attr("textFormat"); ok && !mimeType.MatchString(f) {
+		rule := "EXT.010"
+		if e.local == "documentation" {
+			rule = "EXT.004"
+		}
+		c.problem(e, process, rule, "textFormat %q is not a MIME type: write one such as text/plain", f)
+	}
+	c.formalExpression(e, process, parent)
+}
+
+// mimeType matches a MIME type (RFC 2045: type/subtype, parameters
+// allowed).
+var mimeType = regexp.MustCompile(`^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$`)
+
+// activity checks the rules about one activity.
+func (c *catalogueCheck) activity(e, process, parent *element) {
+	for _, attr := range []struct{ name, rule string }{{"startQuantity", "EXT.037"}, {"completionQuantity", "EXT.038"}} {
+		v, ok := e.attr(attr.name)
+		if !ok {
+			continue
+		}
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err != nil || n < 1 {
+			c.problem(e, process, attr.rule, "%s %q must be a whole number of at least 1: set it to 1 or remove it", attr.name, v)
+		}
+	}
+	if e.child(nsBPMN, "standardLoopCharacteristics") != nil && e.child(nsBPMN, "multiInstanceLoopCharacteristics") != nil {
+		c.problem(e, process, "EXT.055", "an activity has one loop marker at most: keep either the standard loop or the multi-instance characteristics")
+	}
+	switch e.local {
+	case "subProcess", "transaction", "adHocSubProcess":
+		for _, ch := range e.children {
+			if ch.space == nsBPMN && slices.Contains(choreographyActivities, ch.local) {
+				c.problem(ch, process, "EXT.056", "bpmn:%s is a choreography activity and cannot be inside a bpmn:%s: move it into a choreography", ch.local, e.local)
+			}
+		}
+		// The method of a transaction is a URI: ##Compensate, ##Store,
+		// ##Image or one of the modeller's own.
+		if m, ok := e.attr("method"); ok && e.local == "transaction" {
+			if _, err := url.Parse(m); err != nil || strings.TrimSpace(m) == "" {
+				c.problem(e, process, "EXT.060", "transaction method %q is not a URI: use ##Compensate, ##Store, ##Image or a URI", m)
+			}
+		}
+		if e.child(nsBPMN, "ioSpecification") != nil {
+			c.problem(e, process, "EXT.079", "a bpmn:%s cannot have an ioSpecification: remove it (sub-processes see the data of their parent)", e.local)
+		}
+	case "sendTask":
+		if _, ok := e.attr("messageRef"); ok {
+			if io := e.child(nsBPMN, "ioSpecification"); io != nil {
+				if countChildren(io, "inputSet") > 1 {
+					c.problem(e, process, "EXT.046", "a send task with a messageRef has one inputSet at most: remove the others")
+				}
+				if countChildren(io, "dataInput") > 1 {
+					c.problem(e, process, "EXT.047", "a send task with a messageRef has one dataInput at most (the message it sends): remove the others")
+				}
+			}
+		}
+	}
+	if e.local == "adHocSubProcess" && !slices.ContainsFunc(e.children, func(ch *element) bool {
+		return ch.space == nsBPMN && slices.Contains(activityElements, ch.local)
+	}) {
+		c.problem(e, process, "EXT.061", "an ad-hoc sub-process needs at least one activity: add one")
+	}
+}
+
+// gatewayDirection checks a gateway's gatewayDirection against its flows
+// (EXT.017–019). A mismatch is a warning: flowtrack routes by the flows,
+// never by the direction, and tools (Yaoqiang) write a converging gateway
+// with a default flow beside its other outgoing flow.
+func (c *catalogueCheck) gatewayDirection(e, process *element) {
+	c.warning = true
+	defer func() { c.warning = false }()
+	id := e.get("id")
+	in, out := c.in[id], c.out[id]
+	switch e.get("gatewayDirection") {
+	case "Converging":
+		if out > 1 {
+			c.problem(e, process, "EXT.017", "a converging gateway has one outgoing flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or remove flows", out)
+		}
+	case "Diverging":
+		if in > 1 {
+			c.problem(e, process, "EXT.018", "a diverging gateway has one incoming flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or merge the flows first", in)
+		}
+	case "Mixed":
+		if in < 2 || out < 2 {
+			c.problem(e, process, "EXT.019", "a mixed gateway needs at least two incoming and two outgoing flows (has %d and %d): set gatewayDirection to match its flows", in, out)
+		}
+	}
+}
+
+// multiInstance checks multi-instance loop characteristics in processes
+// marked isExecutable="true" (EXT.067, EXT.068). An extension (Zeebe's
+// inputCollection, Camunda 7's collection) says what the instances are
+// in the vendor's terms instead.
+func (c *catalogueCheck) multiInstance(e, process, parent *element) {
+	if process == nil || process.get("isExecutable") != "true" || e.child(nsBPMN, "extensionElements") != nil ||
+		slices.ContainsFunc(e.attrs, func(a xml.Attr) bool { return a.Name.Space != "" && a.Name.Space != nsBPMN }) {
+		return
+	}
+	input := e.child(nsBPMN, "loopDataInputRef")
+	if e.child(nsBPMN, "loopCardinality") == nil && input == nil {
+		c.problem(e, process, "EXT.067", "a multi-instance activity of an executable process needs a loopCardinality or a loopDataInputRef: add one")
+	}
+	if input == nil || parent == nil || parent.local == "subProcess" {
+		return
+	}
+	ref := localID(input.content())
+	if io := parent.child(nsBPMN, "ioSpecification"); io == nil || !slices.ContainsFunc(io.children, func(d *element) bool {
+		return d.is("dataInput") && d.get("id") == ref
+	}) {
+		c.problem(e, process, "EXT.068", "loopDataInputRef %s must name a dataInput of the activity's ioSpecification: declare it there", ref)
+	}
+}
+
+// ioSet checks an inputSet or outputSet against the data inputs and
+// outputs it lists (EXT.085, EXT.087, EXT.089, EXT.090).
+func (c *catalogueCheck) ioSet(e, process, parent *element) {
+	listed := func(name string) []string {
+		var out []string
+		for _, ch := range e.children {
+			if ch.is(name) {
+				out = append(out, localID(ch.content()))
+			}
+		}
+		return out
+	}
+	subset := func(part, whole, rule, what string) {
+		all := listed(whole)
+		for _, ref := range listed(part) {
+			if !slices.Contains(all, ref) {
+				c.problem(e, process, rule, "%s %s must also be listed as %s: add it there", what, ref, whole)
+			}
+		}
+	}
+	if e.local == "inputSet" {
+		subset("optionalInputRefs", "dataInputRefs", "EXT.085", "optionalInputRef")
+	} else {
+		subset("optionalOutputRefs", "dataOutputRefs", "EXT.089", "optionalOutputRef")
+		subset("whileExecutingOutputRefs", "dataOutputRefs", "EXT.090", "whileExecutingOutputRef")
+	}
+	// EXT.087: an inputSet and an outputSet that name each other do so
+	// both ways.
+	refs, back, other := "outputSetRefs", "inputSetRefs", "outputSet"
+	if e.local == "outputSet" {
+		refs, back, other = "inputSetRefs", "outputSetRefs", "inputSet"
+	}
+	if parent == nil {
+		return
+	}
+	for _, ref := range listed(refs) {
+		for _, o := range parent.children {
+			if !o.is(other) || o.get("id") != ref {
+				continue
+			}
+			if !slices.ContainsFunc(o.children, func(b *element) bool { return b.is(back) && localID(b.content()) == e.get("id") }) {
+				c.problem(e, process, "EXT.087", "bpmn:%s names %s %s in %s, which does not name it back in %s: add the reference to both", e.local, other, ref, refs, back)
+			}
+		}
+	}
+}
+
+// dataOutput checks that an output set lists a data output (EXT.088):
+// the output sets are its siblings, in an ioSpecification or an event.
+func (c *catalogueCheck) dataOutput(e, process, parent *element) {
+	if parent == nil {
+		return
+	}
+	id := e.get("id")
+	for _, s := range parent.children {
+		if s.is("outputSet") && slices.ContainsFunc(s.children, func(r *element) bool { return r.is("dataOutputRefs") && localID(r.content()) == id }) {
+			return
+		}
+	}
+	c.problem(e, process, "EXT.088", "data output %s is in no outputSet: list it in a dataOutputRefs of an outputSet", id)
+}
+
+// boundary checks compensation and cancel boundary events (EXT.114,
+// EXT.120, EXT.144).
+func (c *catalogueCheck) boundary(e, process *element) {
+	id := e.get("id")
+	if e.child(nsBPMN, "compensateEventDefinition") != nil {
+		if c.out[id] > 0 {
+			c.problem(e, process, "EXT.114", "a compensation boundary event has no outgoing sequence flow (its handler is connected by an association): remove the flow")
+		}
+		for _, a := range c.imp.elements {
+			if !a.is("association") || localID(a.get("sourceRef")) != id {
+				continue
+			}
+			if h, ok := c.imp.elements[localID(a.get("targetRef"))]; ok && h.space == nsBPMN && slices.Contains(activityElements, h.local) && h.get("isForCompensation") != "true" {
+				c.problem(e, process, "EXT.144", "compensation handler %s must be marked isForCompensation=\"true\"", h.get("id"))
+			}
+		}
+	}
+	if e.child(nsBPMN, "cancelEventDefinition") != nil {
+		if a, ok := c.imp.elements[localID(e.get("attachedToRef"))]; ok && !a.is("transaction") {
+			c.problem(e, process, "EXT.120", "a cancel boundary event must be attached to a transaction, not a bpmn:%s: use another trigger", a.local)
+		}
+	}
+}
+
+// formalExpression checks that a formal expression has a body (EXT.013):
+// an element typed tFormalExpression, and the condition of a complex
+// behaviour definition. Timer values report their own empty bodies.
+func (c *catalogueCheck) formalExpression(e, process, parent *element) {
+	switch e.local {
+	case "timeDate", "timeDuration", "timeCycle":
+		return
+	}
+	formal := strings.HasSuffix(e.nsAttr(nsXSI, "type"), "tFormalExpression") ||
+		e.local == "condition" && parent != nil && parent.local == "complexBehaviorDefinition" ||
+		slices.Contains(formalExpressionElements, e.local)
+	if formal && e.content() == "" && !slices.ContainsFunc(e.children, func(ch *element) bool { return ch.space != nsBPMN }) {
+		c.problem(e, process, "EXT.013", "bpmn:%s is an empty formal expression: write the expression or remove the element", e.local)
+	}
+}
+
+// formalExpressionElements are the elements the schema types as formal
+// expressions, typed or not in the document.
+var formalExpressionElements = []string{"messagePath", "dataPath", "transformation"}
+
+// countChildren counts e's BPMN children named local.
+func countChildren(e *element, local string) int {
+	n := 0
+	for _, ch := range e.children {
+		if ch.is(local) {
+			n++
+		}
+	}
+	return n
+}
+
+// eventDefinitions counts an event's event definitions, inline or by
+// reference.
+func eventDefinitions(e *element) int {
+	n := 0
+	for _, ch := range e.children {
+		if _, ok := eventDefinitionKinds[ch.local]; ch.space == nsBPMN && (ok || ch.local == "eventDefinitionRef") {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,358 @@
+package engine_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// ruleDoc wraps definitions-level declarations and the body of process p.
+func ruleDoc(decls, body string) string {
+	return `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" ` +
+		`xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">` +
+		decls + `<bpmn:process id="p" isExecutable="true">` + body + `</bpmn:process></bpmn:definitions>`
+}
+
+// ruleBody is the body of a process with an element between a start and an
+// end event.
+func ruleBody(element, id string) string {
+	return `<bpmn:startEvent id="s"/>` + element + `<bpmn:endEvent id="e"/>` + flows("s", id, id, "e")
+}
+
+const startEnd = `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>`
+
+// ruleCase is the smallest valid and invalid model of one rule.
+type ruleCase struct {
+	rule           string
+	valid, invalid string
+	// warning: the rule gives a warning, not an error.
+	warning bool
+}
+
+// ruleCases holds one case per rule flowtrack checks (RULES.md): the
+// invalid model breaks the rule, the valid one is its nearest model that
+// keeps it. TestRules_EveryRuleHasACase holds every rule id of the code to
+// a case here.
+var ruleCases = []ruleCase{
+	{rule: "FT.xml", valid: ruleDoc("", startEnd), invalid: `<bpmn:definitions`},
+	{rule: "FT.document", valid: ruleDoc("", startEnd), invalid: `<definitions xmlns="http://example.com"/>`},
+	{rule: "FT.executable", valid: ruleDoc("", startEnd), invalid: strings.Replace(ruleDoc("", startEnd), `isExecutable="true"`, `isExecutable="false"`, 1)},
+	{rule: "FT.start", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:task id="t"/>`)},
+	{rule: "FT.reachable", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")),
+		invalid: ruleDoc("", startEnd+`<bpmn:task id="x"/><bpmn:task id="y"/>`+flows("x", "y", "y", "x"))},
+	{rule: "XSD.id", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"/><bpmn:task id="t"/>`, "t"))},
+	{rule: "XSD.required", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+`<bpmn:sequenceFlow id="g" sourceRef="s"/>`)},
+	{rule: "XSD.integer", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="3"/></bpmn:task>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="many"/></bpmn:task>`, "t"))},
+	{rule: "XSD.default", valid: ruleDoc("", ruleBody(`<bpmn:task id="t" default="sf_t_e"/>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" default="sf_t_e"/>`, "t"))},
+	{rule: "FT.unsupported", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:transaction id="t"><bpmn:startEvent id="ss"/></bpmn:transaction>`, "t"))},
+	{rule: "FT.ignored", warning: true, valid: ruleDoc("", startEnd), invalid: ruleDoc(`<bpmn:choreography id="c"/>`, startEnd)},
+	{rule: "FT.non-executable", warning: true, valid: ruleDoc("", startEnd),
+		invalid: ruleDoc(`<bpmn:process id="q" isExecutable="false"/>`, startEnd)},
+	{rule: "EXT.003", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"/><bpmn:task/>`, "t"))},
+	{rule: "EXT.004", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:documentation textFormat="text/plain">d</bpmn:documentation></bpmn:task>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:documentation textFormat="plain">d</bpmn:documentation></bpmn:task>`, "t"))},
+	{rule: "EXT.010", valid: ruleDoc("", startEnd+`<bpmn:textAnnotation id="a" textFormat="text/plain"/>`),
+		invalid: ruleDoc("", startEnd+`<bpmn:textAnnotation id="a" textFormat="wrong"/>`)},
+	{rule: "EXT.011", valid: ruleDoc(`<bpmn:escalation id="x" escalationCode="c"/>`, `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:escalationEventDefinition escalationRef="x"/></bpmn:endEvent>`+flows("s", "e")),
+		invalid: ruleDoc(`<bpmn:escalation id="x"/>`, `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:escalationEventDefinition escalationRef="x"/></bpmn:endEvent>`+flows("s", "e"))},
+	{rule: "EXT.013", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration/>`), "t"))},
+	{rule: "EXT.017", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" gatewayDirection="Converging"/>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" gatewayDirection="Converging"/>`, "t")+flows("t", "e2")+`<bpmn:endEvent id="e2"/>`)},
+	{rule: "EXT.018", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" gatewayDirection="Diverging"/>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" gatewayDirection="Diverging"/>`, "t")+`<bpmn:startEvent id="s2"/>`+flows("s2", "t"))},
+	{rule: "EXT.019", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t"/>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" gatewayDirection="Mixed"/>`, "t"))},
+	{rule: "EXT.024", valid: ruleDoc("", startEnd), invalid: ruleDoc("", strings.Replace(startEnd, `targetRef="e"`, `targetRef="e" isImmediate="false"`, 1))},
+	{rule: "EXT.026", valid: ruleDoc("", ruleBody(`<bpmn:exclusiveGateway id="t" default="sf_t_e"/>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:exclusiveGateway id="t" default="sf_s_t"/>`, "t"))},
+	{rule: "EXT.028", valid: ruleDoc(`<bpmn:process id="q" isExecutable="true"><bpmn:startEvent id="qs"/></bpmn:process>`, startEnd),
+		invalid: ruleDoc(`<bpmn:process id="q" isExecutable="true"><bpmn:startEvent id="qs"/></bpmn:process>`, startEnd+`<bpmn:sequenceFlow id="g" sourceRef="e" targetRef="qs"/>`)},
+	{rule: "EXT.031", valid: ruleDoc(`<bpmn:collaboration id="c"><bpmn:participant id="a" processRef="p"/><bpmn:participant id="b"/><bpmn:messageFlow id="m" sourceRef="e" targetRef="b"/></bpmn:collaboration>`, startEnd),
+		invalid: ruleDoc(`<bpmn:collaboration id="c"><bpmn:participant id="a" processRef="p"/><bpmn:messageFlow id="m" sourceRef="e" targetRef="a"/></bpmn:collaboration>`, startEnd)},
+	{rule: "EXT.035", valid: ruleDoc("", startEnd), invalid: strings.Replace(ruleDoc("", startEnd), `isExecutable="true"`, `isExecutable="true" processType="Public"`, 1)},
+	{rule: "EXT.037", valid: ruleDoc("", ruleBody(`<bpmn:task id="t" startQuantity="1"/>`, "t")), invalid: ruleDoc("", ruleBody(`<bpmn:task id="t" startQuantity="0"/>`, "t"))},
+	{rule: "EXT.038", valid: ruleDoc("", ruleBody(`<bpmn:task id="t" completionQuantity="1"/>`, "t")), invalid: ruleDoc("", ruleBody(`<bpmn:task id="t" completionQuantity="0"/>`, "t"))},
+	{rule: "EXT.046", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:sendTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:inputSet id="i1"/><bpmn:outputSet id="o1"/></bpmn:ioSpecification></bpmn:sendTask>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:sendTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:inputSet id="i1"/><bpmn:inputSet id="i2"/><bpmn:outputSet id="o1"/></bpmn:ioSpecification></bpmn:sendTask>`, "t"))},
+	{rule: "EXT.047", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:sendTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:dataInput id="d1"/><bpmn:inputSet id="i1"><bpmn:dataInputRefs>d1</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="o1"/></bpmn:ioSpecification></bpmn:sendTask>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:sendTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:dataInput id="d1"/><bpmn:dataInput id="d2"/><bpmn:inputSet id="i1"><bpmn:dataInputRefs>d1</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="o1"/></bpmn:ioSpecification></bpmn:sendTask>`, "t"))},
+	{rule: "EXT.055", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="2"/></bpmn:task>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="2"/><bpmn:multiInstanceLoopCharacteristics/></bpmn:task>`, "t"))},
+	{rule: "EXT.056", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/><bpmn:choreographyTask id="ct"/></bpmn:subProcess>`, "t"))},
+	{rule: "EXT.057", valid: ruleDoc("", startEnd+eventSub("")), invalid: ruleDoc("", startEnd+eventSub("")+flows("e", "es"))},
+	{rule: "EXT.058", valid: ruleDoc("", startEnd+eventSub("")), invalid: ruleDoc("", startEnd+eventSub(`<bpmn:startEvent id="es2"><bpmn:signalEventDefinition signalRef="S"/></bpmn:startEvent>`))},
+	{rule: "EXT.059", valid: ruleDoc("", startEnd+eventSub("")), invalid: ruleDoc("", startEnd+`<bpmn:subProcess id="es" triggeredByEvent="true"><bpmn:startEvent id="ess"/></bpmn:subProcess>`)},
+	{rule: "EXT.060", valid: ruleDoc("", ruleBody(`<bpmn:transaction id="t" method="##Compensate"/>`, "t")), invalid: ruleDoc("", ruleBody(`<bpmn:transaction id="t" method="bad%"/>`, "t"))},
+	{rule: "EXT.061", valid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t"/>`, "t"))},
+	{rule: "EXT.064", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+`<bpmn:supportedInterfaceRef>I</bpmn:supportedInterfaceRef>`)},
+	{rule: "EXT.067", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics/></bpmn:task>`, "t"))},
+	{rule: "EXT.068", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:ioSpecification><bpmn:dataInput id="di"/><bpmn:inputSet id="i"><bpmn:dataInputRefs>di</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="o"/></bpmn:ioSpecification><bpmn:multiInstanceLoopCharacteristics><bpmn:loopDataInputRef>di</bpmn:loopDataInputRef></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:loopDataInputRef>di</bpmn:loopDataInputRef></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`, "t"))},
+	{rule: "EXT.079", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:ioSpecification><bpmn:inputSet id="i"/><bpmn:outputSet id="o"/></bpmn:ioSpecification><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t"))},
+	{rule: "EXT.085", valid: ioTask(`<bpmn:dataInput id="di"/><bpmn:inputSet id="i"><bpmn:dataInputRefs>di</bpmn:dataInputRefs><bpmn:optionalInputRefs>di</bpmn:optionalInputRefs></bpmn:inputSet><bpmn:outputSet id="o"/>`),
+		invalid: ioTask(`<bpmn:dataInput id="di"/><bpmn:inputSet id="i"><bpmn:optionalInputRefs>di</bpmn:optionalInputRefs></bpmn:inputSet><bpmn:outputSet id="o"/>`)},
+	{rule: "EXT.087", valid: ioTask(`<bpmn:inputSet id="i"><bpmn:outputSetRefs>o</bpmn:outputSetRefs></bpmn:inputSet><bpmn:outputSet id="o"><bpmn:inputSetRefs>i</bpmn:inputSetRefs></bpmn:outputSet>`),
+		invalid: ioTask(`<bpmn:inputSet id="i"><bpmn:outputSetRefs>o</bpmn:outputSetRefs></bpmn:inputSet><bpmn:outputSet id="o"/>`)},
+	{rule: "EXT.088", valid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs></bpmn:outputSet>`),
+		invalid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"/>`)},
+	{rule: "EXT.089", valid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:optionalOutputRefs>do</bpmn:optionalOutputRefs></bpmn:outputSet>`),
+		invalid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:optionalOutputRefs>dx</bpmn:optionalOutputRefs></bpmn:outputSet>`)},
+	{rule: "EXT.090", valid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:whileExecutingOutputRefs>do</bpmn:whileExecutingOutputRefs></bpmn:outputSet>`),
+		invalid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:whileExecutingOutputRefs>dx</bpmn:whileExecutingOutputRefs></bpmn:outputSet>`)},
+	{rule: "EXT.092", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:dataInputAssociation id="a"><bpmn:sourceRef>o1</bpmn:sourceRef></bpmn:dataInputAssociation></bpmn:task><bpmn:dataObject id="o1"/>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:dataInputAssociation id="a"><bpmn:sourceRef>o1</bpmn:sourceRef><bpmn:sourceRef>o2</bpmn:sourceRef></bpmn:dataInputAssociation></bpmn:task><bpmn:dataObject id="o1"/><bpmn:dataObject id="o2"/>`, "t"))},
+	{rule: "EXT.093", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:dataInput id="di"/></bpmn:endEvent>`+flows("s", "e"))},
+	{rule: "EXT.096", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+ruleBody(`<bpmn:task id="t"/>`, "t")[len(`<bpmn:startEvent id="s"/>`):]+flows("t", "s"))},
+	{rule: "EXT.098", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"><bpmn:errorEventDefinition/></bpmn:startEvent><bpmn:endEvent id="e"/>`+flows("s", "e"))},
+	{rule: "EXT.099", valid: callee(`<bpmn:startEvent id="cs"/>`), invalid: callee(`<bpmn:startEvent id="cs"><bpmn:signalEventDefinition signalRef="S"/></bpmn:startEvent>`)},
+	{rule: "EXT.100", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
+		invalid: ruleDoc(sigDecl, ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"><bpmn:signalEventDefinition signalRef="S"/></bpmn:startEvent></bpmn:subProcess>`, "t"))},
+	{rule: "EXT.103", valid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="b" targetRef="t"/>`), ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")),
+		invalid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="b" targetRef="s"/>`), startEnd)},
+	{rule: "EXT.104", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+`<bpmn:endEvent id="e2"/>`+flows("e", "e2"))},
+	{rule: "EXT.108", valid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="e" targetRef="b"/>`), startEnd),
+		invalid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="b" targetRef="e"/>`), startEnd)},
+	{rule: "EXT.110", valid: boundary(`<bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition>`, ""),
+		invalid: boundary(`<bpmn:terminateEventDefinition/>`, "")},
+	{rule: "EXT.112", valid: boundary(timerDef, ""), invalid: boundary(timerDef, flows("s", "b"))},
+	{rule: "EXT.113", valid: boundary(timerDef, ""), invalid: strings.Replace(boundary(timerDef, ""), flows("b", "be"), "", 1)},
+	{rule: "EXT.114", valid: compensation(`isForCompensation="true"`, ""), invalid: compensation(`isForCompensation="true"`, `<bpmn:endEvent id="ce"/>`+flows("b", "ce"))},
+	{rule: "EXT.115", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", startEnd+`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`+flows("t", "e"))},
+	{rule: "EXT.116", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", startEnd+timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`)+flows("s", "t"))},
+	{rule: "EXT.120", valid: boundary(timerDef, ""), invalid: boundary(`<bpmn:cancelEventDefinition/>`, "")},
+	{rule: "EXT.121", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"><bpmn:compensateEventDefinition/></bpmn:startEvent><bpmn:endEvent id="e"/>`+flows("s", "e"))},
+	{rule: "EXT.122", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:compensateEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
+	{rule: "EXT.123", valid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition><bpmn:condition>= x &gt; 1</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
+	{rule: "EXT.126", valid: link("go", "go"), invalid: link("go", "elsewhere")},
+	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")), invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t"/>`, "t"))},
+	{rule: "EXT.131", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration><bpmn:timeCycle>R2/PT1M</bpmn:timeCycle>`), "t"))},
+	{rule: "EXT.132", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDate>2030-01-31T09:00:00Z</bpmn:timeDate>`), "t")),
+		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDate>tomorrow</bpmn:timeDate>`), "t"))},
+	{rule: "EXT.133", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeCycle>R2/PT1M</bpmn:timeCycle>`), "t")),
+		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeCycle>every minute</bpmn:timeCycle>`), "t"))},
+	{rule: "FT.timer-duration", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>P3D</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>3 days</bpmn:timeDuration>`), "t"))},
+	{rule: "EXT.136", valid: eventGate(2, ""), invalid: eventGate(1, "")},
+	{rule: "EXT.137", valid: eventGate(2, ""), invalid: eventGate(2, `<bpmn:conditionExpression>= true</bpmn:conditionExpression>`)},
+	{rule: "EXT.138", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `<bpmn:intermediateCatchEvent id="c1">`+timerDef+`</bpmn:intermediateCatchEvent>`, `<bpmn:task id="c1"/>`, 1)},
+	{rule: "EXT.139", valid: eventGate(2, ""), invalid: ruleDoc(msgDecl, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="g"/><bpmn:receiveTask id="r" messageRef="M"/>`+
+		`<bpmn:intermediateCatchEvent id="c"><bpmn:messageEventDefinition messageRef="M"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+flows("s", "g", "g", "r", "g", "c", "r", "e", "c", "e"))},
+	{rule: "EXT.140", valid: eventGate(2, ""), invalid: ruleDoc(msgDecl, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="g"/><bpmn:receiveTask id="r" messageRef="M"/><bpmn:receiveTask id="r2" messageRef="M"/>`+
+		`<bpmn:boundaryEvent id="b" attachedToRef="r">`+timerDef+`</bpmn:boundaryEvent><bpmn:endEvent id="e"/>`+flows("s", "g", "g", "r", "g", "r2", "r", "e", "r2", "e", "b", "e"))},
+	{rule: "EXT.141", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `</bpmn:process>`, flows("s", "c1")+`</bpmn:process>`, 1)},
+	{rule: "EXT.144", valid: compensation(`isForCompensation="true"`, ""), invalid: compensation("", "")},
+	{rule: "EXT.146", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e">`+timerDef+`</bpmn:endEvent>`+flows("s", "e"))},
+	{rule: "EXT.148", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"/>`, "t"))},
+	{rule: "EXT.149", valid: ruleDoc(sigDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateThrowEvent>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateThrowEvent id="t">`+timerDef+`</bpmn:intermediateThrowEvent>`, "t"))},
+	{rule: "EXT.150", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:task id="t"/>`+flows("t", "e"))},
+	{rule: "EXT.151", valid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:parallelGateway id="t"/>`+flows("s", "t"))},
+	{rule: "EXT.152", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")+flows("ss", "e"))},
+	{rule: "FT.condition", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
+		invalid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, "", "")},
+	{rule: "FT.unconditioned-flow", warning: true, valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, "", `default="sf_g_b"`),
+		invalid: gateway("", "", `default="sf_g_b"`)},
+	{rule: "FT.default-condition", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, "", `default="sf_g_b"`),
+		invalid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= true</bpmn:conditionExpression>`, `default="sf_g_b"`)},
+	{rule: "FT.expression", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
+		invalid: gateway(`<bpmn:conditionExpression>= x &gt;</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
+	{rule: "FT.mapping", valid: ruleDoc("", ruleBody(mappedTask("= a + 1"), "t")), invalid: ruleDoc("", ruleBody(mappedTask("= a +"), "t"))},
+	{rule: "FT.message-name", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")),
+		invalid: ruleDoc(`<bpmn:message id="M"/>`, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t"))},
+	{rule: "FT.signal-ref", valid: ruleDoc(sigDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateThrowEvent>`, "t")),
+		invalid: ruleDoc(sigDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition/></bpmn:intermediateThrowEvent>`, "t"))},
+	{rule: "FT.signal-name", valid: ruleDoc(sigDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateThrowEvent>`, "t")),
+		invalid: ruleDoc(`<bpmn:signal id="S"/>`, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateThrowEvent>`, "t"))},
+	{rule: "FT.called-element", valid: callee(`<bpmn:startEvent id="cs"/>`), invalid: ruleDoc("", ruleBody(`<bpmn:callActivity id="t"/>`, "t"))},
+	{rule: "FT.loop", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="3"/></bpmn:task>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics/></bpmn:task>`, "t"))},
+	{rule: "FT.job-retries", valid: ruleDoc("", ruleBody(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="w" retries="3"/></bpmn:extensionElements></bpmn:serviceTask>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="w" retries="some"/></bpmn:extensionElements></bpmn:serviceTask>`, "t"))},
+}
+
+// strictRules are checked by an engine made WithStrict.
+var strictRules = map[string]ruleCase{
+	"FT.job-type": {rule: "FT.job-type", valid: ruleDoc("", ruleBody(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="w"/></bpmn:extensionElements></bpmn:serviceTask>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:serviceTask id="t"/>`, "t"))},
+}
+
+// notModelRules are rule ids of the code no model can break: flowtrack's
+// own defects, and the reference rules, which refs.go generates from the
+// catalogue's table (TestImport_Problems and the reference mutation tests
+// cover them).
+var notModelRules = []string{"FT.internal"}
+
+const (
+	msgDecl  = `<bpmn:message id="M" name="m"><bpmn:extensionElements><zeebe:subscription correlationKey="= k"/></bpmn:extensionElements></bpmn:message>`
+	sigDecl  = `<bpmn:signal id="S" name="s"/>`
+	timerDef = `<bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition>`
+)
+
+func timerCatch(body string) string {
+	return `<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition>` + body + `</bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`
+}
+
+func eventSub(extra string) string {
+	return `<bpmn:subProcess id="es" triggeredByEvent="true"><bpmn:startEvent id="ess">` + timerDef + `</bpmn:startEvent>` + extra +
+		`<bpmn:endEvent id="ese"/>` + flows("ess", "ese") + `</bpmn:subProcess>`
+}
+
+func ioTask(io string) string {
+	return ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:ioSpecification>`+io+`</bpmn:ioSpecification></bpmn:task>`, "t"))
+}
+
+func callee(start string) string {
+	return ruleDoc(`<bpmn:signal id="S" name="s"/><bpmn:process id="c" isExecutable="true">`+start+`<bpmn:endEvent id="ce"/>`+flows("cs", "ce")+`</bpmn:process>`,
+		ruleBody(`<bpmn:callActivity id="t" calledElement="c"/>`, "t"))
+}
+
+func collab(flow string) string {
+	return `<bpmn:message id="M" name="m"/><bpmn:collaboration id="co"><bpmn:participant id="a" processRef="p"/><bpmn:participant id="b"/>` + flow + `</bpmn:collaboration>`
+}
+
+// boundary builds a task with a boundary event b defined by def, leading to
+// be; extra adds elements.
+func boundary(def, extra string) string {
+	return ruleDoc("", ruleBody(`<bpmn:userTask id="t"/>`, "t")+`<bpmn:boundaryEvent id="b" attachedToRef="t">`+def+`</bpmn:boundaryEvent>`+
+		`<bpmn:endEvent id="be"/>`+flows("b", "be")+extra)
+}
+
+// compensation builds a task with a compensation boundary event associated
+// with a handler marked by mark.
+func compensation(mark, extra string) string {
+	return ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")+`<bpmn:boundaryEvent id="b" attachedToRef="t"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`+
+		`<bpmn:task id="h" `+mark+`/><bpmn:association id="as" sourceRef="b" targetRef="h"/>`+extra)
+}
+
+func link(throw, catch string) string {
+	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="lt"><bpmn:linkEventDefinition name="`+throw+`"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:intermediateCatchEvent id="lc"><bpmn:linkEventDefinition name="`+catch+`"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+flows("s", "lt", "lc", "e"))
+}
+
+// eventGate builds an event-based gateway with n timer arms whose flows
+// carry cond.
+func eventGate(n int, cond string) string {
+	body := `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="g"/><bpmn:endEvent id="e"/>` + flows("s", "g")
+	for i := 1; i <= n; i++ {
+		c := "c" + string(rune('0'+i))
+		body += `<bpmn:intermediateCatchEvent id="` + c + `">` + timerDef + `</bpmn:intermediateCatchEvent>` +
+			`<bpmn:sequenceFlow id="to_` + c + `" sourceRef="g" targetRef="` + c + `">` + cond + `</bpmn:sequenceFlow>` + flows(c, "e")
+	}
+	return ruleDoc("", body)
+}
+
+// gateway builds an exclusive gateway g (with attrs) routing to a and b
+// under conditions ca and cb.
+func gateway(ca, cb, attrs string) string {
+	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="g" `+attrs+`/><bpmn:endEvent id="a"/><bpmn:endEvent id="b"/>`+flows("s", "g")+
+		`<bpmn:sequenceFlow id="sf_g_a" sourceRef="g" targetRef="a">`+ca+`</bpmn:sequenceFlow><bpmn:sequenceFlow id="sf_g_b" sourceRef="g" targetRef="b">`+cb+`</bpmn:sequenceFlow>`)
+}
+
+func mappedTask(source string) string {
+	return `<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="w"/><zeebe:ioMapping><zeebe:input source="` + source +
+		`" target="b"/></zeebe:ioMapping></bpmn:extensionElements></bpmn:serviceTask>`
+}
+
+// deployRules deploys doc and returns the rules of its errors and of its
+// warnings.
+func deployRules(t *testing.T, e *engine.Engine, doc string) (errs, warnings []string) {
+	t.Helper()
+	d, err := e.Deploy("rule.bpmn", []byte(doc))
+	if err != nil {
+		var de *engine.DeployError
+		require.ErrorAs(t, err, &de)
+		for _, p := range de.Problems {
+			errs = append(errs, p.RuleID)
+		}
+		return errs, nil
+	}
+	for _, w := range d.Warnings {
+		warnings = append(warnings, w.RuleID)
+	}
+	return nil, warnings
+}
+
+// TestRules checks each rule's smallest valid model deploys without the
+// rule and its invalid model breaks it.
+func TestRules(t *testing.T) {
+	run := func(t *testing.T, tc ruleCase, opts ...engine.Option) {
+		errs, warnings := deployRules(t, newEngine(t, opts...), tc.valid)
+		// A rule about an element flowtrack does not execute has a valid
+		// model that is refused only as unsupported.
+		for _, r := range errs {
+			assert.Equal(t, "FT.unsupported", r, "valid model refused (%v)", errs)
+		}
+		assert.NotContains(t, warnings, tc.rule, "valid model warned")
+		errs, warnings = deployRules(t, newEngine(t, opts...), tc.invalid)
+		if tc.warning {
+			assert.Contains(t, warnings, tc.rule, "invalid model not warned (errors %v)", errs)
+			return
+		}
+		assert.Contains(t, errs, tc.rule, "invalid model not refused by the rule")
+	}
+	for _, tc := range ruleCases {
+		t.Run(tc.rule, func(t *testing.T) { run(t, tc) })
+	}
+	for _, tc := range strictRules {
+		t.Run(tc.rule, func(t *testing.T) { run(t, tc, engine.WithStrict()) })
+	}
+}
+
+// ruleLiteral matches a rule id written in the code.
+var ruleLiteral = regexp.MustCompile(`"((?:EXT\.\d{3})|(?:XSD\.[a-z-]+)|(?:FT\.[a-z-]+))"`)
+
+// TestRules_EveryRuleHasACase fails when a rule id appears in the
+// engine's code without a case in ruleCases: every rule is tested with its
+// smallest valid and invalid model.
+func TestRules_EveryRuleHasACase(t *testing.T) {
+	have := map[string]bool{}
+	for _, tc := range ruleCases {
+		have[tc.rule] = true
+	}
+	for r := range strictRules {
+		have[r] = true
+	}
+	for _, r := range notModelRules {
+		have[r] = true
+	}
+	found := 0
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range ruleLiteral.FindAllStringSubmatch(string(src), -1) {
+			found++
+			assert.True(t, have[m[1]], "%s: rule %s has no case in ruleCases", path, m[1])
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.Greater(t, found, 50, "rule ids found in the code")
+}
