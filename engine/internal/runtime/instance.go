@@ -445,9 +445,12 @@ func (inst *Instance) deliver(tv *tokenView, d delivery) bool {
 	return true
 }
 
-// stopAll withdraws every token. Parked tracks are woken by closing their
-// channels (SRD-027 FR-7); running tracks see the stopping flag at their
-// next step. The instance ends in state final once all have exited.
+// stopAll withdraws every token, innermost element first, as an
+// interrupt withdraws those of one scope: each element still entered is
+// recorded terminated, with its job cancelled, now, in the loop. Parked
+// tracks are woken by closing their channels (SRD-027 FR-7); running
+// tracks see the stopping flag at their next step. The instance ends in
+// state final once all have exited.
 func (inst *Instance) stopAll(final State, why string) {
 	if inst.stopping.Load() {
 		return
@@ -455,30 +458,10 @@ func (inst *Instance) stopAll(final State, why string) {
 	inst.stopping.Store(true)
 	inst.final = final
 	inst.finalMsg = why
-	for _, key := range sortedKeys(inst.jobs) {
-		js := inst.jobs[key]
-		inst.eng.removeJob(key)
-		inst.record(Event{Type: JobCanceled, ElementID: js.job.ElementID, JobKey: key, JobType: js.job.Type, TokenID: js.token})
-		delete(inst.jobs, key)
-	}
-	for _, key := range sortedKeys(inst.incidents) {
-		inst.eng.setIncident(key, nil)
-		delete(inst.incidents, key)
-	}
-	for _, id := range sortedKeys(inst.tokens) {
-		inst.cancelChild(inst.tokens[id])
-		inst.closeToken(inst.tokens[id])
-	}
-	inst.closeAllScopes(inst.root)
+	inst.terminateIn(inst.root, nil)
+	inst.closeScopeSubs(inst.root)
 	inst.joins = nil
 	inst.orJoins = 0
-}
-
-func (inst *Instance) closeAllScopes(sc *scope) {
-	inst.closeScopeSubs(sc)
-	for _, c := range sc.children {
-		inst.closeAllScopes(c)
-	}
 }
 
 // closeToken wakes a parked track so that it exits.

@@ -184,7 +184,7 @@ func (inst *Instance) handle(m message) {
 			// Inside a sub-process a terminate end event ends only that
 			// scope: the other tokens there are withdrawn, and the
 			// sub-process completes once they have gone.
-			inst.withdrawIn(sc, tv)
+			inst.terminateIn(sc, tv)
 			inst.removeToken(tv, false)
 			return
 		}
@@ -212,15 +212,9 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 		inst.removeToken(tv, false)
 	case evExited, evFailed:
 		inst.removeToken(tv, true)
-	case evMoved:
-		if tv.node != nil {
-			tv.node = m.flow.Target
-		}
-	case evFork:
-		if tv.node != nil {
-			tv.node = m.more.flows[0].Target
-		}
 	}
+	// A move needs nothing: the token's element was recorded terminated
+	// when it was withdrawn, where the loop last saw it.
 }
 
 // enter records that tv took flow f onto its target.
