@@ -249,11 +249,11 @@ func (inst *Instance) cancelWork(tv *tokenView) {
 		}
 		tv.jobKey = 0
 	}
-	if tv.incident != 0 {
+	if tv.incident != 0 && tv.incident != inst.heldBy { // a budget incident stays for the other held tokens
 		delete(inst.incidents, tv.incident)
 		inst.eng.setIncident(tv.incident, nil)
-		tv.incident = 0
 	}
+	tv.incident = 0
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
 	inst.cancelChild(tv)

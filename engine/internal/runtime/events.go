@@ -322,15 +322,19 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 			}
 			key = k
 		}
-		inst.record(Event{Type: MessagePublished, ElementID: n.ID, TokenID: tv.id, Name: c.name(), CorrelationKey: key})
-		if err := inst.eng.PublishMessage(c.name(), key, nil, 0, ""); err != nil {
+		if err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
 			tv.wait = WaitIncident
-			inst.openIncident(tv, n, 0, err.Error())
+			inst.openIncident(tv, n, 0, fmt.Sprintf("message thrown at element %s: %v", n.ID, err))
 			return
 		}
+		inst.record(Event{Type: MessagePublished, ElementID: n.ID, TokenID: tv.id, Name: c.name(), CorrelationKey: key})
 	case model.EventSignal:
+		if err := inst.eng.broadcastSignal(c.name(), nil, inst.causeOf()); err != nil {
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, fmt.Sprintf("signal thrown at element %s: %v", n.ID, err))
+			return
+		}
 		inst.record(Event{Type: SignalBroadcast, ElementID: n.ID, TokenID: tv.id, Name: c.name()})
-		inst.eng.BroadcastSignal(c.name(), nil)
 	}
 	// What this instance throws reaches its own subscriptions before the
 	// thrower moves on: handle the mail now, or the thrower's next report

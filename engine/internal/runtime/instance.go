@@ -69,6 +69,20 @@ type Instance struct {
 	final       State  // the state to end in once the last token is gone
 	finalMsg    string // why, for terminations and failures
 	now         int64  // clock reading for the message being handled, Unix ns
+	// running counts the tokens whose track is running (not parked): the
+	// instance is idle when it is zero.
+	running int
+	// work is what the instance did since it was last idle, and cause the
+	// outside input it did it for, against the budgets (budget.go).
+	work  work
+	cause *cause
+	// heldBy is the budget incident holding the instance (0: none); hold
+	// tells tracks to park under it at their next step.
+	heldBy int64
+	hold   atomic.Bool
+	// lastNode is the element of the last record about one: where a
+	// budget was exceeded.
+	lastNode *model.Node
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -113,6 +127,9 @@ type jobState struct {
 type incidentState struct {
 	incident Incident
 	token    int
+	// held are the tokens parked under a budget incident (which has no
+	// token of its own).
+	held []int
 }
 
 // joinState holds the tokens that arrived at a synchronising gateway and
@@ -302,6 +319,10 @@ func (inst *Instance) add(r record) {
 	}
 	r.at = inst.now
 	inst.history = append(inst.history, r)
+	inst.work.records++
+	if r.node != nil {
+		inst.lastNode = r.node
+	}
 	if inst.eng.eventLog.Load() || inst.eng.observed() {
 		inst.publish(len(inst.history))
 	}
@@ -375,6 +396,7 @@ func (inst *Instance) safeHandle(m message) {
 	if len(inst.condLast) > 0 && !inst.stopping.Load() {
 		inst.recheckConditions()
 	}
+	inst.checkBudget()
 }
 
 // release subtracts the work finished since the last release.
@@ -394,6 +416,8 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc}
 	inst.tokens[id] = tv
 	sc.live++
+	inst.running++
+	inst.work.tokens++
 	if count {
 		inst.eng.busy.add(1)
 	}
@@ -429,6 +453,7 @@ func (inst *Instance) finalize() {
 func (inst *Instance) park(tv *tokenView, reason WaitReason) {
 	tv.parked = true
 	tv.wait = reason
+	inst.running--
 	inst.released++
 }
 
@@ -440,6 +465,7 @@ func (inst *Instance) deliver(tv *tokenView, d delivery) bool {
 	}
 	tv.parked = false
 	tv.wait = ""
+	inst.running++
 	inst.eng.busy.add(1)
 	tv.ch <- d // never blocks: one slot, and at most one delivery per park
 	return true
@@ -459,6 +485,10 @@ func (inst *Instance) stopAll(final State, why string) {
 	inst.final = final
 	inst.finalMsg = why
 	inst.terminateIn(inst.root, nil)
+	for _, key := range sortedKeys(inst.incidents) { // a budget incident has no token to go with
+		inst.eng.setIncident(key, nil)
+		delete(inst.incidents, key)
+	}
 	inst.closeScopeSubs(inst.root)
 	inst.joins = nil
 	inst.orJoins = 0
@@ -473,6 +503,7 @@ func (inst *Instance) closeToken(tv *tokenView) {
 	}
 	tv.closed = true
 	tv.parked = false
+	inst.running++
 	inst.eng.busy.add(1) // running again until it reports its exit
 	close(tv.ch)
 }
@@ -486,6 +517,7 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
 	delete(inst.tokens, tv.id)
+	inst.running--
 	inst.released++
 	sc := tv.scope
 	sc.live--

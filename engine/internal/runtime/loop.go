@@ -141,6 +141,7 @@ func (inst *Instance) handle(m message) {
 		inst.handleWhileStopping(tv, m)
 		return
 	}
+	inst.work.steps++
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
@@ -158,6 +159,10 @@ func (inst *Instance) handle(m message) {
 		inst.park(tv, WaitJoin)
 		inst.arrive(tv, m.node, m.flow)
 	case evIncident:
+		if m.more.err == errHeld {
+			inst.parkHeld(tv)
+			return
+		}
 		inst.park(tv, WaitIncident)
 		inst.openIncident(tv, m.node, 0, m.more.err.Error())
 	case evWaiting:
@@ -705,6 +710,10 @@ func (inst *Instance) resolveIncident(key int64) error {
 	}
 	delete(inst.incidents, key)
 	inst.eng.setIncident(key, nil)
+	if key == inst.heldBy {
+		inst.releaseHeld(is)
+		return nil
+	}
 	tv := inst.tokens[is.token]
 	tv.incident = 0
 	inst.record(Event{Type: IncidentResolved, ElementID: is.incident.ElementID, TokenID: tv.id, IncidentKey: key})
