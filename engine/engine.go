@@ -223,7 +223,9 @@ func WithMaxTokensPerInput(n int) Option { return func(cfg *config) { cfg.budget
 
 // WithMaxRecordsPerInput sets how many history records one instance may
 // write for one input (default 500,000).
-func WithMaxRecordsPerInput(n int) Option { return func(cfg *config) { cfg.budgets.recordsPerInput = n } }
+func WithMaxRecordsPerInput(n int) Option {
+	return func(cfg *config) { cfg.budgets.recordsPerInput = n }
+}
 
 // WithMaxTokens sets how many tokens may be alive in one instance at once
 // (default 10,000).
