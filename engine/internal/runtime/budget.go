@@ -63,15 +63,19 @@ func (inst *Instance) causeOf() *cause {
 	return inst.cause
 }
 
-// checkBudget runs after every message the loop handles. An idle
-// instance starts counting afresh; a busy one that has exceeded a budget
-// is held.
-func (inst *Instance) checkBudget() {
+// idle runs after every message the loop handles: an instance with no
+// track running starts counting afresh.
+func (inst *Instance) idle() {
 	if inst.running == 0 {
 		inst.work = work{}
 		inst.cause = nil
-		return
 	}
+}
+
+// spend holds the instance if it has exceeded a budget. It runs where the
+// counts grow (a step handled, a token created, a record written), so a
+// token created past the budget is held before its track takes a step.
+func (inst *Instance) spend() {
 	if inst.heldBy != 0 || inst.stopping.Load() {
 		return
 	}

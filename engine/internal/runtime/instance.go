@@ -323,6 +323,9 @@ func (inst *Instance) add(r record) {
 	if r.node != nil {
 		inst.lastNode = r.node
 	}
+	if inst.work.records > inst.eng.opts.MaxRecordsPerInput {
+		inst.spend()
+	}
 	if inst.eng.eventLog.Load() || inst.eng.observed() {
 		inst.publish(len(inst.history))
 	}
@@ -396,7 +399,7 @@ func (inst *Instance) safeHandle(m message) {
 	if len(inst.condLast) > 0 && !inst.stopping.Load() {
 		inst.recheckConditions()
 	}
-	inst.checkBudget()
+	inst.idle()
 }
 
 // release subtracts the work finished since the last release.
@@ -424,6 +427,7 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 	if !inst.plan.nodes[n.Index].join {
 		inst.recordNode(ElementEntered, n, id)
 	}
+	inst.spend()
 	t := &track{inst: inst, id: id, ch: tv.ch, scope: sc}
 	go t.run(n, via)
 }

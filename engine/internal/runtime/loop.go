@@ -142,6 +142,7 @@ func (inst *Instance) handle(m message) {
 		return
 	}
 	inst.work.steps++
+	inst.spend()
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
