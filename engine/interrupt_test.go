@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -238,5 +239,37 @@ func TestSimultaneousHandlers_InterruptingWins(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestSimultaneousHandlers_ConditionalInterruptingWins: one change of
+// variables that makes an interrupting and a non-interrupting conditional
+// event sub-process of one scope true starts only the interrupting one,
+// whatever the document order.
+func TestSimultaneousHandlers_ConditionalInterruptingWins(t *testing.T) {
+	espOf := func(id, interrupting string) string {
+		return `<bpmn:subProcess id="` + id + `" triggeredByEvent="true"><bpmn:startEvent id="` + id + `_s" isInterrupting="` + interrupting + `">` +
+			`<bpmn:conditionalEventDefinition><bpmn:condition xsi:type="bpmn:tFormalExpression">= ready = true</bpmn:condition></bpmn:conditionalEventDefinition>` +
+			`</bpmn:startEvent><bpmn:endEvent id="` + id + `_e"/>` + flows(id+"_s", id+"_e") + `</bpmn:subProcess>`
+	}
+	main := `<bpmn:startEvent id="s"/>` + task("set", "set") + task("work", "work") + `<bpmn:endEvent id="e"/>` + flows("s", "set", "set", "work", "work", "e")
+	for _, order := range []string{"interrupting first", "non-interrupting first"} {
+		t.Run(order, func(t *testing.T) {
+			handlers := espOf("int", "true") + espOf("non", "false")
+			if order == "non-interrupting first" {
+				handlers = espOf("non", "false") + espOf("int", "true")
+			}
+			xml := strings.Replace(defs(``, main+handlers), `<bpmn:definitions `, `<bpmn:definitions xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" `, 1)
+			e := newEngine(t)
+			deploy(t, e, xml)
+			inst := start(t, e, map[string]any{"ready": false})
+			require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "set").Key, map[string]any{"ready": true}))
+			require.NoError(t, e.Settle(ctxT(t)))
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "int_e"), "the interrupting handler ran")
+			assert.Equal(t, 0, count(inst, engine.ElementEntered, "non"), "the non-interrupting one did not start")
+			balanced(t, inst)
+		})
 	}
 }

@@ -76,8 +76,8 @@ func (inst *Instance) idle() {
 // counts grow (a step handled, a token created, a record written), so a
 // token created past the budget is held before its track takes a step.
 func (inst *Instance) spend() {
-	if inst.heldBy != 0 || inst.stopping.Load() {
-		return
+	if inst.heldBy != 0 || inst.stopping.Load() || inst.running == 0 {
+		return // held already, ending, or no work left to hold
 	}
 	o := &inst.eng.opts
 	switch {
@@ -95,10 +95,7 @@ func (inst *Instance) spend() {
 // holdInstance opens the budget incident and tells every track to park
 // under it.
 func (inst *Instance) holdInstance(budget string, got, limit int, what, option string) {
-	n := inst.lastNode
-	if n == nil {
-		n = inst.plan.start
-	}
+	n := inst.lastNode // never nil: the first token's entry is recorded before any work
 	msg := fmt.Sprintf("budget %q exceeded at element %s: %d %s, limit %d (engine option %s); the instance is held until this incident is resolved (a fresh budget) or the instance is cancelled",
 		budget, n.ID, got, what, limit, option)
 	key := inst.eng.NextKey()
