@@ -273,3 +273,18 @@ func TestSimultaneousHandlers_ConditionalInterruptingWins(t *testing.T) {
 		})
 	}
 }
+
+// TestInterrupt_TokenAtJoinWasNeverEntered: a token waiting at a parallel
+// join has not entered it (the join is entered when it fires), so an
+// interrupt records no termination of the join for it.
+func TestInterrupt_TokenAtJoinWasNeverEntered(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+task("a", "a")+
+		`<bpmn:intermediateThrowEvent id="b"/><bpmn:parallelGateway id="join"/><bpmn:endEvent id="e"/>`+
+		flows("s", "fork", "fork", "a", "fork", "b", "a", "join", "b", "join", "join", "e")))
+	inst := start(t, e, nil)
+	require.NoError(t, inst.Cancel(ctxT(t)))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Terminated, st)
+	assert.Equal(t, []string{"a"}, balanced(t, inst))
+}

@@ -232,10 +232,10 @@ func (inst *Instance) withdraw(tv *tokenView) {
 		inst.terminateScope(tv.inner)
 		tv.inner = nil
 	}
-	if tv.node != nil {
+	if tv.node != nil && !tv.atJoin {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
-		tv.node = nil
 	}
+	tv.node = nil
 	inst.closeToken(tv)
 }
 

@@ -112,6 +112,10 @@ type tokenView struct {
 	// doomed marks a token withdrawn by an interrupt: whatever it reports
 	// next only makes it exit.
 	doomed bool
+	// atJoin is set while the token is on its way to, or waits at, a join
+	// it has not entered: a join is entered when it fires, so withdrawing
+	// such a token terminates no element.
+	atJoin bool
 	// inner is the scope of the sub-process the token waits at.
 	inner *scope
 	// child is the instance the token's call activity waits for.
@@ -416,7 +420,7 @@ func (inst *Instance) release() {
 func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scope) {
 	inst.nextToken++
 	id := inst.nextToken
-	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc}
+	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
 	inst.tokens[id] = tv
 	sc.live++
 	inst.running++
@@ -515,7 +519,7 @@ func (inst *Instance) closeToken(tv *tokenView) {
 // removeToken forgets an exited token. The last token of a sub-process
 // scope completes it.
 func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
-	if terminated && tv.node != nil {
+	if terminated && tv.node != nil && !tv.atJoin {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
 	}
 	inst.unsubscribeAll(tv)

@@ -227,7 +227,8 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 func (inst *Instance) enter(tv *tokenView, f *model.Flow) {
 	inst.recordFlow(f, tv.id)
 	tv.node = f.Target
-	if !inst.plan.nodes[f.Target.Index].join {
+	tv.atJoin = inst.plan.nodes[f.Target.Index].join
+	if !tv.atJoin {
 		inst.recordStep(codeEntered, f.Target, nil, tv.id)
 	}
 }
@@ -286,6 +287,7 @@ func (inst *Instance) fire(js *joinState, in int) {
 		inst.dropJoin(js)
 	}
 	st := inst.tokens[survivor]
+	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
 	inst.deliver(st, delivery{kind: resume})
 }
@@ -384,6 +386,7 @@ func (inst *Instance) tryComplex(js *joinState) {
 		inst.dropJoin(js)
 	}
 	st := inst.tokens[survivor]
+	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
 	inst.deliver(st, delivery{kind: resume})
 }
