@@ -116,18 +116,36 @@ func TestBudget_EscalationRethrowLoop(t *testing.T) {
 	normalStillCompletes(t, e)
 }
 
+// longPath is a process of n pass-through elements in a row.
+func longPath(n int) string {
+	body, prev := `<bpmn:startEvent id="s"/>`, "s"
+	for i := range n {
+		id := fmt.Sprintf("t%d", i)
+		body += `<bpmn:intermediateThrowEvent id="` + id + `"/>` + flows(prev, id)
+		prev = id
+	}
+	return defs(``, body+`<bpmn:endEvent id="e"/>`+flows(prev, "e"))
+}
+
+// TestBudget_StepsPerTokenOnAcyclicPath: the per-token guard names its
+// budget and the element, and does not call a long path a cycle.
+func TestBudget_StepsPerTokenOnAcyclicPath(t *testing.T) {
+	e := newEngine(t, engine.WithMaxSteps(10))
+	deploy(t, e, longPath(50))
+	_, err := e.Start(ctxT(t), "p", nil)
+	require.NoError(t, err)
+	settleWithin(t, e, 10*time.Second)
+	inc := budgetIncident(t, e, "steps per token")
+	assert.Equal(t, "at element "+inc.ElementID+": the token passed 11 elements without waiting, limit 10 (engine option WithMaxSteps)",
+		strings.SplitN(inc.Message, " exceeded ", 2)[1])
+}
+
 // TestBudget_StepsOnAcyclicPath: a long path without a wait state runs into
 // the steps-per-input budget; the incident does not call it a cycle, and
 // resolving it grants a fresh budget, so the instance completes.
 func TestBudget_StepsOnAcyclicPath(t *testing.T) {
 	e := newEngine(t, engine.WithMaxStepsPerInput(20))
-	body, prev := `<bpmn:startEvent id="s"/>`, "s"
-	for i := range 50 {
-		id := fmt.Sprintf("t%d", i)
-		body += `<bpmn:intermediateThrowEvent id="` + id + `"/>` + flows(prev, id)
-		prev = id
-	}
-	deploy(t, e, defs(``, body+`<bpmn:endEvent id="e"/>`+flows(prev, "e")))
+	deploy(t, e, longPath(50))
 	inst, err := e.Start(ctxT(t), "p", nil)
 	require.NoError(t, err)
 	resolves := 0
