@@ -288,3 +288,24 @@ func TestInterrupt_TokenAtJoinWasNeverEntered(t *testing.T) {
 	require.Equal(t, engine.Terminated, st)
 	assert.Equal(t, []string{"a"}, balanced(t, inst))
 }
+
+// TestEventSubProcess_ErrorFromNonInterruptingIsCaughtInItsScope: a
+// non-interrupting event sub-process does not interrupt its scope, so an
+// error thrown inside it is caught by the scope's error event sub-process
+// (as in Zeebe), which then interrupts the scope, the thrower included.
+func TestEventSubProcess_ErrorFromNonInterruptingIsCaughtInItsScope(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(goMessage+`<bpmn:error id="Err" errorCode="E"/>`, `<bpmn:startEvent id="s"/>`+task("work", "work")+`<bpmn:endEvent id="e"/>`+
+		flows("s", "work", "work", "e")+
+		`<bpmn:subProcess id="notify" triggeredByEvent="true"><bpmn:startEvent id="ns" isInterrupting="false"><bpmn:messageEventDefinition messageRef="Msg_go"/></bpmn:startEvent>`+
+		`<bpmn:endEvent id="fail"><bpmn:errorEventDefinition errorRef="Err"/></bpmn:endEvent>`+flows("ns", "fail")+`</bpmn:subProcess>`+
+		`<bpmn:subProcess id="recover" triggeredByEvent="true"><bpmn:startEvent id="rs"><bpmn:errorEventDefinition errorRef="Err"/></bpmn:startEvent>`+
+		`<bpmn:endEvent id="re"/>`+flows("rs", "re")+`</bpmn:subProcess>`))
+	inst := start(t, e, map[string]any{"key": "k"})
+	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
+	settleWithin(t, e, 2*time.Second)
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 1, count(inst, engine.ElementLeft, "recover"))
+	assert.Equal(t, []string{"work", "fail", "notify"}, balanced(t, inst), "the scope was interrupted, innermost first")
+}
