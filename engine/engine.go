@@ -233,10 +233,10 @@ func WithMaxTokens(n int) Option { return func(cfg *config) { cfg.budgets.tokens
 
 // WithMaxStartsPerInput sets how many instances one input may start,
 // counting those started by messages and signals thrown and by call
-// activities in every instance it started or reached (default 1,000).
+// activities in the instances it started, and in theirs (default 1,000).
 // The throw or call activity that would exceed it holds its token with an
-// incident; a Start, PublishMessage or BroadcastSignal that would exceed
-// it fails.
+// incident; a PublishMessage or BroadcastSignal whose start events alone
+// would exceed it fails and publishes nothing.
 func WithMaxStartsPerInput(n int) Option { return func(cfg *config) { cfg.budgets.startsPerInput = n } }
 
 // WithEventLog makes the engine keep every record of every instance until
@@ -456,7 +456,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 
 // BroadcastSignal delivers a signal to every instance waiting for it and
 // starts instances of processes with a matching signal start event. A
-// signal nobody catches is not an error.
+// signal nobody catches is not an error; one whose start events would
+// start more instances than WithMaxStartsPerInput allows fails and
+// delivers nothing.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
 	if err := ctx.Err(); err != nil {
 		return err
