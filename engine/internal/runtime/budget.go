@@ -30,7 +30,7 @@ type work struct {
 
 // cause is one outside input as it travels between instances: the
 // instances started because of it (by a message or signal thrown, or a
-// call activity, in an instance it started or reached) count against
+// call activity, in an instance it started) count against
 // MaxStartsPerInput together.
 type cause struct {
 	starts atomic.Int64
@@ -41,15 +41,15 @@ type cause struct {
 var errHeld = errors.New("instance held by a budget incident")
 
 // reserve counts n instance starts against c, and fails without counting
-// them when that would exceed max. what says what would start them.
-func (c *cause) reserve(n, max int, what string) error {
+// them when that would exceed limit. what says what would start them.
+func (c *cause) reserve(n, limit int, what string) error {
 	if n == 0 {
 		return nil
 	}
-	if got := c.starts.Add(int64(n)); got > int64(max) {
+	if got := c.starts.Add(int64(n)); got > int64(limit) {
 		c.starts.Add(-int64(n))
 		return fmt.Errorf("budget %q exceeded: %s would start instance %d of one outside input, limit %d (engine option WithMaxStartsPerInput)",
-			"starts per input", what, got, max)
+			"starts per input", what, got, limit)
 	}
 	return nil
 }
