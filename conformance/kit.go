@@ -25,6 +25,7 @@ type Observation struct {
 	Instance    string             `json:"instance,omitempty"`
 	State       string             `json:"state,omitempty"`
 	Completed   []string           `json:"completed,omitempty"`
+	Terminated  []string           `json:"terminated,omitempty"`
 	Paths       [][]string         `json:"paths,omitempty"`
 	Tokens      []string           `json:"tokens,omitempty"`
 	Variables   map[string]any     `json:"variables,omitempty"`
@@ -310,6 +311,9 @@ func (ru *run) observe(ctx context.Context, alias string) (Observation, error) {
 	for _, ev := range snap.History {
 		obs.Events = append(obs.Events, string(ev.Type))
 		obs.Trace = append(obs.Trace, strings.TrimSpace(string(ev.Type)+" "+ev.ElementID))
+		if ev.Type == engine.ElementTerminated {
+			obs.Terminated = append(obs.Terminated, ev.ElementID)
+		}
 		if ev.Type != engine.ElementLeft {
 			continue
 		}
@@ -372,6 +376,9 @@ func Check(e *Expect, obs Observation) []string {
 		}
 	}
 	multiset("completed", e.Completed, obs.Completed)
+	if e.Terminated != nil && !slices.Equal(e.Terminated, obs.Terminated) && !(len(e.Terminated) == 0 && len(obs.Terminated) == 0) {
+		fail("terminated %q, want %q (in this order)", obs.Terminated, e.Terminated)
+	}
 	multiset("tokens", e.Tokens, obs.Tokens)
 	multiset("jobs", e.Jobs, obs.Jobs)
 	multiset("incidents", e.Incidents, obs.Incidents)

@@ -90,6 +90,10 @@ type Expect struct {
 	State string `json:"state,omitempty"`
 	// Completed is the multiset of elements left (elementLeft records).
 	Completed []string `json:"completed,omitempty"`
+	// Terminated lists the elements terminated (elementTerminated
+	// records), in the order they were; an interrupt terminates the
+	// innermost first.
+	Terminated []string `json:"terminated,omitempty"`
 	// Paths lists, per token, the elements it left in order; compared as a
 	// multiset of paths.
 	Paths [][]string `json:"paths,omitempty"`

@@ -226,7 +226,13 @@ type config struct {
 	strict         bool
 	retainFinished int
 	maxSteps       int
+	budgets        budgets
 	eventLog       bool
+}
+
+// budgets are what the WithMax...PerInput and WithMaxTokens options set.
+type budgets struct {
+	stepsPerInput, tokensPerInput, recordsPerInput, tokens, startsPerInput int
 }
 
 // Option configures an Engine at New.
@@ -248,9 +254,47 @@ func WithStrict() Option { return func(cfg *config) { cfg.strict = true } }
 func WithRetainFinished(n int) Option { return func(cfg *config) { cfg.retainFinished = n } }
 
 // WithMaxSteps sets how many elements a token may pass without waiting
-// before the engine opens an incident on a suspected endless cycle
-// (default 10,000).
+// before the engine opens an incident at the element it reached (default
+// 10,000).
 func WithMaxSteps(n int) Option { return func(cfg *config) { cfg.maxSteps = n } }
+
+// Budgets bound the work one outside input (a start, a job completion or
+// error, a message, a signal, a timer firing, a command) can make an
+// instance do, so that a model whose handlers rethrow what they catch,
+// whose cycles fork, or which starts itself cannot take the engine's time
+// and memory. An instance's work counts from the moment no token of it is
+// moving until none is again. When a budget is exceeded, the instance is
+// held: one incident names the budget, the element and the figure, and
+// every token stops at its next element, so the engine settles. Resolving
+// the incident grants a fresh budget and lets the tokens go on;
+// cancelling the instance ends it. Zero keeps a default; New rejects
+// negative values.
+
+// WithMaxStepsPerInput sets how many elements the tokens of one instance
+// may pass, together, for one input (default 100,000).
+func WithMaxStepsPerInput(n int) Option { return func(cfg *config) { cfg.budgets.stepsPerInput = n } }
+
+// WithMaxTokensPerInput sets how many tokens one instance may create for
+// one input (default 10,000).
+func WithMaxTokensPerInput(n int) Option { return func(cfg *config) { cfg.budgets.tokensPerInput = n } }
+
+// WithMaxRecordsPerInput sets how many history records one instance may
+// write for one input (default 500,000).
+func WithMaxRecordsPerInput(n int) Option {
+	return func(cfg *config) { cfg.budgets.recordsPerInput = n }
+}
+
+// WithMaxTokens sets how many tokens may be alive in one instance at once
+// (default 10,000).
+func WithMaxTokens(n int) Option { return func(cfg *config) { cfg.budgets.tokens = n } }
+
+// WithMaxStartsPerInput sets how many instances one input may start,
+// counting those started by messages and signals thrown and by call
+// activities in the instances it started, and in theirs (default 1,000).
+// The throw or call activity that would exceed it holds its token with an
+// incident; a PublishMessage or BroadcastSignal whose start events alone
+// would exceed it fails and publishes nothing.
+func WithMaxStartsPerInput(n int) Option { return func(cfg *config) { cfg.budgets.startsPerInput = n } }
 
 // WithEventLog makes the engine keep every record of every instance until
 // DrainEvents takes them. The loops write the log themselves, with no
@@ -273,12 +317,22 @@ func New(opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.maxSteps < 0 {
-		return nil, fmt.Errorf("flowtrack: WithMaxSteps(%d): must not be negative", cfg.maxSteps)
+	b := cfg.budgets
+	for _, o := range []struct {
+		name string
+		v    int
+	}{
+		{"WithMaxSteps", cfg.maxSteps}, {"WithMaxStepsPerInput", b.stepsPerInput}, {"WithMaxTokensPerInput", b.tokensPerInput},
+		{"WithMaxRecordsPerInput", b.recordsPerInput}, {"WithMaxTokens", b.tokens}, {"WithMaxStartsPerInput", b.startsPerInput},
+	} {
+		if o.v < 0 {
+			return nil, fmt.Errorf("flowtrack: %s(%d): must not be negative", o.name, o.v)
+		}
 	}
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
-		EventLog: cfg.eventLog,
+		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
+		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{Clock: rt.Clock()}}, nil
 }
@@ -546,7 +600,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 
 // BroadcastSignal delivers a signal to every instance waiting for it and
 // starts instances of processes with a matching signal start event. A
-// signal nobody catches is not an error.
+// signal nobody catches is not an error; one whose start events would
+// start more instances than WithMaxStartsPerInput allows fails and
+// delivers nothing.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -555,7 +611,9 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
-	e.rt.BroadcastSignal(name, norm)
+	if err := e.rt.BroadcastSignal(name, norm); err != nil {
+		return fmt.Errorf("broadcast signal %q: %w", name, err)
+	}
 	return nil
 }
 

@@ -21,8 +21,8 @@ func siblingThrowProcess(decls, waiter, thrower string) string {
 }
 
 const (
-	sigDecl     = `<bpmn:signal id="Sig" name="ping"/>`
-	msgDecl     = `<bpmn:message id="Msg" name="ping"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>`
+	pingSignal     = `<bpmn:signal id="Sig" name="ping"/>`
+	pingMessage     = `<bpmn:message id="Msg" name="ping"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>`
 	signalThrow = `<bpmn:intermediateThrowEvent id="throw"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateThrowEvent>`
 	signalCatch = `<bpmn:intermediateCatchEvent id="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`
 )
@@ -40,18 +40,18 @@ func TestThrow_ReachesSiblingThatEnteredItsCatch(t *testing.T) {
 		// done is the element the waiting branch passes once it caught.
 		done string
 	}{
-		{"signal catch", siblingThrowProcess(sigDecl, signalCatch, signalThrow), "wait"},
-		{"signal end event to catch", defs(sigDecl, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+
+		{"signal catch", siblingThrowProcess(pingSignal, signalCatch, signalThrow), "wait"},
+		{"signal end event to catch", defs(pingSignal, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+
 			`<bpmn:endEvent id="throw"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:endEvent>`+signalCatch+
 			`<bpmn:endEvent id="e2"/><bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="fork"/>`+
 			`<bpmn:sequenceFlow id="f1" sourceRef="fork" targetRef="throw"/><bpmn:sequenceFlow id="f2" sourceRef="fork" targetRef="wait"/>`+
 			`<bpmn:sequenceFlow id="f4" sourceRef="wait" targetRef="e2"/>`), "wait"},
-		{"message catch", siblingThrowProcess(msgDecl,
+		{"message catch", siblingThrowProcess(pingMessage,
 			`<bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="Msg"/></bpmn:intermediateCatchEvent>`,
 			`<bpmn:intermediateThrowEvent id="throw"><bpmn:messageEventDefinition messageRef="Msg"/></bpmn:intermediateThrowEvent>`), "wait"},
-		{"receive task", siblingThrowProcess(msgDecl, `<bpmn:receiveTask id="wait" messageRef="Msg"/>`,
+		{"receive task", siblingThrowProcess(pingMessage, `<bpmn:receiveTask id="wait" messageRef="Msg"/>`,
 			`<bpmn:intermediateThrowEvent id="throw"><bpmn:messageEventDefinition messageRef="Msg"/></bpmn:intermediateThrowEvent>`), "wait"},
-		{"event-based gateway", defs(sigDecl, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+signalThrow+
+		{"event-based gateway", defs(pingSignal, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+signalThrow+
 			`<bpmn:eventBasedGateway id="wait"/>`+
 			`<bpmn:intermediateCatchEvent id="onSig"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
 			`<bpmn:intermediateCatchEvent id="onTimer"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`+
@@ -61,11 +61,11 @@ func TestThrow_ReachesSiblingThatEnteredItsCatch(t *testing.T) {
 			`<bpmn:sequenceFlow id="f3" sourceRef="throw" targetRef="e1"/>`+
 			`<bpmn:sequenceFlow id="a1" sourceRef="wait" targetRef="onSig"/><bpmn:sequenceFlow id="a2" sourceRef="wait" targetRef="onTimer"/>`+
 			`<bpmn:sequenceFlow id="b1" sourceRef="onSig" targetRef="e2"/><bpmn:sequenceFlow id="b2" sourceRef="onTimer" targetRef="e3"/>`), "onSig"},
-		{"signal boundary of a job task", siblingThrowProcess(sigDecl,
+		{"signal boundary of a job task", siblingThrowProcess(pingSignal,
 			`<bpmn:serviceTask id="wait"><bpmn:extensionElements><zeebe:taskDefinition type="w"/></bpmn:extensionElements></bpmn:serviceTask>`+
 				`<bpmn:boundaryEvent id="onSig" attachedToRef="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:boundaryEvent>`+
 				`<bpmn:endEvent id="e3"/><bpmn:sequenceFlow id="b1" sourceRef="onSig" targetRef="e3"/>`, signalThrow), "onSig"},
-		{"signal boundary of a sub-process", siblingThrowProcess(sigDecl,
+		{"signal boundary of a sub-process", siblingThrowProcess(pingSignal,
 			`<bpmn:subProcess id="wait"><bpmn:startEvent id="ss"/><bpmn:serviceTask id="inner"><bpmn:extensionElements><zeebe:taskDefinition type="w"/></bpmn:extensionElements></bpmn:serviceTask>`+
 				`<bpmn:endEvent id="se"/><bpmn:sequenceFlow id="s1" sourceRef="ss" targetRef="inner"/><bpmn:sequenceFlow id="s2" sourceRef="inner" targetRef="se"/></bpmn:subProcess>`+
 				`<bpmn:boundaryEvent id="onSig" attachedToRef="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:boundaryEvent>`+

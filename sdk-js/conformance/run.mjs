@@ -170,10 +170,12 @@ async function observe(ru, alias) {
   obs.events = [];
   obs.completed = [];
   obs.trace = [];
+  obs.terminated = [];
   const paths = new Map();
   for (const ev of history) {
     obs.events.push(ev.type);
     obs.trace.push(ev.elementId ? `${ev.type} ${ev.elementId}` : ev.type);
+    if (ev.type === 'elementTerminated') obs.terminated.push(ev.elementId);
     if (ev.type !== 'elementLeft') continue;
     obs.completed.push(ev.elementId);
     const id = ev.tokenId ?? 0;
@@ -207,6 +209,9 @@ export function check(e, obs) {
     if (!isDeepStrictEqual(w, got)) bad.push(`${what} ${q(got)}, want ${q(w)}`);
   };
   multiset('completed', e.completed, obs.completed);
+  if (e.terminated && !isDeepStrictEqual(e.terminated, obs.terminated ?? [])) {
+    bad.push(`terminated ${q(obs.terminated)}, want ${q(e.terminated)} (in this order)`);
+  }
   multiset('tokens', e.tokens, obs.tokens);
   multiset('jobs', e.jobs, obs.jobs);
   multiset('incidents', e.incidents, obs.incidents);

@@ -64,12 +64,13 @@ func (inst *Instance) openBoundaries(tv *tokenView, n *model.Node) error {
 		if h.spec == nil {
 			continue
 		}
-		id, s, err := inst.subscribeSpec(tv.scope, tv.id, h.spec)
+		id, ref, err := inst.subscribeSpec(tv.scope, tv.id, h.spec)
 		if err != nil {
 			inst.closeBoundaries(tv)
 			return err
 		}
-		inst.subs[id] = subRef{token: tv.id, spec: h.spec, handler: h, left: s.times, period: s.period}
+		ref.handler = h
+		inst.subs[id] = ref
 		tv.boundary = append(tv.boundary, id)
 	}
 	return nil
@@ -86,30 +87,34 @@ func (inst *Instance) closeBoundaries(tv *tokenView) {
 // openEventSubprocesses subscribes the message, signal and timer starts of
 // the event sub-processes directly in scope sc.
 func (inst *Instance) openEventSubprocesses(sc *scope) {
-	idx := -1
-	if sc.node != nil {
-		idx = sc.node.Index
+	starts := inst.plan.eventStarts[scopeIndex(sc)]
+	for i := range starts {
+		inst.openEventStart(sc, &starts[i])
 	}
-	for i := range inst.plan.eventStarts[idx] {
-		inst.openEventStart(sc, &inst.plan.eventStarts[idx][i])
+}
+
+// scopeIndex is the key of sc's event sub-process starts in the plan: its
+// sub-process's node index, -1 for the process.
+func scopeIndex(sc *scope) int {
+	if sc.node == nil {
+		return -1
 	}
+	return sc.node.Index
 }
 
 func (inst *Instance) openEventStart(sc *scope, h *handlerSpec) {
 	if h.spec == nil || sc.done {
 		return
 	}
-	id, s, err := inst.subscribeSpec(sc, 0, h.spec)
+	id, ref, err := inst.subscribeSpec(sc, 0, h.spec)
 	if err != nil {
 		// An event sub-process whose subscription cannot be opened (a bad
 		// correlation key) cannot start; say so in the stream.
 		inst.record(Event{Type: IncidentCreated, ElementID: h.node.ID, Message: err.Error()})
 		return
 	}
-	if inst.subs == nil {
-		inst.subs = make(map[int64]subRef)
-	}
-	inst.subs[id] = subRef{spec: h.spec, handler: h, scope: sc, left: s.times, period: s.period}
+	ref.handler, ref.scope = h, sc
+	inst.subs[id] = ref
 	sc.subs = append(sc.subs, id)
 }
 
@@ -122,15 +127,17 @@ func (inst *Instance) rearm(ref subRef, d *eventhub.Delivery, sc *scope, token i
 	h := ref.handler
 	switch {
 	case d.Kind == eventhub.Message:
-		id, _, err := inst.subscribeSpec(sc, token, h.spec)
+		id, next, err := inst.subscribeSpec(sc, token, h.spec)
 		if err != nil {
 			return 0
 		}
-		inst.subs[id] = subRef{token: token, spec: h.spec, handler: h, scope: ref.scope}
+		next.handler, next.scope = h, ref.scope
+		inst.subs[id] = next
 		return id
 	case d.Kind == eventhub.Timer && h.spec.timer.cycle != nil && ref.left > 1:
-		id := inst.schedule(token, h.spec, d.Due.Add(ref.period))
-		inst.subs[id] = subRef{token: token, spec: h.spec, handler: h, scope: ref.scope, left: ref.left - 1, period: ref.period}
+		due := d.Due.Add(ref.period)
+		id := inst.schedule(token, h.spec, due)
+		inst.subs[id] = subRef{token: token, spec: h.spec, handler: h, scope: ref.scope, left: ref.left - 1, period: ref.period, due: due}
 		return id
 	}
 	return 0
@@ -225,10 +232,10 @@ func (inst *Instance) withdraw(tv *tokenView) {
 		inst.terminateScope(tv.inner)
 		tv.inner = nil
 	}
-	if tv.node != nil {
+	if tv.node != nil && !tv.atJoin {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
-		tv.node = nil
 	}
+	tv.node = nil
 	inst.closeToken(tv)
 }
 
@@ -242,42 +249,45 @@ func (inst *Instance) cancelWork(tv *tokenView) {
 		}
 		tv.jobKey = 0
 	}
-	if tv.incident != 0 {
+	if tv.incident != 0 && tv.incident != inst.heldBy { // a budget incident stays for the other held tokens
 		delete(inst.incidents, tv.incident)
 		inst.eng.setIncident(tv.incident, nil)
-		tv.incident = 0
 	}
+	tv.incident = 0
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
 	inst.cancelChild(tv)
 }
 
-// terminateScope withdraws every token in sc and below and closes it.
+// terminateScope withdraws everything running in sc and closes it.
 func (inst *Instance) terminateScope(sc *scope) {
-	inst.withdrawIn(sc, nil)
+	inst.terminateIn(sc, nil)
 	inst.closeScopeSubs(sc)
 	sc.close()
 }
 
-// withdrawIn withdraws every token in sc and the scopes below it, except
-// keep.
-func (inst *Instance) withdrawIn(sc *scope, keep *tokenView) {
+// terminateIn withdraws everything running in sc except keep (a
+// terminate end event's own token), innermost first: each token directly
+// in sc, by id, after what runs inside its activity; then each event
+// sub-process running in sc, by start, whose element is recorded
+// terminated after its content. Every element entered in sc is thus left
+// or terminated.
+func (inst *Instance) terminateIn(sc *scope, keep *tokenView) {
 	for _, id := range sortedKeys(inst.tokens) {
 		tv := inst.tokens[id]
-		if tv == keep || tv.doomed || !within(tv.scope, sc) {
-			continue
-		}
-		inst.withdraw(tv)
-	}
-}
-
-func within(s, ancestor *scope) bool {
-	for ; s != nil; s = s.parent {
-		if s == ancestor {
-			return true
+		if tv != keep && !tv.doomed && tv.scope == sc {
+			inst.withdraw(tv)
 		}
 	}
-	return false
+	for _, id := range sortedKeys(sc.children) {
+		esc := sc.children[id]
+		if !esc.node.TriggeredByEvent || esc.done {
+			continue // a sub-process's scope goes with the token waiting at it
+		}
+		inst.terminateScope(esc)
+		sc.live-- // it held its parent scope open
+		inst.recordNode(ElementTerminated, esc.node, 0)
+	}
 }
 
 // interruptActivity ends the activity tv waits in (an interrupting
@@ -298,12 +308,13 @@ func (inst *Instance) interruptActivity(tv *tokenView, boundary *model.Node) {
 // handlerFired applies a message, signal or timer boundary event or event
 // sub-process start that fired for delivery d.
 func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
-	h := ref.handler
 	if ref.scope != nil {
 		sc := ref.scope
 		if sc.done {
 			return
 		}
+		ref, d = inst.interrupter(inst.plan.eventStarts[scopeIndex(sc)], sc.subs, ref, d, sc)
+		h := ref.handler
 		inst.recordTrigger(h.node, 0, d)
 		if h.interrupting {
 			inst.interruptScope(sc)
@@ -323,6 +334,8 @@ func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
 		}
 		return
 	}
+	ref, d = inst.interrupter(inst.plan.nodes[tv.node.Index].boundaries, tv.boundary, ref, d, tv.scope)
+	h := ref.handler
 	inst.recordTrigger(h.node, tv.id, d)
 	tv.scope.set(d.Variables)
 	if h.interrupting {
@@ -342,6 +355,52 @@ func (inst *Instance) handlerFired(ref subRef, d *eventhub.Delivery) {
 		}
 	}
 	inst.spawn(h.node, nil, true, tv.scope)
+}
+
+// interrupter returns the handler that takes occurrence d, which fired
+// ref, and the delivery to apply. hs are the handlers ref is one of (the
+// event sub-process starts of a scope, or the boundary events of an
+// activity) and peers their open subscriptions. When the same occurrence
+// (one signal broadcast, one message, one due instant, one change of
+// variables) reaches an interrupting handler among them, the first such
+// in document order takes it, and the non-interrupting ones do not start
+// for it: the result does not depend on which delivery the loop handles
+// first (RATIONALE: simultaneous handlers).
+func (inst *Instance) interrupter(hs []handlerSpec, peers []int64, ref subRef, d *eventhub.Delivery, sc *scope) (subRef, *eventhub.Delivery) {
+	for i := range hs {
+		h := &hs[i]
+		if !h.interrupting || h.kind != ref.handler.kind {
+			continue
+		}
+		if h == ref.handler {
+			return ref, d
+		}
+		for _, id := range peers {
+			if p, ok := inst.subs[id]; ok && p.handler == h && sameOccurrence(p, d, sc) {
+				taken := *d
+				taken.Sub = id
+				return p, &taken
+			}
+		}
+	}
+	return ref, d
+}
+
+// sameOccurrence reports whether occurrence d, delivered to another
+// handler, reaches subscription p too.
+func sameOccurrence(p subRef, d *eventhub.Delivery, sc *scope) bool {
+	switch d.Kind {
+	case eventhub.Signal:
+		return p.spec.name() == d.Name
+	case eventhub.Message:
+		return p.spec.name() == d.Name && p.key == d.CorrelationKey
+	case eventhub.Timer:
+		return p.due.Equal(d.Due)
+	case eventhub.Conditional:
+		holds, _ := p.spec.cond.EvalBool(sc.visible())
+		return holds
+	}
+	return false
 }
 
 // forget drops a fired subscription from a scope's list.
@@ -374,7 +433,7 @@ func (inst *Instance) recordTrigger(n *model.Node, token int, d *eventhub.Delive
 // interruptScope withdraws everything running in sc (an interrupting event
 // sub-process starts in it) and closes its other start subscriptions.
 func (inst *Instance) interruptScope(sc *scope) {
-	inst.withdrawIn(sc, nil)
+	inst.terminateIn(sc, nil)
 	inst.closeScopeSubs(sc)
 	sc.interrupted = true
 }
@@ -414,11 +473,11 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 		}
 	}
 	for sc := tv.scope; sc != nil; sc = sc.parent {
-		idx := -1
-		if sc.node != nil {
-			idx = sc.node.Index
-		}
-		if h := pick(inst.plan.eventStarts[idx], kind, code); h != nil && !sc.done {
+		// A scope that an interrupting event sub-process already runs in
+		// starts no other event sub-process (BPMN 2.0 §10.3.5): what that
+		// one throws goes to the scope's boundary events and upwards,
+		// never back into the scope it interrupted.
+		if h := pick(inst.plan.eventStarts[scopeIndex(sc)], kind, code); h != nil && !sc.done && !sc.interrupted {
 			sc.set(vars)
 			inst.record(Event{Type: caughtType(kind), ElementID: h.node.ID, Name: code, Message: message})
 			if h.interrupting {

@@ -55,12 +55,17 @@ func (inst *Instance) enterCall(tv *tokenView, n *model.Node) {
 		}
 		vars = overlay(vars, locals)
 	}
+	c := inst.causeOf()
+	if err := c.reserve(1, inst.eng.opts.MaxStartsPerInput, fmt.Sprintf("call activity %s", n.ID)); err != nil {
+		fail(err)
+		return
+	}
 	if err := inst.openBoundaries(tv, n); err != nil {
 		fail(err)
 		return
 	}
 	child := newInstance(inst.eng, plan, vars)
-	child.parent, child.parentToken, child.depth = inst, tv.id, inst.depth+1
+	child.parent, child.parentToken, child.depth, child.cause = inst, tv.id, inst.depth+1, c
 	tv.child = child
 	inst.record(Event{Type: CallStarted, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
 		Name: plan.Process.ID, Message: fmt.Sprintf("called instance %d", child.key)})

@@ -38,9 +38,19 @@ type Options struct {
 	// Zero means DefaultRetainFinished; negative keeps none.
 	RetainFinished int
 	// MaxSteps bounds how many elements one token may pass without waiting
-	// before the engine opens an incident (a cycle with no wait state).
-	// Zero means DefaultMaxSteps.
+	// before the engine opens an incident. Zero means DefaultMaxSteps.
 	MaxSteps int
+	// The budgets of one outside input (budget.go); zero means the
+	// default. MaxStepsPerInput, MaxTokensPerInput and MaxRecordsPerInput
+	// bound the steps, the tokens created and the records written by an
+	// instance between two idle points; MaxTokens bounds the tokens alive
+	// in an instance at once; MaxStartsPerInput bounds the instances one
+	// input starts, across every instance it reaches.
+	MaxStepsPerInput   int
+	MaxTokensPerInput  int
+	MaxRecordsPerInput int
+	MaxTokens          int
+	MaxStartsPerInput  int
 	// EventLog makes the engine keep every record of every instance, in
 	// the order the loops wrote them, until DrainEvents takes them.
 	EventLog bool
@@ -48,8 +58,13 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultRetainFinished = 1024
-	DefaultMaxSteps       = 10_000
+	DefaultRetainFinished     = 1024
+	DefaultMaxSteps           = 10_000
+	DefaultMaxStepsPerInput   = 100_000
+	DefaultMaxTokensPerInput  = 10_000
+	DefaultMaxRecordsPerInput = 500_000
+	DefaultMaxTokens          = 10_000
+	DefaultMaxStartsPerInput  = 1_000
 )
 
 // Engine owns deployed plans, live instances, the job and incident indexes
@@ -112,8 +127,20 @@ func NewEngine(opts Options) *Engine {
 	if opts.RetainFinished == 0 {
 		opts.RetainFinished = DefaultRetainFinished
 	}
-	if opts.MaxSteps <= 0 {
-		opts.MaxSteps = DefaultMaxSteps
+	for _, b := range []struct {
+		v   *int
+		def int
+	}{
+		{&opts.MaxSteps, DefaultMaxSteps},
+		{&opts.MaxStepsPerInput, DefaultMaxStepsPerInput},
+		{&opts.MaxTokensPerInput, DefaultMaxTokensPerInput},
+		{&opts.MaxRecordsPerInput, DefaultMaxRecordsPerInput},
+		{&opts.MaxTokens, DefaultMaxTokens},
+		{&opts.MaxStartsPerInput, DefaultMaxStartsPerInput},
+	} {
+		if *b.v <= 0 {
+			*b.v = b.def
+		}
 	}
 	e := &Engine{
 		opts:      opts,
@@ -239,7 +266,7 @@ type timerStart struct {
 
 func (r *timerStart) Deliver(d eventhub.Delivery) bool {
 	e := r.eng
-	_, _ = e.startAt(r.target, nil, &Event{Type: TimerFired, Due: timeOf(d.Due)}, "")
+	_, _ = e.startAt(r.target, nil, &Event{Type: TimerFired, Due: timeOf(d.Due)}, "", new(cause))
 	r.left--
 	if r.left > 0 && r.period > 0 {
 		e.mu.Lock()
@@ -268,14 +295,16 @@ func (e *Engine) Start(plan *Plan, vars map[string]any) (*Instance, error) {
 	if plan.start == nil {
 		return nil, fmt.Errorf("start %s: %w", plan.Process.ID, ErrNoNoneStart)
 	}
-	return e.startAt(startTarget{plan: plan, node: plan.start}, vars, nil, "")
+	return e.startAt(startTarget{plan: plan, node: plan.start}, vars, nil, "", new(cause))
 }
 
 // startAt creates an instance beginning at the start event of t. trigger,
-// if set, is recorded as what started it (a message or signal).
-func (e *Engine) startAt(t startTarget, vars map[string]any, trigger *Event, startKey string) (*Instance, error) {
+// if set, is recorded as what started it (a message or signal); c is the
+// outside input its first work is done for.
+func (e *Engine) startAt(t startTarget, vars map[string]any, trigger *Event, startKey string, c *cause) (*Instance, error) {
 	inst := newInstance(e, t.plan, vars)
 	inst.startKey = startKey
+	inst.cause = c
 	return e.launch(inst, t, trigger)
 }
 
@@ -299,6 +328,18 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 // with ttl > 0 is buffered for subscriptions opened later. vars are
 // normalized.
 func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) error {
+	return e.publishMessage(name, key, vars, ttl, id, new(cause))
+}
+
+// publishMessage is PublishMessage for an input c. When the instances the
+// message could start would exceed c's budget, nothing is published.
+func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) error {
+	e.mu.Lock()
+	could := len(e.messageStarts[name])
+	e.mu.Unlock()
+	if err := c.reserve(could, e.opts.MaxStartsPerInput, fmt.Sprintf("message %q", name)); err != nil {
+		return err
+	}
 	served, err := e.hub.PublishMessage(name, key, vars, ttl, id)
 	if err != nil {
 		return err
@@ -318,7 +359,7 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 	e.mu.Unlock()
 	for _, t := range starts {
 		trigger := &Event{Type: MessageCorrelated, Name: name, CorrelationKey: key, Variables: cloneVars(vars)}
-		if _, err := e.startAt(t, vars, trigger, key); err != nil {
+		if _, err := e.startAt(t, vars, trigger, key, c); err != nil {
 			if key != "" {
 				e.mu.Lock()
 				e.keyedStarts[[2]string{t.plan.Process.ID, key}]--
@@ -332,15 +373,26 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 
 // BroadcastSignal delivers a signal to every subscription of its name and
 // starts instances of processes with a matching signal start event. A
-// signal nobody catches is a no-op.
-func (e *Engine) BroadcastSignal(name string, vars map[string]any) {
-	e.hub.BroadcastSignal(name, vars)
+// signal nobody catches is a no-op. It fails, doing nothing, when it would
+// start more instances than MaxStartsPerInput.
+func (e *Engine) BroadcastSignal(name string, vars map[string]any) error {
+	return e.broadcastSignal(name, vars, new(cause))
+}
+
+// broadcastSignal is BroadcastSignal for an input c. When the instances
+// the signal starts would exceed c's budget, nothing is broadcast.
+func (e *Engine) broadcastSignal(name string, vars map[string]any, c *cause) error {
 	e.mu.Lock()
 	starts := append([]startTarget(nil), e.signalStarts[name]...)
 	e.mu.Unlock()
-	for _, t := range starts {
-		_, _ = e.startAt(t, vars, &Event{Type: SignalReceived, Name: name, Variables: cloneVars(vars)}, "")
+	if err := c.reserve(len(starts), e.opts.MaxStartsPerInput, fmt.Sprintf("signal %q", name)); err != nil {
+		return err
 	}
+	e.hub.BroadcastSignal(name, vars)
+	for _, t := range starts {
+		_, _ = e.startAt(t, vars, &Event{Type: SignalReceived, Name: name, Variables: cloneVars(vars)}, "", c)
+	}
+	return nil
 }
 
 // NextDeadline returns when the earliest timer is due.

@@ -21,6 +21,10 @@ type subRef struct {
 	// left counts the firings a timer cycle has left, this one included.
 	left   int
 	period time.Duration
+	// due is a timer's due time and key a message's correlation key: with
+	// a signal's name, they say which handlers one occurrence reaches.
+	due time.Time
+	key string
 }
 
 // Deliver makes the instance the hub's receiver for message subscriptions
@@ -115,25 +119,24 @@ func waitReasonOf(k model.EventKind) WaitReason {
 
 // subscribe opens one subscription for tv at a catch node.
 func (inst *Instance) subscribe(tv *tokenView, c *catchSpec) error {
-	id, _, err := inst.subscribeSpec(tv.scope, tv.id, c)
+	id, ref, err := inst.subscribeSpec(tv.scope, tv.id, c)
 	if err != nil {
 		return err
 	}
-	if inst.subs == nil {
-		inst.subs = make(map[int64]subRef)
-	}
-	inst.subs[id] = subRef{token: tv.id, spec: c}
+	inst.subs[id] = ref
 	tv.subs = append(tv.subs, id)
 	return nil
 }
 
 // subscribeSpec opens the hub subscription c describes, evaluating its
-// correlation key or timer in scope sc. Message subscriptions are held by
-// the instance, signal and timer subscriptions by token (0 for a scope's
-// event sub-process start).
-func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, schedule, error) {
+// correlation key or timer in scope sc, and returns its id and the loop's
+// record of it (the caller adds a handler's details). Message
+// subscriptions are held by the instance, signal and timer subscriptions
+// by token (0 for a scope's event sub-process start).
+func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, subRef, error) {
 	hub := inst.eng.hub
 	ev := Event{ElementID: c.arm.ID, TokenID: token}
+	ref := subRef{token: token, spec: c}
 	if inst.subs == nil {
 		inst.subs = make(map[int64]subRef)
 	}
@@ -143,7 +146,7 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 		if c.key != nil {
 			k, err := c.key.EvalString(sc.visible())
 			if err != nil {
-				return 0, schedule{}, fmt.Errorf("message %q correlation key: %w", c.name(), err)
+				return 0, ref, fmt.Errorf("message %q correlation key: %w", c.name(), err)
 			}
 			key = k
 		}
@@ -152,12 +155,13 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 		id := hub.SubscribeMessage(c.name(), key, inst.plan.Process.ID, inst)
 		ev.Type, ev.Name, ev.CorrelationKey = MessageSubscribed, c.name(), key
 		inst.record(ev)
-		return id, schedule{}, nil
+		ref.key = key
+		return id, ref, nil
 	case model.EventSignal:
 		id := hub.SubscribeSignal(c.name(), trackReceiver{inst, token})
 		ev.Type, ev.Name = SignalSubscribed, c.name()
 		inst.record(ev)
-		return id, schedule{}, nil
+		return id, ref, nil
 	case model.EventConditional:
 		// Conditions are the instance's own: no hub. The subscription starts
 		// as "not holding", so recheckConditions, which runs right after the
@@ -168,16 +172,17 @@ func (inst *Instance) subscribeSpec(sc *scope, token int, c *catchSpec) (int64, 
 			inst.condLast = make(map[int64]bool)
 		}
 		inst.condLast[id] = false
-		return id, schedule{}, nil
+		return id, ref, nil
 	default:
 		s, err := c.timer.evaluate(sc.visible(), inst.eng.clock.Now())
 		if err != nil {
-			return 0, schedule{}, fmt.Errorf("timer: %w", err)
+			return 0, ref, fmt.Errorf("timer: %w", err)
 		}
 		if s.times < 0 || s.times > MaxCycleFirings {
 			s.times = MaxCycleFirings
 		}
-		return inst.schedule(token, c, s.first), s, nil
+		ref.left, ref.period, ref.due = s.times, s.period, s.first
+		return inst.schedule(token, c, s.first), ref, nil
 	}
 }
 
@@ -320,15 +325,19 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 			}
 			key = k
 		}
-		inst.record(Event{Type: MessagePublished, ElementID: n.ID, TokenID: tv.id, Name: c.name(), CorrelationKey: key})
-		if err := inst.eng.PublishMessage(c.name(), key, nil, 0, ""); err != nil {
+		if err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
 			tv.wait = WaitIncident
-			inst.openIncident(tv, n, 0, err.Error())
+			inst.openIncident(tv, n, 0, fmt.Sprintf("message thrown at element %s: %v", n.ID, err))
 			return
 		}
+		inst.record(Event{Type: MessagePublished, ElementID: n.ID, TokenID: tv.id, Name: c.name(), CorrelationKey: key})
 	case model.EventSignal:
+		if err := inst.eng.broadcastSignal(c.name(), nil, inst.causeOf()); err != nil {
+			tv.wait = WaitIncident
+			inst.openIncident(tv, n, 0, fmt.Sprintf("signal thrown at element %s: %v", n.ID, err))
+			return
+		}
 		inst.record(Event{Type: SignalBroadcast, ElementID: n.ID, TokenID: tv.id, Name: c.name()})
-		inst.eng.BroadcastSignal(c.name(), nil)
 	}
 	// What this instance throws reaches its own subscriptions before the
 	// thrower moves on: handle the mail now, or the thrower's next report

@@ -77,6 +77,17 @@ type Instance struct {
 	turn     int
 	runnable []wakeup
 	inputs   []message
+	// work is what the instance did since it was last idle, and cause the
+	// outside input it did it for, against the budgets (budget.go).
+	work  work
+	cause *cause
+	// heldBy is the budget incident holding the instance (0: none); hold
+	// tells tracks to park under it at their next step.
+	heldBy int64
+	hold   atomic.Bool
+	// lastNode is the element of the last record about one: where a
+	// budget was exceeded.
+	lastNode *model.Node
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -106,6 +117,10 @@ type tokenView struct {
 	// doomed marks a token withdrawn by an interrupt: whatever it reports
 	// next only makes it exit.
 	doomed bool
+	// atJoin is set while the token is on its way to, or waits at, a join
+	// it has not entered: a join is entered when it fires, so withdrawing
+	// such a token terminates no element.
+	atJoin bool
 	// inner is the scope of the sub-process the token waits at.
 	inner *scope
 	// child is the instance the token's call activity waits for.
@@ -125,6 +140,9 @@ type incidentState struct {
 	// resolving it tells the track to retry, where resolving any other
 	// incident at a wait state makes the loop set up the wait again.
 	reported bool
+	// held are the tokens parked under a budget incident (which has no
+	// token of its own).
+	held []int
 }
 
 // joinState holds the tokens that arrived at a synchronising gateway and
@@ -314,6 +332,13 @@ func (inst *Instance) add(r record) {
 	}
 	r.at = inst.now
 	inst.history = append(inst.history, r)
+	inst.work.records++
+	if r.node != nil {
+		inst.lastNode = r.node
+	}
+	if inst.work.records > inst.eng.opts.MaxRecordsPerInput {
+		inst.spend()
+	}
 	if inst.eng.eventLog.Load() || inst.eng.observed() {
 		inst.publish(len(inst.history))
 	}
@@ -417,6 +442,7 @@ func (inst *Instance) safeHandle(m message) {
 	if len(inst.condLast) > 0 && !inst.stopping.Load() {
 		inst.recheckConditions()
 	}
+	inst.idle()
 }
 
 // release subtracts the work finished since the last release.
@@ -433,15 +459,17 @@ func (inst *Instance) release() {
 func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scope) {
 	inst.nextToken++
 	id := inst.nextToken
-	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc}
+	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
 	inst.tokens[id] = tv
 	sc.live++
+	inst.work.tokens++
 	if count {
 		inst.eng.busy.add(1)
 	}
 	if !inst.plan.nodes[n.Index].join {
 		inst.recordNode(ElementEntered, n, id)
 	}
+	inst.spend()
 	if inst.plan.nodes[n.Index].waits {
 		// A token that starts at a wait state needs no turn: the loop sets
 		// up its wait now, and its track only blocks on its channel, where
@@ -499,9 +527,12 @@ func (inst *Instance) deliver(tv *tokenView, d delivery) bool {
 	return true
 }
 
-// stopAll withdraws every token. Parked tracks are woken by closing their
-// channels (SRD-027 FR-7); running tracks see the stopping flag at their
-// next step. The instance ends in state final once all have exited.
+// stopAll withdraws every token, innermost element first, as an
+// interrupt withdraws those of one scope: each element still entered is
+// recorded terminated, with its job cancelled, now, in the loop. Parked
+// tracks are woken by closing their channels (SRD-027 FR-7); running
+// tracks see the stopping flag at their next step. The instance ends in
+// state final once all have exited.
 func (inst *Instance) stopAll(final State, why string) {
 	if inst.stopping.Load() {
 		return
@@ -509,30 +540,14 @@ func (inst *Instance) stopAll(final State, why string) {
 	inst.stopping.Store(true)
 	inst.final = final
 	inst.finalMsg = why
-	for _, key := range sortedKeys(inst.jobs) {
-		js := inst.jobs[key]
-		inst.eng.removeJob(key)
-		inst.record(Event{Type: JobCanceled, ElementID: js.job.ElementID, JobKey: key, JobType: js.job.Type, TokenID: js.token})
-		delete(inst.jobs, key)
-	}
-	for _, key := range sortedKeys(inst.incidents) {
+	inst.terminateIn(inst.root, nil)
+	for _, key := range sortedKeys(inst.incidents) { // a budget incident has no token to go with
 		inst.eng.setIncident(key, nil)
 		delete(inst.incidents, key)
 	}
-	for _, id := range sortedKeys(inst.tokens) {
-		inst.cancelChild(inst.tokens[id])
-		inst.closeToken(inst.tokens[id])
-	}
-	inst.closeAllScopes(inst.root)
+	inst.closeScopeSubs(inst.root)
 	inst.joins = nil
 	inst.orJoins = 0
-}
-
-func (inst *Instance) closeAllScopes(sc *scope) {
-	inst.closeScopeSubs(sc)
-	for _, c := range sc.children {
-		inst.closeAllScopes(c)
-	}
 }
 
 // closeToken wakes a parked track so that it exits.
@@ -551,7 +566,7 @@ func (inst *Instance) closeToken(tv *tokenView) {
 // removeToken forgets an exited token. The last token of a sub-process
 // scope completes it.
 func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
-	if terminated && tv.node != nil {
+	if terminated && tv.node != nil && !tv.atJoin {
 		inst.recordNode(ElementTerminated, tv.node, tv.id)
 	}
 	inst.unsubscribeAll(tv)

@@ -138,6 +138,8 @@ func (inst *Instance) handle(m message) {
 		inst.handleWhileStopping(tv, m)
 		return
 	}
+	inst.work.steps++
+	inst.spend()
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
@@ -155,6 +157,10 @@ func (inst *Instance) handle(m message) {
 		inst.park(tv, WaitJoin)
 		inst.arrive(tv, m.node, m.flow)
 	case evIncident:
+		if m.more.err == errHeld {
+			inst.parkHeld(tv)
+			return
+		}
 		inst.park(tv, WaitIncident)
 		key := inst.openIncident(tv, m.node, 0, m.more.err.Error())
 		inst.incidents[key].reported = true
@@ -176,7 +182,7 @@ func (inst *Instance) handle(m message) {
 			// Inside a sub-process a terminate end event ends only that
 			// scope: the other tokens there are withdrawn, and the
 			// sub-process completes once they have gone.
-			inst.withdrawIn(sc, tv)
+			inst.terminateIn(sc, tv)
 			inst.removeToken(tv, false)
 			return
 		}
@@ -208,8 +214,10 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	}
 }
 
-// movedWhileStopping follows a withdrawn token onto n. Where n is a wait
-// state the track blocks there without reporting, so it is woken to exit.
+// movedWhileStopping follows a withdrawn token onto n. A token withdrawn
+// with its element recorded terminated has no node any more and stays so.
+// Where n is a wait state the track blocks there without reporting, so it
+// is woken to exit.
 func (inst *Instance) movedWhileStopping(tv *tokenView, n *model.Node) {
 	if tv.node != nil {
 		tv.node = n
@@ -237,7 +245,8 @@ func (inst *Instance) wakeToExit(tv *tokenView) {
 func (inst *Instance) enter(tv *tokenView, f *model.Flow) {
 	inst.recordFlow(f, tv.id)
 	tv.node = f.Target
-	if !inst.plan.nodes[f.Target.Index].join {
+	tv.atJoin = inst.plan.nodes[f.Target.Index].join
+	if !tv.atJoin {
 		inst.recordStep(codeEntered, f.Target, nil, tv.id)
 	}
 }
@@ -327,6 +336,7 @@ func (inst *Instance) fire(js *joinState, in int) {
 		inst.dropJoin(js)
 	}
 	st := inst.tokens[survivor]
+	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
 	inst.deliver(st, delivery{kind: resume})
 }
@@ -453,6 +463,7 @@ func (inst *Instance) tryComplex(js *joinState) {
 		inst.dropJoin(js)
 	}
 	st := inst.tokens[survivor]
+	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
 	inst.deliver(st, delivery{kind: resume})
 }
@@ -780,6 +791,10 @@ func (inst *Instance) resolveIncident(key int64) error {
 	}
 	delete(inst.incidents, key)
 	inst.eng.setIncident(key, nil)
+	if key == inst.heldBy {
+		inst.releaseHeld(is)
+		return nil
+	}
 	tv := inst.tokens[is.token]
 	tv.incident = 0
 	inst.record(Event{Type: IncidentResolved, ElementID: is.incident.ElementID, TokenID: tv.id, IncidentKey: key})

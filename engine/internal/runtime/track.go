@@ -64,10 +64,14 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 		t.emit(message{kind: evExited})
 		return nil, nil
 	}
+	if t.inst.hold.Load() && !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: errHeld}}) {
+		return nil, nil
+	}
 	t.steps++
 	if t.steps > t.inst.eng.opts.MaxSteps {
 		t.steps = 0
-		err := fmt.Errorf("token passed %d elements without waiting: a cycle with no wait state?", t.inst.eng.opts.MaxSteps)
+		err := fmt.Errorf("budget %q exceeded at element %s: the token passed %d elements without waiting, limit %d (engine option WithMaxSteps)",
+			"steps per token", n.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
 		if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
 			return nil, nil
 		}
@@ -231,7 +235,8 @@ func (t *track) loopActivity(n *model.Node, np *nodePlan) (*model.Node, *model.F
 		if i > 0 {
 			if t.steps++; t.steps > t.inst.eng.opts.MaxSteps {
 				t.steps = 0
-				err := fmt.Errorf("loop passed %d iterations without waiting", t.inst.eng.opts.MaxSteps)
+				err := fmt.Errorf("budget %q exceeded at element %s: the loop ran %d iterations without waiting, limit %d (engine option WithMaxSteps)",
+					"steps per token", n.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
 				if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
 					return nil, nil
 				}

@@ -83,6 +83,10 @@ func (inst *Instance) nextTurn() bool {
 	return true
 }
 
+// moving reports whether a track runs or waits for its turn: the
+// instance is busy with an input.
+func (inst *Instance) moving() bool { return inst.turn != 0 || len(inst.runnable) > 0 }
+
 // endTurn ends tv's turn, if it has the turn: the loop has parked it (at a
 // wait state it just entered, say) or forgotten it.
 func (inst *Instance) endTurn(tv *tokenView) {
