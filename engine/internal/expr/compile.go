@@ -46,12 +46,14 @@ type compiler struct {
 	// itemRefs maps the nodes made for names inside filters to the plain
 	// variable nodes, for filters that turn out to be indexes.
 	itemRefs map[ast.Node]itemRef
-	// bound is the variable of the FEEL quantifier being parsed, which
-	// stands for the current element; boundDepth is the filter depth it
-	// was bound at.
-	bound      string
-	boundDepth int
-	depth      int // nesting of expressions, bounded by maxDepth
+	// bound are the FEEL iteration variables in scope, innermost last;
+	// vars counts the ones made so far, to name them uniquely.
+	bound []boundName
+	vars  int
+	// items are the internal names of the items of the FEEL filters being
+	// parsed, innermost last.
+	items []string
+	depth int // nesting of expressions, bounded by maxDepth
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

@@ -156,6 +156,40 @@ type Options struct {
 	// URI or word, as in the BPMN expressionLanguage attribute. Default:
 	// JUEL.
 	Language string
+	// MaxSteps bounds the work of one evaluation: every operator or
+	// function applied, every loop iteration and every list or context
+	// entry built is a step, and a function reading a list or context
+	// argument pays a step per entry. Default: DefaultMaxSteps.
+	MaxSteps int64
+	// MaxBytes bounds what one evaluation allocates: the text of every
+	// string and the entries of every list and context an operator or
+	// function yields, and the whole (tree) size of the result.
+	// Default: DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Defaults of Options.
+const (
+	// DefaultMaxSteps lets an evaluation iterate a million times (three
+	// nested quantifiers over 100 elements), which takes tens of
+	// milliseconds natively.
+	DefaultMaxSteps = 1_000_000
+	// DefaultMaxBytes lets an evaluation allocate 16 MiB.
+	DefaultMaxBytes = 16 << 20
+)
+
+// BudgetError reports an evaluation that exceeded one of its budgets
+// (Options.MaxSteps, Options.MaxBytes). It is the Err of an *EvalError.
+type BudgetError struct {
+	// Budget is "step" or "byte".
+	Budget string
+	// Limit is the budget's figure.
+	Limit int64
+}
+
+// Error names the budget and its figure.
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("exceeded the evaluation %s budget of %d %ss", e.Budget, e.Limit, e.Budget)
 }
 
 // Compile compiles e for the given mode. A text that does not compile, or

@@ -817,6 +817,18 @@ var feelOps = map[string]fnInfo{
 	}},
 	"f.index":   {pure: true, fn: func(a ...any) (any, error) { return feelIndex(a[0], a[1]), nil }},
 	"f.aslist":  {fn: func(a ...any) (any, error) { return feelAsList(a[0]), nil }},
+	// f.concat joins a list of lists: the results of a for over several
+	// iteration contexts.
+	"f.concat": {fn: func(a ...any) (any, error) {
+		var out []any
+		for _, l := range a[0].([]any) {
+			out = append(out, l.([]any)...)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	}},
 	"f.item":    {fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
 	"f.in":      {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
 	"f.defined": {fn: feelDefined},
