@@ -815,8 +815,8 @@ var feelOps = map[string]fnInfo{
 	"f.get": {pure: true, fn: func(a ...any) (any, error) {
 		return feelGet(a[0], a[1].(string)), nil
 	}},
-	"f.index":   {pure: true, fn: func(a ...any) (any, error) { return feelIndex(a[0], a[1]), nil }},
-	"f.aslist":  {fn: func(a ...any) (any, error) { return feelAsList(a[0]), nil }},
+	"f.index":  {pure: true, fn: func(a ...any) (any, error) { return feelIndex(a[0], a[1]), nil }},
+	"f.aslist": {fn: func(a ...any) (any, error) { return feelAsList(a[0]), nil }},
 	// f.concat joins a list of lists: the results of a for over several
 	// iteration contexts.
 	"f.concat": {fn: func(a ...any) (any, error) {

@@ -157,8 +157,8 @@ func TestEval_Budgets(t *testing.T) {
 	// Within the budgets the same kinds of work succeed.
 	for text, want := range map[string]any{
 		`= every x in l satisfies every y in l satisfies x + y > 0`: true,
-		`= string length(s + s)`:                                   float64(2 << 20),
-		`= count(for x in l return for y in l return x)`:           1000.0,
+		`= string length(s + s)`:                                    float64(2 << 20),
+		`= count(for x in l return for y in l return x)`:            1000.0,
 	} {
 		p, err := Compile(model.Expression{Text: text}, Value, Options{})
 		require.NoError(t, err)
