@@ -196,7 +196,8 @@ func (c *compiler) number(t token) ast.Node {
 	return at(&ast.FloatNode{Value: f}, t.pos, t.end)
 }
 
-// build checks and compiles root with exactly the functions it uses.
+// build checks and compiles root with exactly the functions it uses. A
+// tree deeper than maxTreeDepth panics with a *SyntaxError.
 func (c *compiler) build(root ast.Node) (*vm.Program, error) {
 	cfg := conf.CreateNew()
 	cfg.WithEnv(map[string]any{})
@@ -205,6 +206,9 @@ func (c *compiler) build(root ast.Node) (*vm.Program, error) {
 	cfg.MaxNodes = maxNodes
 	for name, f := range c.used {
 		cfg.Functions[funcPrefix+name] = &builtin.Function{Name: funcPrefix + name, Func: f.fn}
+	}
+	if deep := walkTree(&root, func(*ast.Node, int) {}); deep != nil {
+		panic(c.errAt(deep.Location().From, fmt.Sprintf("expression nested more than %d deep", maxTreeDepth)))
 	}
 	tree := &parser.Tree{Node: root, Source: file.NewSource(c.src)}
 	if _, err := checker.Check(tree, cfg); err != nil {

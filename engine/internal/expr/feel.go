@@ -365,6 +365,8 @@ func (c *compiler) feelPower() ast.Node {
 
 func (c *compiler) feelUnary() ast.Node {
 	if c.isOp("-") {
+		c.enter()
+		defer c.leave()
 		t := c.next()
 		return c.call(t.pos, t.end, "f.neg", c.feelUnary())
 	}
@@ -425,15 +427,19 @@ func (c *compiler) feelFilter(list ast.Node, open token) ast.Node {
 			},
 		}, open.pos, open.end)
 	}
-	ast.Walk(&pred, unfilter{refs: c.itemRefs, depth: c.filterDepth + 1})
+	c.unfilter(&pred, c.filterDepth+1)
 	return c.call(open.pos, open.end, "f.index", list, pred)
 }
 
 // unfilter rewrites the item references made at one filter depth into
-// plain variable references.
-type unfilter struct {
-	refs  map[ast.Node]itemRef
-	depth int
+// plain variable references. A tree too deep to walk is left as it is:
+// build rejects it.
+func (c *compiler) unfilter(root *ast.Node, depth int) {
+	walkTree(root, func(n *ast.Node, _ int) {
+		if r, ok := c.itemRefs[*n]; ok && r.depth == depth {
+			*n = r.plain
+		}
+	})
 }
 
 // itemRef records a name parsed inside a filter: the plain node it stands
@@ -441,12 +447,6 @@ type unfilter struct {
 type itemRef struct {
 	plain ast.Node
 	depth int
-}
-
-func (u unfilter) Visit(n *ast.Node) {
-	if r, ok := u.refs[*n]; ok && r.depth == u.depth {
-		*n = r.plain
-	}
 }
 
 func isBoolish(n ast.Node) bool {

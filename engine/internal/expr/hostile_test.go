@@ -93,7 +93,7 @@ func TestCompile_DepthBounds(t *testing.T) {
 		"= a" + strings.Repeat("[1]", n),
 		"= " + strings.Repeat("-", n) + "1",
 		"= " + strings.Repeat("- ", n) + "1",
-		"= 1" + strings.Repeat(" + 1", n),
+		"= a" + strings.Repeat(" + 1", n),
 		"= a" + strings.Repeat(" and a", n),
 		"= x" + strings.Repeat(" ** 2", n),
 		"${a" + strings.Repeat(".b", n) + "}",
@@ -102,9 +102,9 @@ func TestCompile_DepthBounds(t *testing.T) {
 		"${" + strings.Repeat("not ", n) + "a}",
 		"${" + strings.Repeat("empty ", n) + "a}",
 		"${" + strings.Repeat("-", n) + "1}",
-		"${1" + strings.Repeat(" + 1", n) + "}",
+		"${a" + strings.Repeat(" + 1", n) + "}",
 		"${a" + strings.Repeat(" || a", n) + "}",
-		"${a" + strings.Repeat(".x()", n) + "}",
+		"${a" + strings.Repeat(".trim()", n) + "}",
 	} {
 		_, err := Compile(model.Expression{Text: text}, Value, Options{})
 		var se *SyntaxError
