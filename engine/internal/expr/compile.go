@@ -23,6 +23,14 @@ type fnInfo struct {
 	// pure functions depend only on their arguments, so calls with constant
 	// arguments are folded at compile time.
 	pure bool
+	// view functions only look at or pick from their arguments, in
+	// constant time (a member, an index, a variable): a call costs one
+	// step, whatever the size of the arguments, and allocates nothing.
+	view bool
+	// projects marks the view function that maps over a list given as its
+	// first argument (FEEL's path on a list, list.name), which costs as
+	// any other function does.
+	projects bool
 	// min and max bound the number of arguments of user-callable
 	// functions; max -1 means any number.
 	min, max int
@@ -199,16 +207,17 @@ func (c *compiler) number(t token) ast.Node {
 // build checks and compiles root with exactly the functions it uses. A
 // tree deeper than maxTreeDepth panics with a *SyntaxError.
 func (c *compiler) build(root ast.Node) (*vm.Program, error) {
+	if deep := walkTree(&root, func(*ast.Node, int) {}); deep != nil {
+		panic(c.errAt(deep.Location().From, fmt.Sprintf("expression nested more than %d deep", maxTreeDepth)))
+	}
+	root = addMeter(root)
 	cfg := conf.CreateNew()
 	cfg.WithEnv(map[string]any{})
 	cfg.Strict = false // any name may be a variable; FEEL reads missing ones as null
 	cfg.Builtins = map[string]*builtin.Function{}
 	cfg.MaxNodes = maxNodes
 	for name, f := range c.used {
-		cfg.Functions[funcPrefix+name] = &builtin.Function{Name: funcPrefix + name, Func: f.fn}
-	}
-	if deep := walkTree(&root, func(*ast.Node, int) {}); deep != nil {
-		panic(c.errAt(deep.Location().From, fmt.Sprintf("expression nested more than %d deep", maxTreeDepth)))
+		cfg.Functions[funcPrefix+name] = &builtin.Function{Name: funcPrefix + name, Func: metered(f)}
 	}
 	tree := &parser.Tree{Node: root, Source: file.NewSource(c.src)}
 	if _, err := checker.Check(tree, cfg); err != nil {
@@ -217,7 +226,14 @@ func (c *compiler) build(root ast.Node) (*vm.Program, error) {
 	// expr-lang's optimizer is not run: it would fold constant lists into
 	// one shared value that a caller could mutate, and our own calls are
 	// already folded by callNode.
-	return exprcompiler.Compile(tree, cfg)
+	prog, err := exprcompiler.Compile(tree, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := keepMeter(prog); err != nil {
+		return nil, err
+	}
+	return prog, nil
 }
 
 // maxNodes bounds the size of one expression's tree.

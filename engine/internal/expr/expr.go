@@ -133,6 +133,9 @@ type Program struct {
 	static  bool
 	literal any
 	prog    *vm.Program
+	// vars is how many expr-lang variables prog uses, the meter included.
+	vars               int
+	maxSteps, maxBytes int64
 }
 
 // Text returns the expression as written.
@@ -263,6 +266,14 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		return nil, &SyntaxError{Text: text, Pos: -1, Msg: fmt.Sprintf("%v: %v", errInternal, err)}
 	}
 	p.prog = prog
+	p.vars = 1 + c.vars
+	p.maxSteps, p.maxBytes = opts.MaxSteps, opts.MaxBytes
+	if p.maxSteps <= 0 {
+		p.maxSteps = DefaultMaxSteps
+	}
+	if p.maxBytes <= 0 {
+		p.maxBytes = DefaultMaxBytes
+	}
 	return p, nil
 }
 
@@ -333,7 +344,14 @@ func dialectOf(lang string) (d Dialect, ok bool, err error) {
 // for them.
 var errInternal = errors.New("internal error")
 
-var vmPool = sync.Pool{New: func() any { return new(vm.VM) }}
+// evaluator is a VM and the meter of the evaluation it runs, pooled
+// together.
+type evaluator struct {
+	vm    vm.VM
+	meter meter
+}
+
+var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
 
 // run evaluates the program and returns its raw result (temporal values
 // not yet converted to text).
@@ -341,15 +359,22 @@ func (p *Program) run(vars map[string]any) (out any, err error) {
 	if p.prog == nil {
 		return p.literal, nil
 	}
-	m := vmPool.Get().(*vm.VM)
+	ev := evaluators.Get().(*evaluator)
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("%w: %v", errInternal, r)}
 			return // the VM is dropped, not returned to the pool
 		}
-		vmPool.Put(m)
+		clear(ev.vm.Variables) // drop references to this evaluation's values
+		evaluators.Put(ev)
 	}()
-	out, err = m.Run(p.prog, vars)
+	ev.meter = meter{maxSteps: p.maxSteps, maxBytes: p.maxBytes}
+	ev.vm.MemoryBudget = uint(p.maxSteps)
+	if len(ev.vm.Variables) < p.vars {
+		ev.vm.Variables = make([]any, p.vars)
+	}
+	ev.vm.Variables[0] = &ev.meter
+	out, err = ev.vm.Run(p.prog, vars)
 	if err != nil {
 		return nil, p.evalError(err)
 	}
@@ -363,7 +388,11 @@ func (p *Program) evalError(err error) error {
 	if errors.As(err, &fe) {
 		cause := fe.Prev
 		var re runtime.Error
-		if cause == nil || errors.As(cause, &re) {
+		if cause == nil && fe.Message == "memory budget exceeded" {
+			// expr-lang's count of loop iterations and of the entries
+			// of the lists and contexts it builds, set to the step budget.
+			cause = &BudgetError{Budget: "step", Limit: p.maxSteps}
+		} else if cause == nil || errors.As(cause, &re) {
 			// Not one of our functions' errors: the VM itself, or a Go
 			// runtime panic inside a function, failed.
 			cause = fmt.Errorf("%w: %s", errInternal, fe.Message)
