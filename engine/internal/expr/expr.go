@@ -145,6 +145,10 @@ func (p *Program) Text() string { return p.text }
 // plain text): Eval returns it without evaluating anything.
 func (p *Program) IsStatic() bool { return p.static }
 
+// MaxBytes returns the program's evaluation byte budget (Options.MaxBytes
+// or its default).
+func (p *Program) MaxBytes() int64 { return p.maxBytes }
+
 // Dialect returns the language the program was compiled in. Static
 // programs report JUEL.
 func (p *Program) Dialect() Dialect { return p.dialect }
@@ -225,7 +229,13 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 	}
 
 	text := e.Text
-	p = &Program{text: text, mode: mode}
+	p = &Program{text: text, mode: mode, maxSteps: opts.MaxSteps, maxBytes: opts.MaxBytes}
+	if p.maxSteps <= 0 {
+		p.maxSteps = DefaultMaxSteps
+	}
+	if p.maxBytes <= 0 {
+		p.maxBytes = DefaultMaxBytes
+	}
 	start := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
 	trimmed := strings.TrimSpace(text)
 	var root ast.Node
@@ -267,13 +277,6 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 	}
 	p.prog = prog
 	p.vars = 1 + c.vars
-	p.maxSteps, p.maxBytes = opts.MaxSteps, opts.MaxBytes
-	if p.maxSteps <= 0 {
-		p.maxSteps = DefaultMaxSteps
-	}
-	if p.maxBytes <= 0 {
-		p.maxBytes = DefaultMaxBytes
-	}
 	return p, nil
 }
 
