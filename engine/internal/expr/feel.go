@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -612,15 +613,20 @@ func (c *compiler) feelFuncCall() ast.Node {
 // checks that every step exists (a variable holding null is defined); for
 // any other expression it checks for a non-null value.
 func (c *compiler) feelIsDefined(arg ast.Node, first, last token) ast.Node {
-	var path []ast.Node
+	var path []ast.Node // innermost step first
 	n := arg
 	for {
 		if call, ok := n.(*ast.CallNode); ok && call.Callee.(*ast.IdentifierNode).Value == funcPrefix+"f.get" {
-			path = append([]ast.Node{call.Arguments[1]}, path...)
+			path = append(path, call.Arguments[1])
 			n = call.Arguments[0]
 			continue
 		}
 		break
+	}
+	slices.Reverse(path)
+	if id, ok := n.(*ast.IdentifierNode); ok && c.filterDepth == 0 && id.Value == "$env" {
+		// A variable named like expr-lang's environment: the path starts there.
+		return c.call(first.pos, last.end, "f.defined", append([]ast.Node{id}, path...)...)
 	}
 	if id, ok := n.(*ast.IdentifierNode); ok && c.filterDepth == 0 && strings.HasPrefix(id.Value, funcPrefix) {
 		// An iteration variable: always defined, and its value starts the path.

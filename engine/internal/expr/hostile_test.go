@@ -61,6 +61,23 @@ func TestEval_EnvIsAVariable(t *testing.T) {
 	got, err := p.Eval(map[string]any{"$env": "mine"})
 	require.NoError(t, err)
 	assert.Equal(t, "mine", got)
+	for text, want := range map[string]bool{
+		`= is defined($env)`:   true,
+		`= is defined($env.a)`: true,
+		`= is defined($env.b)`: false,
+		`= is defined(amount)`: false,
+	} {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err)
+		got, err := p.Eval(map[string]any{"$env": map[string]any{"a": nil}})
+		require.NoError(t, err)
+		assert.Equal(t, want, got, text)
+	}
+	p, err = Compile(model.Expression{Text: `= is defined($env)`}, Value, Options{})
+	require.NoError(t, err)
+	got, err = p.Eval(map[string]any{"x": 1})
+	require.NoError(t, err)
+	assert.Equal(t, false, got)
 }
 
 func fmtValue(v any) string {
