@@ -52,6 +52,7 @@ FUZZ = $(GO) test -run='^$$' -fuzzminimizetime=2s
 fuzz:
 	$(FUZZ) -fuzz=FuzzImport -fuzztime=10s ./engine/internal/bpmnxml
 	$(FUZZ) -fuzz=FuzzCompileEval -fuzztime=5s ./engine/internal/expr
+	$(FUZZ) -fuzz=FuzzEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=5s ./engine/internal/runtime
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the

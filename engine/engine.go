@@ -53,7 +53,8 @@ var (
 	// ErrNotVirtual is returned by Advance and AdvanceTo when the engine's
 	// clock is not a *clock.Virtual.
 	ErrNotVirtual = runtime.ErrNotVirtual
-	// ErrBadVariables is returned when variables are not JSON-compatible.
+	// ErrBadVariables is returned when variables are not JSON-compatible
+	// or nest deeper than MaxValueDepth.
 	ErrBadVariables = runtime.ErrBadVariables
 )
 
@@ -83,6 +84,15 @@ type (
 	// jobs, open incidents, subscriptions and timers.
 	Stats = runtime.Stats
 )
+
+// MaxValueDepth bounds how deeply a variable's value may nest lists and
+// objects: 100 levels (a list of lists is two). Variables given to Start,
+// CompleteJob, ThrowError, PublishMessage and BroadcastSignal that nest
+// deeper, or contain themselves, are refused with ErrBadVariables; a
+// mapping whose expression yields such a value fails like any expression
+// error. Every host checks the same figure, before decoding, so that no
+// walk of a value can exhaust a host's stack.
+const MaxValueDepth = runtime.MaxValueDepth
 
 // Instance states.
 const (
@@ -228,6 +238,8 @@ type config struct {
 	maxSteps       int
 	budgets        budgets
 	eventLog       bool
+	maxEvalSteps   int64
+	maxEvalBytes   int64
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -296,6 +308,24 @@ func WithMaxTokens(n int) Option { return func(cfg *config) { cfg.budgets.tokens
 // would exceed it fails and publishes nothing.
 func WithMaxStartsPerInput(n int) Option { return func(cfg *config) { cfg.budgets.startsPerInput = n } }
 
+// WithMaxEvalSteps sets how much work one evaluation of an expression may
+// do (default expr.DefaultMaxSteps, 1,000,000): every operator or function
+// applied, loop iteration, list or context entry built, and entry or 64
+// bytes of text a function reads is a step. An evaluation that exceeds it
+// fails like any expression error (an incident, or an error for the call
+// that triggered it) naming the budget and its figure, so no expression can
+// hold an instance, or a WebAssembly module, for long: the default takes
+// well under a second natively.
+func WithMaxEvalSteps(n int64) Option { return func(cfg *config) { cfg.maxEvalSteps = n } }
+
+// WithMaxEvalBytes sets how much one evaluation of an expression may
+// allocate (default expr.DefaultMaxBytes, 16 MiB): the text of every
+// string and 16 bytes per entry of every list and context it makes. It
+// also bounds the size of the variable a mapping sets, counted as a tree
+// (a value shared in several places counts in each). Exceeding it fails
+// like any expression error, naming the budget and its figure.
+func WithMaxEvalBytes(n int64) Option { return func(cfg *config) { cfg.maxEvalBytes = n } }
+
 // WithEventLog makes the engine keep every record of every instance until
 // DrainEvents takes them. The loops write the log themselves, with no
 // observer goroutine in between, so a host that returns each call's records
@@ -329,12 +359,20 @@ func New(opts ...Option) (*Engine, error) {
 			return nil, fmt.Errorf("flowtrack: %s(%d): must not be negative", o.name, o.v)
 		}
 	}
+	if cfg.maxEvalSteps < 0 {
+		return nil, fmt.Errorf("flowtrack: WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
+	}
+	if cfg.maxEvalBytes < 0 {
+		return nil, fmt.Errorf("flowtrack: WithMaxEvalBytes(%d): must not be negative", cfg.maxEvalBytes)
+	}
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog,
 	})
-	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{Clock: rt.Clock()}}, nil
+	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
+		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,
+	}}, nil
 }
 
 // Clock returns the engine's clock.

@@ -21,8 +21,8 @@ func siblingThrowProcess(decls, waiter, thrower string) string {
 }
 
 const (
-	pingSignal     = `<bpmn:signal id="Sig" name="ping"/>`
-	pingMessage     = `<bpmn:message id="Msg" name="ping"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>`
+	pingSignal  = `<bpmn:signal id="Sig" name="ping"/>`
+	pingMessage = `<bpmn:message id="Msg" name="ping"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>`
 	signalThrow = `<bpmn:intermediateThrowEvent id="throw"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateThrowEvent>`
 	signalCatch = `<bpmn:intermediateCatchEvent id="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`
 )

@@ -23,6 +23,14 @@ type fnInfo struct {
 	// pure functions depend only on their arguments, so calls with constant
 	// arguments are folded at compile time.
 	pure bool
+	// view functions only look at or pick from their arguments, in
+	// constant time (a member, an index, a variable): a call costs one
+	// step, whatever the size of the arguments, and allocates nothing.
+	view bool
+	// projects marks the view function that maps over a list given as its
+	// first argument (FEEL's path on a list, list.name), which costs as
+	// any other function does.
+	projects bool
 	// min and max bound the number of arguments of user-callable
 	// functions; max -1 means any number.
 	min, max int
@@ -46,12 +54,14 @@ type compiler struct {
 	// itemRefs maps the nodes made for names inside filters to the plain
 	// variable nodes, for filters that turn out to be indexes.
 	itemRefs map[ast.Node]itemRef
-	// bound is the variable of the FEEL quantifier being parsed, which
-	// stands for the current element; boundDepth is the filter depth it
-	// was bound at.
-	bound      string
-	boundDepth int
-	depth      int // nesting of expressions, bounded by maxDepth
+	// bound are the FEEL iteration variables in scope, innermost last;
+	// vars counts the ones made so far, to name them uniquely.
+	bound []boundName
+	vars  int
+	// items are the internal names of the items of the FEEL filters being
+	// parsed, innermost last.
+	items []string
+	depth int // nesting of expressions, bounded by maxDepth
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,
@@ -194,15 +204,20 @@ func (c *compiler) number(t token) ast.Node {
 	return at(&ast.FloatNode{Value: f}, t.pos, t.end)
 }
 
-// build checks and compiles root with exactly the functions it uses.
+// build checks and compiles root with exactly the functions it uses. A
+// tree deeper than maxTreeDepth panics with a *SyntaxError.
 func (c *compiler) build(root ast.Node) (*vm.Program, error) {
+	if deep := walkTree(&root, func(*ast.Node, int) {}); deep != nil {
+		panic(c.errAt(deep.Location().From, fmt.Sprintf("expression nested more than %d deep", maxTreeDepth)))
+	}
+	root = addMeter(root)
 	cfg := conf.CreateNew()
 	cfg.WithEnv(map[string]any{})
 	cfg.Strict = false // any name may be a variable; FEEL reads missing ones as null
 	cfg.Builtins = map[string]*builtin.Function{}
 	cfg.MaxNodes = maxNodes
 	for name, f := range c.used {
-		cfg.Functions[funcPrefix+name] = &builtin.Function{Name: funcPrefix + name, Func: f.fn}
+		cfg.Functions[funcPrefix+name] = &builtin.Function{Name: funcPrefix + name, Func: metered(f)}
 	}
 	tree := &parser.Tree{Node: root, Source: file.NewSource(c.src)}
 	if _, err := checker.Check(tree, cfg); err != nil {
@@ -211,7 +226,14 @@ func (c *compiler) build(root ast.Node) (*vm.Program, error) {
 	// expr-lang's optimizer is not run: it would fold constant lists into
 	// one shared value that a caller could mutate, and our own calls are
 	// already folded by callNode.
-	return exprcompiler.Compile(tree, cfg)
+	prog, err := exprcompiler.Compile(tree, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := keepMeter(prog); err != nil {
+		return nil, err
+	}
+	return prog, nil
 }
 
 // maxNodes bounds the size of one expression's tree.

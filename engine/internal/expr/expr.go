@@ -133,6 +133,9 @@ type Program struct {
 	static  bool
 	literal any
 	prog    *vm.Program
+	// vars is how many expr-lang variables prog uses, the meter included.
+	vars               int
+	maxSteps, maxBytes int64
 }
 
 // Text returns the expression as written.
@@ -141,6 +144,10 @@ func (p *Program) Text() string { return p.text }
 // IsStatic reports whether the program is a literal string (Static mode,
 // plain text): Eval returns it without evaluating anything.
 func (p *Program) IsStatic() bool { return p.static }
+
+// MaxBytes returns the program's evaluation byte budget (Options.MaxBytes
+// or its default).
+func (p *Program) MaxBytes() int64 { return p.maxBytes }
 
 // Dialect returns the language the program was compiled in. Static
 // programs report JUEL.
@@ -156,6 +163,40 @@ type Options struct {
 	// URI or word, as in the BPMN expressionLanguage attribute. Default:
 	// JUEL.
 	Language string
+	// MaxSteps bounds the work of one evaluation: every operator or
+	// function applied, every loop iteration and every list or context
+	// entry built is a step, and a function reading a list or context
+	// argument pays a step per entry. Default: DefaultMaxSteps.
+	MaxSteps int64
+	// MaxBytes bounds what one evaluation allocates: the text of every
+	// string and the entries of every list and context an operator or
+	// function yields, and the whole (tree) size of the result.
+	// Default: DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// Defaults of Options.
+const (
+	// DefaultMaxSteps lets an evaluation iterate a million times (three
+	// nested quantifiers over 100 elements), which takes tens of
+	// milliseconds natively.
+	DefaultMaxSteps = 1_000_000
+	// DefaultMaxBytes lets an evaluation allocate 16 MiB.
+	DefaultMaxBytes = 16 << 20
+)
+
+// BudgetError reports an evaluation that exceeded one of its budgets
+// (Options.MaxSteps, Options.MaxBytes). It is the Err of an *EvalError.
+type BudgetError struct {
+	// Budget is "step" or "byte".
+	Budget string
+	// Limit is the budget's figure.
+	Limit int64
+}
+
+// Error names the budget and its figure.
+func (e *BudgetError) Error() string {
+	return fmt.Sprintf("exceeded the evaluation %s budget of %d %ss", e.Budget, e.Limit, e.Budget)
 }
 
 // Compile compiles e for the given mode. A text that does not compile, or
@@ -188,7 +229,13 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 	}
 
 	text := e.Text
-	p = &Program{text: text, mode: mode}
+	p = &Program{text: text, mode: mode, maxSteps: opts.MaxSteps, maxBytes: opts.MaxBytes}
+	if p.maxSteps <= 0 {
+		p.maxSteps = DefaultMaxSteps
+	}
+	if p.maxBytes <= 0 {
+		p.maxBytes = DefaultMaxBytes
+	}
 	start := len(text) - len(strings.TrimLeft(text, " \t\r\n"))
 	trimmed := strings.TrimSpace(text)
 	var root ast.Node
@@ -229,6 +276,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		return nil, &SyntaxError{Text: text, Pos: -1, Msg: fmt.Sprintf("%v: %v", errInternal, err)}
 	}
 	p.prog = prog
+	p.vars = 1 + c.vars
 	return p, nil
 }
 
@@ -299,7 +347,14 @@ func dialectOf(lang string) (d Dialect, ok bool, err error) {
 // for them.
 var errInternal = errors.New("internal error")
 
-var vmPool = sync.Pool{New: func() any { return new(vm.VM) }}
+// evaluator is a VM and the meter of the evaluation it runs, pooled
+// together.
+type evaluator struct {
+	vm    vm.VM
+	meter meter
+}
+
+var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
 
 // run evaluates the program and returns its raw result (temporal values
 // not yet converted to text).
@@ -307,15 +362,22 @@ func (p *Program) run(vars map[string]any) (out any, err error) {
 	if p.prog == nil {
 		return p.literal, nil
 	}
-	m := vmPool.Get().(*vm.VM)
+	ev := evaluators.Get().(*evaluator)
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = nil, &EvalError{Text: p.text, Pos: -1, Err: fmt.Errorf("%w: %v", errInternal, r)}
 			return // the VM is dropped, not returned to the pool
 		}
-		vmPool.Put(m)
+		clear(ev.vm.Variables) // drop references to this evaluation's values
+		evaluators.Put(ev)
 	}()
-	out, err = m.Run(p.prog, vars)
+	ev.meter = meter{maxSteps: p.maxSteps, maxBytes: p.maxBytes}
+	ev.vm.MemoryBudget = uint(p.maxSteps)
+	if len(ev.vm.Variables) < p.vars {
+		ev.vm.Variables = make([]any, p.vars)
+	}
+	ev.vm.Variables[0] = &ev.meter
+	out, err = ev.vm.Run(p.prog, vars)
 	if err != nil {
 		return nil, p.evalError(err)
 	}
@@ -329,7 +391,11 @@ func (p *Program) evalError(err error) error {
 	if errors.As(err, &fe) {
 		cause := fe.Prev
 		var re runtime.Error
-		if cause == nil || errors.As(cause, &re) {
+		if cause == nil && fe.Message == "memory budget exceeded" {
+			// expr-lang's count of loop iterations and of the entries
+			// of the lists and contexts it builds, set to the step budget.
+			cause = &BudgetError{Budget: "step", Limit: p.maxSteps}
+		} else if cause == nil || errors.As(cause, &re) {
 			// Not one of our functions' errors: the VM itself, or a Go
 			// runtime panic inside a function, failed.
 			cause = fmt.Errorf("%w: %s", errInternal, fe.Message)

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,9 +13,10 @@ import (
 // precedence first:
 //
 //	expression  = "if" expression "then" expression "else" expression
-//	            | ("some" | "every") name "in" disjunction "satisfies" expression
-//	            | "for" name "in" disjunction "return" expression
+//	            | ("some" | "every") contexts "satisfies" expression
+//	            | "for" contexts "return" expression
 //	            | disjunction
+//	contexts    = name "in" disjunction { "," name "in" disjunction }
 //	disjunction = conjunction { "or" conjunction }
 //	conjunction = comparison { "and" comparison }
 //	comparison  = additive [ ("=" | "!=" | "<" | "<=" | ">" | ">=") additive
@@ -108,27 +110,78 @@ func (c *compiler) feelExpr() ast.Node {
 }
 
 // feelIteration parses what the iterating expressions share, after their
-// keyword kw: a variable, "in", a list, then the word sep and a body in
-// which the variable stands for the current element. It returns the list
-// and the body.
-func (c *compiler) feelIteration(kw token, sep string) (list, body ast.Node) {
+// keyword kw: one or more iteration contexts "name in list", separated by
+// commas, then the word sep and a body in which each name stands for the
+// current element of its list. Later lists may use earlier names. loop
+// builds one level: the iteration over list of pred, whose own result is
+// the next level's (or, innermost, the body's).
+//
+// Each name is a variable of expr-lang (a let inside the loop's
+// predicate), so that it keeps its element inside nested iterations and
+// filters, where expr-lang's "#" is another loop's element.
+func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.Node, innermost bool) ast.Node) ast.Node {
 	c.next()
-	v := c.next()
-	if v.kind != tName || feelKeywords[v.text] && !v.quoted {
-		panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", kw.text, describe(v))))
+	type context struct {
+		name string // the internal variable name
+		list ast.Node
 	}
-	c.expectWord("in")
-	list = c.feelOr()
-	if kw.text == "for" && c.isOp(",") {
-		t := c.peek()
-		panic(c.errAt(t.pos, `FEEL "for" with several iteration contexts is not supported`))
+	var ctxs []context
+	for {
+		v := c.next()
+		if v.kind != tName || feelKeywords[v.text] && !v.quoted {
+			panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", kw.text, describe(v))))
+		}
+		c.expectWord("in")
+		list := c.call(kw.pos, kw.end, "f.aslist", c.feelOr())
+		ctxs = append(ctxs, context{name: c.bind(v.text), list: list})
+		if !c.isOp(",") {
+			break
+		}
+		c.next()
 	}
 	c.expectWord(sep)
-	outer, outerDepth := c.bound, c.boundDepth
-	c.bound, c.boundDepth = v.text, c.filterDepth
-	body = c.feelExpr()
-	c.bound, c.boundDepth = outer, outerDepth
-	return c.call(kw.pos, kw.end, "f.aslist", list), body
+	n := c.feelExpr()
+	c.bound = c.bound[:len(c.bound)-len(ctxs)]
+	for i := len(ctxs) - 1; i >= 0; i-- {
+		pred := at(&ast.VariableDeclaratorNode{Name: ctxs[i].name, Value: at(&ast.PointerNode{}, kw.pos, kw.end), Expr: n}, kw.pos, kw.end)
+		n = loop(ctxs[i].list, pred, i == len(ctxs)-1)
+	}
+	return n
+}
+
+// boundName is a FEEL iteration variable in scope: the name as written,
+// the name of the expr-lang variable that holds it and the filter depth
+// it was bound at.
+type boundName struct {
+	name, internal string
+	filterDepth    int
+}
+
+// bind brings an iteration variable into scope and returns its internal
+// name.
+func (c *compiler) bind(name string) string {
+	internal := c.internalName(name)
+	c.bound = append(c.bound, boundName{name: name, internal: internal, filterDepth: c.filterDepth})
+	return internal
+}
+
+// internalName returns a new expr-lang variable name for name, unique in
+// the expression because expr-lang does not let a variable shadow
+// another, and starting with funcPrefix so that no name written in the
+// expression reads it (see feelVar).
+func (c *compiler) internalName(name string) string {
+	c.vars++
+	return fmt.Sprintf("%s%d %s", funcPrefix, c.vars, name)
+}
+
+// boundAs returns the innermost iteration variable called name.
+func (c *compiler) boundAs(name string) (boundName, bool) {
+	for i := len(c.bound) - 1; i >= 0; i-- {
+		if c.bound[i].name == name {
+			return c.bound[i], true
+		}
+	}
+	return boundName{}, false
 }
 
 // feelQuantified parses "some x in list satisfies p" and "every x in list
@@ -136,23 +189,34 @@ func (c *compiler) feelIteration(kw token, sep string) (list, body ast.Node) {
 // false for some and true for every; an element for which p is null does
 // not satisfy it.
 func (c *compiler) feelQuantified(q token) ast.Node {
-	list, pred := c.feelIteration(q, "satisfies")
 	builtin := "any"
 	if q.text == "every" {
 		builtin = "all"
 	}
-	return at(&ast.BuiltinNode{Name: builtin, Arguments: []ast.Node{
-		list, at(&ast.PredicateNode{Node: c.call(q.pos, q.end, "f.true", pred)}, q.pos, q.end),
-	}}, q.pos, q.end)
+	return c.feelIteration(q, "satisfies", func(list, pred ast.Node, innermost bool) ast.Node {
+		if innermost {
+			d := pred.(*ast.VariableDeclaratorNode)
+			d.Expr = c.call(q.pos, q.end, "f.true", d.Expr)
+		}
+		return at(&ast.BuiltinNode{Name: builtin, Arguments: []ast.Node{
+			list, at(&ast.PredicateNode{Node: pred}, q.pos, q.end),
+		}}, q.pos, q.end)
+	})
 }
 
 // feelFor parses "for x in list return e" into expr-lang's map over the
-// list. One iteration context only.
+// list. With several iteration contexts the result is one flat list, the
+// inner contexts varying fastest.
 func (c *compiler) feelFor(f token) ast.Node {
-	list, body := c.feelIteration(f, "return")
-	return at(&ast.BuiltinNode{Name: "map", Arguments: []ast.Node{
-		list, at(&ast.PredicateNode{Node: body}, f.pos, f.end),
-	}}, f.pos, f.end)
+	return c.feelIteration(f, "return", func(list, pred ast.Node, innermost bool) ast.Node {
+		n := at(&ast.BuiltinNode{Name: "map", Arguments: []ast.Node{
+			list, at(&ast.PredicateNode{Node: pred}, f.pos, f.end),
+		}}, f.pos, f.end)
+		if !innermost {
+			n = c.call(f.pos, f.end, "f.concat", n)
+		}
+		return n
+	})
 }
 
 func (c *compiler) feelOr() ast.Node {
@@ -302,6 +366,8 @@ func (c *compiler) feelPower() ast.Node {
 
 func (c *compiler) feelUnary() ast.Node {
 	if c.isOp("-") {
+		c.enter()
+		defer c.leave()
 		t := c.next()
 		return c.call(t.pos, t.end, "f.neg", c.feelUnary())
 	}
@@ -336,14 +402,18 @@ func (c *compiler) feelPostfix() ast.Node {
 }
 
 // feelFilter parses "list[...]" after the "[". A boolean expression is a
-// filter: it runs once per item, where "item" is the item and names resolve
-// to the item's entries first. Anything else is a 1-based index, evaluated
+// filter: it runs once per item, where "item" is the item (an expr-lang
+// variable, like an iteration variable) and names resolve to the item's
+// entries first. Anything else is a 1-based index, evaluated
 // once outside any item: the names parsed as item references are turned
 // back into plain variables (parsing twice instead would be exponential in
 // the nesting of brackets).
 func (c *compiler) feelFilter(list ast.Node, open token) ast.Node {
 	c.filterDepth++
+	c.items = append(c.items, c.internalName("item"))
 	pred := c.feelExpr()
+	item := c.items[len(c.items)-1]
+	c.items = c.items[:len(c.items)-1]
 	c.filterDepth--
 	c.expectOp("]")
 	if isBoolish(pred) {
@@ -351,19 +421,26 @@ func (c *compiler) feelFilter(list ast.Node, open token) ast.Node {
 			Name: "filter",
 			Arguments: []ast.Node{
 				c.call(open.pos, open.end, "f.aslist", list),
-				at(&ast.PredicateNode{Node: c.call(open.pos, open.end, "f.true", pred)}, open.pos, open.end),
+				at(&ast.PredicateNode{Node: at(&ast.VariableDeclaratorNode{
+					Name: item, Value: at(&ast.PointerNode{}, open.pos, open.end),
+					Expr: c.call(open.pos, open.end, "f.true", pred),
+				}, open.pos, open.end)}, open.pos, open.end),
 			},
 		}, open.pos, open.end)
 	}
-	ast.Walk(&pred, unfilter{refs: c.itemRefs, depth: c.filterDepth + 1})
+	c.unfilter(&pred, c.filterDepth+1)
 	return c.call(open.pos, open.end, "f.index", list, pred)
 }
 
 // unfilter rewrites the item references made at one filter depth into
-// plain variable references.
-type unfilter struct {
-	refs  map[ast.Node]itemRef
-	depth int
+// plain variable references. A tree too deep to walk is left as it is:
+// build rejects it.
+func (c *compiler) unfilter(root *ast.Node, depth int) {
+	walkTree(root, func(n *ast.Node, _ int) {
+		if r, ok := c.itemRefs[*n]; ok && r.depth == depth {
+			*n = r.plain
+		}
+	})
 }
 
 // itemRef records a name parsed inside a filter: the plain node it stands
@@ -371,12 +448,6 @@ type unfilter struct {
 type itemRef struct {
 	plain ast.Node
 	depth int
-}
-
-func (u unfilter) Visit(n *ast.Node) {
-	if r, ok := u.refs[*n]; ok && r.depth == u.depth {
-		*n = r.plain
-	}
 }
 
 func isBoolish(n ast.Node) bool {
@@ -448,16 +519,18 @@ func (c *compiler) feelPrimary() ast.Node {
 // feelName resolves a variable name, or inside a filter the item or one
 // of its entries.
 func (c *compiler) feelName(t token) ast.Node {
-	if c.bound != "" && t.text == c.bound && c.filterDepth == c.boundDepth {
-		return at(&ast.PointerNode{}, t.pos, t.end) // the quantified variable: the current element
+	if b, ok := c.boundAs(t.text); ok && b.filterDepth == c.filterDepth {
+		// Bound inside the innermost filter, so nearer than its item.
+		return at(&ast.IdentifierNode{Value: b.internal}, t.pos, t.end)
 	}
 	if c.filterDepth > 0 {
-		outer := at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
+		outer := c.feelVar(t)
+		item := at(&ast.IdentifierNode{Value: c.items[len(c.items)-1]}, t.pos, t.end)
 		var n ast.Node
 		if t.text == "item" && !t.quoted {
-			n = at(&ast.PointerNode{}, t.pos, t.end)
+			n = item
 		} else {
-			n = c.call(t.pos, t.end, "f.item", at(&ast.PointerNode{}, t.pos, t.end),
+			n = c.call(t.pos, t.end, "f.item", item,
 				at(&ast.StringNode{Value: t.text}, t.pos, t.end), outer)
 		}
 		if c.itemRefs == nil {
@@ -465,6 +538,23 @@ func (c *compiler) feelName(t token) ast.Node {
 		}
 		c.itemRefs[n] = itemRef{plain: outer, depth: c.filterDepth}
 		return n
+	}
+	return c.feelVar(t)
+}
+
+// feelVar reads the variable named by t: an iteration variable in scope,
+// or one of the variables the expression is evaluated over. A name is
+// never anything else: "$env", which expr-lang reads as the whole
+// environment, and names like the internal ones are looked up as
+// variables, so that no expression can yield the variables themselves
+// (a mapping would store them inside themselves).
+func (c *compiler) feelVar(t token) ast.Node {
+	if b, ok := c.boundAs(t.text); ok {
+		return at(&ast.IdentifierNode{Value: b.internal}, t.pos, t.end)
+	}
+	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) {
+		return c.call(t.pos, t.end, "f.get", at(&ast.IdentifierNode{Value: "$env"}, t.pos, t.end),
+			at(&ast.StringNode{Value: t.text}, t.pos, t.end))
 	}
 	return at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
 }
@@ -523,15 +613,24 @@ func (c *compiler) feelFuncCall() ast.Node {
 // checks that every step exists (a variable holding null is defined); for
 // any other expression it checks for a non-null value.
 func (c *compiler) feelIsDefined(arg ast.Node, first, last token) ast.Node {
-	var path []ast.Node
+	var path []ast.Node // innermost step first
 	n := arg
 	for {
 		if call, ok := n.(*ast.CallNode); ok && call.Callee.(*ast.IdentifierNode).Value == funcPrefix+"f.get" {
-			path = append([]ast.Node{call.Arguments[1]}, path...)
+			path = append(path, call.Arguments[1])
 			n = call.Arguments[0]
 			continue
 		}
 		break
+	}
+	slices.Reverse(path)
+	if id, ok := n.(*ast.IdentifierNode); ok && c.filterDepth == 0 && id.Value == "$env" {
+		// A variable named like expr-lang's environment: the path starts there.
+		return c.call(first.pos, last.end, "f.defined", append([]ast.Node{id}, path...)...)
+	}
+	if id, ok := n.(*ast.IdentifierNode); ok && c.filterDepth == 0 && strings.HasPrefix(id.Value, funcPrefix) {
+		// An iteration variable: always defined, and its value starts the path.
+		return c.call(first.pos, last.end, "f.defined", append([]ast.Node{id}, path...)...)
 	}
 	if id, ok := n.(*ast.IdentifierNode); ok && c.filterDepth == 0 {
 		args := append([]ast.Node{at(&ast.IdentifierNode{Value: "$env"}, first.pos, last.end),

@@ -616,7 +616,7 @@ var feelLibrary = map[string]fnInfo{
 	"substring": {min: 2, max: 3, pure: true, fn: func(a ...any) (any, error) {
 		return feelSubstring(a), nil
 	}},
-	"count": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+	"count": {view: true, min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
 		if l, ok := a[0].([]any); ok {
 			return float64(len(l)), nil
 		}
@@ -805,22 +805,34 @@ var feelOps = map[string]fnInfo{
 		}
 		return nil, nil
 	}},
-	"f.true": {pure: true, fn: func(a ...any) (any, error) { return a[0] == true, nil }},
+	"f.true": {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] == true, nil }},
 	"f.add":  {pure: true, fn: func(a ...any) (any, error) { return feelAdd(a[0], a[1]), nil }},
 	"f.sub":  {pure: true, fn: func(a ...any) (any, error) { return feelSub(a[0], a[1]), nil }},
 	"f.mul":  {pure: true, fn: func(a ...any) (any, error) { return feelMul(a[0], a[1]), nil }},
 	"f.div":  {pure: true, fn: func(a ...any) (any, error) { return feelDiv(a[0], a[1]), nil }},
 	"f.pow":  {pure: true, fn: func(a ...any) (any, error) { return feelPow(a[0], a[1]), nil }},
 	"f.neg":  {pure: true, fn: func(a ...any) (any, error) { return feelNeg(a[0]), nil }},
-	"f.get": {pure: true, fn: func(a ...any) (any, error) {
+	"f.get": {view: true, projects: true, pure: true, fn: func(a ...any) (any, error) {
 		return feelGet(a[0], a[1].(string)), nil
 	}},
-	"f.index":   {pure: true, fn: func(a ...any) (any, error) { return feelIndex(a[0], a[1]), nil }},
-	"f.aslist":  {fn: func(a ...any) (any, error) { return feelAsList(a[0]), nil }},
-	"f.item":    {fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
+	"f.index":  {view: true, pure: true, fn: func(a ...any) (any, error) { return feelIndex(a[0], a[1]), nil }},
+	"f.aslist": {view: true, fn: func(a ...any) (any, error) { return feelAsList(a[0]), nil }},
+	// f.concat joins a list of lists: the results of a for over several
+	// iteration contexts.
+	"f.concat": {fn: func(a ...any) (any, error) {
+		var out []any
+		for _, l := range a[0].([]any) {
+			out = append(out, l.([]any)...)
+		}
+		if out == nil {
+			out = []any{}
+		}
+		return out, nil
+	}},
+	"f.item":    {view: true, fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
 	"f.in":      {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
-	"f.defined": {fn: feelDefined},
-	"f.notnull": {pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
+	"f.defined": {view: true, fn: feelDefined},
+	"f.notnull": {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
 	"f.between": {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
 	"f.range": {pure: true, fn: func(a ...any) (any, error) {
 		return feelInRange(a[0], a[1], a[2], a[3] == true, a[4] == true), nil

@@ -59,3 +59,101 @@ func FuzzCompileEval(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEval evaluates expressions over variables decoded from random bytes
+// (numbers, text, lists and contexts nested up to 20 levels), with small
+// budgets. Nothing may panic, no failure may be an internal one, and every
+// evaluation ends within its budgets: loops over the fuzzed lists and
+// repeated concatenations of the fuzzed text stop with a *BudgetError.
+func FuzzEval(f *testing.F) {
+	seeds := []string{
+		`= for x in a, y in b return x + y`, `= every x in a satisfies some y in b satisfies x = y`,
+		`= a[item > 1]`, `= for x in a return b[item != x]`, `= a.b.c`, `= a + a + a + a`,
+		`= count(for x in a return for y in a return for z in a return x)`, `= string(a) + string(b)`,
+		`= a = b`, `= a in b`, `= sum(a)`, `= a[1][2]`, `= {x: a, y: [b, b]}`, `= is defined(a.b)`,
+		`${a.b[0] == b}`, `${a}${b}${a}`, `${empty a ? b : a}`, `= $env`, `= substring(a, 2)`,
+	}
+	for i, s := range seeds {
+		f.Add(s, []byte{byte(i), 3, 'x', 'y', 'z', 4, 1, 2})
+	}
+	vc := clock.NewVirtual(clock.Epoch)
+	opts := Options{Clock: vc, MaxSteps: 100_000, MaxBytes: 1 << 20}
+	f.Fuzz(func(t *testing.T, text string, data []byte) {
+		p, err := Compile(model.Expression{Text: text}, Value, opts)
+		if err != nil {
+			return
+		}
+		d := valueDecoder{data: data}
+		vars := map[string]any{"a": d.value(0), "b": d.value(0), "c": d.value(0)}
+		for _, eval := range []func() error{
+			func() error { _, err := p.Eval(vars); return err },
+			func() error { _, err := p.EvalBool(vars); return err },
+			func() error { _, err := p.EvalString(vars); return err },
+		} {
+			err := eval()
+			if errors.Is(err, errInternal) {
+				t.Fatalf("evaluate %q over %v: %v", text, vars, err)
+			}
+			var ee *EvalError
+			if err != nil && !errors.As(err, &ee) {
+				t.Fatalf("evaluate %q: not an *EvalError: %v", text, err)
+			}
+		}
+	})
+}
+
+// valueDecoder makes variable values from fuzz bytes.
+type valueDecoder struct {
+	data []byte
+	i    int
+}
+
+func (d *valueDecoder) byte() byte {
+	if d.i >= len(d.data) {
+		return 0
+	}
+	b := d.data[d.i]
+	d.i++
+	return b
+}
+
+func (d *valueDecoder) value(depth int) any {
+	b := d.byte()
+	switch k := b % 8; {
+	case k == 0:
+		return nil
+	case k == 1:
+		return b&8 != 0
+	case k == 2:
+		return float64(int8(d.byte()))
+	case k == 3:
+		n := int(d.byte() % 16)
+		s := make([]byte, 0, n)
+		for range n {
+			s = append(s, d.byte())
+		}
+		return strings.Repeat(string(s), 1+int(b>>4)*64) // up to ~1 KiB
+	case k == 4 && depth < 20, k == 5 && depth < 20:
+		n := int(d.byte() % 8)
+		if k == 4 {
+			l := make([]any, 0, n)
+			for range n {
+				l = append(l, d.value(depth+1))
+			}
+			return l
+		}
+		m := map[string]any{}
+		for i := range n {
+			m[string(rune('a'+i))] = d.value(depth + 1)
+		}
+		return m
+	case k == 6:
+		// A long list, for loops to iterate.
+		l := make([]any, 100+int(d.byte())*4)
+		for i := range l {
+			l[i] = float64(i)
+		}
+		return l
+	}
+	return "item"
+}

@@ -128,6 +128,10 @@ func (c *compiler) juelMultiplicative() ast.Node {
 
 func (c *compiler) juelUnary() ast.Node {
 	t := c.peek()
+	if t.kind == tOp && (t.text == "-" || t.text == "!") || c.isWord("not") || c.isWord("empty") {
+		c.enter()
+		defer c.leave()
+	}
 	switch {
 	case t.kind == tOp && t.text == "-":
 		c.next()

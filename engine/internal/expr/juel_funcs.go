@@ -325,9 +325,9 @@ func cmpTest(test func(int) bool) func(...any) (any, error) { return juelCompare
 
 // juelOps are the operators and helpers JUEL programs call.
 var juelOps = map[string]fnInfo{
-	"j.var": {fn: juelVar},
-	"j.get": {pure: true, fn: juelGet},
-	"j.bool": {pure: true, fn: func(a ...any) (any, error) {
+	"j.var": {view: true, fn: juelVar},
+	"j.get": {view: true, pure: true, fn: juelGet},
+	"j.bool": {view: true, pure: true, fn: func(a ...any) (any, error) {
 		return juelBool(a[0])
 	}},
 	"j.not": {pure: true, fn: func(a ...any) (any, error) {
@@ -362,7 +362,7 @@ var juelOps = map[string]fnInfo{
 		f, err := juelNum(a[0])
 		return -f, err
 	}},
-	"j.empty": {pure: true, fn: func(a ...any) (any, error) { return juelEmpty(a[0]), nil }},
+	"j.empty": {view: true, pure: true, fn: func(a ...any) (any, error) { return juelEmpty(a[0]), nil }},
 	"j.concat": {pure: true, fn: func(a ...any) (any, error) {
 		var b strings.Builder
 		for _, v := range a {

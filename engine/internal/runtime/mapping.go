@@ -15,6 +15,9 @@ type mappingSpec struct {
 	// target is the variable to set, as a path ("order.total" sets the
 	// total field of the order variable).
 	target []string
+	// maxBytes bounds the size of the variable the mapping sets: the
+	// evaluation byte budget of the engine.
+	maxBytes int64
 }
 
 func compileMappings(ms []model.Mapping, opts expr.Options) ([]mappingSpec, error) {
@@ -23,17 +26,25 @@ func compileMappings(ms []model.Mapping, opts expr.Options) ([]mappingSpec, erro
 		if m.Target == "" {
 			return nil, fmt.Errorf("mapping from %q has no target", m.Source.Text)
 		}
+		target := strings.Split(m.Target, ".")
+		if len(target) > MaxValueDepth {
+			return nil, fmt.Errorf("mapping to %q: the target path is deeper than %d levels", m.Target, MaxValueDepth)
+		}
 		prog, err := expr.Compile(m.Source, expr.Static, opts)
 		if err != nil {
 			return nil, fmt.Errorf("mapping to %q: %w", m.Target, err)
 		}
-		out = append(out, mappingSpec{source: prog, target: strings.Split(m.Target, ".")})
+		out = append(out, mappingSpec{source: prog, target: target, maxBytes: prog.MaxBytes()})
 	}
 	return out, nil
 }
 
-// apply evaluates each mapping over scope (mappings see the targets of the
-// mappings before them, as in Zeebe) and returns the targets it set.
+// applyMappings evaluates each mapping over scope (mappings see the
+// targets of the mappings before them, as in Zeebe) and returns the
+// targets it set. This is where every value an expression yields becomes
+// a variable, so each variable set is checked here (see checkValue): a
+// mapping cannot build a value too deep or too large to copy, encode or
+// walk, one mapping at a time.
 func applyMappings(ms []mappingSpec, scope map[string]any) (map[string]any, error) {
 	if len(ms) == 0 {
 		return nil, nil
@@ -46,6 +57,9 @@ func applyMappings(ms []mappingSpec, scope map[string]any) (map[string]any, erro
 			return nil, fmt.Errorf("mapping to %s: %w", strings.Join(m.target, "."), err)
 		}
 		setPath(out, view, m.target, v)
+		if err := checkValue(out[m.target[0]], m.maxBytes); err != nil {
+			return nil, fmt.Errorf("mapping to %s: %q: variable %s %w", strings.Join(m.target, "."), m.source.Text(), m.target[0], err)
+		}
 		view[m.target[0]] = out[m.target[0]]
 	}
 	return out, nil

@@ -2,22 +2,33 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 )
 
+// MaxValueDepth bounds how deeply a variable's value may nest lists and
+// objects (contexts): a list of lists is two levels. Every value that
+// enters an instance is checked against it (variables given with a start,
+// a job result, a BPMN error, a message or a signal, and the values
+// expressions yield in mappings), so that every walk of a value (copying,
+// JSON encoding, expression functions, a host's JSON decoder) stays far
+// below the smallest stack of any host. A value that contains itself is
+// infinitely deep, so it is rejected too.
+const MaxValueDepth = 100
+
 // Normalize returns a deep copy of vars in the engine's value model, the
 // JSON data model: numbers become float64, objects map[string]any, arrays
 // []any. Every host then sees the same values (a wasm host receives JSON).
-// Values JSON cannot carry (channels, functions, NaN) are an error naming
-// the variable.
+// Values JSON cannot carry (channels, functions, NaN) and values nested
+// deeper than MaxValueDepth are an error naming the variable.
 func Normalize(vars map[string]any) (map[string]any, error) {
 	if vars == nil {
 		return nil, nil
 	}
 	out := make(map[string]any, len(vars))
 	for k, v := range vars {
-		n, err := normalizeValue(v)
+		n, err := normalizeValue(v, 1)
 		if err != nil {
 			return nil, fmt.Errorf("%w: variable %q: %v", ErrBadVariables, k, err)
 		}
@@ -26,7 +37,15 @@ func Normalize(vars map[string]any) (map[string]any, error) {
 	return out, nil
 }
 
-func normalizeValue(v any) (any, error) {
+// normalizeValue normalizes v, found depth levels deep.
+// Only lists and objects count as levels.
+func normalizeValue(v any, depth int) (any, error) {
+	switch v.(type) {
+	case map[string]any, []any:
+		if depth > MaxValueDepth {
+			return nil, errTooDeep
+		}
+	}
 	switch v := v.(type) {
 	case nil, string, bool:
 		return v, nil
@@ -36,7 +55,7 @@ func normalizeValue(v any) (any, error) {
 		}
 		return v, nil
 	case float32:
-		return normalizeValue(float64(v))
+		return normalizeValue(float64(v), depth)
 	case int:
 		return float64(v), nil
 	case int8:
@@ -63,7 +82,10 @@ func normalizeValue(v any) (any, error) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
-			n, err := normalizeValue(e)
+			n, err := normalizeValue(e, depth+1)
+			if errors.Is(err, errTooDeep) {
+				return nil, err // a path a hundred levels long would say nothing more
+			}
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", k, err)
 			}
@@ -73,7 +95,10 @@ func normalizeValue(v any) (any, error) {
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			n, err := normalizeValue(e)
+			n, err := normalizeValue(e, depth+1)
+			if errors.Is(err, errTooDeep) {
+				return nil, err
+			}
 			if err != nil {
 				return nil, fmt.Errorf("[%d]: %w", i, err)
 			}
@@ -91,7 +116,56 @@ func normalizeValue(v any) (any, error) {
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, err
 	}
-	return out, nil
+	return normalizeValue(out, depth)
+}
+
+// errTooDeep is why a value nested deeper than MaxValueDepth is refused.
+var errTooDeep = fmt.Errorf("nested deeper than %d levels (or contains itself)", MaxValueDepth)
+
+// checkValue reports why v, a value an expression yielded, may not become
+// a variable: it nests deeper than MaxValueDepth (a value that contains
+// itself does), or, counted as a tree (a value shared in several places
+// counts in each, as it will once copied or encoded), it is larger than
+// maxBytes: a string its length, a list entry 16 bytes, an object entry
+// 16 bytes and its key, any other value 8. It walks with its own stack
+// and stops at the first limit, so its cost is bounded by them.
+func checkValue(v any, maxBytes int64) error {
+	type entry struct {
+		v     any
+		depth int
+	}
+	var size int64
+	stack := []entry{{v, 1}}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch x := e.v.(type) {
+		case string:
+			size += int64(len(x))
+		case []any:
+			if e.depth > MaxValueDepth {
+				return errTooDeep
+			}
+			size += 16 * int64(len(x))
+			for _, c := range x {
+				stack = append(stack, entry{c, e.depth + 1})
+			}
+		case map[string]any:
+			if e.depth > MaxValueDepth {
+				return errTooDeep
+			}
+			for k, c := range x {
+				size += 16 + int64(len(k))
+				stack = append(stack, entry{c, e.depth + 1})
+			}
+		default:
+			size += 8
+		}
+		if size > maxBytes {
+			return fmt.Errorf("larger than the %d bytes an expression may allocate", maxBytes)
+		}
+	}
+	return nil
 }
 
 // cloneVars deep-copies a normalized variable map so that callers can never
