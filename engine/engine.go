@@ -47,7 +47,11 @@ var (
 	ErrUnknownIncident = runtime.ErrUnknownIncident
 	// ErrInstanceEnded is returned by calls on an instance that has ended.
 	ErrInstanceEnded = runtime.ErrInstanceEnded
-	// ErrClosed is returned by calls on a closed engine.
+	// ErrClosed is returned by every call that takes input or waits (Deploy,
+	// Start, the job calls, PublishMessage, BroadcastSignal, Advance,
+	// AdvanceTo, ResolveIncident, Settle) once Close has begun; the input
+	// is not taken. Instance calls report ErrInstanceEnded, since Close
+	// ended every instance.
 	ErrClosed = runtime.ErrClosed
 	// ErrNotVirtual is returned by Advance and AdvanceTo when the engine's
 	// clock is not a *clock.Virtual.
@@ -411,7 +415,9 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
-	e.rt.BroadcastSignal(name, norm)
+	if err := e.rt.BroadcastSignal(name, norm); err != nil {
+		return fmt.Errorf("broadcast signal %q: %w", name, err)
+	}
 	return nil
 }
 
@@ -473,5 +479,6 @@ func (e *Engine) DrainEvents() []Event { return e.rt.DrainEvents() }
 func (e *Engine) Stats() Stats { return e.rt.Stats() }
 
 // Close cancels every live instance and waits until all goroutines the
-// engine started have ended. Calls after Close fail with ErrClosed.
+// engine started have ended. Calls after Close fail with ErrClosed (see
+// there for which). Close is idempotent.
 func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }

@@ -151,8 +151,17 @@ func (e *Engine) NextDeadline() (time.Time, bool) {
 }
 
 // Settle returns at once: every call already runs until the engine
-// settles. It exists so code written against engine.Engine runs unchanged.
-func (e *Engine) Settle(ctx context.Context) error { return ctx.Err() }
+// settles. It exists so code written against engine.Engine runs unchanged,
+// and like the native Settle it returns engine.ErrClosed after Close (and
+// ErrTrapped after a trap).
+func (e *Engine) Settle(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.usable()
+}
 
 type instanceRequest struct {
 	InstanceKey int64 `json:"instanceKey"`

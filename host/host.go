@@ -377,12 +377,21 @@ func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, 
 	return env, nil
 }
 
-func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*envelope, error) {
+// usable returns why the Engine can take no more calls (closed or
+// trapped), or nil. Called with e.mu held.
+func (e *Engine) usable() error {
 	switch {
 	case e.trapped != nil:
-		return nil, fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
+		return fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
 	case e.mod == nil:
-		return nil, engine.ErrClosed
+		return engine.ErrClosed
+	}
+	return nil
+}
+
+func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*envelope, error) {
+	if err := e.usable(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

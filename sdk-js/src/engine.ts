@@ -264,6 +264,7 @@ export class Engine {
 
   /** advanceToNextTimer moves the clock to the next deadline; false if no timer is pending. */
   async advanceToNextTimer(): Promise<boolean> {
+    this.#checkOpen();
     const due = this.#nextDeadline;
     if (!due) return false;
     await this.#call('advance', { to: due.toISOString() });

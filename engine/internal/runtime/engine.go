@@ -270,6 +270,9 @@ func (r *timerStart) Deliver(d eventhub.Delivery) bool {
 func (e *Engine) Latest(processID string) (*Plan, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
 	versions := e.plans[processID]
 	if len(versions) == 0 {
 		return nil, fmt.Errorf("%w %q", ErrUnknownProcess, processID)
@@ -315,6 +318,9 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 // with ttl > 0 is buffered for subscriptions opened later. vars are
 // normalized.
 func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
 	served, err := e.hub.PublishMessage(name, key, vars, ttl, id)
 	if err != nil {
 		return err
@@ -348,8 +354,11 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 
 // BroadcastSignal delivers a signal to every subscription of its name and
 // starts instances of processes with a matching signal start event. A
-// signal nobody catches is a no-op.
-func (e *Engine) BroadcastSignal(name string, vars map[string]any) {
+// signal nobody catches is a no-op. After Close it returns ErrClosed.
+func (e *Engine) BroadcastSignal(name string, vars map[string]any) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
 	e.hub.BroadcastSignal(name, vars)
 	e.mu.Lock()
 	starts := append([]startTarget(nil), e.signalStarts[name]...)
@@ -357,6 +366,19 @@ func (e *Engine) BroadcastSignal(name string, vars map[string]any) {
 	for _, t := range starts {
 		_, _ = e.startAt(t, vars, &Event{Type: SignalReceived, Name: name, Variables: cloneVars(vars)}, "")
 	}
+	return nil
+}
+
+// checkOpen returns ErrClosed once Close has begun, so that calls which
+// would otherwise hand their input to a closing engine report it instead
+// of dropping it.
+func (e *Engine) checkOpen() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 // NextDeadline returns when the earliest timer is due.
@@ -380,6 +402,9 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 	}
 	e.advanceMu.Lock()
 	defer e.advanceMu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
 	for fired := 0; ; fired++ {
 		if err := e.Settle(ctx); err != nil {
 			return err
@@ -444,7 +469,14 @@ func (e *Engine) finish(inst *Instance) {
 }
 
 // Settle returns when nothing in the engine can move without outside input.
-func (e *Engine) Settle(ctx context.Context) error { return e.busy.wait(ctx) }
+// After Close it returns ErrClosed: nothing is left to settle, and a caller
+// that settles to see the effect of a call must learn that there was none.
+func (e *Engine) Settle(ctx context.Context) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	return e.busy.wait(ctx)
+}
 
 // JobFilter selects jobs. Zero fields match anything.
 type JobFilter struct {
@@ -496,8 +528,11 @@ func (e *Engine) removeJob(key int64) {
 
 func (e *Engine) jobOwner(key int64) (*Instance, error) {
 	e.mu.Lock()
-	inst := e.jobs[key]
+	inst, closed := e.jobs[key], e.closed
 	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	if inst == nil {
 		return nil, fmt.Errorf("job %d: %w", key, ErrUnknownJob)
 	}
@@ -557,8 +592,11 @@ func (e *Engine) Incidents() []Incident {
 // re-executes its element.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	e.mu.Lock()
-	inst := e.incidents[key]
+	inst, closed := e.incidents[key], e.closed
 	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
 	if inst == nil {
 		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
 	}
