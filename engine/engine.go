@@ -58,6 +58,12 @@ var (
 	ErrNotVirtual = runtime.ErrNotVirtual
 	// ErrBadVariables is returned when variables are not JSON-compatible.
 	ErrBadVariables = runtime.ErrBadVariables
+	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
+	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
+	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL
+	// that ends after clock.Max. A timer whose firing falls outside the
+	// range opens an incident naming the time and the limit.
+	ErrTimeOutOfRange = clock.ErrOutOfRange
 )
 
 // Plain data types of the event stream and the jobs API. They are copies:
@@ -219,6 +225,11 @@ func New(opts ...Option) (*Engine, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.clock != nil {
+		if err := clock.CheckRange(cfg.clock.Now()); err != nil {
+			return nil, fmt.Errorf("flowtrack: WithClock: the clock reads %w", err)
+		}
 	}
 	if cfg.maxSteps < 0 {
 		return nil, fmt.Errorf("flowtrack: WithMaxSteps(%d): must not be negative", cfg.maxSteps)
@@ -394,6 +405,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 	if m.TTL < 0 {
 		return fmt.Errorf("flowtrack: publish message %q: negative TTL %s", m.Name, m.TTL)
 	}
+	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
+		return fmt.Errorf("flowtrack: publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
+	}
 	norm, err := runtime.Normalize(m.Variables)
 	if err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
@@ -431,8 +445,13 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 
 // AdvanceTo moves a virtual clock to t. Timers due on the way fire in due
 // order, and the engine settles after each due time, so a timer scheduled
-// by an earlier firing inside the span fires too. It returns ErrNotVirtual
-// if the engine's clock is not a *clock.Virtual.
+// by an earlier firing inside the span fires too.
+//
+// # Errors
+//
+// ErrNotVirtual if the engine's clock is not a *clock.Virtual;
+// ErrTimeOutOfRange for a t after clock.Max (nothing moves);
+// ErrTooManyFirings; ErrClosed; the context's error.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt.AdvanceTo(ctx, t) }
 
 // NextDeadline returns when the earliest timer is due, and false when no

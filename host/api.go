@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // Deploy parses, validates and registers the executable processes of a
@@ -126,7 +128,13 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // AdvanceTo moves the virtual clock to t (a t in the past changes nothing).
+// A t outside [clock.Min, clock.Max] is engine.ErrTimeOutOfRange, as
+// natively; it is refused here because the ABI's RFC 3339 cannot carry
+// years past 9999.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
+	if err := clock.CheckRange(t); err != nil {
+		return fmt.Errorf("advance: %w", err)
+	}
 	return e.call(ctx, "advance", struct {
 		To string `json:"to"`
 	}{t.UTC().Format(time.RFC3339Nano)}, nil)

@@ -76,6 +76,7 @@ const (
 	codeUnsupported     = "UNSUPPORTED"
 	codeDuplicate       = "DUPLICATE_MESSAGE"
 	codeTooManyFirings  = "TOO_MANY_FIRINGS"
+	codeTimeOutOfRange  = "TIME_OUT_OF_RANGE"
 	codeInternal        = "INTERNAL"
 )
 
@@ -111,6 +112,7 @@ func toCallError(err error) *callError {
 		{errUnknownInstance, codeUnknownInstance},
 		{engine.ErrDuplicateMessage, codeDuplicate},
 		{engine.ErrTooManyFirings, codeTooManyFirings},
+		{engine.ErrTimeOutOfRange, codeTimeOutOfRange},
 		{engine.ErrNotVirtual, codeUnsupported},
 	} {
 		if errors.Is(err, c.err) {

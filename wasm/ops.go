@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // operation runs one ABI operation on its JSON request.
@@ -111,8 +112,9 @@ func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) 
 	if req.Name == "" {
 		return nil, badRequest("publish_message: field \"name\" is required")
 	}
-	if req.TTLMs < 0 || math.IsInf(req.TTLMs, 0) {
-		return nil, badRequest("publish_message: field \"ttlMs\" must be >= 0, got %v", req.TTLMs)
+	if req.TTLMs < 0 || req.TTLMs > maxAdvanceMs {
+		return nil, badRequest("publish_message: field \"ttlMs\" must be between 0 and %v, got %v (a TTL must end by %s)",
+			maxAdvanceMs, req.TTLMs, formatTime(clock.Max))
 	}
 	return nil, publishMessage(ctx, m.eng, req)
 }
@@ -215,13 +217,15 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	case req.ByMs != nil:
 		ms := *req.ByMs
 		if ms < 0 || math.IsNaN(ms) || ms > maxAdvanceMs {
-			return nil, badRequest("advance: field \"byMs\" must be between 0 and %v, got %v", maxAdvanceMs, ms)
+			return nil, badRequest("advance: field \"byMs\" must be between 0 and %v, got %v (the clock ends at %s)",
+				maxAdvanceMs, ms, formatTime(clock.Max))
 		}
 		target = m.clock.Now().Add(time.Duration(ms * float64(time.Millisecond)))
 	default:
 		t, err := time.Parse(time.RFC3339Nano, *req.To)
 		if err != nil {
-			return nil, badRequest("advance: field \"to\" is not an RFC 3339 time: %q", *req.To)
+			return nil, badRequest("advance: field \"to\" is not an RFC 3339 time between %s and %s: %q",
+				formatTime(clock.Min), formatTime(clock.Max), *req.To)
 		}
 		target = t
 	}

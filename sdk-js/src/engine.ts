@@ -3,7 +3,7 @@
 import { defaultWasmURL } from '#platform';
 import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
-import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, UnknownJobError } from './errors.js';
+import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, UnknownJobError } from './errors.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
@@ -64,6 +64,28 @@ export type JobHandler = (job: Job) => Variables | void | Promise<Variables | vo
 export type Listener<T extends EventType = EventType> = (event: FlowEvent<T>) => void;
 
 type AnyListener = (event: FlowEvent) => void;
+
+// The instants the engine represents: Go's clock.Min and clock.Max (int64
+// nanoseconds since 1970). Beyond them the ABI's RFC 3339 times cannot be
+// parsed (years past 9999) or would wrap around, so the SDK refuses them
+// before a call, with the error the module gives for the same mistake.
+const TIME_MIN = '1677-09-21T00:12:43.145224192Z';
+const TIME_MAX = '2262-04-11T23:47:16.854775807Z';
+const timeMinMs = Date.parse('1677-09-21T00:12:43.146Z');
+const timeMaxMs = Date.parse('2262-04-11T23:47:16.854Z');
+
+// instant returns t as RFC 3339 for a request, or throws TimeOutOfRangeError.
+function instant(t: Date, what: string): string {
+  const ms = t.getTime();
+  if (ms > timeMaxMs || ms < timeMinMs) {
+    const iso = Number.isNaN(ms) ? String(t) : t.toISOString();
+    throw new TimeOutOfRangeError({
+      code: 'TIME_OUT_OF_RANGE',
+      message: `${what}: ${iso} is outside the range the engine represents, ${TIME_MIN} to ${TIME_MAX}`,
+    });
+  }
+  return t.toISOString();
+}
 
 const terminal: Partial<Record<EventType, InstanceState>> = {
   instanceCompleted: 'completed',
@@ -248,7 +270,7 @@ export class Engine {
       await this.#call('advance', { byMs: toMs(by, 'advanceTime') });
     } else {
       const d = parseDuration(by);
-      if (d.years || d.months) await this.#call('advance', { to: addDuration(this.#now, d).toISOString() });
+      if (d.years || d.months) await this.#call('advance', { to: instant(addDuration(this.#now, d), 'advanceTime') });
       else await this.#call('advance', { byMs: d.ms });
     }
     return this.now;
@@ -258,7 +280,7 @@ export class Engine {
   async advanceTo(instant: Date | string): Promise<Date> {
     const to = typeof instant === 'string' ? new Date(instant) : instant;
     if (Number.isNaN(to.getTime())) throw new BadRequestError({ code: 'BAD_REQUEST', message: `advanceTo: ${String(instant)} is not a date` });
-    await this.#call('advance', { to: to.toISOString() });
+    await this.#call('advance', { to: instant(to, 'advanceTo') });
     return this.now;
   }
 

@@ -16,6 +16,7 @@ export {
   InstanceEndedError,
   InternalError,
   NoNoneStartError,
+  TimeOutOfRangeError,
   TrappedError,
   UnknownIncidentError,
   UnknownInstanceError,

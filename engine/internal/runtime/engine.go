@@ -257,10 +257,11 @@ func (r *timerStart) Deliver(d eventhub.Delivery) bool {
 	e := r.eng
 	_, _ = e.startAt(r.target, nil, &Event{Type: TimerFired, Due: timeOf(d.Due)}, "")
 	r.left--
-	if r.left > 0 && r.period > 0 {
+	// A cycle ends at the last repetition the engine can represent.
+	if next := d.Due.Add(r.period); r.left > 0 && r.period > 0 && clock.CheckRange(next) == nil {
 		e.mu.Lock()
 		id := r.target.plan.Process.ID
-		e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(d.Due.Add(r.period), r))
+		e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(next, r))
 		e.mu.Unlock()
 	}
 	return true
@@ -405,6 +406,9 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
+	if err := clock.CheckRange(t); err != nil {
+		return fmt.Errorf("advance: %w", err)
+	}
 	for fired := 0; ; fired++ {
 		if err := e.Settle(ctx); err != nil {
 			return err
@@ -416,9 +420,13 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 		if fired >= MaxFiringsPerAdvance {
 			return fmt.Errorf("advance to %s: %w (stopped at %s)", t.Format(time.RFC3339), ErrTooManyFirings, v.Now().Format(time.RFC3339))
 		}
-		v.AdvanceTo(due)
+		if err := v.AdvanceTo(due); err != nil {
+			return fmt.Errorf("advance: %w", err)
+		}
 	}
-	v.AdvanceTo(t)
+	if err := v.AdvanceTo(t); err != nil {
+		return fmt.Errorf("advance: %w", err)
+	}
 	return e.Settle(ctx)
 }
 
