@@ -321,7 +321,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return nil, err
 	}
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", processID, err)
 	}
@@ -340,7 +340,7 @@ func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
 // CompleteJob completes a job; vars are merged into the process variables
 // and the waiting token moves on.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
@@ -357,7 +357,7 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 // boundary event or event sub-process that catches it, an incident holds
 // the token.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
@@ -408,7 +408,7 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
 		return fmt.Errorf("flowtrack: publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
 	}
-	norm, err := runtime.Normalize(m.Variables)
+	norm, err := normalize(m.Variables)
 	if err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
@@ -425,7 +425,7 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}

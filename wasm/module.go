@@ -213,13 +213,32 @@ func (m *module) run(op string, req []byte) (resp response) {
 	return response{OK: true, Result: result}
 }
 
-// decode strictly decodes the JSON request data into v: unknown fields,
-// wrong types and trailing data are BAD_REQUEST errors naming the field.
-// Empty data means {}.
-func decode(op string, data []byte, v any) error {
+// decode strictly decodes the JSON request data into v: unknown fields
+// (names match exactly, case included), duplicate keys at any level,
+// nesting past maxRequestDepth, wrong types and trailing data are
+// BAD_REQUEST errors naming the field, the key or the limit. Empty data
+// means {}.
+func decode(op string, data []byte, v any) error { return decodeNested(op, data, v, maxRequestDepth) }
+
+// decodeNested is decode with a nesting limit of its own, for a request
+// that wraps another one (call).
+func decodeNested(op string, data []byte, v any, limit int) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
 	}
+	s := scanRequest(data, limit)
+	if err := s.depthError(op, limit); err != nil {
+		return err
+	}
+	if err := decodeJSON(op, data, v); err != nil {
+		return err
+	}
+	return s.keyError(op, v)
+}
+
+// decodeJSON decodes data into v with encoding/json, unknown fields
+// rejected, and maps its errors to BAD_REQUEST.
+func decodeJSON(op string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

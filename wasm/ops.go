@@ -386,7 +386,9 @@ func opCall(ctx context.Context, m *module, data []byte) (any, error) {
 		Op      string          `json:"op"`
 		Request json.RawMessage `json:"request"`
 	}
-	if err := decode("call", data, &req); err != nil {
+	// The wrapped request is decoded, with the usual limit, by its own
+	// operation; here it is one level deeper.
+	if err := decodeNested("call", data, &req, maxRequestDepth+1); err != nil {
 		return nil, err
 	}
 	if req.Op == "" {
