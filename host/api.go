@@ -18,10 +18,17 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 		Name      string           `json:"name"`
 		Processes []engine.Process `json:"processes"`
 	}
+	// The document travels as its bytes (base64), not as a JSON string:
+	// JSON strings hold UTF-8, and a document in another encoding, or
+	// with invalid UTF-8, must reach the module as the native engine
+	// would see it.
+	if bpmn == nil {
+		bpmn = []byte{} // "" rather than null: an empty document, which the engine rejects as natively
+	}
 	err := e.call(ctx, "deploy", struct {
-		Name string `json:"name"`
-		XML  string `json:"xml"`
-	}{name, string(bpmn)}, &res)
+		Name      string `json:"name"`
+		XMLBase64 []byte `json:"xmlBase64"`
+	}{name, bpmn}, &res)
 	if err != nil {
 		if de, ok := err.(*engine.DeployError); ok {
 			de.File = name

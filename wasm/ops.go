@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -45,23 +48,71 @@ func init() {
 
 func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
 	var req struct {
-		Name string  `json:"name"`
-		XML  *string `json:"xml"`
+		Name      string  `json:"name"`
+		XML       *string `json:"xml"`
+		XMLBase64 *string `json:"xmlBase64"`
 	}
 	if err := decode("deploy", data, &req); err != nil {
 		return nil, err
 	}
-	if req.XML == nil {
-		return nil, badRequest("deploy: field \"xml\" is required")
+	var doc []byte
+	switch {
+	case (req.XML == nil) == (req.XMLBase64 == nil):
+		return nil, badRequest("deploy: exactly one of fields \"xml\" and \"xmlBase64\" is required")
+	case req.XMLBase64 != nil:
+		var err error
+		if doc, err = base64.StdEncoding.DecodeString(*req.XMLBase64); err != nil {
+			return nil, badRequest("deploy: field \"xmlBase64\" is not standard base64: %v", err)
+		}
+	default:
+		doc = []byte(*req.XML)
+		if enc := declaredEncoding(doc); enc != "" && !utf8Label(enc) && !ascii(doc) {
+			return nil, badRequest("deploy: field \"xml\" carries text, which reaches the engine as UTF-8, but the document declares encoding %q: "+
+				"send the document's bytes in \"xmlBase64\" instead", enc)
+		}
 	}
 	if req.Name == "" {
 		req.Name = "model.bpmn"
 	}
-	d, err := m.eng.Deploy(req.Name, []byte(*req.XML))
+	d, err := m.eng.Deploy(req.Name, doc)
 	if err != nil {
 		return nil, err
 	}
 	return deployResult{Name: d.Name, Processes: d.Processes}, nil
+}
+
+// declaredEncoding returns the encoding named by doc's XML declaration, or
+// "" when it names none.
+func declaredEncoding(doc []byte) string {
+	doc = bytes.TrimLeft(doc, "\ufeff \t\r\n")
+	if !bytes.HasPrefix(doc, []byte("<?xml")) {
+		return ""
+	}
+	decl, _, ok := bytes.Cut(doc, []byte("?>"))
+	if !ok {
+		return ""
+	}
+	_, after, ok := bytes.Cut(decl, []byte("encoding"))
+	if !ok {
+		return ""
+	}
+	after = bytes.TrimLeft(after, " \t\r\n=")
+	if len(after) == 0 || (after[0] != '"' && after[0] != '\'') {
+		return ""
+	}
+	name, _, _ := bytes.Cut(after[1:], after[:1])
+	return string(name)
+}
+
+func utf8Label(enc string) bool { return strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8") }
+
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 type deployResult struct {

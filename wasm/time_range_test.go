@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
@@ -35,10 +37,14 @@ func TestModule_RejectsTimesOutOfRange(t *testing.T) {
 	assert.Equal(t, limit, env["now"])
 }
 
-// TestTimeLimits_SDKInStep keeps the SDK's copy of the limits in step.
-func TestTimeLimits_SDKInStep(t *testing.T) {
+// TestLimits_SDKInStep keeps the SDK's copies of the engine's limits in
+// step: the time range and the variable depth.
+func TestLimits_SDKInStep(t *testing.T) {
 	src, err := os.ReadFile("../sdk-js/src/engine.ts")
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "'"+formatTime(clock.Min)+"'")
 	assert.Contains(t, string(src), "'"+formatTime(clock.Max)+"'")
+	src, err = os.ReadFile("../sdk-js/src/module.ts")
+	require.NoError(t, err)
+	assert.Contains(t, string(src), fmt.Sprintf("MAX_VARIABLE_DEPTH = %d;", engine.MaxVariableDepth))
 }
