@@ -85,6 +85,7 @@ type config struct {
 	cache    wazero.CompilationCache
 	ownCache bool // cache (possibly nil) was chosen by WithCompilationCache
 	stderr   io.Writer
+	maxSteps int
 }
 
 // Option configures an Engine at New.
@@ -107,6 +108,11 @@ func WithCompilationCache(cache wazero.CompilationCache) Option {
 // WithStderr copies what the module writes to stderr (only a crash report)
 // to w. Either way the end of it is kept for the error of a trap.
 func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
+
+// WithMaxSteps sets the module engine's step limit, as engine.WithMaxSteps
+// does natively: how many elements a token may pass without waiting before
+// an incident opens (default 10,000). New fails for a negative n.
+func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = n } }
 
 // compiled is a runtime with the module compiled in it.
 type compiled struct {
@@ -246,8 +252,13 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	// Nobody listens yet: the module need not keep or encode events until
-	// Subscribe asks for them.
-	if err := e.setEvents(ctx, false); err != nil {
+	// Subscribe asks for them. Engine options go in the same call, before
+	// anything is deployed.
+	err = e.call(ctx, "configure", struct {
+		Events   bool `json:"events"`
+		MaxSteps int  `json:"maxSteps,omitempty"`
+	}{false, cfg.maxSteps}, nil)
+	if err != nil {
 		e.mod.Close(ctx)
 		e.closeRuntime(ctx)
 		return nil, err

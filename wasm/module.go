@@ -28,16 +28,53 @@ const maxRequest = 16 << 20
 type module struct {
 	clock *clock.Virtual
 	eng   *engine.Engine
+	// settings are the engine options configure has set (see
+	// opConfigure); the engine is rebuilt with them while it is still
+	// empty.
+	settings engineSettings
+	// events is whether responses carry events (configure; default on).
+	events bool
+	// used is set by the first operation that gives the engine state a
+	// rebuild would lose (deploy, publish_message); after it, engine
+	// options can no longer change.
+	used bool
+}
+
+// engineSettings are the engine options the configure operation sets.
+// The zero value is the engine's defaults.
+type engineSettings struct {
+	maxSteps int
+}
+
+// options returns the engine options of s.
+func (s engineSettings) options() []engine.Option {
+	var opts []engine.Option
+	if s.maxSteps > 0 {
+		opts = append(opts, engine.WithMaxSteps(s.maxSteps))
+	}
+	return opts
 }
 
 func newModule() *module {
-	m := &module{clock: clock.NewVirtual(clock.Epoch)}
-	eng, err := engine.New(engine.WithClock(m.clock), engine.WithEventLog())
+	m := &module{clock: clock.NewVirtual(clock.Epoch), events: true}
+	if err := m.build(); err != nil {
+		panic(err) // only invalid options fail, and the defaults are valid
+	}
+	return m
+}
+
+// build (re)creates the engine on the module's clock with its settings,
+// the event log on as by default.
+func (m *module) build() error {
+	eng, err := engine.New(append([]engine.Option{engine.WithClock(m.clock), engine.WithEventLog()}, m.settings.options()...)...)
 	if err != nil {
-		panic(err) // only invalid options fail, and there are none
+		return err
+	}
+	if m.eng != nil {
+		_ = m.eng.Close(context.Background()) // empty: nothing to cancel
 	}
 	m.eng = eng
-	return m
+	return nil
 }
 
 // response is the envelope of every answer (ABI.md, "The response envelope").

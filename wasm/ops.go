@@ -74,6 +74,7 @@ func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
 	if req.Name == "" {
 		req.Name = "model.bpmn"
 	}
+	m.used = true
 	d, err := m.eng.Deploy(req.Name, doc)
 	if err != nil {
 		return nil, err
@@ -167,6 +168,7 @@ func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) 
 		return nil, badRequest("publish_message: field \"ttlMs\" must be between 0 and %v, got %v (a TTL must end by %s)",
 			maxAdvanceMs, req.TTLMs, formatTime(clock.Max))
 	}
+	m.used = true
 	return nil, publishMessage(ctx, m.eng, req)
 }
 
@@ -307,19 +309,39 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 	return nowResult{Now: formatTime(m.clock.Now())}, nil
 }
 
-// opConfigure sets how the module answers. Events are on by default; a
-// host with nobody listening turns them off, and the engine then neither
-// keeps nor encodes them.
+// opConfigure sets how the module answers (events, any time) and the
+// engine's options (maxSteps, ...), which only an empty engine takes: the
+// engine is rebuilt with them, so they must come before the first deploy
+// or publish_message. An engine option is one field here, one field of
+// engineSettings and one line of its options method.
 func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 	var req struct {
-		Events *bool `json:"events"`
+		Events   *bool `json:"events"`
+		MaxSteps *int  `json:"maxSteps"`
 	}
 	if err := decode("configure", data, &req); err != nil {
 		return nil, err
 	}
-	if req.Events != nil {
-		m.eng.SetEventLog(*req.Events)
+	settings := m.settings
+	if req.MaxSteps != nil {
+		if *req.MaxSteps < 0 {
+			return nil, badRequest("configure: field \"maxSteps\" must be >= 0 (0: the engine's default), got %d", *req.MaxSteps)
+		}
+		settings.maxSteps = *req.MaxSteps
 	}
+	if settings != m.settings {
+		if m.used {
+			return nil, badRequest("configure: engine options (maxSteps) must be set before the first deploy or publish_message")
+		}
+		m.settings = settings
+		if err := m.build(); err != nil {
+			return nil, badRequest("configure: %v", err)
+		}
+	}
+	if req.Events != nil {
+		m.events = *req.Events
+	}
+	m.eng.SetEventLog(m.events)
 	return nil, nil
 }
 

@@ -50,6 +50,12 @@ export interface EngineOptions {
    * with an error (a model that loops through jobs forever). Default 100,000.
    */
   maxHandledJobs?: number;
+  /**
+   * How many elements a token may pass without waiting before the engine
+   * opens an incident on a suspected endless cycle (the engine's
+   * WithMaxSteps). Default: the engine's, 10,000.
+   */
+  maxSteps?: number;
 }
 
 /**
@@ -87,6 +93,16 @@ function instant(t: Date, what: string): string {
   return t.toISOString();
 }
 
+// base64 encodes bytes as standard, padded base64 (btoa is in browsers,
+// workers and Node alike; it takes one char per byte).
+function base64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
 const terminal: Partial<Record<EventType, InstanceState>> = {
   instanceCompleted: 'completed',
   instanceTerminated: 'terminated',
@@ -119,6 +135,7 @@ export class Engine {
   #time: TimeMode;
   #onError: (error: unknown) => void;
   #maxHandled: number;
+  #maxSteps: number | undefined;
   #now: Date = new Date(0);
   #nextDeadline: Date | null = null;
   #listeners = new Map<string, Set<AnyListener>>();
@@ -141,6 +158,11 @@ export class Engine {
     }
     this.#onError = options.onError ?? ((err) => console.error('flowtrack:', err));
     this.#maxHandled = options.maxHandledJobs ?? 100_000;
+    const steps = options.maxSteps;
+    if (steps !== undefined && !(Number.isSafeInteger(steps) && steps >= 0)) {
+      throw new BadRequestError({ code: 'BAD_REQUEST', message: `maxSteps: ${String(steps)}: want a whole number >= 0` });
+    }
+    this.#maxSteps = steps;
   }
 
   /** create loads the engine module and returns an engine running in this thread. */
@@ -169,6 +191,8 @@ export class Engine {
   }
 
   async #init(): Promise<void> {
+    // Engine options must reach the module before anything is deployed.
+    if (this.#maxSteps !== undefined) await this.#exec('configure', { maxSteps: this.#maxSteps });
     if (this.#time === 'real') await this.#exec('advance', { to: new Date().toISOString() });
     else await this.#exec('now', {});
   }
@@ -188,10 +212,23 @@ export class Engine {
     return this.#nextDeadline && new Date(this.#nextDeadline.getTime());
   }
 
-  /** deploy parses, validates and registers the processes of a BPMN 2.0 XML document. Throws DeployError. */
-  async deploy(xml: string, name?: string): Promise<Deployment> {
-    if (typeof xml !== 'string') throw new BadRequestError({ code: 'BAD_REQUEST', message: 'deploy: xml must be a string of BPMN 2.0 XML' });
-    return (await this.#call('deploy', name === undefined ? { xml } : { name, xml })) as Deployment;
+  /**
+   * deploy parses, validates and registers the processes of a BPMN 2.0 XML
+   * document. Throws DeployError.
+   *
+   * Pass the file's bytes (a Uint8Array, e.g. a Node Buffer or
+   * `new Uint8Array(await response.arrayBuffer())`) and the engine reads
+   * them exactly as the native engine does, whatever encoding the document
+   * declares. A string is text already decoded: it is sent as UTF-8, so a
+   * string whose XML declaration names another encoding and that holds
+   * non-ASCII characters is refused with BadRequestError.
+   */
+  async deploy(xml: string | Uint8Array, name?: string): Promise<Deployment> {
+    let doc: Record<string, string>;
+    if (typeof xml === 'string') doc = { xml };
+    else if (xml instanceof Uint8Array) doc = { xmlBase64: base64(xml) };
+    else throw new BadRequestError({ code: 'BAD_REQUEST', message: 'deploy: xml must be a string or the bytes (Uint8Array) of a BPMN 2.0 XML document' });
+    return (await this.#call('deploy', name === undefined ? doc : { name, ...doc })) as Deployment;
   }
 
   /**
