@@ -180,6 +180,7 @@ type config struct {
 	retainFinished int
 	maxSteps       int
 	eventLog       bool
+	backlog        int
 }
 
 // Option configures an Engine at New.
@@ -212,6 +213,13 @@ func WithMaxSteps(n int) Option { return func(cfg *config) { cfg.maxSteps = n } 
 // the log grows until drained.
 func WithEventLog() Option { return func(cfg *config) { cfg.eventLog = true } }
 
+// WithObserverBacklog sets how many records an observer (Subscribe) may
+// have waiting before the engine drops it (default 65,536). The engine
+// never blocks on an observer: one that falls further behind, for example
+// because its function never returns, is dropped instead, and its
+// unsubscribe function reports ErrObserverDropped.
+func WithObserverBacklog(n int) Option { return func(cfg *config) { cfg.backlog = n } }
+
 // Engine deploys processes and runs their instances. All methods are safe
 // for concurrent use.
 type Engine struct {
@@ -231,12 +239,15 @@ func New(opts ...Option) (*Engine, error) {
 			return nil, fmt.Errorf("flowtrack: WithClock: the clock reads %w", err)
 		}
 	}
+	if cfg.backlog < 0 {
+		return nil, fmt.Errorf("flowtrack: WithObserverBacklog(%d): must not be negative", cfg.backlog)
+	}
 	if cfg.maxSteps < 0 {
 		return nil, fmt.Errorf("flowtrack: WithMaxSteps(%d): must not be negative", cfg.maxSteps)
 	}
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
-		EventLog: cfg.eventLog,
+		EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{Clock: rt.Clock()}}, nil
 }
@@ -476,7 +487,17 @@ func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
 // instance's order, on a goroutine of its own, so a slow observer never
 // blocks an instance. fn may call the engine but must not call the
 // returned unsubscribe function, which waits for fn's last return.
-func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) { return e.rt.Subscribe(fn) }
+//
+// Settle waits until every observer has returned from every record it was
+// given. An observer that falls more than the backlog limit behind
+// (WithObserverBacklog) is dropped: it gets no more records, what it had
+// waiting is discarded and no longer holds Settle, and unsubscribe returns
+// ErrObserverDropped.
+func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func() error) { return e.rt.Subscribe(fn) }
+
+// ErrObserverDropped is returned by the unsubscribe function of an
+// observer that fell more than the backlog limit behind (see Subscribe).
+var ErrObserverDropped = runtime.ErrObserverDropped
 
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.rt.Now() }

@@ -44,6 +44,9 @@ type Options struct {
 	// EventLog makes the engine keep every record of every instance, in
 	// the order the loops wrote them, until DrainEvents takes them.
 	EventLog bool
+	// ObserverBacklog is how many records an observer may have waiting
+	// before it is dropped. Zero means DefaultObserverBacklog.
+	ObserverBacklog int
 }
 
 // Defaults of Options.
@@ -107,6 +110,9 @@ func NewEngine(opts Options) *Engine {
 	}
 	if opts.MaxSteps <= 0 {
 		opts.MaxSteps = DefaultMaxSteps
+	}
+	if opts.ObserverBacklog <= 0 {
+		opts.ObserverBacklog = DefaultObserverBacklog
 	}
 	e := &Engine{
 		opts:      opts,
@@ -635,23 +641,23 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Unlock()
 	for _, inst := range e.Instances() {
 		if err := inst.Cancel(ctx); err != nil && !errors.Is(err, ErrInstanceEnded) {
-			return err
+			return fmt.Errorf("close: cancelling instance %d: %w", inst.key, err)
 		}
 	}
 	for _, inst := range e.Instances() {
 		select {
 		case <-inst.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("close: waiting for instance %d to end: %w", inst.key, ctx.Err())
 		}
 	}
-	if err := e.busy.wait(ctx); err != nil {
+	// Every loop has ended, so nothing publishes any more: the observers
+	// deliver what they hold and end, or ctx ends first (one that never
+	// returns cannot be made to).
+	if err := e.stopObservers(ctx); err != nil {
 		return err
 	}
-	for _, s := range *e.subs.Swap(new([]*subscriber)) {
-		s.stop()
-	}
-	return nil
+	return e.busy.wait(ctx)
 }
 
 // Stats counts what the engine holds open.
