@@ -62,7 +62,7 @@ func TestEngine_RejectsInvalidUTF8(t *testing.T) {
 // invalidUTF8Model is a UTF-8 document whose process name holds 0xFF.
 var invalidUTF8Model = []byte(
 	`<?xml version="1.0" encoding="UTF-8"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">` +
-	`<bpmn:process id="p" name="bad ` + "\xff" + ` name" isExecutable="true"><bpmn:startEvent id="s"/></bpmn:process></bpmn:definitions>`)
+		`<bpmn:process id="p" name="bad ` + "\xff" + ` name" isExecutable="true"><bpmn:startEvent id="s"/></bpmn:process></bpmn:definitions>`)
 
 func readTestdata(t *testing.T, name string) []byte {
 	t.Helper()

@@ -46,11 +46,11 @@ func TestEngine_VariableDepthLimit(t *testing.T) {
 	} {
 		vars := map[string]any{"deep": v}
 		for call, err := range map[string]error{
-			"Start":          func() error { _, err := e.Start(ctx, "order", vars); return err }(),
-			"PublishMessage": e.PublishMessage(ctx, engine.Message{Name: "m", Variables: vars}),
+			"Start":           func() error { _, err := e.Start(ctx, "order", vars); return err }(),
+			"PublishMessage":  e.PublishMessage(ctx, engine.Message{Name: "m", Variables: vars}),
 			"BroadcastSignal": e.BroadcastSignal(ctx, "s", vars),
-			"CompleteJob":    e.CompleteJob(ctx, 1, vars),
-			"ThrowError":     e.ThrowError(ctx, 1, "E", "", vars),
+			"CompleteJob":     e.CompleteJob(ctx, 1, vars),
+			"ThrowError":      e.ThrowError(ctx, 1, "E", "", vars),
 		} {
 			require.ErrorIs(t, err, engine.ErrBadVariables, "%s %s", call, name)
 			assert.Contains(t, err.Error(), `"deep"`, "%s %s names the variable", call, name)

@@ -105,7 +105,9 @@ func declaredEncoding(doc []byte) string {
 	return string(name)
 }
 
-func utf8Label(enc string) bool { return strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8") }
+func utf8Label(enc string) bool {
+	return strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8")
+}
 
 func ascii(b []byte) bool {
 	for _, c := range b {

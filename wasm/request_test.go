@@ -15,7 +15,9 @@ import (
 )
 
 // deepArray is JSON of depth levels of arrays around 1.
-func deepArray(depth int) string { return strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth) }
+func deepArray(depth int) string {
+	return strings.Repeat("[", depth) + "1" + strings.Repeat("]", depth)
+}
 
 // TestModule_StrictRequests checks that requests are decoded strictly:
 // exact-case field names, no unknown fields, no duplicate keys at any
