@@ -149,16 +149,16 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 
 // Now returns the module clock's reading after the last call.
 func (e *Engine) Now() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	_ = e.acquire(context.Background())
+	defer e.release()
 	return e.now
 }
 
 // NextDeadline returns when the earliest pending timer is due, as of the
 // last call, and false when none is pending.
 func (e *Engine) NextDeadline() (time.Time, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	_ = e.acquire(context.Background())
+	defer e.release()
 	if e.deadline == nil {
 		return time.Time{}, false
 	}
@@ -173,8 +173,10 @@ func (e *Engine) Settle(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
 	return e.usable()
 }
 
@@ -242,7 +244,7 @@ func (e *Engine) Cancel(ctx context.Context, key int64) error {
 // Subscribe calls fn with every event record the module produces, in each
 // instance's order. fn runs on the goroutine of the call that produced the
 // records, after that call returned from the module and released the
-// Engine's mutex, so fn may call the Engine (its records are delivered
+// Engine's lock, so fn may call the Engine (its records are delivered
 // after fn returns). A panic in fn is not recovered. The returned function
 // unsubscribes.
 //
