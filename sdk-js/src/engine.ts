@@ -80,8 +80,8 @@ const TIME_MAX = '2262-04-11T23:47:16.854775807Z';
 const timeMinMs = Date.parse('1677-09-21T00:12:43.146Z');
 const timeMaxMs = Date.parse('2262-04-11T23:47:16.854Z');
 
-// instant returns t as RFC 3339 for a request, or throws TimeOutOfRangeError.
-function instant(t: Date, what: string): string {
+// rfc3339 returns t as RFC 3339 for a request, or throws TimeOutOfRangeError.
+function rfc3339(t: Date, what: string): string {
   const ms = t.getTime();
   if (ms > timeMaxMs || ms < timeMinMs) {
     const iso = Number.isNaN(ms) ? String(t) : t.toISOString();
@@ -307,7 +307,7 @@ export class Engine {
       await this.#call('advance', { byMs: toMs(by, 'advanceTime') });
     } else {
       const d = parseDuration(by);
-      if (d.years || d.months) await this.#call('advance', { to: instant(addDuration(this.#now, d), 'advanceTime') });
+      if (d.years || d.months) await this.#call('advance', { to: rfc3339(addDuration(this.#now, d), 'advanceTime') });
       else await this.#call('advance', { byMs: d.ms });
     }
     return this.now;
@@ -317,7 +317,7 @@ export class Engine {
   async advanceTo(instant: Date | string): Promise<Date> {
     const to = typeof instant === 'string' ? new Date(instant) : instant;
     if (Number.isNaN(to.getTime())) throw new BadRequestError({ code: 'BAD_REQUEST', message: `advanceTo: ${String(instant)} is not a date` });
-    await this.#call('advance', { to: instant(to, 'advanceTo') });
+    await this.#call('advance', { to: rfc3339(to, 'advanceTo') });
     return this.now;
   }
 
