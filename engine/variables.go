@@ -30,10 +30,8 @@ const MaxVariableDepth = 64
 // in that form.
 func normalize(vars map[string]any) (map[string]any, error) {
 	converted := false
-	for k, v := range vars {
-		if err := checkDepth(k, v, &converted); err != nil {
-			return nil, err
-		}
+	if err := checkVariables(vars, &converted); err != nil {
+		return nil, err
 	}
 	norm, err := runtime.Normalize(vars)
 	if err != nil || !converted {
@@ -45,6 +43,23 @@ func normalize(vars map[string]any) (map[string]any, error) {
 		}
 	}
 	return norm, nil
+}
+
+// CheckVariableDepth returns an error wrapping ErrBadVariables, naming the
+// variable and the limit, if a value in vars nests deeper than
+// MaxVariableDepth (a map that contains itself does). Every call of Engine
+// that takes variables checks this; the Go host checks it too before it
+// encodes a request, so both report the same error. Its walk stops at the
+// limit, so it costs little however deep the value.
+func CheckVariableDepth(vars map[string]any) error { return checkVariables(vars, nil) }
+
+func checkVariables(vars map[string]any, converted *bool) error {
+	for k, v := range vars {
+		if err := checkDepth(k, v, converted); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkDepth returns an ErrBadVariables error naming variable name if v

@@ -41,6 +41,9 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 // Start starts an instance of the newest version of processID and returns
 // its key once the engine has settled.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return 0, fmt.Errorf("start %s: %w", processID, err)
+	}
 	var res struct {
 		InstanceKey int64 `json:"instanceKey"`
 	}
@@ -55,6 +58,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 // correlates to the subscriptions waiting for it, starts instances at
 // matching message start events, and with a TTL is buffered.
 func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
+	if err := engine.CheckVariableDepth(msg.Variables); err != nil {
+		return fmt.Errorf("publish message %q: %w", msg.Name, err)
+	}
 	return e.call(ctx, "publish_message", struct {
 		Name           string         `json:"name"`
 		CorrelationKey string         `json:"correlationKey,omitempty"`
@@ -66,6 +72,9 @@ func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
 
 // BroadcastSignal delivers a signal to every instance waiting for it.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return fmt.Errorf("broadcast signal %q: %w", name, err)
+	}
 	return e.call(ctx, "broadcast_signal", struct {
 		Name      string         `json:"name"`
 		Variables map[string]any `json:"variables,omitempty"`
@@ -90,6 +99,9 @@ type jobRequest struct {
 
 // CompleteJob completes a job; vars are merged into the process variables.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return fmt.Errorf("complete job %d: %w", key, err)
+	}
 	return e.call(ctx, "complete_job", jobRequest{key, vars}, nil)
 }
 
@@ -105,6 +117,9 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 
 // ThrowError raises the BPMN error code from a job's element.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return fmt.Errorf("throw error from job %d: %w", key, err)
+	}
 	return e.call(ctx, "throw_error", struct {
 		JobKey    int64          `json:"jobKey"`
 		ErrorCode string         `json:"errorCode"`

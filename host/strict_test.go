@@ -31,11 +31,24 @@ func TestEngine_StrictRequests(t *testing.T) {
 	_, err := e.Deploy(ctx, "order.bpmn", readFile(t, "order.bpmn"))
 	require.NoError(t, err)
 	limit := fmt.Sprint(engine.MaxVariableDepth)
+	cyclic := map[string]any{}
+	cyclic["self"] = cyclic
+	for name, v := range map[string]any{"over": nested(engine.MaxVariableDepth + 1), "3k": nested(3_000), "10k": nested(10_000), "cycle": cyclic} {
+		// The Go API reports what the native engine does, before encoding.
+		_, err := e.Start(ctx, "order", map[string]any{"deep": v})
+		require.ErrorIs(t, err, engine.ErrBadVariables, name)
+		assert.Contains(t, err.Error(), limit, name)
+		require.ErrorIs(t, e.BroadcastSignal(ctx, "s", map[string]any{"deep": v}), engine.ErrBadVariables, name)
+		require.ErrorIs(t, e.PublishMessage(ctx, engine.Message{Name: "m", Variables: map[string]any{"deep": v}}), engine.ErrBadVariables, name)
+		require.ErrorIs(t, e.CompleteJob(ctx, 1, map[string]any{"deep": v}), engine.ErrBadVariables, name)
+		require.ErrorIs(t, e.ThrowError(ctx, 1, "E", "", map[string]any{"deep": v}), engine.ErrBadVariables, name)
+	}
+	// Raw JSON reaches the module, which checks the bytes before decoding.
 	for _, depth := range []int{engine.MaxVariableDepth + 1, 3_000, 10_000} {
-		_, err := e.Start(ctx, "order", map[string]any{"deep": nested(depth)})
+		req := `{"processId":"order","variables":{"deep":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}`
+		_, err := e.Call(ctx, "start", []byte(req))
 		require.ErrorIs(t, err, host.ErrBadRequest, "depth %d", depth)
 		assert.Contains(t, err.Error(), limit, "depth %d", depth)
-		require.ErrorIs(t, e.BroadcastSignal(ctx, "s", map[string]any{"deep": nested(depth)}), host.ErrBadRequest)
 	}
 	for _, req := range []string{
 		`{"PROCESSID":"order"}`,
