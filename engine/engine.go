@@ -48,14 +48,24 @@ var (
 	ErrUnknownIncident = runtime.ErrUnknownIncident
 	// ErrInstanceEnded is returned by calls on an instance that has ended.
 	ErrInstanceEnded = runtime.ErrInstanceEnded
-	// ErrClosed is returned by calls on a closed engine.
+	// ErrClosed is returned by every call that takes input or waits (Deploy,
+	// Start, the job calls, PublishMessage, BroadcastSignal, Advance,
+	// AdvanceTo, ResolveIncident, Settle) once Close has begun; the input
+	// is not taken. Instance calls report ErrInstanceEnded, since Close
+	// ended every instance.
 	ErrClosed = runtime.ErrClosed
 	// ErrNotVirtual is returned by Advance and AdvanceTo when the engine's
 	// clock is not a *clock.Virtual.
 	ErrNotVirtual = runtime.ErrNotVirtual
 	// ErrBadVariables is returned when variables are not JSON-compatible
-	// or nest deeper than MaxValueDepth.
+	// or nest deeper than MaxVariableDepth.
 	ErrBadVariables = runtime.ErrBadVariables
+	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
+	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
+	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL
+	// that ends after clock.Max. A timer whose firing falls outside the
+	// range opens an incident naming the time and the limit.
+	ErrTimeOutOfRange = clock.ErrOutOfRange
 )
 
 // Plain data types of the event stream and the jobs API. They are copies:
@@ -84,15 +94,6 @@ type (
 	// jobs, open incidents, subscriptions and timers.
 	Stats = runtime.Stats
 )
-
-// MaxValueDepth bounds how deeply a variable's value may nest lists and
-// objects: 100 levels (a list of lists is two). Variables given to Start,
-// CompleteJob, ThrowError, PublishMessage and BroadcastSignal that nest
-// deeper, or contain themselves, are refused with ErrBadVariables; a
-// mapping whose expression yields such a value fails like any expression
-// error. Every host checks the same figure, before decoding, so that no
-// walk of a value can exhaust a host's stack.
-const MaxValueDepth = runtime.MaxValueDepth
 
 // Instance states.
 const (
@@ -240,6 +241,7 @@ type config struct {
 	eventLog       bool
 	maxEvalSteps   int64
 	maxEvalBytes   int64
+	backlog        int
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -333,6 +335,13 @@ func WithMaxEvalBytes(n int64) Option { return func(cfg *config) { cfg.maxEvalBy
 // the log grows until drained.
 func WithEventLog() Option { return func(cfg *config) { cfg.eventLog = true } }
 
+// WithObserverBacklog sets how many records an observer (Subscribe) may
+// have waiting before the engine drops it (default 65,536). The engine
+// never blocks on an observer: one that falls further behind, for example
+// because its function never returns, is dropped instead, and its
+// unsubscribe function reports ErrObserverDropped.
+func WithObserverBacklog(n int) Option { return func(cfg *config) { cfg.backlog = n } }
+
 // Engine deploys processes and runs their instances. All methods are safe
 // for concurrent use.
 type Engine struct {
@@ -347,6 +356,11 @@ func New(opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.clock != nil {
+		if err := clock.CheckRange(cfg.clock.Now()); err != nil {
+			return nil, fmt.Errorf("flowtrack: WithClock: the clock reads %w", err)
+		}
+	}
 	b := cfg.budgets
 	for _, o := range []struct {
 		name string
@@ -354,6 +368,7 @@ func New(opts ...Option) (*Engine, error) {
 	}{
 		{"WithMaxSteps", cfg.maxSteps}, {"WithMaxStepsPerInput", b.stepsPerInput}, {"WithMaxTokensPerInput", b.tokensPerInput},
 		{"WithMaxRecordsPerInput", b.recordsPerInput}, {"WithMaxTokens", b.tokens}, {"WithMaxStartsPerInput", b.startsPerInput},
+		{"WithObserverBacklog", cfg.backlog},
 	} {
 		if o.v < 0 {
 			return nil, fmt.Errorf("flowtrack: %s(%d): must not be negative", o.name, o.v)
@@ -368,7 +383,7 @@ func New(opts ...Option) (*Engine, error) {
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
-		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog,
+		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,
@@ -542,7 +557,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return nil, err
 	}
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", processID, err)
 	}
@@ -561,7 +576,7 @@ func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
 // CompleteJob completes a job; vars are merged into the process variables
 // and the waiting token moves on.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
@@ -578,7 +593,7 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 // boundary event or event sub-process that catches it, an incident holds
 // the token.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
@@ -626,7 +641,10 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 	if m.TTL < 0 {
 		return fmt.Errorf("flowtrack: publish message %q: negative TTL %s", m.Name, m.TTL)
 	}
-	norm, err := runtime.Normalize(m.Variables)
+	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
+		return fmt.Errorf("flowtrack: publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
+	}
+	norm, err := normalize(m.Variables)
 	if err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
@@ -645,7 +663,7 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	norm, err := runtime.Normalize(vars)
+	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
@@ -665,8 +683,13 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 
 // AdvanceTo moves a virtual clock to t. Timers due on the way fire in due
 // order, and the engine settles after each due time, so a timer scheduled
-// by an earlier firing inside the span fires too. It returns ErrNotVirtual
-// if the engine's clock is not a *clock.Virtual.
+// by an earlier firing inside the span fires too.
+//
+// # Errors
+//
+// ErrNotVirtual if the engine's clock is not a *clock.Virtual;
+// ErrTimeOutOfRange for a t after clock.Max (nothing moves);
+// ErrTooManyFirings; ErrClosed; the context's error.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt.AdvanceTo(ctx, t) }
 
 // NextDeadline returns when the earliest timer is due, and false when no
@@ -691,7 +714,17 @@ func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
 // instance's order, on a goroutine of its own, so a slow observer never
 // blocks an instance. fn may call the engine but must not call the
 // returned unsubscribe function, which waits for fn's last return.
-func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) { return e.rt.Subscribe(fn) }
+//
+// Settle waits until every observer has returned from every record it was
+// given. An observer that falls more than the backlog limit behind
+// (WithObserverBacklog) is dropped: it gets no more records, what it had
+// waiting is discarded and no longer holds Settle, and unsubscribe returns
+// ErrObserverDropped.
+func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func() error) { return e.rt.Subscribe(fn) }
+
+// ErrObserverDropped is returned by the unsubscribe function of an
+// observer that fell more than the backlog limit behind (see Subscribe).
+var ErrObserverDropped = runtime.ErrObserverDropped
 
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.rt.Now() }
@@ -713,5 +746,6 @@ func (e *Engine) DrainEvents() []Event { return e.rt.DrainEvents() }
 func (e *Engine) Stats() Stats { return e.rt.Stats() }
 
 // Close cancels every live instance and waits until all goroutines the
-// engine started have ended. Calls after Close fail with ErrClosed.
+// engine started have ended. Calls after Close fail with ErrClosed (see
+// there for which). Close is idempotent.
 func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }

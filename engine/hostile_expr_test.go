@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -58,12 +59,12 @@ func TestHostile_MappingIncidents(t *testing.T) {
 			map[string]any{"l": seqList(1000)}, "step budget of 1000000"},
 		{"string doubling", [][2]string{{`= s` + strings.Repeat(" + s", 100), "big"}},
 			map[string]any{"s": s}, "byte budget of 16777216"},
-		{"deep value, one level per mapping", repeatInput(`= [a]`, "a", engine.MaxValueDepth+5), nil,
-			"nested deeper than 100 levels"},
+		{"deep value, one level per mapping", repeatInput(`= [a]`, "a", engine.MaxVariableDepth+5), nil,
+			fmt.Sprintf("deeper than %d levels", engine.MaxVariableDepth)},
 		{"shared value doubling per mapping", append([][2]string{{`= &quot;` + strings.Repeat("y", 1000) + `&quot;`, "a"}}, repeatInput(`= [a, a]`, "a", 40)...), nil,
 			"larger than the 16777216 bytes"},
-		{"deep path target", [][2]string{{`= [[1]]`, strings.TrimPrefix(strings.Repeat(".a", engine.MaxValueDepth), ".")}}, nil,
-			"nested deeper than 100 levels"},
+		{"deep path target", [][2]string{{`= [[1]]`, strings.TrimPrefix(strings.Repeat(".a", engine.MaxVariableDepth), ".")}}, nil,
+			fmt.Sprintf("deeper than %d levels", engine.MaxVariableDepth)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -118,10 +119,10 @@ func TestHostile_DeepExpressionsAtDeploy(t *testing.T) {
 		require.ErrorAs(t, err, &de, source[:10])
 		assert.Contains(t, err.Error(), "nested more than", source[:10])
 	}
-	_, err := e.Deploy("deep.bpmn", []byte(mappingTask([2]string{"= 1", strings.TrimPrefix(strings.Repeat(".a", engine.MaxValueDepth+1), ".")})))
+	_, err := e.Deploy("deep.bpmn", []byte(mappingTask([2]string{"= 1", strings.TrimPrefix(strings.Repeat(".a", engine.MaxVariableDepth+1), ".")})))
 	var de *engine.DeployError
 	require.ErrorAs(t, err, &de)
-	assert.Contains(t, err.Error(), "deeper than 100 levels")
+	assert.Contains(t, err.Error(), fmt.Sprintf("deeper than %d levels", engine.MaxVariableDepth))
 	stillWorks(t, e)
 }
 
@@ -133,14 +134,14 @@ func TestHostile_VariablesTooDeepOrCyclic(t *testing.T) {
 	list := []any{nil}
 	list[0] = list
 	deep := any(1.0)
-	for range engine.MaxValueDepth {
+	for range engine.MaxVariableDepth {
 		deep = []any{deep}
 	}
 	ok := deep
 	for name, v := range map[string]any{"cyclic map": cyclic, "cyclic list": list, "too deep": []any{deep}} {
 		_, err := e.Start(ctxT(t), "p", map[string]any{"v": v})
 		require.ErrorIs(t, err, engine.ErrBadVariables, name)
-		assert.Contains(t, err.Error(), "nested deeper than 100 levels", name)
+		assert.Contains(t, err.Error(), fmt.Sprintf("deeper than %d levels", engine.MaxVariableDepth), name)
 	}
 	inst := start(t, e, map[string]any{"v": ok})
 	jobs := e.Jobs(engine.JobFilter{})

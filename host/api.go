@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // Deploy parses, validates and registers the executable processes of a
@@ -17,10 +19,17 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 		Processes []engine.Process `json:"processes"`
 		Warnings  []engine.Problem `json:"warnings"`
 	}
+	// The document travels as its bytes (base64), not as a JSON string:
+	// JSON strings hold UTF-8, and a document in another encoding, or
+	// with invalid UTF-8, must reach the module as the native engine
+	// would see it.
+	if bpmn == nil {
+		bpmn = []byte{} // "" rather than null: an empty document, which the engine rejects as natively
+	}
 	err := e.call(ctx, "deploy", struct {
-		Name string `json:"name"`
-		XML  string `json:"xml"`
-	}{name, string(bpmn)}, &res)
+		Name      string `json:"name"`
+		XMLBase64 []byte `json:"xmlBase64"`
+	}{name, bpmn}, &res)
 	if err != nil {
 		if de, ok := err.(*engine.DeployError); ok {
 			de.File = name
@@ -33,6 +42,9 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 // Start starts an instance of the newest version of processID and returns
 // its key once the engine has settled.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return 0, fmt.Errorf("start %s: %w", processID, err)
+	}
 	var res struct {
 		InstanceKey int64 `json:"instanceKey"`
 	}
@@ -47,6 +59,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 // correlates to the subscriptions waiting for it, starts instances at
 // matching message start events, and with a TTL is buffered.
 func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
+	if err := engine.CheckVariableDepth(msg.Variables); err != nil {
+		return fmt.Errorf("publish message %q: %w", msg.Name, err)
+	}
 	return e.call(ctx, "publish_message", struct {
 		Name           string         `json:"name"`
 		CorrelationKey string         `json:"correlationKey,omitempty"`
@@ -58,6 +73,9 @@ func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
 
 // BroadcastSignal delivers a signal to every instance waiting for it.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return fmt.Errorf("broadcast signal %q: %w", name, err)
+	}
 	return e.call(ctx, "broadcast_signal", struct {
 		Name      string         `json:"name"`
 		Variables map[string]any `json:"variables,omitempty"`
@@ -82,6 +100,9 @@ type jobRequest struct {
 
 // CompleteJob completes a job; vars are merged into the process variables.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return fmt.Errorf("complete job %d: %w", key, err)
+	}
 	return e.call(ctx, "complete_job", jobRequest{key, vars}, nil)
 }
 
@@ -97,6 +118,9 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 
 // ThrowError raises the BPMN error code from a job's element.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	if err := engine.CheckVariableDepth(vars); err != nil {
+		return fmt.Errorf("throw error from job %d: %w", key, err)
+	}
 	return e.call(ctx, "throw_error", struct {
 		JobKey    int64          `json:"jobKey"`
 		ErrorCode string         `json:"errorCode"`
@@ -127,7 +151,13 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // AdvanceTo moves the virtual clock to t (a t in the past changes nothing).
+// A t outside [clock.Min, clock.Max] is engine.ErrTimeOutOfRange, as
+// natively; it is refused here because the ABI's RFC 3339 cannot carry
+// years past 9999.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
+	if err := clock.CheckRange(t); err != nil {
+		return fmt.Errorf("advance: %w", err)
+	}
 	return e.call(ctx, "advance", struct {
 		To string `json:"to"`
 	}{t.UTC().Format(time.RFC3339Nano)}, nil)
@@ -135,16 +165,16 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 
 // Now returns the module clock's reading after the last call.
 func (e *Engine) Now() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	_ = e.acquire(context.Background())
+	defer e.release()
 	return e.now
 }
 
 // NextDeadline returns when the earliest pending timer is due, as of the
 // last call, and false when none is pending.
 func (e *Engine) NextDeadline() (time.Time, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	_ = e.acquire(context.Background())
+	defer e.release()
 	if e.deadline == nil {
 		return time.Time{}, false
 	}
@@ -152,8 +182,19 @@ func (e *Engine) NextDeadline() (time.Time, bool) {
 }
 
 // Settle returns at once: every call already runs until the engine
-// settles. It exists so code written against engine.Engine runs unchanged.
-func (e *Engine) Settle(ctx context.Context) error { return ctx.Err() }
+// settles. It exists so code written against engine.Engine runs unchanged,
+// and like the native Settle it returns engine.ErrClosed after Close (and
+// ErrTrapped after a trap).
+func (e *Engine) Settle(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
+	return e.usable()
+}
 
 type instanceRequest struct {
 	InstanceKey int64 `json:"instanceKey"`
@@ -219,7 +260,7 @@ func (e *Engine) Cancel(ctx context.Context, key int64) error {
 // Subscribe calls fn with every event record the module produces, in each
 // instance's order. fn runs on the goroutine of the call that produced the
 // records, after that call returned from the module and released the
-// Engine's mutex, so fn may call the Engine (its records are delivered
+// Engine's lock, so fn may call the Engine (its records are delivered
 // after fn returns). A panic in fn is not recovered. The returned function
 // unsubscribes.
 //

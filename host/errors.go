@@ -36,6 +36,7 @@ var sentinels = map[string]error{
 	"UNSUPPORTED":       ErrUnsupported,
 	"DUPLICATE_MESSAGE": engine.ErrDuplicateMessage,
 	"TOO_MANY_FIRINGS":  engine.ErrTooManyFirings,
+	"TIME_OUT_OF_RANGE": engine.ErrTimeOutOfRange,
 }
 
 // native returns the error a native engine call would return: a

@@ -22,10 +22,10 @@
 // Time is virtual: it moves only through Advance and AdvanceTo; NextDeadline
 // says when the next timer is due.
 //
-// # Why one module instance per Engine, behind a mutex?
+// # Why one module instance per Engine, behind a lock?
 //
 // A wasm instance has one linear memory and runs one call at a time, so an
-// Engine serialises its calls with a mutex. Independent workloads that need
+// Engine serialises its calls with a lock. Independent workloads that need
 // parallelism create one Engine each: all Engines of a process share one
 // compiled module, so a further Engine costs only instantiation (a few
 // milliseconds), not compilation.
@@ -43,6 +43,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -108,6 +109,7 @@ type config struct {
 	cache    wazero.CompilationCache
 	ownCache bool // cache (possibly nil) was chosen by WithCompilationCache
 	stderr   io.Writer
+	maxSteps int
 }
 
 // Option configures an Engine at New.
@@ -131,6 +133,11 @@ func WithCompilationCache(cache wazero.CompilationCache) Option {
 // to w. Either way the end of it is kept for the error of a trap.
 func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
 
+// WithMaxSteps sets the module engine's step limit, as engine.WithMaxSteps
+// does natively: how many elements a token may pass without waiting before
+// an incident opens (default 10,000). New fails for a negative n.
+func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = n } }
+
 // compiled is a runtime with the module compiled in it.
 type compiled struct {
 	rt  wazero.Runtime
@@ -149,7 +156,7 @@ func sharedRuntime(ctx context.Context) (*compiled, error) {
 	if shared != nil {
 		return shared, nil
 	}
-	c, err := compile(ctx, Module(), defaultCache())
+	c, err := compile(ctx, Module(), defaultCache(), false)
 	if err != nil {
 		return nil, err
 	}
@@ -172,12 +179,14 @@ func defaultCache() wazero.CompilationCache {
 // slower) with WASI and compiles wasm in it.
 //
 // The runtime does not close modules when a call's context is done
-// (WithCloseOnContextDone): the checks it compiles in made every call
-// several times slower (straight-10: 59x native with them, 16x without),
-// and a call cannot block, since the module never sleeps and the engine
-// bounds every loop. Contexts are checked before each call instead.
-func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*compiled, error) {
-	cfg := wazero.NewRuntimeConfigCompiler()
+// (WithCloseOnContextDone): the checks it compiles in make every call
+// about twice as slow (RATIONALE.md, "Why does a cancelled host call
+// abandon the module rather than stop it?"), and a call cannot block,
+// since the module never sleeps and the engine bounds every loop. A call
+// whose context ends returns at once instead and abandons the module to
+// finish on its own (Engine.run).
+func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache, closeOnDone bool) (*compiled, error) {
+	cfg := wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(closeOnDone)
 	if cache != nil {
 		cfg = cfg.WithCompilationCache(cache)
 	}
@@ -197,17 +206,25 @@ func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache) (*
 // Engine is one flowtrack module instance: one engine with its deployed
 // processes, instances and virtual clock.
 //
-// Its methods are safe for concurrent use: a mutex serialises them, so one
+// Its methods are safe for concurrent use: a lock serialises them, so one
 // wasm instance is never entered from two goroutines. Observers registered
 // with Subscribe run on the goroutine that made the call, after the call has
-// released the mutex, so they may call the Engine.
+// released the lock, so they may call the Engine.
+//
+// Every call honours its context: waiting for the lock, and while the
+// module works. A call whose context ends mid-call returns the context's
+// error wrapped with ErrTrapped: the module cannot be stopped mid-call, so
+// it is abandoned (it finishes that call on its own goroutine and is then
+// closed) and the Engine is discarded as after a trap.
 //
 // If the module traps, the call returns an error wrapping ErrTrapped, the
 // module instance is closed, and every later call returns ErrTrapped: the
 // Engine is not repaired, because the instances it ran are gone. Create a
 // new Engine (cheap: the compiled module is shared).
 type Engine struct {
-	mu       sync.Mutex
+	// lock serialises everything that touches the module. It is a
+	// channel so that waiting for it honours a context (see acquire).
+	lock     chan struct{}
 	own      wazero.Runtime // nil when the runtime is shared
 	mod      api.Module
 	fns      map[string]api.Function
@@ -223,7 +240,29 @@ type Engine struct {
 	obsMu     sync.Mutex
 	observers map[int]func(engine.Event)
 	nextObs   int
+
+	// closeLater is set by a Close whose context ended while a call ran:
+	// that call closes the module when it returns.
+	closeLater atomic.Bool
 }
+
+// acquire takes the Engine's lock, or returns ctx's error if ctx ends
+// first.
+func (e *Engine) acquire(ctx context.Context) error {
+	select {
+	case e.lock <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case e.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) release() { <-e.lock }
 
 // operations are the operation exports of ABI version 1.
 var operations = []string{
@@ -238,7 +277,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine{stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(operations))}
+	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(operations))}
 	var c *compiled
 	var err error
 	if cfg.module == nil && !cfg.ownCache {
@@ -248,7 +287,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		if wasm == nil {
 			wasm = Module()
 		}
-		c, err = compile(ctx, wasm, cfg.cache)
+		c, err = compile(ctx, wasm, cfg.cache, false)
 		if c != nil {
 			e.own = c.rt
 		}
@@ -269,8 +308,13 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	// Nobody listens yet: the module need not keep or encode events until
-	// Subscribe asks for them.
-	if err := e.setEvents(ctx, false); err != nil {
+	// Subscribe asks for them. Engine options go in the same call, before
+	// anything is deployed.
+	err = e.call(ctx, "configure", struct {
+		Events   bool `json:"events"`
+		MaxSteps int  `json:"maxSteps,omitempty"`
+	}{false, cfg.maxSteps}, nil)
+	if err != nil {
 		e.mod.Close(ctx)
 		e.closeRuntime(ctx)
 		return nil, err
@@ -326,10 +370,21 @@ func (e *Engine) closeRuntime(ctx context.Context) {
 }
 
 // Close discards the module instance and everything it holds. Calls after
-// Close return ErrClosed (engine.ErrClosed).
+// Close return ErrClosed (engine.ErrClosed). Close returns when ctx ends
+// even if a call is still running in the module: it then returns ctx's
+// error, and that call closes the module as it returns.
 func (e *Engine) Close(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		e.closeLater.Store(true)
+		return fmt.Errorf("flowtrack host: close: a call is still running; the module closes when it returns: %w", err)
+	}
+	defer e.release()
+	return e.closeLocked(ctx)
+}
+
+// closeLocked closes the module, if it is still open. Called with the
+// lock held.
+func (e *Engine) closeLocked(ctx context.Context) error {
 	if e.mod == nil {
 		return nil
 	}
@@ -379,12 +434,17 @@ func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
 	return nil
 }
 
-// invoke runs one operation under the mutex, then hands the call's events
+// invoke runs one operation under the lock, then hands the call's events
 // to the observers outside it.
 func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, error) {
-	e.mu.Lock()
+	if err := e.acquire(ctx); err != nil {
+		return nil, err
+	}
 	env, err := e.invokeLocked(ctx, op, req)
-	e.mu.Unlock()
+	if e.closeLater.Load() {
+		_ = e.closeLocked(context.Background())
+	}
+	e.release()
 	if env != nil && len(env.Events) > 0 {
 		e.notify(env.Events)
 	}
@@ -400,12 +460,21 @@ func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, 
 	return env, nil
 }
 
-func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*envelope, error) {
+// usable returns why the Engine can take no more calls (closed or
+// trapped), or nil. Called with e.mu held.
+func (e *Engine) usable() error {
 	switch {
 	case e.trapped != nil:
-		return nil, fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
+		return fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
 	case e.mod == nil:
-		return nil, engine.ErrClosed
+		return engine.ErrClosed
+	}
+	return nil
+}
+
+func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*envelope, error) {
+	if err := e.usable(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -418,9 +487,9 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 	if err != nil {
 		return nil, e.trap(ctx, op, err)
 	}
-	res, err := fn.Call(ctx, uint64(ptr), uint64(len(req)))
+	res, err := e.run(ctx, op, fn, uint64(ptr), uint64(len(req)))
 	if err != nil {
-		return nil, e.trap(ctx, op, err)
+		return nil, err
 	}
 	rptr, rlen := uint32(res[0]>>32), uint32(res[0])
 	view, ok := e.mod.Memory().Read(rptr, rlen)
@@ -473,6 +542,55 @@ func (e *Engine) request(ctx context.Context, req []byte) (uint32, error) {
 	return e.reqPtr, nil
 }
 
+// run calls fn and returns its results, or the error to report after
+// discarding the module.
+//
+// A call that can be cancelled runs on a goroutine of its own, so that the
+// caller gets its context's error as soon as the context ends. The module
+// cannot be stopped mid-call (see compile): it is abandoned, finishes the
+// call on that goroutine (every call ends: the engine bounds its loops)
+// and is then closed; the Engine reports ErrTrapped from then on, since
+// the call's effect is unknown. A context that cannot be cancelled costs
+// no goroutine.
+func (e *Engine) run(ctx context.Context, op string, fn api.Function, params ...uint64) ([]uint64, error) {
+	if ctx.Done() == nil {
+		res, err := fn.Call(ctx, params...)
+		if err != nil {
+			return nil, e.trap(ctx, op, err)
+		}
+		return res, nil
+	}
+	type result struct {
+		res []uint64
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := fn.Call(context.WithoutCancel(ctx), params...)
+		done <- result{res, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, e.trap(ctx, op, r.err)
+		}
+		return r.res, nil
+	case <-ctx.Done():
+	}
+	err := fmt.Errorf("%w: %s: abandoned mid-call: %w", ErrTrapped, op, ctx.Err())
+	e.trapped = err
+	mod, own := e.mod, e.own
+	e.mod, e.own = nil, nil
+	go func() {
+		<-done
+		_ = mod.Close(context.Background())
+		if own != nil {
+			_ = own.Close(context.Background())
+		}
+	}()
+	return nil, err
+}
+
 // trap discards the module after a failed call and returns the error to
 // report.
 func (e *Engine) trap(ctx context.Context, op string, cause error) error {
@@ -485,8 +603,8 @@ func (e *Engine) trap(ctx context.Context, op string, cause error) error {
 
 // Trapped returns the error that discarded the module, or nil.
 func (e *Engine) Trapped() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	_ = e.acquire(context.Background())
+	defer e.release()
 	return e.trapped
 }
 
@@ -529,8 +647,10 @@ func (t *tailBuffer) suffix() string {
 // the module on purpose; the Engine is discarded as after any trap. It
 // exists to test trap handling and returns an error wrapping ErrTrapped.
 func (e *Engine) DebugTrap(ctx context.Context) error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
 	if e.trapped != nil || e.mod == nil {
 		return ErrTrapped
 	}

@@ -31,3 +31,30 @@ func BenchmarkModule_StartStraight10(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecode compares strict decoding (the scan for nesting,
+// duplicate keys and exact-case names, then encoding/json) with
+// encoding/json alone, on a start request with a few variables.
+func BenchmarkDecode(b *testing.B) {
+	data := []byte(`{"processId":"order","variables":{"amount":250,"customer":{"name":"Ann","tags":["a","b"]},"ok":true}}`)
+	var req struct {
+		ProcessID string         `json:"processId"`
+		Variables map[string]any `json:"variables"`
+	}
+	b.Run("strict", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := decode("start", data, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := decodeJSON("start", data, &req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

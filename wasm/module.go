@@ -28,16 +28,53 @@ const maxRequest = 16 << 20
 type module struct {
 	clock *clock.Virtual
 	eng   *engine.Engine
+	// settings are the engine options configure has set (see
+	// opConfigure); the engine is rebuilt with them while it is still
+	// empty.
+	settings engineSettings
+	// events is whether responses carry events (configure; default on).
+	events bool
+	// used is set by the first operation that gives the engine state a
+	// rebuild would lose (deploy, publish_message); after it, engine
+	// options can no longer change.
+	used bool
+}
+
+// engineSettings are the engine options the configure operation sets.
+// The zero value is the engine's defaults.
+type engineSettings struct {
+	maxSteps int
+}
+
+// options returns the engine options of s.
+func (s engineSettings) options() []engine.Option {
+	var opts []engine.Option
+	if s.maxSteps > 0 {
+		opts = append(opts, engine.WithMaxSteps(s.maxSteps))
+	}
+	return opts
 }
 
 func newModule() *module {
-	m := &module{clock: clock.NewVirtual(clock.Epoch)}
-	eng, err := engine.New(engine.WithClock(m.clock), engine.WithEventLog())
+	m := &module{clock: clock.NewVirtual(clock.Epoch), events: true}
+	if err := m.build(); err != nil {
+		panic(err) // only invalid options fail, and the defaults are valid
+	}
+	return m
+}
+
+// build (re)creates the engine on the module's clock with its settings,
+// the event log on as by default.
+func (m *module) build() error {
+	eng, err := engine.New(append([]engine.Option{engine.WithClock(m.clock), engine.WithEventLog()}, m.settings.options()...)...)
 	if err != nil {
-		panic(err) // only invalid options fail, and there are none
+		return err
+	}
+	if m.eng != nil {
+		_ = m.eng.Close(context.Background()) // empty: nothing to cancel
 	}
 	m.eng = eng
-	return m
+	return nil
 }
 
 // response is the envelope of every answer (ABI.md, "The response envelope").
@@ -76,6 +113,7 @@ const (
 	codeUnsupported     = "UNSUPPORTED"
 	codeDuplicate       = "DUPLICATE_MESSAGE"
 	codeTooManyFirings  = "TOO_MANY_FIRINGS"
+	codeTimeOutOfRange  = "TIME_OUT_OF_RANGE"
 	codeInternal        = "INTERNAL"
 )
 
@@ -111,6 +149,7 @@ func toCallError(err error) *callError {
 		{errUnknownInstance, codeUnknownInstance},
 		{engine.ErrDuplicateMessage, codeDuplicate},
 		{engine.ErrTooManyFirings, codeTooManyFirings},
+		{engine.ErrTimeOutOfRange, codeTimeOutOfRange},
 		{engine.ErrNotVirtual, codeUnsupported},
 	} {
 		if errors.Is(err, c.err) {
@@ -211,13 +250,32 @@ func (m *module) run(op string, req []byte) (resp response) {
 	return response{OK: true, Result: result}
 }
 
-// decode strictly decodes the JSON request data into v: unknown fields,
-// wrong types and trailing data are BAD_REQUEST errors naming the field.
-// Empty data means {}.
-func decode(op string, data []byte, v any) error {
+// decode strictly decodes the JSON request data into v: unknown fields
+// (names match exactly, case included), duplicate keys at any level,
+// nesting past maxRequestDepth, wrong types and trailing data are
+// BAD_REQUEST errors naming the field, the key or the limit. Empty data
+// means {}.
+func decode(op string, data []byte, v any) error { return decodeNested(op, data, v, maxRequestDepth) }
+
+// decodeNested is decode with a nesting limit of its own, for a request
+// that wraps another one (call).
+func decodeNested(op string, data []byte, v any, limit int) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		data = []byte("{}")
 	}
+	s := scanRequest(data, limit)
+	if err := s.depthError(op, limit); err != nil {
+		return err
+	}
+	if err := decodeJSON(op, data, v); err != nil {
+		return err
+	}
+	return s.keyError(op, v)
+}
+
+// decodeJSON decodes data into v with encoding/json, unknown fields
+// rejected, and maps its errors to BAD_REQUEST.
+func decodeJSON(op string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -1,15 +1,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // operation runs one ABI operation on its JSON request.
@@ -44,23 +48,74 @@ func init() {
 
 func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
 	var req struct {
-		Name string  `json:"name"`
-		XML  *string `json:"xml"`
+		Name      string  `json:"name"`
+		XML       *string `json:"xml"`
+		XMLBase64 *string `json:"xmlBase64"`
 	}
 	if err := decode("deploy", data, &req); err != nil {
 		return nil, err
 	}
-	if req.XML == nil {
-		return nil, badRequest("deploy: field \"xml\" is required")
+	var doc []byte
+	switch {
+	case (req.XML == nil) == (req.XMLBase64 == nil):
+		return nil, badRequest("deploy: exactly one of fields \"xml\" and \"xmlBase64\" is required")
+	case req.XMLBase64 != nil:
+		var err error
+		if doc, err = base64.StdEncoding.DecodeString(*req.XMLBase64); err != nil {
+			return nil, badRequest("deploy: field \"xmlBase64\" is not standard base64: %v", err)
+		}
+	default:
+		doc = []byte(*req.XML)
+		if enc := declaredEncoding(doc); enc != "" && !utf8Label(enc) && !ascii(doc) {
+			return nil, badRequest("deploy: field \"xml\" carries text, which reaches the engine as UTF-8, but the document declares encoding %q: "+
+				"send the document's bytes in \"xmlBase64\" instead", enc)
+		}
 	}
 	if req.Name == "" {
 		req.Name = "model.bpmn"
 	}
-	d, err := m.eng.Deploy(req.Name, []byte(*req.XML))
+	m.used = true
+	d, err := m.eng.Deploy(req.Name, doc)
 	if err != nil {
 		return nil, err
 	}
 	return deployResult{Name: d.Name, Processes: d.Processes, Warnings: d.Warnings}, nil
+}
+
+// declaredEncoding returns the encoding named by doc's XML declaration, or
+// "" when it names none.
+func declaredEncoding(doc []byte) string {
+	doc = bytes.TrimLeft(doc, "\ufeff \t\r\n")
+	if !bytes.HasPrefix(doc, []byte("<?xml")) {
+		return ""
+	}
+	decl, _, ok := bytes.Cut(doc, []byte("?>"))
+	if !ok {
+		return ""
+	}
+	_, after, ok := bytes.Cut(decl, []byte("encoding"))
+	if !ok {
+		return ""
+	}
+	after = bytes.TrimLeft(after, " \t\r\n=")
+	if len(after) == 0 || (after[0] != '"' && after[0] != '\'') {
+		return ""
+	}
+	name, _, _ := bytes.Cut(after[1:], after[:1])
+	return string(name)
+}
+
+func utf8Label(enc string) bool {
+	return strings.EqualFold(enc, "utf-8") || strings.EqualFold(enc, "utf8")
+}
+
+func ascii(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 type deployResult struct {
@@ -112,9 +167,11 @@ func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) 
 	if req.Name == "" {
 		return nil, badRequest("publish_message: field \"name\" is required")
 	}
-	if req.TTLMs < 0 || math.IsInf(req.TTLMs, 0) {
-		return nil, badRequest("publish_message: field \"ttlMs\" must be >= 0, got %v", req.TTLMs)
+	if req.TTLMs < 0 || req.TTLMs > maxAdvanceMs {
+		return nil, badRequest("publish_message: field \"ttlMs\" must be between 0 and %v, got %v (a TTL must end by %s)",
+			maxAdvanceMs, req.TTLMs, formatTime(clock.Max))
 	}
+	m.used = true
 	return nil, publishMessage(ctx, m.eng, req)
 }
 
@@ -216,13 +273,15 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	case req.ByMs != nil:
 		ms := *req.ByMs
 		if ms < 0 || math.IsNaN(ms) || ms > maxAdvanceMs {
-			return nil, badRequest("advance: field \"byMs\" must be between 0 and %v, got %v", maxAdvanceMs, ms)
+			return nil, badRequest("advance: field \"byMs\" must be between 0 and %v, got %v (the clock ends at %s)",
+				maxAdvanceMs, ms, formatTime(clock.Max))
 		}
 		target = m.clock.Now().Add(time.Duration(ms * float64(time.Millisecond)))
 	default:
 		t, err := time.Parse(time.RFC3339Nano, *req.To)
 		if err != nil {
-			return nil, badRequest("advance: field \"to\" is not an RFC 3339 time: %q", *req.To)
+			return nil, badRequest("advance: field \"to\" is not an RFC 3339 time between %s and %s: %q",
+				formatTime(clock.Min), formatTime(clock.Max), *req.To)
 		}
 		target = t
 	}
@@ -253,19 +312,39 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 	return nowResult{Now: formatTime(m.clock.Now())}, nil
 }
 
-// opConfigure sets how the module answers. Events are on by default; a
-// host with nobody listening turns them off, and the engine then neither
-// keeps nor encodes them.
+// opConfigure sets how the module answers (events, any time) and the
+// engine's options (maxSteps, ...), which only an empty engine takes: the
+// engine is rebuilt with them, so they must come before the first deploy
+// or publish_message. An engine option is one field here, one field of
+// engineSettings and one line of its options method.
 func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 	var req struct {
-		Events *bool `json:"events"`
+		Events   *bool `json:"events"`
+		MaxSteps *int  `json:"maxSteps"`
 	}
 	if err := decode("configure", data, &req); err != nil {
 		return nil, err
 	}
-	if req.Events != nil {
-		m.eng.SetEventLog(*req.Events)
+	settings := m.settings
+	if req.MaxSteps != nil {
+		if *req.MaxSteps < 0 {
+			return nil, badRequest("configure: field \"maxSteps\" must be >= 0 (0: the engine's default), got %d", *req.MaxSteps)
+		}
+		settings.maxSteps = *req.MaxSteps
 	}
+	if settings != m.settings {
+		if m.used {
+			return nil, badRequest("configure: engine options (maxSteps) must be set before the first deploy or publish_message")
+		}
+		m.settings = settings
+		if err := m.build(); err != nil {
+			return nil, badRequest("configure: %v", err)
+		}
+	}
+	if req.Events != nil {
+		m.events = *req.Events
+	}
+	m.eng.SetEventLog(m.events)
 	return nil, nil
 }
 
@@ -383,7 +462,9 @@ func opCall(ctx context.Context, m *module, data []byte) (any, error) {
 		Op      string          `json:"op"`
 		Request json.RawMessage `json:"request"`
 	}
-	if err := decode("call", data, &req); err != nil {
+	// The wrapped request is decoded, with the usual limit, by its own
+	// operation; here it is one level deeper.
+	if err := decodeNested("call", data, &req, maxRequestDepth+1); err != nil {
 		return nil, err
 	}
 	if req.Op == "" {

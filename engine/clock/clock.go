@@ -9,9 +9,41 @@ package clock
 
 import (
 	"container/heap"
+	"errors"
+	"fmt"
+	"math"
 	"sync"
 	"time"
 )
+
+// Min and Max are the earliest and latest instants the engine represents.
+// Event records and timer due times are kept as int64 nanoseconds since the
+// Unix epoch (as time.Time.UnixNano returns them), so an instant outside
+// [Min, Max] (before 1677-09-21 or after 2262-04-11) would wrap around, and
+// beyond year 9999 it has no RFC 3339 form for the wasm ABI either.
+// The engine rejects such instants wherever they enter: the clock, Advance,
+// timer dates, durations and cycles, message TTLs.
+var (
+	Min = time.Unix(0, math.MinInt64).UTC()
+	Max = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// ErrOutOfRange is returned for an instant outside [Min, Max] by the
+// Virtual clock's moves and CheckRange, and wrapped by every engine call
+// that rejects such an instant.
+var ErrOutOfRange = errors.New("flowtrack: time outside the range the engine represents")
+
+// CheckRange returns nil when t lies in [Min, Max], and otherwise an error
+// wrapping ErrOutOfRange that names t and the limit it passes.
+func CheckRange(t time.Time) error {
+	switch {
+	case t.After(Max):
+		return fmt.Errorf("%w: %s is after %s", ErrOutOfRange, t.UTC().Format(time.RFC3339Nano), Max.Format(time.RFC3339Nano))
+	case t.Before(Min):
+		return fmt.Errorf("%w: %s is before %s", ErrOutOfRange, t.UTC().Format(time.RFC3339Nano), Min.Format(time.RFC3339Nano))
+	}
+	return nil
+}
 
 // Clock tells the time and runs a function once a duration has passed.
 //
@@ -92,11 +124,16 @@ func (v *Virtual) NextDue() (time.Time, bool) {
 }
 
 // Advance moves the clock forward by d; see AdvanceTo.
-func (v *Virtual) Advance(d time.Duration) { v.AdvanceTo(v.Now().Add(d)) }
+func (v *Virtual) Advance(d time.Duration) error { return v.AdvanceTo(v.Now().Add(d)) }
 
 // AdvanceTo moves the clock to t, firing every call due at or before t in
 // due order. A t before Now fires nothing and leaves the clock unchanged.
-func (v *Virtual) AdvanceTo(t time.Time) {
+// A t outside [Min, Max] is refused with an error wrapping ErrOutOfRange,
+// and nothing moves.
+func (v *Virtual) AdvanceTo(t time.Time) error {
+	if err := CheckRange(t); err != nil {
+		return err
+	}
 	for {
 		v.mu.Lock()
 		if len(v.pending) == 0 || v.pending[0].due.After(t) {
@@ -104,7 +141,7 @@ func (v *Virtual) AdvanceTo(t time.Time) {
 				v.now = t
 			}
 			v.mu.Unlock()
-			return
+			return nil
 		}
 		next := heap.Pop(&v.pending).(*virtualTimer)
 		if next.due.After(v.now) {
@@ -117,12 +154,16 @@ func (v *Virtual) AdvanceTo(t time.Time) {
 }
 
 // Set moves the clock to t, which may lie in the past (to replay from an
-// earlier instant). Calls due at or before t fire as in AdvanceTo.
-func (v *Virtual) Set(t time.Time) {
+// earlier instant). Calls due at or before t fire as in AdvanceTo; a t
+// outside [Min, Max] is refused in the same way.
+func (v *Virtual) Set(t time.Time) error {
+	if err := CheckRange(t); err != nil {
+		return err
+	}
 	v.mu.Lock()
 	v.now = t
 	v.mu.Unlock()
-	v.AdvanceTo(t)
+	return v.AdvanceTo(t)
 }
 
 type virtualTimer struct {

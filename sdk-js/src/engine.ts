@@ -3,7 +3,7 @@
 import { defaultWasmURL } from '#platform';
 import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
-import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, UnknownJobError } from './errors.js';
+import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, UnknownJobError } from './errors.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
@@ -50,6 +50,12 @@ export interface EngineOptions {
    * with an error (a model that loops through jobs forever). Default 100,000.
    */
   maxHandledJobs?: number;
+  /**
+   * How many elements a token may pass without waiting before the engine
+   * opens an incident on a suspected endless cycle (the engine's
+   * WithMaxSteps). Default: the engine's, 10,000.
+   */
+  maxSteps?: number;
 }
 
 /**
@@ -64,6 +70,38 @@ export type JobHandler = (job: Job) => Variables | void | Promise<Variables | vo
 export type Listener<T extends EventType = EventType> = (event: FlowEvent<T>) => void;
 
 type AnyListener = (event: FlowEvent) => void;
+
+// The instants the engine represents: Go's clock.Min and clock.Max (int64
+// nanoseconds since 1970). Beyond them the ABI's RFC 3339 times cannot be
+// parsed (years past 9999) or would wrap around, so the SDK refuses them
+// before a call, with the error the module gives for the same mistake.
+const TIME_MIN = '1677-09-21T00:12:43.145224192Z';
+const TIME_MAX = '2262-04-11T23:47:16.854775807Z';
+const timeMinMs = Date.parse('1677-09-21T00:12:43.146Z');
+const timeMaxMs = Date.parse('2262-04-11T23:47:16.854Z');
+
+// rfc3339 returns t as RFC 3339 for a request, or throws TimeOutOfRangeError.
+function rfc3339(t: Date, what: string): string {
+  const ms = t.getTime();
+  if (ms > timeMaxMs || ms < timeMinMs) {
+    const iso = Number.isNaN(ms) ? String(t) : t.toISOString();
+    throw new TimeOutOfRangeError({
+      code: 'TIME_OUT_OF_RANGE',
+      message: `${what}: ${iso} is outside the range the engine represents, ${TIME_MIN} to ${TIME_MAX}`,
+    });
+  }
+  return t.toISOString();
+}
+
+// base64 encodes bytes as standard, padded base64 (btoa is in browsers,
+// workers and Node alike; it takes one char per byte).
+function base64(bytes: Uint8Array): string {
+  let binary = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
 
 const terminal: Partial<Record<EventType, InstanceState>> = {
   instanceCompleted: 'completed',
@@ -97,6 +135,7 @@ export class Engine {
   #time: TimeMode;
   #onError: (error: unknown) => void;
   #maxHandled: number;
+  #maxSteps: number | undefined;
   #now: Date = new Date(0);
   #nextDeadline: Date | null = null;
   #listeners = new Map<string, Set<AnyListener>>();
@@ -119,6 +158,11 @@ export class Engine {
     }
     this.#onError = options.onError ?? ((err) => console.error('flowtrack:', err));
     this.#maxHandled = options.maxHandledJobs ?? 100_000;
+    const steps = options.maxSteps;
+    if (steps !== undefined && !(Number.isSafeInteger(steps) && steps >= 0)) {
+      throw new BadRequestError({ code: 'BAD_REQUEST', message: `maxSteps: ${String(steps)}: want a whole number >= 0` });
+    }
+    this.#maxSteps = steps;
   }
 
   /** create loads the engine module and returns an engine running in this thread. */
@@ -147,6 +191,8 @@ export class Engine {
   }
 
   async #init(): Promise<void> {
+    // Engine options must reach the module before anything is deployed.
+    if (this.#maxSteps !== undefined) await this.#exec('configure', { maxSteps: this.#maxSteps });
     if (this.#time === 'real') await this.#exec('advance', { to: new Date().toISOString() });
     else await this.#exec('now', {});
   }
@@ -166,10 +212,23 @@ export class Engine {
     return this.#nextDeadline && new Date(this.#nextDeadline.getTime());
   }
 
-  /** deploy parses, validates and registers the processes of a BPMN 2.0 XML document. Throws DeployError. */
-  async deploy(xml: string, name?: string): Promise<Deployment> {
-    if (typeof xml !== 'string') throw new BadRequestError({ code: 'BAD_REQUEST', message: 'deploy: xml must be a string of BPMN 2.0 XML' });
-    return (await this.#call('deploy', name === undefined ? { xml } : { name, xml })) as Deployment;
+  /**
+   * deploy parses, validates and registers the processes of a BPMN 2.0 XML
+   * document. Throws DeployError.
+   *
+   * Pass the file's bytes (a Uint8Array, e.g. a Node Buffer or
+   * `new Uint8Array(await response.arrayBuffer())`) and the engine reads
+   * them exactly as the native engine does, whatever encoding the document
+   * declares. A string is text already decoded: it is sent as UTF-8, so a
+   * string whose XML declaration names another encoding and that holds
+   * non-ASCII characters is refused with BadRequestError.
+   */
+  async deploy(xml: string | Uint8Array, name?: string): Promise<Deployment> {
+    let doc: Record<string, string>;
+    if (typeof xml === 'string') doc = { xml };
+    else if (xml instanceof Uint8Array) doc = { xmlBase64: base64(xml) };
+    else throw new BadRequestError({ code: 'BAD_REQUEST', message: 'deploy: xml must be a string or the bytes (Uint8Array) of a BPMN 2.0 XML document' });
+    return (await this.#call('deploy', name === undefined ? doc : { name, ...doc })) as Deployment;
   }
 
   /**
@@ -248,7 +307,7 @@ export class Engine {
       await this.#call('advance', { byMs: toMs(by, 'advanceTime') });
     } else {
       const d = parseDuration(by);
-      if (d.years || d.months) await this.#call('advance', { to: addDuration(this.#now, d).toISOString() });
+      if (d.years || d.months) await this.#call('advance', { to: rfc3339(addDuration(this.#now, d), 'advanceTime') });
       else await this.#call('advance', { byMs: d.ms });
     }
     return this.now;
@@ -258,12 +317,13 @@ export class Engine {
   async advanceTo(instant: Date | string): Promise<Date> {
     const to = typeof instant === 'string' ? new Date(instant) : instant;
     if (Number.isNaN(to.getTime())) throw new BadRequestError({ code: 'BAD_REQUEST', message: `advanceTo: ${String(instant)} is not a date` });
-    await this.#call('advance', { to: to.toISOString() });
+    await this.#call('advance', { to: rfc3339(to, 'advanceTo') });
     return this.now;
   }
 
   /** advanceToNextTimer moves the clock to the next deadline; false if no timer is pending. */
   async advanceToNextTimer(): Promise<boolean> {
+    this.#checkOpen();
     const due = this.#nextDeadline;
     if (!due) return false;
     await this.#call('advance', { to: due.toISOString() });

@@ -84,6 +84,14 @@ export class InstanceEndedError extends FlowtrackError {
 export class BadVariablesError extends FlowtrackError {
   override readonly name: string = 'BadVariablesError';
 }
+/**
+ * An instant the engine cannot represent: before 1677-09-21T00:12:43.145224192Z
+ * or after 2262-04-11T23:47:16.854775807Z (int64 nanoseconds since 1970), in
+ * advanceTo, advanceTime, a message TTL or a timer.
+ */
+export class TimeOutOfRangeError extends FlowtrackError {
+  override readonly name: string = 'TimeOutOfRangeError';
+}
 /** An operation this build of the engine cannot do yet. */
 export class UnsupportedError extends FlowtrackError {
   override readonly name: string = 'UnsupportedError';
@@ -113,6 +121,7 @@ const byCode: Record<string, new (data: ErrorData) => FlowtrackError> = {
   INSTANCE_ENDED: InstanceEndedError,
   BAD_VARIABLES: BadVariablesError,
   UNSUPPORTED: UnsupportedError,
+  TIME_OUT_OF_RANGE: TimeOutOfRangeError,
   INTERNAL: InternalError,
   TRAPPED: TrappedError,
   CLOSED: ClosedError,

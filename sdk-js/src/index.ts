@@ -3,7 +3,7 @@
 export { Engine } from './engine.js';
 export type { EngineOptions, JobHandler, Listener, TimeMode } from './engine.js';
 export type { WasmSource } from './wasm-source.js';
-export { ABI_VERSION } from './module.js';
+export { ABI_VERSION, MAX_VARIABLE_DEPTH } from './module.js';
 export { parseDuration } from './duration.js';
 export type { Duration } from './duration.js';
 export {
@@ -16,6 +16,7 @@ export {
   InstanceEndedError,
   InternalError,
   NoNoneStartError,
+  TimeOutOfRangeError,
   TrappedError,
   UnknownIncidentError,
   UnknownInstanceError,

@@ -4,7 +4,7 @@
 // the JSON response back. Everything above this file speaks plain objects.
 
 import { ConsoleStdout, File, OpenFile, WASI, WASIProcExit } from '@bjorn3/browser_wasi_shim';
-import { TrappedError, UnknownOperationError, type ErrorData } from './errors.js';
+import { BadRequestError, TrappedError, UnknownOperationError, type ErrorData } from './errors.js';
 import type { FlowEvent } from './types.js';
 
 /** ABI_VERSION is the module ABI version this SDK speaks. */
@@ -51,6 +51,38 @@ interface Exports {
 }
 
 type OpFn = (ptr: number, len: number) => bigint;
+
+/**
+ * MAX_VARIABLE_DEPTH is how deeply arrays and objects may nest inside one
+ * variable's value (Go's engine.MaxVariableDepth; wasm/ABI.md). The SDK
+ * refuses a deeper request before it encodes it, as the module would: a
+ * deep value would otherwise exhaust the stack while being encoded or
+ * decoded, and a cyclic one never ends.
+ */
+export const MAX_VARIABLE_DEPTH = 64;
+
+// maxRequestDepth is the request object, its variables object, then the
+// variable's value (as the module's bound on a request's bytes).
+const maxRequestDepth = MAX_VARIABLE_DEPTH + 2;
+
+// checkDepth throws BadRequestError if request nests deeper than
+// maxRequestDepth. It walks with an explicit stack, never recursing.
+function checkDepth(op: string, request: unknown): void {
+  const stack: Array<[unknown, number, string]> = [[request, 0, '']];
+  while (stack.length > 0) {
+    const [v, depth, field] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= maxRequestDepth) {
+      const where = field ? `field ${JSON.stringify(field)}` : 'the request';
+      throw new BadRequestError({
+        code: 'BAD_REQUEST',
+        message: `${op}: ${where} nests deeper than ${maxRequestDepth} levels of arrays and objects; variable values may nest at most ${MAX_VARIABLE_DEPTH} (engine.MaxVariableDepth)`,
+      });
+    }
+    if (v instanceof Uint8Array || v instanceof Date) continue;
+    for (const [k, e] of Object.entries(v)) stack.push([e, depth + 1, depth === 0 ? k : field]);
+  }
+}
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -112,6 +144,7 @@ export class ModuleInstance {
   /** call runs one operation and returns its decoded response envelope. */
   call(op: Operation, request: unknown): Envelope {
     const fn = this.#op(op);
+    checkDepth(op, request);
     const bytes = encoder.encode(request === undefined ? '{}' : JSON.stringify(request));
     const ex = this.#exports;
     return this.#guard(() => {

@@ -54,6 +54,9 @@ type Options struct {
 	// EventLog makes the engine keep every record of every instance, in
 	// the order the loops wrote them, until DrainEvents takes them.
 	EventLog bool
+	// ObserverBacklog is how many records an observer may have waiting
+	// before it is dropped. Zero means DefaultObserverBacklog.
+	ObserverBacklog int
 }
 
 // Defaults of Options.
@@ -141,6 +144,9 @@ func NewEngine(opts Options) *Engine {
 		if *b.v <= 0 {
 			*b.v = b.def
 		}
+	}
+	if opts.ObserverBacklog <= 0 {
+		opts.ObserverBacklog = DefaultObserverBacklog
 	}
 	e := &Engine{
 		opts:      opts,
@@ -268,10 +274,11 @@ func (r *timerStart) Deliver(d eventhub.Delivery) bool {
 	e := r.eng
 	_, _ = e.startAt(r.target, nil, &Event{Type: TimerFired, Due: timeOf(d.Due)}, "", new(cause))
 	r.left--
-	if r.left > 0 && r.period > 0 {
+	// A cycle ends at the last repetition the engine can represent.
+	if next := d.Due.Add(r.period); r.left > 0 && r.period > 0 && clock.CheckRange(next) == nil {
 		e.mu.Lock()
 		id := r.target.plan.Process.ID
-		e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(d.Due.Add(r.period), r))
+		e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(next, r))
 		e.mu.Unlock()
 	}
 	return true
@@ -281,6 +288,9 @@ func (r *timerStart) Deliver(d eventhub.Delivery) bool {
 func (e *Engine) Latest(processID string) (*Plan, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
 	versions := e.plans[processID]
 	if len(versions) == 0 {
 		return nil, fmt.Errorf("%w %q", ErrUnknownProcess, processID)
@@ -328,6 +338,9 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 // with ttl > 0 is buffered for subscriptions opened later. vars are
 // normalized.
 func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
 	return e.publishMessage(name, key, vars, ttl, id, new(cause))
 }
 
@@ -374,8 +387,12 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 // BroadcastSignal delivers a signal to every subscription of its name and
 // starts instances of processes with a matching signal start event. A
 // signal nobody catches is a no-op. It fails, doing nothing, when it would
-// start more instances than MaxStartsPerInput.
+// start more instances than MaxStartsPerInput. After Close it returns
+// ErrClosed.
 func (e *Engine) BroadcastSignal(name string, vars map[string]any) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
 	return e.broadcastSignal(name, vars, new(cause))
 }
 
@@ -391,6 +408,18 @@ func (e *Engine) broadcastSignal(name string, vars map[string]any, c *cause) err
 	e.hub.BroadcastSignal(name, vars)
 	for _, t := range starts {
 		_, _ = e.startAt(t, vars, &Event{Type: SignalReceived, Name: name, Variables: cloneVars(vars)}, "", c)
+	}
+	return nil
+}
+
+// checkOpen returns ErrClosed once Close has begun, so that calls which
+// would otherwise hand their input to a closing engine report it instead
+// of dropping it.
+func (e *Engine) checkOpen() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
 	}
 	return nil
 }
@@ -416,6 +445,12 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 	}
 	e.advanceMu.Lock()
 	defer e.advanceMu.Unlock()
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	if err := clock.CheckRange(t); err != nil {
+		return fmt.Errorf("advance: %w", err)
+	}
 	for fired := 0; ; fired++ {
 		if err := e.Settle(ctx); err != nil {
 			return err
@@ -427,9 +462,13 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 		if fired >= MaxFiringsPerAdvance {
 			return fmt.Errorf("advance to %s: %w (stopped at %s)", t.Format(time.RFC3339), ErrTooManyFirings, v.Now().Format(time.RFC3339))
 		}
-		v.AdvanceTo(due)
+		if err := v.AdvanceTo(due); err != nil {
+			return fmt.Errorf("advance: %w", err)
+		}
 	}
-	v.AdvanceTo(t)
+	if err := v.AdvanceTo(t); err != nil {
+		return fmt.Errorf("advance: %w", err)
+	}
 	return e.Settle(ctx)
 }
 
@@ -480,7 +519,14 @@ func (e *Engine) finish(inst *Instance) {
 }
 
 // Settle returns when nothing in the engine can move without outside input.
-func (e *Engine) Settle(ctx context.Context) error { return e.busy.wait(ctx) }
+// After Close it returns ErrClosed: nothing is left to settle, and a caller
+// that settles to see the effect of a call must learn that there was none.
+func (e *Engine) Settle(ctx context.Context) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	return e.busy.wait(ctx)
+}
 
 // JobFilter selects jobs. Zero fields match anything.
 type JobFilter struct {
@@ -532,8 +578,11 @@ func (e *Engine) removeJob(key int64) {
 
 func (e *Engine) jobOwner(key int64) (*Instance, error) {
 	e.mu.Lock()
-	inst := e.jobs[key]
+	inst, closed := e.jobs[key], e.closed
 	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	if inst == nil {
 		return nil, fmt.Errorf("job %d: %w", key, ErrUnknownJob)
 	}
@@ -593,8 +642,11 @@ func (e *Engine) Incidents() []Incident {
 // re-executes its element.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	e.mu.Lock()
-	inst := e.incidents[key]
+	inst, closed := e.incidents[key], e.closed
 	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
 	if inst == nil {
 		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
 	}
@@ -625,23 +677,23 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Unlock()
 	for _, inst := range e.Instances() {
 		if err := inst.Cancel(ctx); err != nil && !errors.Is(err, ErrInstanceEnded) {
-			return err
+			return fmt.Errorf("close: cancelling instance %d: %w", inst.key, err)
 		}
 	}
 	for _, inst := range e.Instances() {
 		select {
 		case <-inst.done:
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("close: waiting for instance %d to end: %w", inst.key, ctx.Err())
 		}
 	}
-	if err := e.busy.wait(ctx); err != nil {
+	// Every loop has ended, so nothing publishes any more: the observers
+	// deliver what they hold and end, or ctx ends first (one that never
+	// returns cannot be made to).
+	if err := e.stopObservers(ctx); err != nil {
 		return err
 	}
-	for _, s := range *e.subs.Swap(new([]*subscriber)) {
-		s.stop()
-	}
-	return nil
+	return e.busy.wait(ctx)
 }
 
 // Stats counts what the engine holds open.

@@ -1,29 +1,55 @@
 package runtime
 
-import "sync"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// DefaultObserverBacklog is how many records an observer may have waiting
+// (delivered to it, not yet returned from) before the engine drops it.
+const DefaultObserverBacklog = 1 << 16
+
+// ErrObserverDropped is returned by the unsubscribe function of an
+// observer the engine dropped because its backlog passed the limit.
+var ErrObserverDropped = errors.New("flowtrack: observer dropped: it fell too far behind")
 
 // subscriber delivers records to one observer on its own goroutine, in
 // order and without loss, so a slow observer never blocks an instance loop.
-// Its queue is unbounded; each queued record counts as pending work for
-// Settle until the observer has returned from it.
+// Each record waiting for the observer counts as pending work for Settle
+// until the observer has returned from it.
+//
+// The backlog is bounded: when a record would make it exceed max, the
+// observer is dropped. It gets no further records, what it had waiting is
+// discarded (and no longer holds Settle), and its unsubscribe function
+// returns ErrObserverDropped. The engine never blocks on an observer and
+// never buffers without bound for one.
 type subscriber struct {
-	fn   func(Event)
-	busy *quiescence
+	fn     func(Event)
+	busy   *quiescence
+	max    int
+	remove func(*subscriber) // takes it off the engine's list
 
-	mu      sync.Mutex
-	queue   []Event
-	wake    chan struct{}
-	stopped bool
-	done    chan struct{}
+	mu       sync.Mutex
+	queue    []Event
+	inflight int // records run took from queue and has not finished delivering
+	wake     chan struct{}
+	stopped  bool
+	dropped  bool
+	done     chan struct{}
 }
 
 // Subscribe registers fn to receive every record of every instance, in each
 // instance's order, on a goroutine of its own. fn must not block forever;
 // it may call back into the engine. If fn panics the panic is recovered and
-// the record is dropped for that observer only. The returned function
-// unsubscribes and waits until fn has returned for the last time.
-func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) {
-	s := &subscriber{fn: fn, busy: e.busy, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// the record is dropped for that observer only. An observer more than the
+// backlog limit behind is dropped (see subscriber). The returned function
+// unsubscribes, waits until fn has returned for the last time, and returns
+// ErrObserverDropped if the engine dropped the observer.
+func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func() error) {
+	s := &subscriber{fn: fn, busy: e.busy, max: e.opts.ObserverBacklog, remove: e.unsubscribe,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	for {
 		old := e.subs.Load()
 		next := append(append([]*subscriber(nil), *old...), s)
@@ -33,22 +59,34 @@ func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func()) {
 	}
 	go s.run()
 	var once sync.Once
-	return func() {
+	return func() error {
 		once.Do(func() {
-			for {
-				old := e.subs.Load()
-				next := make([]*subscriber, 0, len(*old))
-				for _, o := range *old {
-					if o != s {
-						next = append(next, o)
-					}
-				}
-				if e.subs.CompareAndSwap(old, &next) {
-					break
-				}
-			}
+			e.unsubscribe(s)
 			s.stop()
+			<-s.done
 		})
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.dropped {
+			return fmt.Errorf("%w (more than %d records waiting)", ErrObserverDropped, s.max)
+		}
+		return nil
+	}
+}
+
+// unsubscribe takes s off the list of observers.
+func (e *Engine) unsubscribe(s *subscriber) {
+	for {
+		old := e.subs.Load()
+		next := make([]*subscriber, 0, len(*old))
+		for _, o := range *old {
+			if o != s {
+				next = append(next, o)
+			}
+		}
+		if e.subs.CompareAndSwap(old, &next) {
+			return
+		}
 	}
 }
 
@@ -70,11 +108,31 @@ func (s *subscriber) push(ev *Event) {
 		s.mu.Unlock()
 		return
 	}
+	if len(s.queue)+s.inflight >= s.max {
+		s.drop()
+		return
+	}
 	s.busy.add(1)
 	c := *ev
 	c.Variables = cloneVars(ev.Variables)
 	s.queue = append(s.queue, c)
 	s.mu.Unlock()
+	s.signal()
+}
+
+// drop discards the observer's backlog and stops it. Called with s.mu
+// held; releases it.
+func (s *subscriber) drop() {
+	pending := len(s.queue) + s.inflight
+	s.dropped, s.stopped = true, true
+	s.queue, s.inflight = nil, 0
+	s.mu.Unlock()
+	s.busy.add(-int64(pending))
+	s.remove(s)
+	s.signal()
+}
+
+func (s *subscriber) signal() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -87,10 +145,18 @@ func (s *subscriber) run() {
 		s.mu.Lock()
 		batch := s.queue
 		s.queue = nil
+		s.inflight = len(batch)
 		stopped := s.stopped
 		s.mu.Unlock()
 		for i := range batch {
 			s.deliver(&batch[i])
+			s.mu.Lock()
+			if s.dropped {
+				s.mu.Unlock()
+				return // drop released what was in flight
+			}
+			s.inflight--
+			s.mu.Unlock()
 			s.busy.add(-1)
 		}
 		if len(batch) > 0 {
@@ -108,14 +174,28 @@ func (s *subscriber) deliver(ev *Event) {
 	s.fn(*ev)
 }
 
-// stop lets the observer drain what is queued, then ends its goroutine.
+// stop lets the observer drain what is queued, then ends its goroutine
+// (done closes when it has).
 func (s *subscriber) stop() {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
+	s.signal()
+}
+
+// stopObservers stops every observer and waits, until ctx ends, for each
+// to deliver what it has queued and end.
+func (e *Engine) stopObservers(ctx context.Context) error {
+	subs := *e.subs.Swap(new([]*subscriber))
+	for _, s := range subs {
+		s.stop()
 	}
-	<-s.done
+	for _, s := range subs {
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			return fmt.Errorf("close: an observer has not returned: %w", ctx.Err())
+		}
+	}
+	return nil
 }

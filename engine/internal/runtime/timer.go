@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
@@ -63,8 +64,31 @@ type schedule struct {
 	times  int
 }
 
-// evaluate computes the schedule of ts at now over vars.
+// evaluate computes the schedule of ts at now over vars. A schedule with
+// a firing the engine cannot represent (after clock.Max) is an error that
+// names the time and the limit: a bounded cycle must end in range, an
+// unbounded one ends at the last repetition in range.
 func (ts *timerSpec) evaluate(vars map[string]any, now time.Time) (schedule, error) {
+	s, err := ts.plan(vars, now)
+	if err != nil {
+		return s, err
+	}
+	if err := clock.CheckRange(s.first); err != nil {
+		return s, fmt.Errorf("timer: first firing: %w", err)
+	}
+	if s.times > 1 && s.period > 0 {
+		// In range means: (times-1) periods fit before clock.Max. Divide
+		// rather than multiply, which could overflow.
+		if room := clock.Max.Sub(s.first); time.Duration(s.times-1) > room/s.period {
+			return s, fmt.Errorf("timer: the last of %d repetitions, every %s from %s, falls after %s: %w",
+				s.times, s.period, s.first.UTC().Format(time.RFC3339Nano), clock.Max.Format(time.RFC3339Nano), clock.ErrOutOfRange)
+		}
+	}
+	return s, nil
+}
+
+// plan computes the schedule of ts at now over vars, unchecked.
+func (ts *timerSpec) plan(vars map[string]any, now time.Time) (schedule, error) {
 	switch {
 	case ts.date != nil:
 		t, err := ts.date.EvalTime(vars)

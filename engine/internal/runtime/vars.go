@@ -8,14 +8,15 @@ import (
 )
 
 // MaxValueDepth bounds how deeply a variable's value may nest lists and
-// objects (contexts): a list of lists is two levels. Every value that
+// objects (contexts): a list of lists is two levels. It is
+// engine.MaxVariableDepth, which says why 64. Every value that
 // enters an instance is checked against it (variables given with a start,
 // a job result, a BPMN error, a message or a signal, and the values
 // expressions yield in mappings), so that every walk of a value (copying,
 // JSON encoding, expression functions, a host's JSON decoder) stays far
 // below the smallest stack of any host. A value that contains itself is
 // infinitely deep, so it is rejected too.
-const MaxValueDepth = 100
+const MaxValueDepth = 64
 
 // Normalize returns a deep copy of vars in the engine's value model, the
 // JSON data model: numbers become float64, objects map[string]any, arrays

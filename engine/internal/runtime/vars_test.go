@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -23,8 +24,8 @@ func TestCheckValue(t *testing.T) {
 		v    any
 		want string
 	}{
-		"cycle":         {cyclic, "nested deeper than 100 levels"},
-		"too deep":      {[]any{deep}, "nested deeper than 100 levels"},
+		"cycle":         {cyclic, fmt.Sprintf("nested deeper than %d levels", MaxValueDepth)},
+		"too deep":      {[]any{deep}, fmt.Sprintf("nested deeper than %d levels", MaxValueDepth)},
 		"shared doubly": {shared, "larger than the 1000000 bytes"},
 		"long string":   {strings.Repeat("x", 1_000_001), "larger than the 1000000 bytes"},
 	} {
@@ -59,6 +60,6 @@ func TestNormalize_Depth(t *testing.T) {
 	} {
 		_, err := Normalize(map[string]any{"v": v})
 		require.ErrorIs(t, err, ErrBadVariables, name)
-		assert.Contains(t, err.Error(), "nested deeper than 100 levels", name)
+		assert.Contains(t, err.Error(), fmt.Sprintf("nested deeper than %d levels", MaxValueDepth), name)
 	}
 }

@@ -32,6 +32,11 @@ func TestRun(t *testing.T) {
 		{"no command", nil, 2, "usage:"},
 		{"unknown command", []string{"simulate"}, 2, `unknown command "simulate"`},
 		{"two files", []string{"validate", "a.bpmn", "b.bpmn"}, 2, "exactly one model file"},
+		{"ISO-8859-1 model", []string{"run", "../../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
+			"maße-prüfen created at prüfen"},
+		{"ISO-8859-1 model variables", []string{"run", "../../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
+			`variables: {"ergebnis":"Größe: 12","länge":12}`},
+		{"validate ISO-8859-1", []string{"validate", "../../../engine/testdata/latin1.bpmn"}, 0, "ok: process prüfung"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each run instantiates the module, which is slow under -race
