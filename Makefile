@@ -54,6 +54,7 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzCompileEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=5s ./engine/internal/runtime
+	$(FUZZ) -fuzz=FuzzRequest -fuzztime=5s ./wasm
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
@@ -61,10 +62,17 @@ fuzz:
 # conformance scenario 20 times per host, requiring one history order
 # (the SDK's share is stress-sdk).
 STRESS_RUN = Inbound|EventGateway|Message|Signal|Timer|Observer|Boundary_JobCompletion
+# HOSTILE_RUN is the hostile-input suite (issue #22): budgets, hostile
+# expressions and values, times out of range, calls after Close, strict
+# requests; stress repeats it and fuzzes evaluation and requests longer.
+HOSTILE_RUN = Hostile|Budget|OutOfRange|VariableDepth|AfterClose|Observer|Strict|Latin1|UTF8
 stress:
 	$(GO) test -race -count=40 -run '$(STRESS_RUN)' ./engine
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
 	$(GO) test -count=1 -run TestScenarioOrder ./conformance -conformance.repeat=20
+	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
+	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
+	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm
 	$(MAKE) stress-sdk
 
 examples: wasm

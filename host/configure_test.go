@@ -26,14 +26,14 @@ func chainModel(id string, n int) []byte {
 	return []byte(b.String())
 }
 
-// TestEngine_WithMaxSteps checks that the host passes the step limit to the
-// module's engine, like engine.WithMaxSteps natively.
-func TestEngine_WithMaxSteps(t *testing.T) {
+// TestEngine_WithLimits checks that the host passes the limits to the
+// module's engine, like engine.WithLimits natively.
+func TestEngine_WithLimits(t *testing.T) {
 	ctx := ctxT(t)
-	_, err := host.New(ctx, host.WithMaxSteps(-1))
+	_, err := host.New(ctx, host.WithLimits(engine.Limits{MaxSteps: -1}))
 	require.ErrorIs(t, err, host.ErrBadRequest)
 
-	e := newHost(t, host.WithMaxSteps(10))
+	e := newHost(t, host.WithLimits(engine.Limits{MaxSteps: 10}))
 	_, err = e.Deploy(ctx, "long.bpmn", chainModel("long", 20))
 	require.NoError(t, err)
 	_, err = e.Deploy(ctx, "short.bpmn", chainModel("short", 3))

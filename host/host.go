@@ -109,7 +109,7 @@ type config struct {
 	cache    wazero.CompilationCache
 	ownCache bool // cache (possibly nil) was chosen by WithCompilationCache
 	stderr   io.Writer
-	maxSteps int
+	limits   engine.Limits
 }
 
 // Option configures an Engine at New.
@@ -133,10 +133,9 @@ func WithCompilationCache(cache wazero.CompilationCache) Option {
 // to w. Either way the end of it is kept for the error of a trap.
 func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
 
-// WithMaxSteps sets the module engine's step limit, as engine.WithMaxSteps
-// does natively: how many elements a token may pass without waiting before
-// an incident opens (default 10,000). New fails for a negative n.
-func WithMaxSteps(n int) Option { return func(c *config) { c.maxSteps = n } }
+// WithLimits sets the module engine's limits, as engine.WithLimits does
+// natively (zero fields keep the defaults). New fails for a negative one.
+func WithLimits(l engine.Limits) Option { return func(c *config) { c.limits = l } }
 
 // compiled is a runtime with the module compiled in it.
 type compiled struct {
@@ -311,15 +310,23 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	// Subscribe asks for them. Engine options go in the same call, before
 	// anything is deployed.
 	err = e.call(ctx, "configure", struct {
-		Events   bool `json:"events"`
-		MaxSteps int  `json:"maxSteps,omitempty"`
-	}{false, cfg.maxSteps}, nil)
+		Events bool           `json:"events"`
+		Limits *engine.Limits `json:"limits,omitempty"`
+	}{false, limitsOrNil(cfg.limits)}, nil)
 	if err != nil {
 		e.mod.Close(ctx)
 		e.closeRuntime(ctx)
 		return nil, err
 	}
 	return e, nil
+}
+
+// limitsOrNil is l, or nil for the defaults, which need not be sent.
+func limitsOrNil(l engine.Limits) *engine.Limits {
+	if l == (engine.Limits{}) {
+		return nil
+	}
+	return &l
 }
 
 // setEvents tells the module whether responses should carry events.

@@ -43,16 +43,12 @@ type module struct {
 // engineSettings are the engine options the configure operation sets.
 // The zero value is the engine's defaults.
 type engineSettings struct {
-	maxSteps int
+	limits engine.Limits
 }
 
 // options returns the engine options of s.
 func (s engineSettings) options() []engine.Option {
-	var opts []engine.Option
-	if s.maxSteps > 0 {
-		opts = append(opts, engine.WithMaxSteps(s.maxSteps))
-	}
-	return opts
+	return []engine.Option{engine.WithLimits(s.limits)}
 }
 
 func newModule() *module {

@@ -313,32 +313,30 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 }
 
 // opConfigure sets how the module answers (events, any time) and the
-// engine's options (maxSteps, ...), which only an empty engine takes: the
+// engine's limits (engine.Limits), which only an empty engine takes: the
 // engine is rebuilt with them, so they must come before the first deploy
-// or publish_message. An engine option is one field here, one field of
-// engineSettings and one line of its options method.
+// or publish_message.
 func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 	var req struct {
-		Events   *bool `json:"events"`
-		MaxSteps *int  `json:"maxSteps"`
+		Events *bool          `json:"events"`
+		Limits *engine.Limits `json:"limits"`
 	}
 	if err := decode("configure", data, &req); err != nil {
 		return nil, err
 	}
 	settings := m.settings
-	if req.MaxSteps != nil {
-		if *req.MaxSteps < 0 {
-			return nil, badRequest("configure: field \"maxSteps\" must be >= 0 (0: the engine's default), got %d", *req.MaxSteps)
-		}
-		settings.maxSteps = *req.MaxSteps
+	if req.Limits != nil {
+		settings.limits = *req.Limits
 	}
 	if settings != m.settings {
 		if m.used {
-			return nil, badRequest("configure: engine options (maxSteps) must be set before the first deploy or publish_message")
+			return nil, badRequest("configure: engine limits must be set before the first deploy or publish_message")
 		}
+		old := m.settings
 		m.settings = settings
 		if err := m.build(); err != nil {
-			return nil, badRequest("configure: %v", err)
+			m.settings = old // the engine was left as it was
+			return nil, badRequest("configure: field \"limits\": %v", err)
 		}
 	}
 	if req.Events != nil {

@@ -15,6 +15,7 @@ import type {
   InstanceState,
   Job,
   JobFilter,
+  Limits,
   Message,
   StartedInstance,
   Token,
@@ -51,11 +52,11 @@ export interface EngineOptions {
    */
   maxHandledJobs?: number;
   /**
-   * How many elements a token may pass without waiting before the engine
-   * opens an incident on a suspected endless cycle (the engine's
-   * WithMaxSteps). Default: the engine's, 10,000.
+   * The engine's limits (Limits; the Go engine's WithLimits): budgets on
+   * the work one model, expression or input can cause. Absent fields keep
+   * the engine's defaults.
    */
-  maxSteps?: number;
+  limits?: Limits;
 }
 
 /**
@@ -135,7 +136,7 @@ export class Engine {
   #time: TimeMode;
   #onError: (error: unknown) => void;
   #maxHandled: number;
-  #maxSteps: number | undefined;
+  #limits: Limits | undefined;
   #now: Date = new Date(0);
   #nextDeadline: Date | null = null;
   #listeners = new Map<string, Set<AnyListener>>();
@@ -158,11 +159,12 @@ export class Engine {
     }
     this.#onError = options.onError ?? ((err) => console.error('flowtrack:', err));
     this.#maxHandled = options.maxHandledJobs ?? 100_000;
-    const steps = options.maxSteps;
-    if (steps !== undefined && !(Number.isSafeInteger(steps) && steps >= 0)) {
-      throw new BadRequestError({ code: 'BAD_REQUEST', message: `maxSteps: ${String(steps)}: want a whole number >= 0` });
+    for (const [name, v] of Object.entries(options.limits ?? {})) {
+      if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) {
+        throw new BadRequestError({ code: 'BAD_REQUEST', message: `limits.${name}: ${String(v)}: want a whole number >= 0` });
+      }
     }
-    this.#maxSteps = steps;
+    this.#limits = options.limits;
   }
 
   /** create loads the engine module and returns an engine running in this thread. */
@@ -192,7 +194,7 @@ export class Engine {
 
   async #init(): Promise<void> {
     // Engine options must reach the module before anything is deployed.
-    if (this.#maxSteps !== undefined) await this.#exec('configure', { maxSteps: this.#maxSteps });
+    if (this.#limits !== undefined) await this.#exec('configure', { limits: this.#limits });
     if (this.#time === 'real') await this.#exec('advance', { to: new Date().toISOString() });
     else await this.#exec('now', {});
   }

@@ -37,6 +37,7 @@ export type {
   InstanceState,
   Job,
   JobFilter,
+  Limits,
   Message,
   Problem,
   StartedInstance,

@@ -174,3 +174,27 @@ export interface Message {
   /** Deduplication id: a second publish with the same id while the first is buffered is dropped. */
   messageId?: string;
 }
+
+/**
+ * Limits are the budgets that bound what one model, expression or input can
+ * make the engine do (engine.Limits in Go, `limits` of the ABI's configure).
+ * An absent or 0 field keeps the engine's default.
+ */
+export interface Limits {
+  /** Elements one token may pass without waiting (default 10,000). */
+  maxSteps?: number;
+  /** Elements an instance's tokens may pass together for one input (100,000). */
+  maxStepsPerInput?: number;
+  /** Tokens an instance may create for one input (10,000). */
+  maxTokensPerInput?: number;
+  /** History records an instance may write for one input (500,000). */
+  maxRecordsPerInput?: number;
+  /** Tokens alive in one instance at once (10,000). */
+  maxTokens?: number;
+  /** Instances one input may start (1,000). */
+  maxStartsPerInput?: number;
+  /** Work of one expression evaluation (1,000,000 steps). */
+  maxEvalSteps?: number;
+  /** Bytes one expression evaluation may allocate (16 MiB). */
+  maxEvalBytes?: number;
+}

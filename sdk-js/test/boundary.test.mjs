@@ -170,7 +170,7 @@ describe('strict requests', () => {
   });
 });
 
-describe('maxSteps', () => {
+describe('limits', () => {
   const chain = (n) => {
     let body = '<bpmn:startEvent id="s"/>';
     let prev = 's';
@@ -182,9 +182,10 @@ describe('maxSteps', () => {
     return `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t"><bpmn:process id="chain${n}" isExecutable="true">${body}</bpmn:process></bpmn:definitions>`;
   };
 
-  it('sets the engine step limit', async () => {
-    await assert.rejects(Engine.create({ maxSteps: -1 }), BadRequestError);
-    const e = await Engine.create({ maxSteps: 10 });
+  it('sets the engine limits', async () => {
+    await assert.rejects(Engine.create({ limits: { maxSteps: -1 } }), BadRequestError);
+    await assert.rejects(Engine.create({ limits: { maxStep: 10 } }), BadRequestError, 'an unknown limit is refused by the module');
+    const e = await Engine.create({ limits: { maxSteps: 10 } });
     await e.deploy(chain(20));
     await e.deploy(chain(3));
     const long = await e.start('chain20');

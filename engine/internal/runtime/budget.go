@@ -76,8 +76,8 @@ func (inst *Instance) idle() {
 // counts grow (a step handled, a token created, a record written), so a
 // token created past the budget is held before its track takes a step.
 func (inst *Instance) spend() {
-	if inst.heldBy != 0 || inst.stopping.Load() || !inst.moving() {
-		return // held already, ending, or no work left to hold
+	if inst.heldBy != 0 || inst.stopping.Load() {
+		return // held already, or ending
 	}
 	o := &inst.eng.opts
 	switch {

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"testing"
+)
+
+// FuzzRequest sends arbitrary bytes as the request of the operations that
+// take variables and keys (start, publish_message, broadcast_signal,
+// complete_job, call) to a module with the order process deployed. Every
+// answer must be a well-formed envelope, ok or with an error code, and the
+// module must still start and work an instance afterwards: bad input loses
+// nothing and never traps (issue #22).
+func FuzzRequest(f *testing.F) {
+	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	if err != nil {
+		f.Fatal(err)
+	}
+	deploy, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
+	ops := []string{"start", "publish_message", "broadcast_signal", "complete_job", "call"}
+	for i, seed := range []string{
+		`{"processId":"order","variables":{"amount":5}}`,
+		`{"name":"paid","correlationKey":"k","variables":{"a":[1,{"b":null}]},"ttl":"PT1M"}`,
+		`{"name":"s","variables":{"x":"\u00e9\ud83d\ude00"}}`,
+		`{"jobKey":1,"variables":{"deep":[[[[[[[[1]]]]]]]]}}`,
+		`{"op":"start","request":{"processId":"order","PROCESSID":"x"}}`,
+		`{"processId":"order","variables":{"a":1,"a":2}}`,
+		`{"processId":"order","variables":{"n":1e400}}`,
+		`[{"processId":"order"}]`,
+	} {
+		f.Add(uint8(i), []byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, which uint8, req []byte) {
+		m := newModule()
+		defer func() { _ = m.eng.Close(context.Background()) }()
+		if env := envelope(t, m.call("deploy", deploy)); env["ok"] != true {
+			t.Fatalf("deploy failed: %v", env)
+		}
+		op := ops[int(which)%len(ops)]
+		env := envelope(t, m.call(op, req))
+		if env["ok"] != true {
+			e, _ := env["error"].(map[string]any)
+			if code, _ := e["code"].(string); code == "" || code == codeInternal {
+				t.Fatalf("%s %q: want ok or a client error code, got %v", op, req, env)
+			}
+		}
+		env = envelope(t, m.call("start", []byte(`{"processId":"order","variables":{"amount":5}}`)))
+		if env["ok"] != true {
+			t.Fatalf("after %s %q the module no longer starts instances: %v", op, req, env)
+		}
+	})
+}
+
+// envelope decodes a response, which must be JSON with the envelope's
+// fields whatever the request was.
+func envelope(t *testing.T, resp []byte) map[string]any {
+	t.Helper()
+	var env map[string]any
+	if err := json.Unmarshal(resp, &env); err != nil {
+		t.Fatalf("response is not JSON: %v: %q", err, resp)
+	}
+	for _, k := range []string{"ok", "events", "now"} {
+		if _, ok := env[k]; !ok {
+			t.Fatalf("response has no %q: %q", k, resp)
+		}
+	}
+	return env
+}
