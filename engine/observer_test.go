@@ -31,12 +31,17 @@ func TestEngine_BlockedObserverIsDropped(t *testing.T) {
 		}
 	})
 	var insts []*engine.Instance
-	for range 20 { // well over 50 records
+	for i := range 20 { // well over 50 records
 		inst, err := e.Start(ctx, "order", map[string]any{"amount": 1})
 		require.NoError(t, err)
 		insts = append(insts, inst)
+		if i == 0 {
+			// The first instance's dozen records reach the observer, which
+			// blocks in its first call; the rest pile up behind it. (Before
+			// that, the backlog could fill before the observer ran at all.)
+			<-blocked
+		}
 	}
-	<-blocked
 	require.NoError(t, e.Settle(ctx), "Settle does not wait for a dropped observer")
 	before := 0
 	for _, inst := range insts {
