@@ -69,7 +69,7 @@ HOSTILE_RUN = Hostile|Budget|OutOfRange|VariableDepth|AfterClose|Observer|Strict
 stress:
 	$(GO) test -race -count=40 -run '$(STRESS_RUN)' ./engine
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
-	$(GO) test -count=1 -run TestScenarioOrder ./conformance -conformance.repeat=20
+	$(GO) test -count=1 -run TestScenarioOrder ./conformance -conformance.repeat=20 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm
