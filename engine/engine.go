@@ -242,6 +242,7 @@ type config struct {
 	maxEvalSteps   int64
 	maxEvalBytes   int64
 	backlog        int
+	resumption     Resumption
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -342,6 +343,26 @@ func WithEventLog() Option { return func(cfg *config) { cfg.eventLog = true } }
 // unsubscribe function reports ErrObserverDropped.
 func WithObserverBacklog(n int) Option { return func(cfg *config) { cfg.backlog = n } }
 
+// Resumption says who runs an engine's tokens. A token's position is a
+// continuation, data the engine resumes when the token may go on; either
+// way an instance runs one token at a time, and every history is the same
+// (RATIONALE.md, "Why are tokens continuations?").
+type Resumption = runtime.Resumption
+
+const (
+	// ResumeGoroutines runs each token on a goroutine of its own, which
+	// blocks on a channel while the token waits. The native default.
+	ResumeGoroutines Resumption = runtime.ResumeGoroutines
+	// ResumeDirect has each instance resume its tokens itself, with no
+	// goroutine per token: cheaper where goroutine switches are dear. The
+	// default of the WebAssembly build.
+	ResumeDirect Resumption = runtime.ResumeDirect
+)
+
+// WithResumption sets who runs the engine's tokens (default
+// ResumeGoroutines natively, ResumeDirect in the WebAssembly build).
+func WithResumption(r Resumption) Option { return func(cfg *config) { cfg.resumption = r } }
+
 // Engine deploys processes and runs their instances. All methods are safe
 // for concurrent use.
 type Engine struct {
@@ -374,6 +395,9 @@ func New(opts ...Option) (*Engine, error) {
 			return nil, fmt.Errorf("flowtrack: %s(%d): must not be negative", o.name, o.v)
 		}
 	}
+	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
+		return nil, fmt.Errorf("flowtrack: WithResumption(%d): not a Resumption", r)
+	}
 	if cfg.maxEvalSteps < 0 {
 		return nil, fmt.Errorf("flowtrack: WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
 	}
@@ -384,6 +408,7 @@ func New(opts ...Option) (*Engine, error) {
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
+		Resumption: cfg.resumption,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,

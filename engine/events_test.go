@@ -85,13 +85,23 @@ func tokens(t *testing.T, inst *engine.Instance) []engine.Token {
 	return toks
 }
 
-// TestInboundDelivery_T1_ParkedTrackUsesNoCPU: a waiting token blocks on its
-// channel (no spinning), and completes on the fired event. Only this test's
+// TestInboundDelivery_T1_ParkedTrackUsesNoCPU: a waiting token uses no
+// CPU, and completes on the fired event. With goroutine tracks it blocks on
+// its channel (no spinning); resumed directly it has no goroutine at all,
+// and its instance's loop blocks on its own intake. Only this test's
 // tracks are counted: those started by the loops this goroutine started, so
 // instances other tests left parked do not count.
 func TestInboundDelivery_T1_ParkedTrackUsesNoCPU(t *testing.T) {
+	for _, mode := range []engine.Resumption{engine.ResumeGoroutines, engine.ResumeDirect} {
+		t.Run(map[engine.Resumption]string{engine.ResumeGoroutines: "goroutines", engine.ResumeDirect: "direct"}[mode], func(t *testing.T) {
+			parkedTrackUsesNoCPU(t, mode)
+		})
+	}
+}
+
+func parkedTrackUsesNoCPU(t *testing.T, mode engine.Resumption) {
 	// Another engine's instance, started elsewhere, stays parked throughout.
-	other := newEngine(t)
+	other := newEngine(t, engine.WithResumption(mode))
 	deploy(t, other, catchProcess)
 	started := make(chan error)
 	go func() {
@@ -101,13 +111,19 @@ func TestInboundDelivery_T1_ParkedTrackUsesNoCPU(t *testing.T) {
 	require.NoError(t, <-started)
 	require.NoError(t, other.Settle(ctxT(t)))
 
-	e := newEngine(t)
+	e := newEngine(t, engine.WithResumption(mode))
 	deploy(t, e, catchProcess)
 	inst := start(t, e, map[string]any{"key": "k1"})
 	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "wait", Waiting: engine.WaitReason("message")}}, tokens(t, inst))
-	tracks := tracksStartedBy(goroutineID())
-	require.Len(t, tracks, 1, "one track of this test's instance")
-	assert.Contains(t, tracks[0], "[chan receive", "a parked track blocks on its channel")
+	loops, tracks := tracksStartedBy(goroutineID())
+	require.Len(t, loops, 1, "one loop of this test's instance")
+	assert.Contains(t, loops[0], "[select", "the idle loop blocks on its intake")
+	if mode == engine.ResumeDirect {
+		assert.Empty(t, tracks, "a token resumed directly has no goroutine")
+	} else {
+		require.Len(t, tracks, 1, "one track of this test's instance")
+		assert.Contains(t, tracks[0], "[chan receive", "a parked track blocks on its channel")
+	}
 	require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k1", Variables: map[string]any{"ok": true}}))
 	st, _ := inst.Wait(ctxT(t))
 	assert.Equal(t, engine.Completed, st)
@@ -121,9 +137,9 @@ func goroutineID() string {
 	return strings.Fields(string(buf))[1]
 }
 
-// tracksStartedBy returns the stacks of the track goroutines started by the
-// instance loops goroutine g started.
-func tracksStartedBy(g string) []string {
+// tracksStartedBy returns the stacks of the instance loops goroutine g
+// started and of the track goroutines they started.
+func tracksStartedBy(g string) (loops, tracks []string) {
 	buf := make([]byte, 1<<22)
 	stacks := strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n")
 	createdBy := func(stack, fn string) (string, bool) {
@@ -133,23 +149,23 @@ func tracksStartedBy(g string) []string {
 		}
 		return strings.Fields(rest)[0], true
 	}
-	loops := map[string]bool{}
+	loopIDs := map[string]bool{}
 	for _, s := range stacks {
 		if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Engine).launch"); ok && parent == g {
-			loops[strings.Fields(s)[1]] = true
+			loopIDs[strings.Fields(s)[1]] = true
+			loops = append(loops, s)
 		}
 	}
-	var out []string
 	for _, s := range stacks {
 		// A track is started by its instance's loop, when it gets its
 		// first turn (give) or at once at a wait state (spawn).
 		for _, fn := range []string{"give", "spawn"} {
-			if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Instance)."+fn); ok && loops[parent] {
-				out = append(out, s)
+			if parent, ok := createdBy(s, "github.com/flowtrack/flowtrack/engine/internal/runtime.(*Instance)."+fn); ok && loopIDs[parent] {
+				tracks = append(tracks, s)
 			}
 		}
 	}
-	return out
+	return loops, tracks
 }
 
 // TestMessage_BufferedUntilCatchOpens: a message published before its catch

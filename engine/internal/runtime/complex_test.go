@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
@@ -122,7 +123,9 @@ func TestJoinPositions_T2_Pure(t *testing.T) {
 // loopOnly builds an instance whose loop state is driven directly through
 // handle, without goroutines: the loop's view must follow reports alone.
 func loopOnly(t *testing.T, plan *Plan) (*Instance, *tokenView) {
-	e := testEngine(t)
+	// These tests watch the channel protocol of goroutine tracks.
+	e := NewEngine(Options{Clock: clock.NewVirtual(clock.Epoch), Resumption: ResumeGoroutines})
+	t.Cleanup(func() { require.NoError(t, e.Close(ctxT(t))) })
 	inst := newInstance(e, plan, nil)
 	tv := &tokenView{id: 1, ch: make(chan delivery, 1), node: plan.Process.Node("s"), scope: inst.root}
 	inst.tokens[1] = tv

@@ -57,7 +57,22 @@ type Options struct {
 	// ObserverBacklog is how many records an observer may have waiting
 	// before it is dropped. Zero means DefaultObserverBacklog.
 	ObserverBacklog int
+	// Resumption says who runs tokens: a goroutine per token or the
+	// instance loop itself (track.go). Zero means DefaultResumption.
+	Resumption Resumption
 }
+
+// Resumption says how an engine runs its tokens.
+type Resumption uint8
+
+const (
+	// ResumeGoroutines runs each token on a goroutine of its own, which
+	// parks on a channel while the token waits.
+	ResumeGoroutines Resumption = iota + 1
+	// ResumeDirect has each instance's loop resume its tokens'
+	// continuations itself, with no goroutine per token.
+	ResumeDirect
+)
 
 // Defaults of Options.
 const (
@@ -144,6 +159,9 @@ func NewEngine(opts Options) *Engine {
 		if *b.v <= 0 {
 			*b.v = b.def
 		}
+	}
+	if opts.Resumption == 0 {
+		opts.Resumption = DefaultResumption
 	}
 	if opts.ObserverBacklog <= 0 {
 		opts.ObserverBacklog = DefaultObserverBacklog

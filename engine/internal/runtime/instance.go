@@ -77,6 +77,16 @@ type Instance struct {
 	turn     int
 	runnable []wakeup
 	inputs   []message
+	// direct is set when the loop resumes tracks itself instead of
+	// running them on goroutines (track.go); running is then the track
+	// with the turn while it has more to do, handOver what it is handed
+	// when it runs next, and reports what it reported and the loop has
+	// not handled yet (reportBuf backs it, so steps cost no allocation).
+	direct    bool
+	running   *tokenView
+	handOver  delivery
+	reports   []message
+	reportBuf [4]message
 	// work is what the instance did since it was last idle, and cause the
 	// outside input it did it for, against the budgets (budget.go).
 	work  work
@@ -98,9 +108,13 @@ type Instance struct {
 // waits. It is the loop-owned position view of SRD-028: nothing else reads
 // token positions.
 type tokenView struct {
-	id   int
-	ch   chan delivery // the track's one-slot park channel; only the loop sends or closes
-	node *model.Node
+	id int
+	// ch is a goroutine track's one-slot park channel; only the loop sends
+	// or closes. track is the track the loop resumes in direct
+	// resumption; the loop only ever calls its next.
+	ch    chan delivery
+	track *track
+	node  *model.Node
 	// parked is set while the track is blocked on ch waiting for a
 	// delivery; the first delivery flips it off (first delivery wins).
 	parked   bool
@@ -173,6 +187,8 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		final:   Completed,
 	}
 	inst.root = newScope(0, nil, nil, vars)
+	inst.direct = e.opts.Resumption == ResumeDirect
+	inst.reports = inst.reportBuf[:0]
 	return inst
 }
 
@@ -371,7 +387,14 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 	inst.spawn(start, nil, false, inst.root)
 	for len(inst.tokens) > 0 {
 		inst.release()
-		if !inst.nextTurn() && len(inst.inputs) > 0 {
+		if inst.direct && inst.driveDirect() {
+			continue
+		}
+		if inst.nextTurn() {
+			if inst.direct {
+				continue // the track given the turn runs at once
+			}
+		} else if len(inst.inputs) > 0 {
 			m := inst.inputs[0]
 			inst.inputs[0] = message{}
 			inst.inputs = inst.inputs[1:]
@@ -459,7 +482,10 @@ func (inst *Instance) release() {
 func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scope) {
 	inst.nextToken++
 	id := inst.nextToken
-	tv := &tokenView{id: id, ch: make(chan delivery, 1), node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
+	tv := &tokenView{id: id, node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
+	if !inst.direct {
+		tv.ch = make(chan delivery, 1)
+	}
 	inst.tokens[id] = tv
 	sc.live++
 	inst.work.tokens++
@@ -472,11 +498,15 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 	inst.spend()
 	if inst.plan.nodes[n.Index].waits {
 		// A token that starts at a wait state needs no turn: the loop sets
-		// up its wait now, and its track only blocks on its channel, where
-		// a delivery, given with the turn, finds it.
+		// up its wait now, and its track is parked there, where a
+		// delivery, given with the turn, finds it.
+		t := newTrack(inst, tv, n, via)
 		inst.waitIn(tv, n)
-		t := &track{inst: inst, id: id, ch: tv.ch, scope: sc}
-		go t.run(n, via)
+		if inst.direct {
+			tv.track = t
+		} else {
+			go t.run()
+		}
 		return
 	}
 	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})

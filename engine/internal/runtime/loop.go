@@ -91,6 +91,7 @@ const (
 	resume deliveryKind = iota + 1 // continue past the node
 	retry                          // execute the node again (incident resolved)
 	merged                         // consumed by a join: exit
+	exit                           // told to exit: its channel was closed, or, resumed directly, the same
 )
 
 // delivery is what the loop sends to a parked track.
@@ -235,7 +236,12 @@ func (inst *Instance) wakeToExit(tv *tokenView) {
 	}
 	tv.closed = true
 	if inst.turn == tv.id {
-		close(tv.ch) // it has the turn still: it moved onto a wait state
+		// It has the turn still: it moved onto a wait state.
+		if inst.direct {
+			inst.resumeDirect(tv, delivery{kind: exit})
+		} else {
+			close(tv.ch)
+		}
 		return
 	}
 	inst.ready(wakeup{kind: wakeClose, tv: tv})

@@ -6,167 +6,280 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
-// track is one token's path, run on a goroutine of its own. It executes
-// nodes and reports every step to its instance's loop; it reads only the
-// immutable plan and the published variable snapshot. When it must wait it
-// parks on ch, a one-slot channel only the loop sends to or closes, and
-// uses no CPU until then.
+// track is one token's path. Its position is data, a continuation: the
+// node it is at, the flow it came by, what it waits for there and the
+// counters of a loop activity. next is the one implementation of node
+// semantics: it runs the token one element on, or hands a parked token
+// what the loop delivered, and says whether the token then runs on, parks
+// or has exited. It reads only the immutable plan and the published
+// variable snapshot, and reports every step to its instance's loop.
 //
-// Track states: running → parked (after reporting evJob, evArrive or
-// evIncident) → running (a delivery) … → exited (end event, merged, or ch
-// closed). The loop's tokenView mirrors this from the reports alone.
+// Who calls next depends on the instance's resumption mode (RATIONALE.md,
+// "Why are tokens continuations?"):
+//
+//   - goroutine tracks (native default): each track runs on a goroutine of
+//     its own (run), which parks on ch, a one-slot channel only the loop
+//     sends to or closes, and uses no CPU until then (SRD-027, SRD-028);
+//   - direct resumption (the WebAssembly build's default): the loop calls
+//     next itself, one step at a time, while the track has the turn. There
+//     is no goroutine and no channel; a delivery is handed to next as an
+//     argument by the loop, the only caller, so the guarantees hold by
+//     construction.
+//
+// Track states: running → parked (after reporting a wait) → running (a
+// delivery) … → exited (end event, merged, or told to exit). The loop's
+// tokenView mirrors this from the reports alone.
 type track struct {
 	inst  *Instance
 	id    int
-	ch    chan delivery
-	scope *scope // read-only here: the track reads its published view
+	ch    chan delivery // goroutine tracks only
+	scope *scope        // read-only here: the track reads its published view
+
+	// The continuation.
+	node *model.Node
+	via  *model.Flow
+	at   waitPoint // what the parked track waits for; atNothing while it runs
+	// report is the report the track parked with: a retry delivery to a
+	// track parked at a join, a throw or a job makes it report the same
+	// wait again.
+	report message
+	// iter is the iteration a loop activity is in, counted from 0.
+	iter int
 	// steps counts elements passed since the last wait, to bound cycles
 	// that never wait.
 	steps int
 }
 
+// waitPoint says where in a node's semantics a parked track goes on when
+// a delivery comes.
+type waitPoint uint8
+
+const (
+	atNothing    waitPoint = iota // running: next executes node
+	atWaitState                   // blocked at a wait state the loop set up on entry
+	atHeld                        // parked under a budget incident before executing node
+	atStepBudget                  // parked on the steps-per-token incident before executing node
+	atJoin                        // arrived at a synchronising join
+	atRaise                       // at an error or escalation throw
+	atThrow                       // at a throw or an element with output mappings
+	atLeave                       // on an incident choosing node's outgoing flows
+	atLoopCond                    // on an incident evaluating a loop condition
+	atLoopBudget                  // on the steps-per-token incident between iterations
+	atLoopJob                     // on the job of a loop iteration
+	atLoopThrow                   // at the throw of a loop iteration
+)
+
+// repeats reports whether a retry delivery makes a track parked at w
+// report the same wait again (the loop re-executes the node), rather than
+// go on (an incident it parked on was resolved).
+func (w waitPoint) repeats() bool {
+	switch w {
+	case atJoin, atRaise, atThrow, atLoopJob, atLoopThrow:
+		return true
+	}
+	return false
+}
+
+// outcome is what a call of next left the track doing.
+type outcome uint8
+
+const (
+	running outcome = iota + 1 // it has more to do without a delivery
+	parked                     // it waits for a delivery
+	exited                     // it has gone
+)
+
+// newTrack makes the track of token tv, about to execute n reached
+// through via, or, when the loop has set up a wait there, parked at n.
+func newTrack(inst *Instance, tv *tokenView, n *model.Node, via *model.Flow) *track {
+	t := &track{inst: inst, id: tv.id, ch: tv.ch, scope: tv.scope, node: n, via: via}
+	if inst.plan.nodes[n.Index].waits {
+		t.at = atWaitState
+	}
+	return t
+}
+
 func (t *track) emit(m message) {
 	m.token = t.id
+	if t.inst.direct {
+		t.inst.reports = append(t.inst.reports, m)
+		return
+	}
 	t.inst.intake <- m
 }
 
-// run executes from node n, reached through via, until the track exits.
-func (t *track) run(n *model.Node, via *model.Flow) {
-	defer func() {
-		if r := recover(); r != nil {
-			t.emit(message{kind: evFailed, node: n, more: &messageMore{err: fmt.Errorf("internal error at element %s: %v", n.ID, r)}})
+// run is a goroutine track: it calls next until the track exits, parking
+// on its channel whenever the track waits.
+func (t *track) run() {
+	o := running
+	if t.at != atNothing {
+		o = parked // it starts at a wait state
+	}
+	for o != exited {
+		d := delivery{}
+		if o == parked {
+			var ok bool
+			if d, ok = <-t.ch; !ok {
+				d = delivery{kind: exit}
+			}
 		}
-	}()
-	for n != nil {
-		n, via = t.step(n, via)
+		o = t.safeNext(d)
 	}
 }
 
-// step executes node n and returns the next node and the flow to it, or a
-// nil node when the track has exited.
-func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) {
-	np := &t.inst.plan.nodes[n.Index]
-	if np.waits {
-		// The loop set up the wait when it recorded the entry (SRD-027
-		// FR-5 in one loop step): report nothing, only block. Not even a
-		// stop is reported here: the token no longer has the turn, and the
-		// loop closes its channel when it stops the instance.
-		d, ok := t.receive()
-		if !ok {
-			return nil, nil
+// safeNext is next, turning a panic (a bug, never bad input) into a
+// failure the track reports as its exit.
+func (t *track) safeNext(d delivery) (o outcome) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.emit(message{kind: evFailed, node: t.node, more: &messageMore{err: fmt.Errorf("internal error at element %s: %v", t.node.ID, r)}})
+			o = exited
 		}
+	}()
+	return t.next(d)
+}
+
+// next runs the track one element on, or, when it is parked, hands it d,
+// what the loop delivered.
+func (t *track) next(d delivery) outcome {
+	if t.at == atNothing {
+		return t.step()
+	}
+	at := t.at
+	t.at = atNothing
+	t.steps = 0
+	if d.kind == exit || d.kind == merged {
+		t.emit(message{kind: evExited})
+		return exited
+	}
+	if d.kind == retry && at.repeats() {
+		return t.park(at, t.report) // execute the node again: report the same wait
+	}
+	n := t.node
+	switch at {
+	case atWaitState:
 		if d.arm != nil {
 			n = d.arm // the event-based gateway arm or boundary event that fired
 		}
 		return t.leave(n)
+	case atHeld:
+		return t.count()
+	case atStepBudget:
+		return t.execute()
+	case atRaise, atThrow:
+		if n.Kind == model.KindEndEvent {
+			t.emit(message{kind: evEnded, node: n})
+			return exited
+		}
+	case atLoopCond:
+		return t.iterate()
+	case atLoopBudget:
+		if o := t.iteration(); o != running {
+			return o
+		}
+		t.iter++
+		return t.iterate()
+	case atLoopJob:
+		if d.arm != nil {
+			return t.leave(d.arm) // an interrupting boundary event ended the loop
+		}
+		t.iter++
+		return t.iterate()
+	case atLoopThrow:
+		t.iter++
+		return t.iterate()
 	}
+	return t.leave(n) // atJoin, atLeave, and a raise or throw that is no end event
+}
+
+// park reports m, which parks the track at w.
+func (t *track) park(w waitPoint, m message) outcome {
+	t.at = w
+	t.report = m
+	t.emit(m)
+	return parked
+}
+
+// step executes the node the track is at. A wait state is never stepped:
+// the track parks as it moves onto one.
+func (t *track) step() outcome {
 	if t.inst.stopping.Load() {
 		t.emit(message{kind: evExited})
-		return nil, nil
+		return exited
 	}
-	if t.inst.hold.Load() && !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: errHeld}}) {
-		return nil, nil
+	if t.inst.hold.Load() {
+		return t.park(atHeld, message{kind: evIncident, node: t.node, more: &messageMore{err: errHeld}})
 	}
-	t.steps++
-	if t.steps > t.inst.eng.opts.MaxSteps {
+	return t.count()
+}
+
+// count counts the step against the steps-per-token budget.
+func (t *track) count() outcome {
+	if t.steps++; t.steps > t.inst.eng.opts.MaxSteps {
 		t.steps = 0
 		err := fmt.Errorf("budget %q exceeded at element %s: the token passed %d elements without waiting, limit %d (engine option WithMaxSteps)",
-			"steps per token", n.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
-		if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
-			return nil, nil
-		}
+			"steps per token", t.node.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
+		return t.park(atStepBudget, message{kind: evIncident, node: t.node, more: &messageMore{err: err}})
 	}
+	return t.execute()
+}
+
+// execute applies the semantics of the node the track is at.
+func (t *track) execute() outcome {
+	n := t.node
+	np := &t.inst.plan.nodes[n.Index]
 	if np.loop != nil {
-		return t.loopActivity(n, np)
+		t.iter = 0
+		return t.iterate()
 	}
 	switch {
 	case np.join:
-		if !t.waitOn(message{kind: evArrive, node: n, flow: via}) {
-			return nil, nil
-		}
+		return t.park(atJoin, message{kind: evArrive, node: n, flow: t.via})
 	case np.raise != nil:
-		if !t.waitOn(message{kind: evRaise, node: n}) {
-			return nil, nil
-		}
-		if n.Kind == model.KindEndEvent {
-			t.emit(message{kind: evEnded, node: n})
-			return nil, nil
-		}
+		return t.park(atRaise, message{kind: evRaise, node: n})
 	case np.throw != nil || len(np.outputs) > 0:
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
-		if !t.waitOn(message{kind: evThrow, node: n}) {
-			return nil, nil
-		}
-		if n.Kind == model.KindEndEvent {
-			t.emit(message{kind: evEnded, node: n})
-			return nil, nil
-		}
+		return t.park(atThrow, message{kind: evThrow, node: n})
 	case n.Kind == model.KindEndEvent:
 		kind := evEnded
 		if len(n.Events) > 0 && n.Events[0].Kind == model.EventTerminate {
 			kind = evTerminate
 		}
 		t.emit(message{kind: kind, node: n})
-		return nil, nil
+		return exited
 	}
 	return t.leave(n)
 }
 
-// waitOn reports m, which parks the track, and blocks until the loop
-// delivers. It reports whether the track goes on past the node.
-func (t *track) waitOn(m message) bool {
-	_, ok := t.await(m)
-	return ok
-}
-
-// await is waitOn that also returns what was delivered.
-func (t *track) await(m message) (delivery, bool) {
-	for {
-		t.emit(m)
-		d, ok := t.receive()
-		if ok && d.kind == retry && m.kind != evIncident {
-			continue // execute the node again: report the same wait
-		}
-		return d, ok
+// leave takes n's outgoing flows and moves the track onto the first; a
+// track that moves onto a wait state parks there.
+func (t *track) leave(n *model.Node) outcome {
+	t.node = n
+	flows, err := t.outgoing(n)
+	if err != nil {
+		return t.park(atLeave, message{kind: evIncident, node: n, more: &messageMore{err: err}})
 	}
-}
-
-// receive blocks until the loop delivers to the parked track. It reports
-// false, after reporting the exit, when the track was merged away or its
-// channel closed.
-func (t *track) receive() (delivery, bool) {
-	d, ok := <-t.ch
-	t.steps = 0
-	if !ok || d.kind == merged {
-		t.emit(message{kind: evExited})
-		return d, false
+	switch len(flows) {
+	case 0:
+		// No outgoing flow: the token ends here (implicit end).
+		t.emit(message{kind: evEnded, node: n})
+		return exited
+	case 1:
+		t.emit(message{kind: evMoved, node: n, flow: flows[0]})
+	default:
+		t.emit(message{kind: evFork, node: n, more: &messageMore{flows: flows}})
 	}
-	return d, true
-}
-
-// leave takes n's outgoing flows and returns where the track goes next.
-func (t *track) leave(n *model.Node) (*model.Node, *model.Flow) {
-	for {
-		flows, err := t.outgoing(n)
-		if err != nil {
-			if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
-				return nil, nil
-			}
-			continue
-		}
-		switch len(flows) {
-		case 0:
-			// No outgoing flow: the token ends here (implicit end).
-			t.emit(message{kind: evEnded, node: n})
-			return nil, nil
-		case 1:
-			t.emit(message{kind: evMoved, node: n, flow: flows[0]})
-		default:
-			t.emit(message{kind: evFork, node: n, more: &messageMore{flows: flows}})
-		}
-		return flows[0].Target, flows[0]
+	t.node, t.via = flows[0].Target, flows[0]
+	if t.inst.plan.nodes[t.node.Index].waits {
+		// The loop sets up the wait when it records the entry (SRD-027
+		// FR-5 in one loop step): the track reports nothing more, only
+		// parks. Not even a stop is reported: the token no longer has the
+		// turn, and the loop tells it to exit when it stops the instance.
+		t.at = atWaitState
+		return parked
 	}
+	return running
 }
 
 // outgoing selects the flows a token leaves n through.
@@ -211,53 +324,55 @@ func (t *track) outgoing(n *model.Node) ([]*model.Flow, error) {
 	return nil, nil
 }
 
-// loopActivity runs an activity with standard loop characteristics: one
-// iteration after another while the loop condition holds (tested after
-// each iteration, or before it with testBefore), up to the loop maximum.
-// Every iteration after the first is recorded as the element left and
-// entered again.
-func (t *track) loopActivity(n *model.Node, np *nodePlan) (*model.Node, *model.Flow) {
-	l := np.loop
-	for i := 0; l.max < 0 || i < l.max; i++ {
-		if (i > 0 || l.testBefore) && l.cond != nil {
+// iterate runs a loop activity (standard loop characteristics) from
+// iteration t.iter: one iteration after another while the loop condition
+// holds (tested after each iteration, or before it with testBefore), up to
+// the loop maximum. Every iteration after the first is recorded as the
+// element left and entered again.
+func (t *track) iterate() outcome {
+	n := t.node
+	l := t.inst.plan.nodes[n.Index].loop
+	for ; l.max < 0 || t.iter < l.max; t.iter++ {
+		if (t.iter > 0 || l.testBefore) && l.cond != nil {
 			ok, err := l.cond.EvalBool(t.scope.visible())
 			if err != nil {
-				if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: fmt.Errorf("loop condition: %w", err)}}) {
-					return nil, nil
-				}
-				i-- // resolved: evaluate again
-				continue
+				// Once resolved, the condition is evaluated again.
+				return t.park(atLoopCond, message{kind: evIncident, node: n, more: &messageMore{err: fmt.Errorf("loop condition: %w", err)}})
 			}
 			if !ok {
 				break
 			}
 		}
-		if i > 0 {
+		if t.iter > 0 {
 			if t.steps++; t.steps > t.inst.eng.opts.MaxSteps {
 				t.steps = 0
 				err := fmt.Errorf("budget %q exceeded at element %s: the loop ran %d iterations without waiting, limit %d (engine option WithMaxSteps)",
 					"steps per token", n.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
-				if !t.waitOn(message{kind: evIncident, node: n, more: &messageMore{err: err}}) {
-					return nil, nil
-				}
+				return t.park(atLoopBudget, message{kind: evIncident, node: n, more: &messageMore{err: err}})
 			}
-			t.emit(message{kind: evIteration, node: n})
 		}
-		switch {
-		case np.jobTypeName != "":
-			d, ok := t.await(message{kind: evJob, node: n})
-			if !ok {
-				return nil, nil
-			}
-			if d.arm != nil {
-				return t.leave(d.arm) // an interrupting boundary event ended the loop
-			}
-		case np.throw != nil || len(np.outputs) > 0:
-			// Every iteration sends its message and applies its outputs.
-			if !t.waitOn(message{kind: evThrow, node: n}) {
-				return nil, nil
-			}
+		if o := t.iteration(); o != running {
+			return o
 		}
 	}
 	return t.leave(n)
+}
+
+// iteration starts iteration t.iter of a loop activity: it parks on the
+// iteration's job or throw, or reports running when the iteration has
+// nothing to wait for.
+func (t *track) iteration() outcome {
+	n := t.node
+	np := &t.inst.plan.nodes[n.Index]
+	if t.iter > 0 {
+		t.emit(message{kind: evIteration, node: n})
+	}
+	switch {
+	case np.jobTypeName != "":
+		return t.park(atLoopJob, message{kind: evJob, node: n})
+	case np.throw != nil || len(np.outputs) > 0:
+		// Every iteration sends its message and applies its outputs.
+		return t.park(atLoopThrow, message{kind: evThrow, node: n})
+	}
+	return running
 }

@@ -53,15 +53,58 @@ func (inst *Instance) ready(w wakeup) {
 // give hands the turn to w's track.
 func (inst *Instance) give(w wakeup) {
 	inst.turn = w.tv.id
+	if inst.direct {
+		d := w.d
+		switch w.kind {
+		case wakeStart:
+			w.tv.track = newTrack(inst, w.tv, w.node, w.via)
+		case wakeClose:
+			d = delivery{kind: exit}
+		}
+		inst.resumeDirect(w.tv, d)
+		return
+	}
 	switch w.kind {
 	case wakeStart:
-		t := &track{inst: inst, id: w.tv.id, ch: w.tv.ch, scope: w.tv.scope}
-		go t.run(w.node, w.via)
+		go newTrack(inst, w.tv, w.node, w.via).run()
 	case wakeDeliver:
 		w.tv.ch <- w.d // never blocks: one slot, and at most one delivery per park
 	case wakeClose:
 		close(w.tv.ch)
 	}
+}
+
+// resumeDirect, in direct resumption, makes tv's track, which has the
+// turn, the one the loop runs next, handing it d if it is parked.
+func (inst *Instance) resumeDirect(tv *tokenView, d delivery) {
+	inst.running, inst.handOver = tv, d
+}
+
+// driveDirect does the next piece of work of direct resumption: it
+// handles the oldest report of the track with the turn, or, when all are
+// handled, runs that track one step on. It reports false when there was
+// nothing to do: no track has the turn.
+func (inst *Instance) driveDirect() bool {
+	if len(inst.reports) > 0 {
+		m := inst.reports[0]
+		inst.reports[0] = message{}
+		inst.reports = inst.reports[1:]
+		if len(inst.reports) == 0 {
+			inst.reports = inst.reportBuf[:0]
+		}
+		inst.receive(m)
+		return true
+	}
+	tv := inst.running
+	if tv == nil {
+		return false
+	}
+	d := inst.handOver
+	inst.handOver = delivery{}
+	if tv.track.safeNext(d) != running {
+		inst.running = nil
+	}
+	return true
 }
 
 // nextTurn gives the turn to the oldest runnable track, if no track has it.
