@@ -245,6 +245,8 @@ func durationOf(v any) (time.Duration, error) {
 	switch x := v.(type) {
 	case time.Duration:
 		return x, nil
+	case ymDuration:
+		return 0, fmt.Errorf("yielded the years and months duration %s, which has no fixed length", x)
 	case string:
 		return parseDuration(x)
 	}
@@ -259,6 +261,8 @@ func timeOf(v any) (time.Time, error) {
 		return x, nil
 	case date:
 		return time.Time(x), nil
+	case localDateTime:
+		return time.Time(x), nil // no zone: UTC, as timer dates read
 	case string:
 		return parseDateTime(x)
 	}

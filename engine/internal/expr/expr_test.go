@@ -293,11 +293,35 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= duration("PT1H") / 2`, want: "PT30M"},
 		{text: `= duration("PT1H") / duration("PT30M")`, want: 2.0},
 		{text: `= duration("PT1H") > duration("PT30M")`, want: true},
-		{text: `= duration("P1Y")`, want: nil},
+		{text: `= duration("P1Y")`, want: "P1Y"},
+		{text: `= duration("P14M")`, want: "P1Y2M"},
+		{text: `= duration("P1Y") = duration("P2Y")`, want: false},
+		{text: `= duration("P1Y") = duration("P12M")`, want: true},
+		{text: `= duration("P1Y") = duration("P365D")`, want: nil},
+		{text: `= duration("P1Y") < duration("P13M")`, want: true},
+		{text: `= duration("P1Y2M").years + duration("P1Y2M").months`, want: 3.0},
+		{text: `= duration("P1Y2M3D")`, want: nil},
+		{text: `= date("2026-01-31") + duration("P1M")`, want: "2026-02-28"},
+		{text: `= date and time("2026-01-31T10:00:00Z") - duration("P1Y")`, want: "2025-01-31T10:00:00Z"},
+		{text: `= years and months duration(date("2011-12-22"), date("2013-08-24"))`, want: "P1Y8M"},
+		{text: `= time("10:30:00")`, want: "10:30:00"},
+		{text: `= time("10:30:00+02:00") = time("08:30:00Z")`, want: true},
+		{text: `= time("10:30:00") = time("10:30:00Z")`, want: nil},
+		{text: `= time("23:30:00") + duration("PT1H")`, want: "00:30:00"},
+		{text: `= time(10, 30, 15.5, duration("-PT5H"))`, want: "10:30:15.5-05:00"},
+		{text: `= time(date and time("2026-01-01T10:00:00+01:00")).hour`, want: 10.0},
+		{text: `= date(2026, 2, 29)`, want: nil},
+		{text: `= date(2024, 2, 29)`, want: "2024-02-29"},
+		{text: `= date("-2017-12-31")`, want: "-2017-12-31"},
+		{text: `= string(date and time("2011-12-31T10:15:30@Europe/Paris"))`, want: "2011-12-31T10:15:30@Europe/Paris"},
+		{text: `= date and time("2011-12-31T10:15:30+01:00@Europe/Paris")`, want: nil},
+		{text: `= date and time("2011-12-31T10:15:30@Europe/Paris").timezone`, want: "Europe/Paris"},
+		{text: `= date and time(date("2026-01-02"), time("10:00:00Z"))`, want: "2026-01-02T10:00:00Z"},
+		{text: `= date and time("2026-01-02T10:00:00") = date and time("2026-01-02T10:00:00Z")`, want: nil},
 		{text: `= duration("nope")`, want: nil},
 		{text: `= duration(iso)`, want: "PT1H"},
 		{text: `= date and time("2026-01-01T10:00:00Z")`, want: "2026-01-01T10:00:00Z"},
-		{text: `= date and time("2026-01-01T10:00:00")`, want: "2026-01-01T10:00:00Z"},
+		{text: `= date and time("2026-01-01T10:00:00")`, want: "2026-01-01T10:00:00"}, // local: no zone
 		{text: `= date and time("2026-01-01T10:00:00+02:00") = date and time("2026-01-01T08:00:00Z")`, want: true},
 		{text: `= date and time("2026-01-01T10:00:00Z") + duration("PT1H")`, want: "2026-01-01T11:00:00Z"},
 		{text: `= date and time("2026-01-02T00:00:00Z") - date and time("2026-01-01T00:00:00Z")`, want: "P1D"},
@@ -310,6 +334,17 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= date("2026-03-01") > date("2026-02-01")`, want: true},
 		{text: `= date("2026-03-01") = date and time("2026-03-01T00:00:00Z")`, want: nil},
 		{text: `= [duration("PT1M")]`, want: []any{"PT1M"}},
+		// a context entry sees the entries before it
+		{text: `= {a: 1, b: a + 1, c: {d: a + b}}`, want: map[string]any{"a": 1.0, "b": 2.0, "c": map[string]any{"d": 3.0}}},
+		{text: `= {amount: 1, b: amount}.b`, want: 1.0},
+		// in a filter, item is the item unless it has an entry "item"
+		{text: `= [{item: 1}, {item: 2}][item >= 2]`, want: []any{map[string]any{"item": 2.0}}},
+		{text: `= [1, 2, 3][item >= 2]`, want: []any{2.0, 3.0}},
+		// strings: surrogate pairs, six-digit escapes, other escapes kept
+		{text: `= string length("\uD83D\uDCA9")`, want: 1.0},
+		{text: `= "\U01F40E" = "🐎"`, want: true},
+		{text: `= "a\d"`, want: `a\d`},
+		{text: `= substring("foobar", 3, 3.8)`, want: "oba"},
 		// FEEL never errors at run time
 		{text: `= substring(1, 2)`, want: nil},
 		{text: `= upper case(list)`, want: nil},
@@ -706,6 +741,7 @@ func TestEval_DurationAndTime(t *testing.T) {
 		{text: "PT", mode: Static, err: "invalid ISO-8601 duration"},
 		{text: "10s", mode: Static, err: "must start with P"},
 		{text: `= 5`, mode: Value, err: "yielded number, not a duration"},
+		{text: `= duration("P1M")`, mode: Value, err: "years and months duration P1M, which has no fixed length"},
 	}
 	for _, tc := range durations {
 		t.Run(tc.text, func(t *testing.T) {
@@ -728,6 +764,7 @@ func TestEval_DurationAndTime(t *testing.T) {
 		{`= now() + duration("PT1H")`, clock.Epoch.Add(time.Hour)},
 		{`= today()`, clock.Epoch},
 		{`= date and time("2026-05-01T00:00:00+02:00")`, time.Date(2026, 4, 30, 22, 0, 0, 0, time.UTC)},
+		{`= date and time("2026-05-01T10:00:00")`, time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}, // no zone: UTC
 	}
 	for _, tc := range times {
 		t.Run(tc.text, func(t *testing.T) {

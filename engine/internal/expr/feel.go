@@ -528,7 +528,8 @@ func (c *compiler) feelName(t token) ast.Node {
 		item := at(&ast.IdentifierNode{Value: c.items[len(c.items)-1]}, t.pos, t.end)
 		var n ast.Node
 		if t.text == "item" && !t.quoted {
-			n = item
+			// The item, unless it is a context with an entry "item".
+			n = c.call(t.pos, t.end, "f.item", item, at(&ast.StringNode{Value: t.text}, t.pos, t.end), item)
 		} else {
 			n = c.call(t.pos, t.end, "f.item", item,
 				at(&ast.StringNode{Value: t.text}, t.pos, t.end), outer)
@@ -669,10 +670,20 @@ func (c *compiler) feelList() ast.Node {
 	return at(&ast.ArrayNode{Nodes: items}, open.pos, closeTok.end)
 }
 
+// feelContext parses a context literal. Each entry may use the entries
+// before it by name ({a: 1, b: a + 1}): every value is bound to an
+// internal variable, in scope for the later entries, and the context is
+// built from those variables.
 func (c *compiler) feelContext() ast.Node {
 	open := c.expectOp("{")
-	var pairs []ast.Node
+	type entry struct {
+		key      ast.Node
+		internal string
+		value    ast.Node
+	}
+	var entries []entry
 	seen := map[string]bool{}
+	bound := len(c.bound)
 	if !c.isOp("}") {
 		for {
 			k := c.next()
@@ -690,7 +701,7 @@ func (c *compiler) feelContext() ast.Node {
 			seen[key] = true
 			c.expectOp(":")
 			v := c.feelExpr()
-			pairs = append(pairs, at(&ast.PairNode{Key: at(&ast.StringNode{Value: key}, k.pos, k.end), Value: v}, k.pos, k.end))
+			entries = append(entries, entry{key: at(&ast.StringNode{Value: key}, k.pos, k.end), internal: c.bind(key), value: v})
 			if !c.isOp(",") {
 				break
 			}
@@ -698,5 +709,14 @@ func (c *compiler) feelContext() ast.Node {
 		}
 	}
 	closeTok := c.expectOp("}")
-	return at(&ast.MapNode{Pairs: pairs}, open.pos, closeTok.end)
+	c.bound = c.bound[:bound]
+	pairs := make([]ast.Node, len(entries))
+	for i, e := range entries {
+		pairs[i] = at(&ast.PairNode{Key: e.key, Value: at(&ast.IdentifierNode{Value: e.internal}, open.pos, closeTok.end)}, open.pos, closeTok.end)
+	}
+	n := at(&ast.MapNode{Pairs: pairs}, open.pos, closeTok.end)
+	for i := len(entries) - 1; i >= 0; i-- {
+		n = at(&ast.VariableDeclaratorNode{Name: entries[i].internal, Value: entries[i].value, Expr: n}, open.pos, closeTok.end)
+	}
+	return n
 }
