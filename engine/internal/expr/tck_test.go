@@ -376,6 +376,9 @@ func TestFeelTCK(t *testing.T) {
 		text := "# FEEL TCK cases that must agree (the ratchet): a listed case that stops\n" +
 			"# agreeing fails TestFeelTCK. Regenerate: make conformance-feel-update\n" +
 			strings.Join(agreeing, "\n") + "\n"
+		if err := os.MkdirAll(filepath.Dir(tckRatchet), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(tckRatchet, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
