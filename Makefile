@@ -120,10 +120,10 @@ conformance:
 
 .PHONY: conformance-feel conformance-feel-update
 conformance-feel:
-	$(GO) test -count=1 -run '^TestFeelTCK$$' ./engine/internal/expr -args -feeltck.report
+	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelTCK$$' -args -feeltck.report
 
 conformance-feel-update:
-	$(GO) test -count=1 -run '^TestFeelTCK$$' ./engine/internal/expr -args -feeltck.update
+	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelTCK$$' -args -feeltck.update
 
 # test-wasm runs the engine's own tests compiled to wasip1/wasm under the
 # wazero CLI (no -race there: wasm has one thread), at the wazero version

@@ -174,6 +174,8 @@ func describe(t token) string {
 		return "end of expression"
 	case tString:
 		return "string " + strconv.Quote(t.text)
+	case tAt:
+		return "@" + strconv.Quote(t.text)
 	case tNumber:
 		return "number " + t.text
 	case tName:

@@ -72,7 +72,7 @@ var feelFuncs = func() map[string]fnInfo {
 var feelBoolOps = map[string]bool{
 	"f.eq": true, "f.ne": true, "f.lt": true, "f.le": true, "f.gt": true, "f.ge": true,
 	"f.and": true, "f.or": true, "f.in": true, "f.between": true, "f.range": true,
-	"f.true": true, "f.defined": true, "f.notnull": true,
+	"f.true": true, "f.defined": true, "f.notnull": true, "f.instance": true,
 	"not": true, "contains": true, "starts with": true, "ends with": true, "list contains": true,
 }
 
@@ -258,7 +258,8 @@ func (c *compiler) feelComparison() ast.Node {
 		c.next()
 		n = c.feelIn(n, t)
 	case c.isWord("instance"):
-		panic(c.errAt(t.pos, `FEEL "instance of" is not supported`))
+		c.next()
+		n = c.feelInstanceOf(n, t)
 	default:
 		return n
 	}
@@ -475,6 +476,13 @@ func (c *compiler) feelPrimary() ast.Node {
 	case tString:
 		c.next()
 		return at(&ast.StringNode{Value: t.text}, t.pos, t.end)
+	case tAt:
+		c.next()
+		v := atLiteral(t.text)
+		if v == nil {
+			panic(c.errAt(t.pos, fmt.Sprintf("@%q is not a date, time, date and time or duration", t.text)))
+		}
+		return constNode(v, t.pos, t.end)
 	case tName:
 		if !t.quoted {
 			if n := c.feelFuncCall(); n != nil {
@@ -518,6 +526,30 @@ func (c *compiler) feelPrimary() ast.Node {
 
 // feelName resolves a variable name, or inside a filter the item or one
 // of its entries.
+// atLiteral is the value of @"text": a duration, a date and time, a date
+// or a time, told apart by their form; nil when it is none.
+func atLiteral(text string) any {
+	if strings.HasPrefix(text, "P") || strings.HasPrefix(text, "-P") {
+		if d, ok := parseFEELDuration(text); ok {
+			return d
+		}
+		return nil
+	}
+	if strings.Contains(text, "T") {
+		if dt, ok := parseFEELDateTime(text); ok {
+			return dt
+		}
+		return nil
+	}
+	if d, ok := parseFEELDate(text); ok {
+		return d
+	}
+	if t, ok := parseFEELTime(text); ok {
+		return t
+	}
+	return nil
+}
+
 func (c *compiler) feelName(t token) ast.Node {
 	if b, ok := c.boundAs(t.text); ok && b.filterDepth == c.filterDepth {
 		// Bound inside the innermost filter, so nearer than its item.

@@ -17,6 +17,8 @@ const (
 	tNumber
 	tString
 	tOp
+	// tAt is a FEEL temporal literal @"...": text is the string's value.
+	tAt
 )
 
 // token is one lexeme. pos and end are byte offsets in the original
@@ -61,6 +63,11 @@ func (l *lexer) next() token {
 		return l.number()
 	case c == '"' || c == '\'' && !l.feel:
 		return l.str(c)
+	case c == '@' && l.feel && l.i+1 < l.end && l.src[l.i+1] == '"':
+		l.i++
+		t := l.str('"')
+		t.kind, t.pos = tAt, start
+		return l.emit(t)
 	case c == '`' && l.feel:
 		j := strings.IndexByte(l.src[l.i+1:l.end], '`')
 		if j < 0 {
@@ -102,7 +109,7 @@ func (l *lexer) emit(t token) token {
 // a '.' is a path separator, not the start of a number.
 func (l *lexer) afterValue() bool {
 	switch l.prev {
-	case tName, tNumber, tString:
+	case tName, tNumber, tString, tAt:
 		return true
 	case tOp:
 		return l.prevText == ")" || l.prevText == "]" || l.prevText == "}"
