@@ -359,6 +359,64 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= @"2026-01-02T10:00:00Z".hour`, want: 10.0},
 		{text: `= @"10:00:00" instance of time`, want: true},
 		{text: `= @"P1Y" + @"P2M"`, want: "P1Y2M"},
+		// built-ins of DMN 1.5 10.3.4 and Camunda's extensions
+		{text: `= sum([])`, want: nil},
+		{text: `= mean([1, 2, 6])`, want: 3.0},
+		{text: `= product(2, 3)`, want: 6.0},
+		{text: `= median([3, 1, 4, 2])`, want: 2.5},
+		{text: `= stddev([2, 4, 7, 5]) > 2.08`, want: true},
+		{text: `= mode([3, 1, 3, 1, 2])`, want: []any{1.0, 3.0}},
+		{text: `= all([true, null, false])`, want: false},
+		{text: `= all([true, null])`, want: nil},
+		{text: `= any([])`, want: false},
+		{text: `= sublist([1, 2, 3], -2, 1)`, want: []any{2.0}},
+		{text: `= append([1], 2, 3)`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= concatenate([1], [], [2])`, want: []any{1.0, 2.0}},
+		{text: `= insert before([1, 3], 2, 2)`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= remove([1, 2, 3], -1)`, want: []any{1.0, 2.0}},
+		{text: `= list replace([1, 2, 3], 2, 9)`, want: []any{1.0, 9.0, 3.0}},
+		{text: `= reverse([1, 2])`, want: []any{2.0, 1.0}},
+		{text: `= index of([1, 2, 1], 1)`, want: []any{1.0, 3.0}},
+		{text: `= union([1, 2], [2, 3])`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= distinct values([1, 1, "a", "a"])`, want: []any{1.0, "a"}},
+		{text: `= flatten([1, [2, [3]]])`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= is empty([])`, want: true},
+		{text: `= decimal(2.5, 0)`, want: 2.0},
+		{text: `= round half up(2.675, 2)`, want: 2.68},
+		{text: `= round half down(-2.5, 0)`, want: -2.0},
+		{text: `= round up(1.21, 1)`, want: 1.3},
+		{text: `= round down(-1.29, 1)`, want: -1.2},
+		{text: `= floor(-1.56, 1)`, want: -1.6},
+		{text: `= ceiling(1.51, 1)`, want: 1.6},
+		{text: `= modulo(-12, 5)`, want: 3.0},
+		{text: `= modulo(1, 0)`, want: nil},
+		{text: `= sqrt(-1)`, want: nil},
+		{text: `= odd(5) and even(4) and even(1.5) = null`, want: true},
+		{text: `= number("1.000.000,01", ".", ",")`, want: 1000000.01},
+		{text: `= number("1,5", ",", ",")`, want: nil},
+		{text: `= substring before("foobar", "bar") + substring after("foobar", "foo")`, want: "foobar"},
+		{text: `= matches("Mary\u000DJones", "Mary.Jones")`, want: false},
+		{text: `= matches("hello world", "hello\ sworld", "x")`, want: true},
+		{text: `= replace("abcd", "(ab)|(a)", "[1=$1][2=$2]")`, want: "[1=ab][2=]cd"},
+		{text: `= replace("abc", "x*", "-")`, want: nil},
+		{text: `= split("a;b;;c", ";")`, want: []any{"a", "b", "", "c"}},
+		{text: `= extract("a1b22", "[0-9]+")`, want: []any{"1", "22"}},
+		{text: `= string join(["a", null, "c"], "-")`, want: "a-c"},
+		{text: `= string join("a")`, want: "a"},
+		{text: `= is(date("2026-01-01"), date("2026-01-01"))`, want: true},
+		{text: `= is(time("10:00:00Z"), time("10:00:00+00:00"))`, want: true},
+		{text: `= is(1, "1")`, want: false},
+		{text: `= get or else(missing, 5)`, want: 5.0},
+		{text: `= get value({a: {b: 1}}, ["a", "b"])`, want: 1.0},
+		{text: `= get entries({b: 2, a: 1})`, want: []any{map[string]any{"key": "a", "value": 1.0}, map[string]any{"key": "b", "value": 2.0}}},
+		{text: `= context([{key: "a", value: 1}])`, want: map[string]any{"a": 1.0}},
+		{text: `= context([{key: "a", value: 1}, {key: "a", value: 2}])`, want: nil},
+		{text: `= context put({a: 1}, ["b", "c"], 2)`, want: map[string]any{"a": 1.0, "b": map[string]any{"c": 2.0}}},
+		{text: `= context merge([{a: 1}, {a: 2, b: 3}])`, want: map[string]any{"a": 2.0, "b": 3.0}},
+		{text: `= day of year(date("2026-02-01"))`, want: 32.0},
+		{text: `= day of week(date("2026-01-01"))`, want: "Thursday"},
+		{text: `= month of year(date("2026-01-01"))`, want: "January"},
+		{text: `= week of year(date("2026-01-01"))`, want: 1.0},
 		// FEEL never errors at run time
 		{text: `= substring(1, 2)`, want: nil},
 		{text: `= upper case(list)`, want: nil},
@@ -949,4 +1007,21 @@ func TestCompile_FEELFor(t *testing.T) {
 		{text: `= for x in [1, 2] return x + amount`, want: []any{151.0, 152.0}}, // outer variables stay visible
 		{text: `= for x in [[1], [2, 3]] return count(x)`, want: []any{1.0, 2.0}},
 	}, Options{})
+}
+
+// A pattern that XML Schema accepts but RE2 cannot run is an evaluation
+// error naming what is missing, never a silently wrong match.
+func TestFEEL_UnsupportedPattern(t *testing.T) {
+	for _, text := range []string{
+		`= matches("aA", "(a)\1", "i")`,
+		`= matches("x", "[A-Z-[OI]]")`,
+		`= matches("x", "\p{IsGreek}")`,
+	} {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err, text)
+		_, err = p.Eval(nil)
+		var ee *EvalError
+		require.ErrorAs(t, err, &ee, text)
+		assert.ErrorContains(t, err, "which is not supported", text)
+	}
 }

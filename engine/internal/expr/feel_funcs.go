@@ -718,9 +718,8 @@ func feelSubstring(a []any) any {
 	return string(r[int(from):int(to)])
 }
 
-// feelLibrary is FEEL's built-in functions by name, with their arity. The
-// names are as users write them, multi-word names included.
-var feelLibrary = map[string]fnInfo{
+// feelCoreLibrary is the first part of feelLibrary.
+var feelCoreLibrary = map[string]fnInfo{
 	"not": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
 		if b, ok := a[0].(bool); ok {
 			return !b, nil
@@ -779,15 +778,12 @@ var feelLibrary = map[string]fnInfo{
 		return nil, nil
 	}},
 	"sum": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
-		total := 0.0
-		for _, e := range itemsOf(a) {
-			f, ok := toFloat(e)
-			if !ok {
-				return nil, nil
-			}
-			total += f
+		// DMN 1.5: the sum of no numbers is null, as their mean is.
+		ns, ok := numbers(itemsOf(a))
+		if !ok || len(ns) == 0 {
+			return nil, nil
 		}
-		return total, nil
+		return sumOf(ns), nil
 	}},
 	"min": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), -1), nil }},
 	"max": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), 1), nil }},
@@ -809,33 +805,8 @@ var feelLibrary = map[string]fnInfo{
 		}
 		return nil, nil
 	}},
-	"floor": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		if f, ok := toFloat(a[0]); ok {
-			return math.Floor(f), nil
-		}
-		return nil, nil
-	}},
-	"ceiling": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		if f, ok := toFloat(a[0]); ok {
-			return math.Ceil(f), nil
-		}
-		return nil, nil
-	}},
 	"string": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) { return feelString(a[0]), nil }},
-	"number": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		switch x := a[0].(type) {
-		case string:
-			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-				return nil, nil
-			}
-			return f, nil
-		}
-		if f, ok := toFloat(a[0]); ok {
-			return f, nil
-		}
-		return nil, nil
-	}},
+	"number": {min: 1, max: 3, pure: true, fn: func(a ...any) (any, error) { return feelNumber(a), nil }},
 	"duration": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
 		if s, ok := str1(a); ok {
 			if d, ok := parseFEELDuration(s); ok {
@@ -1081,12 +1052,12 @@ var feelOps = map[string]fnInfo{
 		}
 		return out, nil
 	}},
-	"f.item":    {view: true, fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
-	"f.in":      {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
-	"f.defined": {view: true, fn: feelDefined},
-	"f.notnull": {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
+	"f.item":     {view: true, fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
+	"f.in":       {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
+	"f.defined":  {view: true, fn: feelDefined},
+	"f.notnull":  {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
 	"f.instance": {fn: func(a ...any) (any, error) { return a[1].(*feelType).has(a[0]), nil }},
-	"f.between": {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
+	"f.between":  {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
 	"f.range": {pure: true, fn: func(a ...any) (any, error) {
 		return feelInRange(a[0], a[1], a[2], a[3] == true, a[4] == true), nil
 	}},
