@@ -417,6 +417,12 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= day of week(date("2026-01-01"))`, want: "Thursday"},
 		{text: `= month of year(date("2026-01-01"))`, want: "January"},
 		{text: `= week of year(date("2026-01-01"))`, want: 1.0},
+		// named arguments
+		{text: `= substring(start position: 2, string: "abc")`, want: "bc"},
+		{text: `= date(year: 2026, month: 1, day: 2)`, want: "2026-01-02"},
+		{text: `= round half up(n: 2.5, scale: 0)`, want: 3.0},
+		{text: `= context put(context: {}, key: ["a"], value: 1)`, want: nil},
+		{text: `= context put(context: {}, keys: ["a"], value: 1)`, want: map[string]any{"a": 1.0}},
 		// FEEL never errors at run time
 		{text: `= substring(1, 2)`, want: nil},
 		{text: `= upper case(list)`, want: nil},
@@ -619,6 +625,8 @@ func TestCompile_SyntaxErrors(t *testing.T) {
 		{`= a in [1..`, 11, "unexpected end"},
 		{`= a in [1..5`, 12, "expected ] or )"},
 		{`= [1..5]`, 4, "ranges are only allowed after in"},
+		{`= substring(text: "a", start position: 1)`, 12, `substring() has no parameter "text"`},
+		{`= abs(n: 1, n: 2)`, 12, `parameter "n" given twice`},
 		{`= a instance of tMyType`, 16, `unknown type "tMyType" (item definitions are not supported)`},
 		{`= a instance of list<`, 21, "expected a type"},
 		{`= @"2026-13-01"`, 2, `@"2026-13-01" is not a date, time, date and time or duration`},

@@ -622,7 +622,9 @@ func (c *compiler) feelFuncCall() ast.Node {
 	c.next() // (
 	name := strings.Join(words, " ")
 	var args []ast.Node
-	if !c.isOp(")") {
+	if c.namedArgs() {
+		args = c.feelNamedArgs(name, first)
+	} else if !c.isOp(")") {
 		for {
 			args = append(args, c.feelExpr())
 			if !c.isOp(",") {
@@ -640,6 +642,87 @@ func (c *compiler) feelFuncCall() ast.Node {
 		return c.feelIsDefined(args[0], first, closeTok)
 	}
 	return c.call(first.pos, closeTok.end, name, args...)
+}
+
+// namedArgs reports whether the arguments ahead are named: words, then
+// a colon ("start position: 2").
+func (c *compiler) namedArgs() bool {
+	k := 0
+	for c.peekAt(k).kind == tName {
+		k++
+	}
+	t := c.peekAt(k)
+	return k > 0 && t.kind == tOp && t.text == ":"
+}
+
+// feelNamedArgs parses "name: value, ..." and returns the values in the
+// order of the parameters of fn's signature that has all the names
+// (DMN 1.5 10.3.2.13.3); a parameter left out is null.
+func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
+	type named struct {
+		name string
+		tok  token
+		val  ast.Node
+	}
+	var given []named
+	for {
+		nameTok := c.peek()
+		var ws []string
+		for c.peek().kind == tName {
+			ws = append(ws, c.next().text)
+		}
+		if len(ws) == 0 {
+			panic(c.errAt(nameTok.pos, "expected a parameter name, found "+describe(nameTok)))
+		}
+		c.expectOp(":")
+		g := named{name: strings.Join(ws, " "), tok: nameTok, val: c.feelExpr()}
+		if fn == "context put" && g.name == "key" {
+			// context put's two signatures share a position: "key" is a
+			// string, "keys" a list.
+			g.val = c.call(nameTok.pos, nameTok.end, "f.string", g.val)
+		}
+		given = append(given, g)
+		if !c.isOp(",") {
+			break
+		}
+		c.next()
+	}
+	for _, params := range [][]string{feelParams[fn], feelParamsAlt[fn]} {
+		if params == nil {
+			continue
+		}
+		args := make([]ast.Node, 0, len(params))
+		ok := true
+		for _, g := range given {
+			i := slices.Index(params, g.name)
+			if i < 0 {
+				ok = false
+				break
+			}
+			for len(args) <= i {
+				args = append(args, nil)
+			}
+			if args[i] != nil {
+				panic(c.errAt(g.tok.pos, fmt.Sprintf("parameter %q given twice", g.name)))
+			}
+			args[i] = g.val
+		}
+		if !ok {
+			continue
+		}
+		for i, a := range args {
+			if a == nil {
+				args[i] = at(&ast.NilNode{}, at0.pos, at0.end)
+			}
+		}
+		return args
+	}
+	for _, g := range given {
+		if !slices.Contains(feelParams[fn], g.name) && !slices.Contains(feelParamsAlt[fn], g.name) {
+			panic(c.errAt(g.tok.pos, fmt.Sprintf("%s() has no parameter %q", fn, g.name)))
+		}
+	}
+	panic(c.errAt(at0.pos, fmt.Sprintf("%s() has no signature with these parameters", fn)))
 }
 
 // feelIsDefined compiles is defined(x): for a name or a path of names it

@@ -1056,6 +1056,12 @@ var feelOps = map[string]fnInfo{
 	"f.in":       {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
 	"f.defined":  {view: true, fn: feelDefined},
 	"f.notnull":  {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
+	"f.string": {view: true, pure: true, fn: func(a ...any) (any, error) {
+		if s, ok := a[0].(string); ok {
+			return s, nil
+		}
+		return nil, nil
+	}},
 	"f.instance": {fn: func(a ...any) (any, error) { return a[1].(*feelType).has(a[0]), nil }},
 	"f.between":  {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
 	"f.range": {pure: true, fn: func(a ...any) (any, error) {
