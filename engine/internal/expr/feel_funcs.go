@@ -1052,10 +1052,10 @@ var feelOps = map[string]fnInfo{
 		}
 		return out, nil
 	}},
-	"f.item":     {view: true, fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
-	"f.in":       {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
-	"f.defined":  {view: true, fn: feelDefined},
-	"f.notnull":  {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
+	"f.item":    {view: true, fn: func(a ...any) (any, error) { return feelItem(a[0], a[1].(string), a[2]), nil }},
+	"f.in":      {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
+	"f.defined": {view: true, fn: feelDefined},
+	"f.notnull": {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
 	"f.string": {view: true, pure: true, fn: func(a ...any) (any, error) {
 		if s, ok := a[0].(string); ok {
 			return s, nil

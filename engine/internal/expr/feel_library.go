@@ -751,11 +751,20 @@ func listPos(a []any, past int) ([]any, int, bool) {
 	return l, int(i), true
 }
 
-// distinct keeps the first of equal items.
+// distinct keeps the first of equal items. Items are told apart by a
+// key, not compared pairwise, so that a long list costs linear time.
 func distinct(l []any) []any {
 	out := []any{}
+	seen := make(map[string]bool, len(l))
 	for _, e := range l {
-		if feelIn(e, out) != true {
+		k := typeName(e) + ":"
+		if t, ok := e.(time.Time); ok {
+			k += t.UTC().Format(time.RFC3339Nano) // equal instants are equal
+		} else if s, ok := feelString(e).(string); ok {
+			k += s
+		}
+		if !seen[k] {
+			seen[k] = true
 			out = append(out, e)
 		}
 	}
