@@ -61,7 +61,10 @@ type compiler struct {
 	// items are the internal names of the items of the FEEL filters being
 	// parsed, innermost last.
 	items []string
-	depth int // nesting of expressions, bounded by maxDepth
+	// forBodies counts the FEEL for bodies being parsed, where "partial"
+	// names the results so far (not supported).
+	forBodies int
+	depth     int // nesting of expressions, bounded by maxDepth
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

@@ -417,6 +417,21 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= day of week(date("2026-01-01"))`, want: "Thursday"},
 		{text: `= month of year(date("2026-01-01"))`, want: "January"},
 		{text: `= week of year(date("2026-01-01"))`, want: 1.0},
+		// ranges and unary tests as values
+		{text: `= [1..10] = [1..10]`, want: true},
+		{text: `= (1..10] = ]1..10]`, want: true},
+		{text: `= (< 10) = (null..10)`, want: false},
+		{text: `= (< 10) = (< 10)`, want: true},
+		{text: `= 5 in [[1..3], [4..6]]`, want: true},
+		{text: `= 10 in (1, < 5, >= 10)`, want: true},
+		{text: `= true in (= true)`, want: true},
+		{text: `= [1, 2] in [[1], [1, 2]]`, want: true},
+		{text: `= 3 in (!= 3)`, want: false},
+		{text: `= [1..5] instance of range<number>`, want: true},
+		{text: `= string([1..5))`, want: "[1..5)"},
+		{text: `= for i in 3..1 return i`, want: []any{3.0, 2.0, 1.0}},
+		{text: `= for i in [1..3) return i`, want: []any{1.0, 2.0}},
+		{text: `= for d in @"2026-01-30"..@"2026-02-01" return string(d)`, want: []any{"2026-01-30", "2026-01-31", "2026-02-01"}},
 		// named arguments
 		{text: `= substring(start position: 2, string: "abc")`, want: "bc"},
 		{text: `= date(year: 2026, month: 1, day: 2)`, want: "2026-01-02"},
@@ -624,7 +639,8 @@ func TestCompile_SyntaxErrors(t *testing.T) {
 		{`= 1 < 2 < 3`, 8, "comparisons cannot be chained"},
 		{`= a in [1..`, 11, "unexpected end"},
 		{`= a in [1..5`, 12, "expected ] or )"},
-		{`= [1..5]`, 4, "ranges are only allowed after in"},
+		{`= [1, 2..5]`, 7, "a range cannot follow list items"},
+		{`= for i in 1..3 return partial`, 23, `"partial" (the results so far of a for) is not supported`},
 		{`= substring(text: "a", start position: 1)`, 12, `substring() has no parameter "text"`},
 		{`= abs(n: 1, n: 2)`, 12, `parameter "n" given twice`},
 		{`= a instance of tMyType`, 16, `unknown type "tMyType" (item definitions are not supported)`},
@@ -1031,5 +1047,20 @@ func TestFEEL_UnsupportedPattern(t *testing.T) {
 		var ee *EvalError
 		require.ErrorAs(t, err, &ee, text)
 		assert.ErrorContains(t, err, "which is not supported", text)
+	}
+}
+
+// A for over what cannot be iterated (a range of strings, a descending
+// range value) fails naming it, rather than iterating over nothing.
+func TestFEEL_ForOverRange(t *testing.T) {
+	for text, want := range map[string]string{
+		`= for i in "a".."z" return i`: `cannot iterate from a to z`,
+		`= for i in [2..1] return i`:   `cannot iterate over the range [2..1]`,
+		`= for i in (< 3) return i`:    `cannot iterate over the unary test < 3`,
+	} {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err, text)
+		_, err = p.Eval(nil)
+		assert.ErrorContains(t, err, want, text)
 	}
 }

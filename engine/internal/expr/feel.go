@@ -132,7 +132,19 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 			panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", kw.text, describe(v))))
 		}
 		c.expectWord("in")
-		list := c.call(kw.pos, kw.end, "f.aslist", c.feelOr())
+		src := c.feelOr()
+		if c.isOp("..") {
+			// "for i in 1..3": the integers (or days) from one end to the
+			// other, descending when the first is larger.
+			dots := c.next()
+			src = c.call(dots.pos, dots.end, "f.steps", src, c.feelOr())
+		}
+		list := src
+		if kw.text == "for" {
+			list = c.call(kw.pos, kw.end, "f.source", src)
+		} else {
+			list = c.call(kw.pos, kw.end, "f.aslist", src)
+		}
 		ctxs = append(ctxs, context{name: c.bind(v.text), list: list})
 		if !c.isOp(",") {
 			break
@@ -140,6 +152,10 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 		c.next()
 	}
 	c.expectWord(sep)
+	if kw.text == "for" {
+		c.forBodies++
+		defer func() { c.forBodies-- }()
+	}
 	n := c.feelExpr()
 	c.bound = c.bound[:len(c.bound)-len(ctxs)]
 	for i := len(ctxs) - 1; i >= 0; i-- {
@@ -283,7 +299,10 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			// No backtracking: after the first item, "..", "," or the
 			// closing bracket tells a range from a list.
 			c.next()
-			first := c.feelExpr()
+			first := c.feelUnaryTest()
+			if first == nil {
+				first = c.feelExpr()
+			}
 			if c.isOp("..") {
 				c.next()
 				c.noFilter = true
@@ -308,6 +327,10 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			items := []ast.Node{first}
 			for c.isOp(",") {
 				c.next()
+				if u := c.feelUnaryTest(); u != nil {
+					items = append(items, u)
+					continue
+				}
 				items = append(items, c.feelExpr())
 			}
 			end := c.expectOp(closer)
@@ -509,16 +532,30 @@ func (c *compiler) feelPrimary() ast.Node {
 		switch t.text {
 		case "(":
 			c.next()
+			if u := c.feelUnaryTest(); u != nil {
+				c.expectOp(")")
+				return u
+			}
 			saved := c.noFilter
 			c.noFilter = false
 			n := c.feelExpr()
 			c.noFilter = saved
+			if c.isOp("..") {
+				return c.feelInterval(t, n)
+			}
 			c.expectOp(")")
 			return n
 		case "[":
 			return c.feelList()
 		case "{":
 			return c.feelContext()
+		case "]":
+			c.next()
+			first := c.feelExpr()
+			if !c.isOp("..") {
+				panic(c.errAt(c.peek().pos, "expected .. in the range"))
+			}
+			return c.feelInterval(t, first)
 		}
 	}
 	panic(c.unexpected(t))
@@ -526,6 +563,38 @@ func (c *compiler) feelPrimary() ast.Node {
 
 // feelName resolves a variable name, or inside a filter the item or one
 // of its entries.
+// feelInterval parses the rest of a range written as a value, after its
+// opening bracket (open) and first end point and at the "..": the last
+// end point and the closing bracket.
+func (c *compiler) feelInterval(open token, first ast.Node) ast.Node {
+	c.expectOp("..")
+	saved := c.noFilter
+	c.noFilter = true
+	last := c.feelAdditive()
+	c.noFilter = saved
+	end := c.peek()
+	if end.kind != tOp || (end.text != "]" && end.text != ")" && end.text != "[") {
+		panic(c.errAt(end.pos, fmt.Sprintf("expected ] or ) to close the range, found %s", describe(end))))
+	}
+	c.next()
+	return c.call(open.pos, end.end, "f.mkrange", first, last,
+		at(&ast.BoolNode{Value: open.text == "["}, open.pos, open.end),
+		at(&ast.BoolNode{Value: end.text == "]"}, end.pos, end.end))
+}
+
+// feelUnaryTest parses a comparison unary test used as a value ("< 10",
+// "= 5", "!= 5", as in "(< 10)" or "x in (1, >= 5)"). It returns nil
+// when the current token is no comparison.
+func (c *compiler) feelUnaryTest() ast.Node {
+	t := c.peek()
+	if t.kind != tOp || feelCmpOps[t.text] == "" {
+		return nil
+	}
+	c.next()
+	e := c.feelAdditive()
+	return c.call(t.pos, t.end, "f.test", at(&ast.StringNode{Value: t.text}, t.pos, t.end), e)
+}
+
 // atLiteral is the value of @"text": a duration, a date and time, a date
 // or a time, told apart by their form; nil when it is none.
 func atLiteral(text string) any {
@@ -584,6 +653,9 @@ func (c *compiler) feelName(t token) ast.Node {
 func (c *compiler) feelVar(t token) ast.Node {
 	if b, ok := c.boundAs(t.text); ok {
 		return at(&ast.IdentifierNode{Value: b.internal}, t.pos, t.end)
+	}
+	if t.text == "partial" && !t.quoted && c.forBodies > 0 {
+		panic(c.errAt(t.pos, `"partial" (the results so far of a for) is not supported`))
 	}
 	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) {
 		return c.call(t.pos, t.end, "f.get", at(&ast.IdentifierNode{Value: "$env"}, t.pos, t.end),
@@ -773,7 +845,10 @@ func (c *compiler) feelList() ast.Node {
 		for {
 			items = append(items, c.feelExpr())
 			if c.isOp("..") {
-				panic(c.errAt(c.peek().pos, "ranges are only allowed after in"))
+				if len(items) > 1 {
+					panic(c.errAt(c.peek().pos, "a range cannot follow list items; write [a, [b..c]]"))
+				}
+				return c.feelInterval(open, items[0])
 			}
 			if !c.isOp(",") {
 				break

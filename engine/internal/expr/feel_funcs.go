@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -67,6 +68,22 @@ func feelEqual(a, b any) any {
 			}
 		}
 		return true
+	case feelRange:
+		switch y := b.(type) {
+		case feelRange:
+			return x.equal(y)
+		case unaryTest:
+			return false // a test is no range, though it may hold the same values
+		}
+		return nil
+	case unaryTest:
+		switch y := b.(type) {
+		case unaryTest:
+			return x.op == y.op && feelEqual(x.v, y.v) == true
+		case feelRange:
+			return false
+		}
+		return nil
 	}
 	if isTemporal(a) {
 		if c, ok := compare(a, b); ok {
@@ -577,16 +594,30 @@ func feelItem(item any, name string, outer any) any {
 	return outer
 }
 
+// feelIn is "x in set": set is a list (of values or ranges, any of which
+// may hold x), a range, or a value x must equal.
 func feelIn(x, set any) any {
 	if list, ok := set.([]any); ok {
 		for _, e := range list {
-			if feelEqual(x, e) == true {
+			if feelInOne(x, e) {
 				return true
 			}
 		}
 		return false
 	}
-	return feelEqual(x, set) == true
+	return feelInOne(x, set)
+}
+
+// feelInOne tests x against one positive unary test: a range, a
+// comparison, or a value to equal.
+func feelInOne(x, t any) bool {
+	switch t := t.(type) {
+	case feelRange:
+		return t.holds(x) == true
+	case unaryTest:
+		return t.holds(x) == true
+	}
+	return feelEqual(x, t) == true
 }
 
 func feelInRange(x, lo, hi any, loIncl, hiIncl bool) any {
@@ -645,6 +676,10 @@ func writeFEEL(b *strings.Builder, v any, nested bool) {
 		b.WriteByte('}')
 	case time.Time:
 		b.WriteString(formatDateTime(x))
+	case feelRange:
+		b.WriteString(x.String())
+	case unaryTest:
+		b.WriteString(x.String())
 	default:
 		if f, ok := toFloat(v); ok {
 			b.WriteString(formatNumber(f))
@@ -1061,6 +1096,15 @@ var feelOps = map[string]fnInfo{
 			return s, nil
 		}
 		return nil, nil
+	}},
+	"f.mkrange": {fn: func(a ...any) (any, error) { return mkRange(a[0], a[1], a[2] == true, a[3] == true), nil }},
+	"f.test":    {fn: func(a ...any) (any, error) { return unaryTest{op: a[0].(string), v: a[1]}, nil }},
+	"f.source":  {fn: func(a ...any) (any, error) { return feelSource(a[0]) }},
+	"f.steps": {fn: func(a ...any) (any, error) {
+		if l := feelSteps(a[0], a[1]); l != nil {
+			return l, nil
+		}
+		return nil, fmt.Errorf("cannot iterate from %s to %s: the ends must be integers or dates", feelString(a[0]), feelString(a[1]))
 	}},
 	"f.instance": {fn: func(a ...any) (any, error) { return a[1].(*feelType).has(a[0]), nil }},
 	"f.between":  {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},

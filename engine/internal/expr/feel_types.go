@@ -177,7 +177,10 @@ func (ft *feelType) has(v any) bool {
 			}
 		}
 		return true
+	case "range":
+		r, ok := v.(feelRange)
+		return ok && (r.lo == nil || ft.elem.has(r.lo)) && (r.hi == nil || ft.elem.has(r.hi))
 	}
-	// function and range: this dialect has no such values.
+	// function: this dialect has no function values.
 	return false
 }

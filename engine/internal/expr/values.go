@@ -81,6 +81,10 @@ func normalize(v any) any {
 		return x.String()
 	case ymDuration:
 		return x.String()
+	case feelRange:
+		return x.String() // JSON has no range
+	case unaryTest:
+		return x.String()
 	case time.Duration:
 		return formatDuration(x)
 	case []any:
@@ -302,6 +306,10 @@ func typeName(v any) string {
 		return "days and time duration"
 	case ymDuration:
 		return "years and months duration"
+	case feelRange:
+		return "range"
+	case unaryTest:
+		return "unary test"
 	}
 	if _, ok := toFloat(v); ok {
 		return "number"
