@@ -310,6 +310,8 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= time("23:30:00") + duration("PT1H")`, want: "00:30:00"},
 		{text: `= time(10, 30, 15.5, duration("-PT5H"))`, want: "10:30:15.5-05:00"},
 		{text: `= time(date and time("2026-01-01T10:00:00+01:00")).hour`, want: 10.0},
+		{text: `= time("10:00:00-05:00").time offset = duration("-PT5H")`, want: true},
+		{text: `= date and time("2026-01-01T10:00:00").time offset`, want: nil},
 		{text: `= date(2026, 2, 29)`, want: nil},
 		{text: `= date(2024, 2, 29)`, want: "2024-02-29"},
 		{text: `= date("-2017-12-31")`, want: "-2017-12-31"},

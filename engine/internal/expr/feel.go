@@ -413,7 +413,12 @@ func (c *compiler) feelPostfix() ast.Node {
 			if name.kind != tName {
 				panic(c.errAt(name.pos, "expected a name after ., found "+describe(name)))
 			}
-			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: name.text}, name.pos, name.end))
+			key := name.text
+			if key == "time" && !name.quoted && c.isWord("offset") {
+				name.end = c.next().end // the property "time offset"
+				key = "time offset"
+			}
+			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: key}, name.pos, name.end))
 		case t.kind == tOp && t.text == "[" && !c.noFilter:
 			c.next()
 			n = c.feelFilter(n, t)
