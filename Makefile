@@ -109,10 +109,21 @@ clean:
 test: test-wasm
 
 # conformance prints one line per scenario and runner, the summaries, the
-# betsy table per group and the MIWG import counts (FLOWTRACK_EXTERNAL).
+# betsy table per group and the MIWG import counts (FLOWTRACK_EXTERNAL),
+# then the FEEL TCK table per group, its wrong results and the line
+# "feel-tck: N/1857 agree" (conformance-feel alone; conformance-feel-update
+# rewrites the ratchet engine/internal/expr/testdata/feel-tck-agree.txt).
 conformance:
 	$(GO) test -race -c -o bin/conformance.test ./conformance
 	cd conformance && ../bin/conformance.test -test.count=1 -conformance.report
+	$(MAKE) conformance-feel
+
+.PHONY: conformance-feel conformance-feel-update
+conformance-feel:
+	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelTCK$$' -args -feeltck.report
+
+conformance-feel-update:
+	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelTCK$$' -args -feeltck.update
 
 # test-wasm runs the engine's own tests compiled to wasip1/wasm under the
 # wazero CLI (no -race there: wasm has one thread), at the wazero version

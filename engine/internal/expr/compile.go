@@ -61,7 +61,10 @@ type compiler struct {
 	// items are the internal names of the items of the FEEL filters being
 	// parsed, innermost last.
 	items []string
-	depth int // nesting of expressions, bounded by maxDepth
+	// forBodies counts the FEEL for bodies being parsed, where "partial"
+	// names the results so far (not supported).
+	forBodies int
+	depth     int // nesting of expressions, bounded by maxDepth
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,
@@ -174,6 +177,8 @@ func describe(t token) string {
 		return "end of expression"
 	case tString:
 		return "string " + strconv.Quote(t.text)
+	case tAt:
+		return "@" + strconv.Quote(t.text)
 	case tNumber:
 		return "number " + t.text
 	case tName:
@@ -245,6 +250,8 @@ func durationOf(v any) (time.Duration, error) {
 	switch x := v.(type) {
 	case time.Duration:
 		return x, nil
+	case ymDuration:
+		return 0, fmt.Errorf("yielded the years and months duration %s, which has no fixed length", x)
 	case string:
 		return parseDuration(x)
 	}
@@ -259,6 +266,8 @@ func timeOf(v any) (time.Time, error) {
 		return x, nil
 	case date:
 		return time.Time(x), nil
+	case localDateTime:
+		return time.Time(x), nil // no zone: UTC, as timer dates read
 	case string:
 		return parseDateTime(x)
 	}

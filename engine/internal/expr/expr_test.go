@@ -293,11 +293,37 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= duration("PT1H") / 2`, want: "PT30M"},
 		{text: `= duration("PT1H") / duration("PT30M")`, want: 2.0},
 		{text: `= duration("PT1H") > duration("PT30M")`, want: true},
-		{text: `= duration("P1Y")`, want: nil},
+		{text: `= duration("P1Y")`, want: "P1Y"},
+		{text: `= duration("P14M")`, want: "P1Y2M"},
+		{text: `= duration("P1Y") = duration("P2Y")`, want: false},
+		{text: `= duration("P1Y") = duration("P12M")`, want: true},
+		{text: `= duration("P1Y") = duration("P365D")`, want: nil},
+		{text: `= duration("P1Y") < duration("P13M")`, want: true},
+		{text: `= duration("P1Y2M").years + duration("P1Y2M").months`, want: 3.0},
+		{text: `= duration("P1Y2M3D")`, want: nil},
+		{text: `= date("2026-01-31") + duration("P1M")`, want: "2026-02-28"},
+		{text: `= date and time("2026-01-31T10:00:00Z") - duration("P1Y")`, want: "2025-01-31T10:00:00Z"},
+		{text: `= years and months duration(date("2011-12-22"), date("2013-08-24"))`, want: "P1Y8M"},
+		{text: `= time("10:30:00")`, want: "10:30:00"},
+		{text: `= time("10:30:00+02:00") = time("08:30:00Z")`, want: true},
+		{text: `= time("10:30:00") = time("10:30:00Z")`, want: nil},
+		{text: `= time("23:30:00") + duration("PT1H")`, want: "00:30:00"},
+		{text: `= time(10, 30, 15.5, duration("-PT5H"))`, want: "10:30:15.5-05:00"},
+		{text: `= time(date and time("2026-01-01T10:00:00+01:00")).hour`, want: 10.0},
+		{text: `= time("10:00:00-05:00").time offset = duration("-PT5H")`, want: true},
+		{text: `= date and time("2026-01-01T10:00:00").time offset`, want: nil},
+		{text: `= date(2026, 2, 29)`, want: nil},
+		{text: `= date(2024, 2, 29)`, want: "2024-02-29"},
+		{text: `= date("-2017-12-31")`, want: "-2017-12-31"},
+		{text: `= string(date and time("2011-12-31T10:15:30@Europe/Paris"))`, want: "2011-12-31T10:15:30@Europe/Paris"},
+		{text: `= date and time("2011-12-31T10:15:30+01:00@Europe/Paris")`, want: nil},
+		{text: `= date and time("2011-12-31T10:15:30@Europe/Paris").timezone`, want: "Europe/Paris"},
+		{text: `= date and time(date("2026-01-02"), time("10:00:00Z"))`, want: "2026-01-02T10:00:00Z"},
+		{text: `= date and time("2026-01-02T10:00:00") = date and time("2026-01-02T10:00:00Z")`, want: nil},
 		{text: `= duration("nope")`, want: nil},
 		{text: `= duration(iso)`, want: "PT1H"},
 		{text: `= date and time("2026-01-01T10:00:00Z")`, want: "2026-01-01T10:00:00Z"},
-		{text: `= date and time("2026-01-01T10:00:00")`, want: "2026-01-01T10:00:00Z"},
+		{text: `= date and time("2026-01-01T10:00:00")`, want: "2026-01-01T10:00:00"}, // local: no zone
 		{text: `= date and time("2026-01-01T10:00:00+02:00") = date and time("2026-01-01T08:00:00Z")`, want: true},
 		{text: `= date and time("2026-01-01T10:00:00Z") + duration("PT1H")`, want: "2026-01-01T11:00:00Z"},
 		{text: `= date and time("2026-01-02T00:00:00Z") - date and time("2026-01-01T00:00:00Z")`, want: "P1D"},
@@ -310,6 +336,110 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= date("2026-03-01") > date("2026-02-01")`, want: true},
 		{text: `= date("2026-03-01") = date and time("2026-03-01T00:00:00Z")`, want: nil},
 		{text: `= [duration("PT1M")]`, want: []any{"PT1M"}},
+		// a context entry sees the entries before it
+		{text: `= {a: 1, b: a + 1, c: {d: a + b}}`, want: map[string]any{"a": 1.0, "b": 2.0, "c": map[string]any{"d": 3.0}}},
+		{text: `= {amount: 1, b: amount}.b`, want: 1.0},
+		// in a filter, item is the item unless it has an entry "item"
+		{text: `= [{item: 1}, {item: 2}][item >= 2]`, want: []any{map[string]any{"item": 2.0}}},
+		{text: `= [1, 2, 3][item >= 2]`, want: []any{2.0, 3.0}},
+		// strings: surrogate pairs, six-digit escapes, other escapes kept
+		{text: `= string length("\uD83D\uDCA9")`, want: 1.0},
+		{text: `= "\U01F40E" = "🐎"`, want: true},
+		{text: `= "a\d"`, want: `a\d`},
+		{text: `= substring("foobar", 3, 3.8)`, want: "oba"},
+		// instance of
+		{text: `= 1 instance of number`, want: true},
+		{text: `= null instance of Any`, want: false},
+		{text: `= null instance of Null`, want: true},
+		{text: `= "a" instance of date and time`, want: false},
+		{text: `= [1, null] instance of list<number>`, want: true},
+		{text: `= [1, "a"] instance of list<number>`, want: false},
+		{text: `= {a: 1, b: 2} instance of context<a: number>`, want: true},
+		{text: `= duration("P1Y") instance of years and months duration and true`, want: true},
+		// @ literals
+		{text: `= @"2026-01-02"`, want: "2026-01-02"},
+		{text: `= @"2026-01-02T10:00:00Z".hour`, want: 10.0},
+		{text: `= @"10:00:00" instance of time`, want: true},
+		{text: `= @"P1Y" + @"P2M"`, want: "P1Y2M"},
+		// built-ins of DMN 1.5 10.3.4 and Camunda's extensions
+		{text: `= sum([])`, want: nil},
+		{text: `= mean([1, 2, 6])`, want: 3.0},
+		{text: `= product(2, 3)`, want: 6.0},
+		{text: `= median([3, 1, 4, 2])`, want: 2.5},
+		{text: `= stddev([2, 4, 7, 5]) > 2.08`, want: true},
+		{text: `= mode([3, 1, 3, 1, 2])`, want: []any{1.0, 3.0}},
+		{text: `= all([true, null, false])`, want: false},
+		{text: `= all([true, null])`, want: nil},
+		{text: `= any([])`, want: false},
+		{text: `= sublist([1, 2, 3], -2, 1)`, want: []any{2.0}},
+		{text: `= append([1], 2, 3)`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= concatenate([1], [], [2])`, want: []any{1.0, 2.0}},
+		{text: `= insert before([1, 3], 2, 2)`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= remove([1, 2, 3], -1)`, want: []any{1.0, 2.0}},
+		{text: `= list replace([1, 2, 3], 2, 9)`, want: []any{1.0, 9.0, 3.0}},
+		{text: `= reverse([1, 2])`, want: []any{2.0, 1.0}},
+		{text: `= index of([1, 2, 1], 1)`, want: []any{1.0, 3.0}},
+		{text: `= union([1, 2], [2, 3])`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= distinct values([1, 1, "a", "a"])`, want: []any{1.0, "a"}},
+		{text: `= flatten([1, [2, [3]]])`, want: []any{1.0, 2.0, 3.0}},
+		{text: `= is empty([])`, want: true},
+		{text: `= decimal(2.5, 0)`, want: 2.0},
+		{text: `= round half up(2.675, 2)`, want: 2.68},
+		{text: `= round half down(-2.5, 0)`, want: -2.0},
+		{text: `= round up(1.21, 1)`, want: 1.3},
+		{text: `= round down(-1.29, 1)`, want: -1.2},
+		{text: `= floor(-1.56, 1)`, want: -1.6},
+		{text: `= ceiling(1.51, 1)`, want: 1.6},
+		{text: `= modulo(-12, 5)`, want: 3.0},
+		{text: `= modulo(1, 0)`, want: nil},
+		{text: `= sqrt(-1)`, want: nil},
+		{text: `= odd(5) and even(4) and even(1.5) = null`, want: true},
+		{text: `= number("1.000.000,01", ".", ",")`, want: 1000000.01},
+		{text: `= number("1,5", ",", ",")`, want: nil},
+		{text: `= substring before("foobar", "bar") + substring after("foobar", "foo")`, want: "foobar"},
+		{text: `= matches("Mary\u000DJones", "Mary.Jones")`, want: false},
+		{text: `= matches("hello world", "hello\ sworld", "x")`, want: true},
+		{text: `= replace("abcd", "(ab)|(a)", "[1=$1][2=$2]")`, want: "[1=ab][2=]cd"},
+		{text: `= replace("abc", "x*", "-")`, want: nil},
+		{text: `= split("a;b;;c", ";")`, want: []any{"a", "b", "", "c"}},
+		{text: `= extract("a1b22", "[0-9]+")`, want: []any{"1", "22"}},
+		{text: `= string join(["a", null, "c"], "-")`, want: "a-c"},
+		{text: `= string join("a")`, want: "a"},
+		{text: `= is(date("2026-01-01"), date("2026-01-01"))`, want: true},
+		{text: `= is(time("10:00:00Z"), time("10:00:00+00:00"))`, want: true},
+		{text: `= is(1, "1")`, want: false},
+		{text: `= get or else(missing, 5)`, want: 5.0},
+		{text: `= get value({a: {b: 1}}, ["a", "b"])`, want: 1.0},
+		{text: `= get entries({b: 2, a: 1})`, want: []any{map[string]any{"key": "a", "value": 1.0}, map[string]any{"key": "b", "value": 2.0}}},
+		{text: `= context([{key: "a", value: 1}])`, want: map[string]any{"a": 1.0}},
+		{text: `= context([{key: "a", value: 1}, {key: "a", value: 2}])`, want: nil},
+		{text: `= context put({a: 1}, ["b", "c"], 2)`, want: map[string]any{"a": 1.0, "b": map[string]any{"c": 2.0}}},
+		{text: `= context merge([{a: 1}, {a: 2, b: 3}])`, want: map[string]any{"a": 2.0, "b": 3.0}},
+		{text: `= day of year(date("2026-02-01"))`, want: 32.0},
+		{text: `= day of week(date("2026-01-01"))`, want: "Thursday"},
+		{text: `= month of year(date("2026-01-01"))`, want: "January"},
+		{text: `= week of year(date("2026-01-01"))`, want: 1.0},
+		// ranges and unary tests as values
+		{text: `= [1..10] = [1..10]`, want: true},
+		{text: `= (1..10] = ]1..10]`, want: true},
+		{text: `= (< 10) = (null..10)`, want: false},
+		{text: `= (< 10) = (< 10)`, want: true},
+		{text: `= 5 in [[1..3], [4..6]]`, want: true},
+		{text: `= 10 in (1, < 5, >= 10)`, want: true},
+		{text: `= true in (= true)`, want: true},
+		{text: `= [1, 2] in [[1], [1, 2]]`, want: true},
+		{text: `= 3 in (!= 3)`, want: false},
+		{text: `= [1..5] instance of range<number>`, want: true},
+		{text: `= string([1..5))`, want: "[1..5)"},
+		{text: `= for i in 3..1 return i`, want: []any{3.0, 2.0, 1.0}},
+		{text: `= for i in [1..3) return i`, want: []any{1.0, 2.0}},
+		{text: `= for d in @"2026-01-30"..@"2026-02-01" return string(d)`, want: []any{"2026-01-30", "2026-01-31", "2026-02-01"}},
+		// named arguments
+		{text: `= substring(start position: 2, string: "abc")`, want: "bc"},
+		{text: `= date(year: 2026, month: 1, day: 2)`, want: "2026-01-02"},
+		{text: `= round half up(n: 2.5, scale: 0)`, want: 3.0},
+		{text: `= context put(context: {}, key: ["a"], value: 1)`, want: nil},
+		{text: `= context put(context: {}, keys: ["a"], value: 1)`, want: map[string]any{"a": 1.0}},
 		// FEEL never errors at run time
 		{text: `= substring(1, 2)`, want: nil},
 		{text: `= upper case(list)`, want: nil},
@@ -511,8 +641,13 @@ func TestCompile_SyntaxErrors(t *testing.T) {
 		{`= 1 < 2 < 3`, 8, "comparisons cannot be chained"},
 		{`= a in [1..`, 11, "unexpected end"},
 		{`= a in [1..5`, 12, "expected ] or )"},
-		{`= [1..5]`, 4, "ranges are only allowed after in"},
-		{`= a instance of number`, 4, "not supported"},
+		{`= [1, 2..5]`, 7, "a range cannot follow list items"},
+		{`= for i in 1..3 return partial`, 23, `"partial" (the results so far of a for) is not supported`},
+		{`= substring(text: "a", start position: 1)`, 12, `substring() has no parameter "text"`},
+		{`= abs(n: 1, n: 2)`, 12, `parameter "n" given twice`},
+		{`= a instance of tMyType`, 16, `unknown type "tMyType" (item definitions are not supported)`},
+		{`= a instance of list<`, 21, "expected a type"},
+		{`= @"2026-13-01"`, 2, `@"2026-13-01" is not a date, time, date and time or duration`},
 		{`= a.1`, 4, "expected a name after ."},
 		{`= 1a`, 3, "after number"},
 		{`= a % 2`, 4, `no "%" operator`},
@@ -706,6 +841,7 @@ func TestEval_DurationAndTime(t *testing.T) {
 		{text: "PT", mode: Static, err: "invalid ISO-8601 duration"},
 		{text: "10s", mode: Static, err: "must start with P"},
 		{text: `= 5`, mode: Value, err: "yielded number, not a duration"},
+		{text: `= duration("P1M")`, mode: Value, err: "years and months duration P1M, which has no fixed length"},
 	}
 	for _, tc := range durations {
 		t.Run(tc.text, func(t *testing.T) {
@@ -728,6 +864,7 @@ func TestEval_DurationAndTime(t *testing.T) {
 		{`= now() + duration("PT1H")`, clock.Epoch.Add(time.Hour)},
 		{`= today()`, clock.Epoch},
 		{`= date and time("2026-05-01T00:00:00+02:00")`, time.Date(2026, 4, 30, 22, 0, 0, 0, time.UTC)},
+		{`= date and time("2026-05-01T10:00:00")`, time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)}, // no zone: UTC
 	}
 	for _, tc := range times {
 		t.Run(tc.text, func(t *testing.T) {
@@ -896,4 +1033,36 @@ func TestCompile_FEELFor(t *testing.T) {
 		{text: `= for x in [1, 2] return x + amount`, want: []any{151.0, 152.0}}, // outer variables stay visible
 		{text: `= for x in [[1], [2, 3]] return count(x)`, want: []any{1.0, 2.0}},
 	}, Options{})
+}
+
+// A pattern that XML Schema accepts but RE2 cannot run is an evaluation
+// error naming what is missing, never a silently wrong match.
+func TestFEEL_UnsupportedPattern(t *testing.T) {
+	for _, text := range []string{
+		`= matches("aA", "(a)\1", "i")`,
+		`= matches("x", "[A-Z-[OI]]")`,
+		`= matches("x", "\p{IsGreek}")`,
+	} {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err, text)
+		_, err = p.Eval(nil)
+		var ee *EvalError
+		require.ErrorAs(t, err, &ee, text)
+		assert.ErrorContains(t, err, "which is not supported", text)
+	}
+}
+
+// A for over what cannot be iterated (a range of strings, a descending
+// range value) fails naming it, rather than iterating over nothing.
+func TestFEEL_ForOverRange(t *testing.T) {
+	for text, want := range map[string]string{
+		`= for i in "a".."z" return i`: `cannot iterate from a to z`,
+		`= for i in [2..1] return i`:   `cannot iterate over the range [2..1]`,
+		`= for i in (< 3) return i`:    `cannot iterate over the unary test < 3`,
+	} {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err, text)
+		_, err = p.Eval(nil)
+		assert.ErrorContains(t, err, want, text)
+	}
 }

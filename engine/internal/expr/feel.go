@@ -72,7 +72,7 @@ var feelFuncs = func() map[string]fnInfo {
 var feelBoolOps = map[string]bool{
 	"f.eq": true, "f.ne": true, "f.lt": true, "f.le": true, "f.gt": true, "f.ge": true,
 	"f.and": true, "f.or": true, "f.in": true, "f.between": true, "f.range": true,
-	"f.true": true, "f.defined": true, "f.notnull": true,
+	"f.true": true, "f.defined": true, "f.notnull": true, "f.instance": true,
 	"not": true, "contains": true, "starts with": true, "ends with": true, "list contains": true,
 }
 
@@ -132,7 +132,19 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 			panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", kw.text, describe(v))))
 		}
 		c.expectWord("in")
-		list := c.call(kw.pos, kw.end, "f.aslist", c.feelOr())
+		src := c.feelOr()
+		if c.isOp("..") {
+			// "for i in 1..3": the integers (or days) from one end to the
+			// other, descending when the first is larger.
+			dots := c.next()
+			src = c.call(dots.pos, dots.end, "f.steps", src, c.feelOr())
+		}
+		list := src
+		if kw.text == "for" {
+			list = c.call(kw.pos, kw.end, "f.source", src)
+		} else {
+			list = c.call(kw.pos, kw.end, "f.aslist", src)
+		}
 		ctxs = append(ctxs, context{name: c.bind(v.text), list: list})
 		if !c.isOp(",") {
 			break
@@ -140,6 +152,10 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 		c.next()
 	}
 	c.expectWord(sep)
+	if kw.text == "for" {
+		c.forBodies++
+		defer func() { c.forBodies-- }()
+	}
 	n := c.feelExpr()
 	c.bound = c.bound[:len(c.bound)-len(ctxs)]
 	for i := len(ctxs) - 1; i >= 0; i-- {
@@ -258,7 +274,8 @@ func (c *compiler) feelComparison() ast.Node {
 		c.next()
 		n = c.feelIn(n, t)
 	case c.isWord("instance"):
-		panic(c.errAt(t.pos, `FEEL "instance of" is not supported`))
+		c.next()
+		n = c.feelInstanceOf(n, t)
 	default:
 		return n
 	}
@@ -282,7 +299,10 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			// No backtracking: after the first item, "..", "," or the
 			// closing bracket tells a range from a list.
 			c.next()
-			first := c.feelExpr()
+			first := c.feelUnaryTest()
+			if first == nil {
+				first = c.feelExpr()
+			}
 			if c.isOp("..") {
 				c.next()
 				c.noFilter = true
@@ -307,6 +327,10 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			items := []ast.Node{first}
 			for c.isOp(",") {
 				c.next()
+				if u := c.feelUnaryTest(); u != nil {
+					items = append(items, u)
+					continue
+				}
 				items = append(items, c.feelExpr())
 			}
 			end := c.expectOp(closer)
@@ -389,7 +413,12 @@ func (c *compiler) feelPostfix() ast.Node {
 			if name.kind != tName {
 				panic(c.errAt(name.pos, "expected a name after ., found "+describe(name)))
 			}
-			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: name.text}, name.pos, name.end))
+			key := name.text
+			if key == "time" && !name.quoted && c.isWord("offset") {
+				name.end = c.next().end // the property "time offset"
+				key = "time offset"
+			}
+			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: key}, name.pos, name.end))
 		case t.kind == tOp && t.text == "[" && !c.noFilter:
 			c.next()
 			n = c.feelFilter(n, t)
@@ -475,6 +504,13 @@ func (c *compiler) feelPrimary() ast.Node {
 	case tString:
 		c.next()
 		return at(&ast.StringNode{Value: t.text}, t.pos, t.end)
+	case tAt:
+		c.next()
+		v := atLiteral(t.text)
+		if v == nil {
+			panic(c.errAt(t.pos, fmt.Sprintf("@%q is not a date, time, date and time or duration", t.text)))
+		}
+		return constNode(v, t.pos, t.end)
 	case tName:
 		if !t.quoted {
 			if n := c.feelFuncCall(); n != nil {
@@ -501,16 +537,30 @@ func (c *compiler) feelPrimary() ast.Node {
 		switch t.text {
 		case "(":
 			c.next()
+			if u := c.feelUnaryTest(); u != nil {
+				c.expectOp(")")
+				return u
+			}
 			saved := c.noFilter
 			c.noFilter = false
 			n := c.feelExpr()
 			c.noFilter = saved
+			if c.isOp("..") {
+				return c.feelInterval(t, n)
+			}
 			c.expectOp(")")
 			return n
 		case "[":
 			return c.feelList()
 		case "{":
 			return c.feelContext()
+		case "]":
+			c.next()
+			first := c.feelExpr()
+			if !c.isOp("..") {
+				panic(c.errAt(c.peek().pos, "expected .. in the range"))
+			}
+			return c.feelInterval(t, first)
 		}
 	}
 	panic(c.unexpected(t))
@@ -518,6 +568,62 @@ func (c *compiler) feelPrimary() ast.Node {
 
 // feelName resolves a variable name, or inside a filter the item or one
 // of its entries.
+// feelInterval parses the rest of a range written as a value, after its
+// opening bracket (open) and first end point and at the "..": the last
+// end point and the closing bracket.
+func (c *compiler) feelInterval(open token, first ast.Node) ast.Node {
+	c.expectOp("..")
+	saved := c.noFilter
+	c.noFilter = true
+	last := c.feelAdditive()
+	c.noFilter = saved
+	end := c.peek()
+	if end.kind != tOp || (end.text != "]" && end.text != ")" && end.text != "[") {
+		panic(c.errAt(end.pos, fmt.Sprintf("expected ] or ) to close the range, found %s", describe(end))))
+	}
+	c.next()
+	return c.call(open.pos, end.end, "f.mkrange", first, last,
+		at(&ast.BoolNode{Value: open.text == "["}, open.pos, open.end),
+		at(&ast.BoolNode{Value: end.text == "]"}, end.pos, end.end))
+}
+
+// feelUnaryTest parses a comparison unary test used as a value ("< 10",
+// "= 5", "!= 5", as in "(< 10)" or "x in (1, >= 5)"). It returns nil
+// when the current token is no comparison.
+func (c *compiler) feelUnaryTest() ast.Node {
+	t := c.peek()
+	if t.kind != tOp || feelCmpOps[t.text] == "" {
+		return nil
+	}
+	c.next()
+	e := c.feelAdditive()
+	return c.call(t.pos, t.end, "f.test", at(&ast.StringNode{Value: t.text}, t.pos, t.end), e)
+}
+
+// atLiteral is the value of @"text": a duration, a date and time, a date
+// or a time, told apart by their form; nil when it is none.
+func atLiteral(text string) any {
+	if strings.HasPrefix(text, "P") || strings.HasPrefix(text, "-P") {
+		if d, ok := parseFEELDuration(text); ok {
+			return d
+		}
+		return nil
+	}
+	if strings.Contains(text, "T") {
+		if dt, ok := parseFEELDateTime(text); ok {
+			return dt
+		}
+		return nil
+	}
+	if d, ok := parseFEELDate(text); ok {
+		return d
+	}
+	if t, ok := parseFEELTime(text); ok {
+		return t
+	}
+	return nil
+}
+
 func (c *compiler) feelName(t token) ast.Node {
 	if b, ok := c.boundAs(t.text); ok && b.filterDepth == c.filterDepth {
 		// Bound inside the innermost filter, so nearer than its item.
@@ -528,7 +634,8 @@ func (c *compiler) feelName(t token) ast.Node {
 		item := at(&ast.IdentifierNode{Value: c.items[len(c.items)-1]}, t.pos, t.end)
 		var n ast.Node
 		if t.text == "item" && !t.quoted {
-			n = item
+			// The item, unless it is a context with an entry "item".
+			n = c.call(t.pos, t.end, "f.item", item, at(&ast.StringNode{Value: t.text}, t.pos, t.end), item)
 		} else {
 			n = c.call(t.pos, t.end, "f.item", item,
 				at(&ast.StringNode{Value: t.text}, t.pos, t.end), outer)
@@ -551,6 +658,9 @@ func (c *compiler) feelName(t token) ast.Node {
 func (c *compiler) feelVar(t token) ast.Node {
 	if b, ok := c.boundAs(t.text); ok {
 		return at(&ast.IdentifierNode{Value: b.internal}, t.pos, t.end)
+	}
+	if t.text == "partial" && !t.quoted && c.forBodies > 0 {
+		panic(c.errAt(t.pos, `"partial" (the results so far of a for) is not supported`))
 	}
 	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) {
 		return c.call(t.pos, t.end, "f.get", at(&ast.IdentifierNode{Value: "$env"}, t.pos, t.end),
@@ -589,7 +699,9 @@ func (c *compiler) feelFuncCall() ast.Node {
 	c.next() // (
 	name := strings.Join(words, " ")
 	var args []ast.Node
-	if !c.isOp(")") {
+	if c.namedArgs() {
+		args = c.feelNamedArgs(name, first)
+	} else if !c.isOp(")") {
 		for {
 			args = append(args, c.feelExpr())
 			if !c.isOp(",") {
@@ -607,6 +719,87 @@ func (c *compiler) feelFuncCall() ast.Node {
 		return c.feelIsDefined(args[0], first, closeTok)
 	}
 	return c.call(first.pos, closeTok.end, name, args...)
+}
+
+// namedArgs reports whether the arguments ahead are named: words, then
+// a colon ("start position: 2").
+func (c *compiler) namedArgs() bool {
+	k := 0
+	for c.peekAt(k).kind == tName {
+		k++
+	}
+	t := c.peekAt(k)
+	return k > 0 && t.kind == tOp && t.text == ":"
+}
+
+// feelNamedArgs parses "name: value, ..." and returns the values in the
+// order of the parameters of fn's signature that has all the names
+// (DMN 1.5 10.3.2.13.3); a parameter left out is null.
+func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
+	type named struct {
+		name string
+		tok  token
+		val  ast.Node
+	}
+	var given []named
+	for {
+		nameTok := c.peek()
+		var ws []string
+		for c.peek().kind == tName {
+			ws = append(ws, c.next().text)
+		}
+		if len(ws) == 0 {
+			panic(c.errAt(nameTok.pos, "expected a parameter name, found "+describe(nameTok)))
+		}
+		c.expectOp(":")
+		g := named{name: strings.Join(ws, " "), tok: nameTok, val: c.feelExpr()}
+		if fn == "context put" && g.name == "key" {
+			// context put's two signatures share a position: "key" is a
+			// string, "keys" a list.
+			g.val = c.call(nameTok.pos, nameTok.end, "f.string", g.val)
+		}
+		given = append(given, g)
+		if !c.isOp(",") {
+			break
+		}
+		c.next()
+	}
+	for _, params := range [][]string{feelParams[fn], feelParamsAlt[fn]} {
+		if params == nil {
+			continue
+		}
+		args := make([]ast.Node, 0, len(params))
+		ok := true
+		for _, g := range given {
+			i := slices.Index(params, g.name)
+			if i < 0 {
+				ok = false
+				break
+			}
+			for len(args) <= i {
+				args = append(args, nil)
+			}
+			if args[i] != nil {
+				panic(c.errAt(g.tok.pos, fmt.Sprintf("parameter %q given twice", g.name)))
+			}
+			args[i] = g.val
+		}
+		if !ok {
+			continue
+		}
+		for i, a := range args {
+			if a == nil {
+				args[i] = at(&ast.NilNode{}, at0.pos, at0.end)
+			}
+		}
+		return args
+	}
+	for _, g := range given {
+		if !slices.Contains(feelParams[fn], g.name) && !slices.Contains(feelParamsAlt[fn], g.name) {
+			panic(c.errAt(g.tok.pos, fmt.Sprintf("%s() has no parameter %q", fn, g.name)))
+		}
+	}
+	panic(c.errAt(at0.pos, fmt.Sprintf("%s() has no signature with these parameters", fn)))
 }
 
 // feelIsDefined compiles is defined(x): for a name or a path of names it
@@ -657,7 +850,10 @@ func (c *compiler) feelList() ast.Node {
 		for {
 			items = append(items, c.feelExpr())
 			if c.isOp("..") {
-				panic(c.errAt(c.peek().pos, "ranges are only allowed after in"))
+				if len(items) > 1 {
+					panic(c.errAt(c.peek().pos, "a range cannot follow list items; write [a, [b..c]]"))
+				}
+				return c.feelInterval(open, items[0])
 			}
 			if !c.isOp(",") {
 				break
@@ -669,10 +865,20 @@ func (c *compiler) feelList() ast.Node {
 	return at(&ast.ArrayNode{Nodes: items}, open.pos, closeTok.end)
 }
 
+// feelContext parses a context literal. Each entry may use the entries
+// before it by name ({a: 1, b: a + 1}): every value is bound to an
+// internal variable, in scope for the later entries, and the context is
+// built from those variables.
 func (c *compiler) feelContext() ast.Node {
 	open := c.expectOp("{")
-	var pairs []ast.Node
+	type entry struct {
+		key      ast.Node
+		internal string
+		value    ast.Node
+	}
+	var entries []entry
 	seen := map[string]bool{}
+	bound := len(c.bound)
 	if !c.isOp("}") {
 		for {
 			k := c.next()
@@ -690,7 +896,7 @@ func (c *compiler) feelContext() ast.Node {
 			seen[key] = true
 			c.expectOp(":")
 			v := c.feelExpr()
-			pairs = append(pairs, at(&ast.PairNode{Key: at(&ast.StringNode{Value: key}, k.pos, k.end), Value: v}, k.pos, k.end))
+			entries = append(entries, entry{key: at(&ast.StringNode{Value: key}, k.pos, k.end), internal: c.bind(key), value: v})
 			if !c.isOp(",") {
 				break
 			}
@@ -698,5 +904,14 @@ func (c *compiler) feelContext() ast.Node {
 		}
 	}
 	closeTok := c.expectOp("}")
-	return at(&ast.MapNode{Pairs: pairs}, open.pos, closeTok.end)
+	c.bound = c.bound[:bound]
+	pairs := make([]ast.Node, len(entries))
+	for i, e := range entries {
+		pairs[i] = at(&ast.PairNode{Key: e.key, Value: at(&ast.IdentifierNode{Value: e.internal}, open.pos, closeTok.end)}, open.pos, closeTok.end)
+	}
+	n := at(&ast.MapNode{Pairs: pairs}, open.pos, closeTok.end)
+	for i := len(entries) - 1; i >= 0; i-- {
+		n = at(&ast.VariableDeclaratorNode{Name: entries[i].internal, Value: entries[i].value, Expr: n}, open.pos, closeTok.end)
+	}
+	return n
 }

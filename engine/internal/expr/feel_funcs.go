@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -67,19 +68,26 @@ func feelEqual(a, b any) any {
 			}
 		}
 		return true
-	case time.Time:
-		if y, ok := b.(time.Time); ok {
-			return x.Equal(y)
+	case feelRange:
+		switch y := b.(type) {
+		case feelRange:
+			return x.equal(y)
+		case unaryTest:
+			return false // a test is no range, though it may hold the same values
 		}
 		return nil
-	case date:
-		if y, ok := b.(date); ok {
-			return x == y
+	case unaryTest:
+		switch y := b.(type) {
+		case unaryTest:
+			return x.op == y.op && feelEqual(x.v, y.v) == true
+		case feelRange:
+			return false
 		}
 		return nil
-	case time.Duration:
-		if y, ok := b.(time.Duration); ok {
-			return x == y
+	}
+	if isTemporal(a) {
+		if c, ok := compare(a, b); ok {
+			return c == 0
 		}
 		return nil
 	}
@@ -114,15 +122,28 @@ func compare(a, b any) (c int, ok bool) {
 			return time.Time(x).Compare(time.Time(y)), true
 		}
 		return 0, false
+	case localDateTime:
+		if y, ok := b.(localDateTime); ok {
+			return time.Time(x).Compare(time.Time(y)), true
+		}
+		return 0, false
+	case timeOfDay:
+		y, ok := b.(timeOfDay)
+		switch {
+		case !ok || (x.zone == nil) != (y.zone == nil):
+			return 0, false
+		case x.zone == nil:
+			return cmpInt(x.ns, y.ns), true
+		}
+		return cmpInt(x.utcNanos(), y.utcNanos()), true
 	case time.Duration:
 		if y, ok := b.(time.Duration); ok {
-			switch {
-			case x < y:
-				return -1, true
-			case x > y:
-				return 1, true
-			}
-			return 0, true
+			return cmpInt(int64(x), int64(y)), true
+		}
+		return 0, false
+	case ymDuration:
+		if y, ok := b.(ymDuration); ok {
+			return cmpInt(int64(x), int64(y)), true
 		}
 		return 0, false
 	}
@@ -132,6 +153,16 @@ func compare(a, b any) (c int, ok bool) {
 		return cmpFloat(x, y)
 	}
 	return 0, false
+}
+
+func cmpInt(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
 }
 
 func cmpFloat(x, y float64) (int, bool) {
@@ -167,26 +198,30 @@ func feelAdd(a, b any) any {
 			return x + y
 		}
 		return nil
-	case time.Time:
-		if y, ok := b.(time.Duration); ok {
-			return x.Add(y)
-		}
-		return nil
-	case date:
-		if y, ok := b.(time.Duration); ok {
-			return addToDate(x, y)
-		}
-		return nil
 	case time.Duration:
 		switch y := b.(type) {
 		case time.Duration:
-			return x + y
-		case time.Time:
-			return y.Add(x)
-		case date:
-			return addToDate(y, x)
+			if s := x + y; (s > x) == (y > 0) {
+				return s
+			}
+			return nil
+		case ymDuration:
+			return nil
+		}
+		if isTemporal(b) {
+			return feelAdd(b, a)
 		}
 		return nil
+	case ymDuration:
+		if y, ok := b.(ymDuration); ok {
+			return x + y
+		}
+		if isTemporal(b) {
+			return feelAdd(b, a)
+		}
+		return nil
+	case time.Time, localDateTime, date, timeOfDay:
+		return shift(a, b, 1)
 	}
 	x, ok1 := toFloat(a)
 	y, ok2 := toFloat(b)
@@ -196,36 +231,80 @@ func feelAdd(a, b any) any {
 	return nil
 }
 
-// addToDate adds d to a date; whole days keep it a date, anything else
-// makes it a date and time.
-func addToDate(x date, d time.Duration) any {
-	t := time.Time(x).Add(d)
-	if d%(24*time.Hour) == 0 {
-		return date(t)
+// shift adds (sign 1) or subtracts (sign -1) duration d to or from the
+// date, date and time or time a; null when d is not a duration.
+func shift(a, d any, sign int64) any {
+	switch d := d.(type) {
+	case time.Duration:
+		n := time.Duration(sign) * d
+		switch x := a.(type) {
+		case time.Time:
+			return x.Add(n)
+		case localDateTime:
+			return localDateTime(time.Time(x).Add(n))
+		case date:
+			return addToDate(x, n)
+		case timeOfDay:
+			day := int64(24 * time.Hour)
+			x.ns = ((x.ns+int64(n)%day)%day + day) % day
+			return x
+		}
+	case ymDuration:
+		n := sign * int64(d)
+		switch x := a.(type) {
+		case time.Time:
+			if t, ok := addMonths(x, n); ok {
+				return t
+			}
+		case localDateTime:
+			if t, ok := addMonths(time.Time(x), n); ok {
+				return localDateTime(t)
+			}
+		case date:
+			if t, ok := addMonths(time.Time(x), n); ok {
+				return date(t)
+			}
+		}
 	}
-	return t
+	return nil
+}
+
+// addToDate adds d to a date. FEEL keeps a date a date: the date is
+// midnight for the sum, whose date is the result (DMN 1.4 10.3.2.3.6).
+func addToDate(x date, d time.Duration) any {
+	return dateOf(time.Time(x).Add(d))
 }
 
 func feelSub(a, b any) any {
 	switch x := a.(type) {
-	case time.Time:
-		switch y := b.(type) {
-		case time.Duration:
-			return x.Add(-y)
-		case time.Time:
-			return x.Sub(y)
+	case time.Time, localDateTime, date:
+		if at, az, ok := temporalInstant(a); ok {
+			if bt, bz, ok := temporalInstant(b); ok {
+				if az != bz {
+					return nil
+				}
+				return between(bt, at)
+			}
 		}
-		return nil
-	case date:
-		switch y := b.(type) {
-		case time.Duration:
-			return addToDate(x, -y)
-		case date:
-			return time.Time(x).Sub(time.Time(y))
+		return shift(a, b, -1)
+	case timeOfDay:
+		if y, ok := b.(timeOfDay); ok {
+			if _, ok := compare(x, y); ok {
+				if x.zone == nil {
+					return time.Duration(x.ns - y.ns)
+				}
+				return time.Duration(x.utcNanos() - y.utcNanos())
+			}
+			return nil
 		}
-		return nil
+		return shift(a, b, -1)
 	case time.Duration:
 		if y, ok := b.(time.Duration); ok {
+			return feelAdd(x, -y)
+		}
+		return nil
+	case ymDuration:
+		if y, ok := b.(ymDuration); ok {
 			return x - y
 		}
 		return nil
@@ -238,7 +317,26 @@ func feelSub(a, b any) any {
 	return nil
 }
 
+// between returns b - a as a duration, or null when it does not fit one
+// (about 292 years).
+func between(a, b time.Time) any {
+	secs := b.Unix() - a.Unix()
+	if secs > math.MaxInt64/int64(time.Second)-1 || secs < math.MinInt64/int64(time.Second)+1 {
+		return nil
+	}
+	return time.Duration(secs)*time.Second + time.Duration(b.Nanosecond()-a.Nanosecond())
+}
+
 func feelMul(a, b any) any {
+	if _, ok := b.(ymDuration); ok {
+		a, b = b, a
+	}
+	if d, ok := a.(ymDuration); ok {
+		if n, ok := toFloat(b); ok {
+			return scaleMonths(float64(d) * n)
+		}
+		return nil
+	}
 	if d, ok := a.(time.Duration); ok {
 		if n, ok := toFloat(b); ok {
 			return scaleDuration(d, n)
@@ -267,7 +365,31 @@ func scaleDuration(d time.Duration, n float64) any {
 	return time.Duration(f)
 }
 
+// scaleMonths returns a count of months as a ymDuration, truncated to
+// whole months as java.time's Period is.
+func scaleMonths(f float64) any {
+	if math.IsNaN(f) || math.Abs(f) > 12*maxYear {
+		return nil
+	}
+	return ymDuration(math.Trunc(f))
+}
+
 func feelDiv(a, b any) any {
+	if d, ok := a.(ymDuration); ok {
+		switch y := b.(type) {
+		case ymDuration:
+			if y == 0 {
+				return nil
+			}
+			return float64(d) / float64(y)
+		default:
+			n, ok := toFloat(y)
+			if !ok || n == 0 {
+				return nil
+			}
+			return scaleMonths(float64(d) / n)
+		}
+	}
 	if d, ok := a.(time.Duration); ok {
 		switch y := b.(type) {
 		case time.Duration:
@@ -305,7 +427,10 @@ func feelPow(a, b any) any {
 }
 
 func feelNeg(a any) any {
-	if d, ok := a.(time.Duration); ok {
+	switch d := a.(type) {
+	case time.Duration:
+		return -d
+	case ymDuration:
 		return -d
 	}
 	if x, ok := toFloat(a); ok {
@@ -327,9 +452,25 @@ func feelGet(a any, key string) any {
 		}
 		return out
 	case time.Time:
-		return timeComponent(x, key, true)
+		return timeComponent(x, key, true, true)
+	case localDateTime:
+		return timeComponent(time.Time(x), key, true, false)
 	case date:
-		return timeComponent(time.Time(x), key, false)
+		return timeComponent(time.Time(x), key, false, false)
+	case timeOfDay:
+		switch key {
+		case "hour":
+			return float64(x.ns / int64(time.Hour))
+		case "minute":
+			return float64(x.ns / int64(time.Minute) % 60)
+		case "second":
+			return float64(x.ns/int64(time.Second)%60) + float64(x.ns%int64(time.Second))/1e9
+		case "time offset", "timezone":
+			if x.zone == nil {
+				return nil
+			}
+			return zoneProperty(x.zone, x.offset(), key)
+		}
 	case time.Duration:
 		switch key {
 		case "days":
@@ -341,11 +482,30 @@ func feelGet(a any, key string) any {
 		case "seconds":
 			return float64(x%time.Minute) / float64(time.Second)
 		}
+	case ymDuration:
+		switch key {
+		case "years":
+			return float64(x / 12)
+		case "months":
+			return float64(x % 12)
+		}
 	}
 	return nil
 }
 
-func timeComponent(t time.Time, key string, clock bool) any {
+// zoneProperty is a zoned value's "time offset" (a duration) or
+// "timezone" (the IANA name, null for a bare offset).
+func zoneProperty(loc *time.Location, off int, key string) any {
+	if key == "time offset" {
+		return time.Duration(off) * time.Second
+	}
+	if loc == time.UTC || loc.String() == "" {
+		return nil
+	}
+	return loc.String()
+}
+
+func timeComponent(t time.Time, key string, clock, zoned bool) any {
 	switch key {
 	case "year":
 		return float64(t.Year())
@@ -369,9 +529,13 @@ func timeComponent(t time.Time, key string, clock bool) any {
 	case "minute":
 		return float64(t.Minute())
 	case "second":
-		return float64(t.Second())
-	case "timezone":
-		return t.Location().String()
+		return float64(t.Second()) + float64(t.Nanosecond())/1e9
+	case "time offset", "timezone":
+		if !zoned {
+			return nil
+		}
+		_, off := t.Zone()
+		return zoneProperty(t.Location(), off, key)
 	}
 	return nil
 }
@@ -430,16 +594,30 @@ func feelItem(item any, name string, outer any) any {
 	return outer
 }
 
+// feelIn is "x in set": set is a list (of values or ranges, any of which
+// may hold x), a range, or a value x must equal.
 func feelIn(x, set any) any {
 	if list, ok := set.([]any); ok {
 		for _, e := range list {
-			if feelEqual(x, e) == true {
+			if feelInOne(x, e) {
 				return true
 			}
 		}
 		return false
 	}
-	return feelEqual(x, set) == true
+	return feelInOne(x, set)
+}
+
+// feelInOne tests x against one positive unary test: a range, a
+// comparison, or a value to equal.
+func feelInOne(x, t any) bool {
+	switch t := t.(type) {
+	case feelRange:
+		return t.holds(x) == true
+	case unaryTest:
+		return t.holds(x) == true
+	}
+	return feelEqual(x, t) == true
 }
 
 func feelInRange(x, lo, hi any, loIncl, hiIncl bool) any {
@@ -496,6 +674,12 @@ func writeFEEL(b *strings.Builder, v any, nested bool) {
 			writeFEEL(b, x[k], true)
 		}
 		b.WriteByte('}')
+	case time.Time:
+		b.WriteString(formatDateTime(x))
+	case feelRange:
+		b.WriteString(x.String())
+	case unaryTest:
+		b.WriteString(x.String())
 	default:
 		if f, ok := toFloat(v); ok {
 			b.WriteString(formatNumber(f))
@@ -558,9 +742,10 @@ func feelSubstring(a []any) any {
 	to := n
 	if len(a) == 3 {
 		l, ok := toFloat(a[2])
-		if !ok || l < 0 || l != math.Trunc(l) {
+		if !ok || l < 0 {
 			return nil
 		}
+		l = math.Trunc(l) // a length is a count of characters
 		if from+l < to {
 			to = from + l
 		}
@@ -568,9 +753,8 @@ func feelSubstring(a []any) any {
 	return string(r[int(from):int(to)])
 }
 
-// feelLibrary is FEEL's built-in functions by name, with their arity. The
-// names are as users write them, multi-word names included.
-var feelLibrary = map[string]fnInfo{
+// feelCoreLibrary is the first part of feelLibrary.
+var feelCoreLibrary = map[string]fnInfo{
 	"not": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
 		if b, ok := a[0].(bool); ok {
 			return !b, nil
@@ -629,20 +813,23 @@ var feelLibrary = map[string]fnInfo{
 		return nil, nil
 	}},
 	"sum": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
-		total := 0.0
-		for _, e := range itemsOf(a) {
-			f, ok := toFloat(e)
-			if !ok {
-				return nil, nil
-			}
-			total += f
+		// DMN 1.5: the sum of no numbers is null, as their mean is.
+		ns, ok := numbers(itemsOf(a))
+		if !ok || len(ns) == 0 {
+			return nil, nil
 		}
-		return total, nil
+		return sumOf(ns), nil
 	}},
 	"min": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), -1), nil }},
 	"max": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), 1), nil }},
 	"abs": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		if d, ok := a[0].(time.Duration); ok {
+		switch d := a[0].(type) {
+		case time.Duration:
+			if d < 0 {
+				return -d, nil
+			}
+			return d, nil
+		case ymDuration:
 			if d < 0 {
 				return -d, nil
 			}
@@ -653,64 +840,95 @@ var feelLibrary = map[string]fnInfo{
 		}
 		return nil, nil
 	}},
-	"floor": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		if f, ok := toFloat(a[0]); ok {
-			return math.Floor(f), nil
-		}
-		return nil, nil
-	}},
-	"ceiling": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		if f, ok := toFloat(a[0]); ok {
-			return math.Ceil(f), nil
-		}
-		return nil, nil
-	}},
 	"string": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) { return feelString(a[0]), nil }},
-	"number": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		switch x := a[0].(type) {
-		case string:
-			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-				return nil, nil
-			}
-			return f, nil
-		}
-		if f, ok := toFloat(a[0]); ok {
-			return f, nil
-		}
-		return nil, nil
-	}},
+	"number": {min: 1, max: 3, pure: true, fn: func(a ...any) (any, error) { return feelNumber(a), nil }},
 	"duration": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
 		if s, ok := str1(a); ok {
-			if d, err := parseDuration(s); err == nil {
+			if d, ok := parseFEELDuration(s); ok {
 				return d, nil
 			}
 		}
 		return nil, nil
 	}},
-	"date and time": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+	"years and months duration": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
+		from, _, ok1 := temporalInstant(a[0])
+		to, _, ok2 := temporalInstant(a[1])
+		if !ok1 || !ok2 {
+			return nil, nil
+		}
+		return monthsBetween(from, to), nil
+	}},
+	"date and time": {min: 1, max: 2, pure: true, fn: func(a ...any) (any, error) {
+		if len(a) == 2 {
+			d, ok1 := dateOfAny(a[0])
+			t, ok2 := a[1].(timeOfDay)
+			if !ok1 || !ok2 {
+				return nil, nil
+			}
+			return combine(d, t), nil
+		}
 		switch x := a[0].(type) {
 		case string:
-			if t, err := parseDateTime(x); err == nil {
+			if t, ok := parseFEELDateTime(x); ok {
 				return t, nil
 			}
-		case time.Time:
+		case time.Time, localDateTime:
 			return x, nil
 		case date:
-			return time.Time(x), nil
+			return localDateTime(x), nil
 		}
 		return nil, nil
 	}},
-	"date": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
-		switch x := a[0].(type) {
-		case string:
-			if d, err := parseDate(x); err == nil {
+	"date": {min: 1, max: 3, pure: true, fn: func(a ...any) (any, error) {
+		if len(a) == 3 {
+			var ymd [3]int
+			for i, x := range a {
+				f, ok := toFloat(x)
+				n, whole := wholeInt(f)
+				if !ok || !whole {
+					return nil, nil
+				}
+				ymd[i] = int(n)
+			}
+			if d, ok := makeDate(ymd[0], ymd[1], ymd[2]); ok {
 				return d, nil
 			}
-		case time.Time:
-			return dateOf(x), nil
-		case date:
+			return nil, nil
+		}
+		if len(a) != 1 {
+			return nil, nil
+		}
+		if s, ok := a[0].(string); ok {
+			if d, ok := parseFEELDate(s); ok {
+				return d, nil
+			}
+			return nil, nil
+		}
+		if d, ok := dateOfAny(a[0]); ok {
+			return d, nil
+		}
+		return nil, nil
+	}},
+	"time": {min: 1, max: 4, pure: true, fn: func(a ...any) (any, error) {
+		if len(a) >= 3 {
+			return timeOfParts(a), nil
+		}
+		if len(a) != 1 {
+			return nil, nil
+		}
+		switch x := a[0].(type) {
+		case string:
+			if t, ok := parseFEELTime(x); ok {
+				return t, nil
+			}
+		case timeOfDay:
 			return x, nil
+		case time.Time:
+			return timeOfDay{ns: wallClock(x), zone: x.Location()}, nil
+		case localDateTime:
+			return timeOfDay{ns: wallClock(time.Time(x))}, nil
+		case date:
+			return timeOfDay{zone: time.UTC}, nil
 		}
 		return nil, nil
 	}},
@@ -721,6 +939,46 @@ var feelLibrary = map[string]fnInfo{
 	// is defined is compiled specially (it needs the variable's absence,
 	// not its value); listed for its arity.
 	"is defined": {min: 1, max: 1},
+}
+
+// dateOfAny is the date of a date or a date and time.
+func dateOfAny(v any) (date, bool) {
+	switch x := v.(type) {
+	case date:
+		return x, true
+	case time.Time:
+		return dateOf(x), true
+	case localDateTime:
+		return dateOf(time.Time(x)), true
+	}
+	return date{}, false
+}
+
+// timeOfParts is time(hour, minute, second[, offset]): the second may
+// have a fraction, the offset is a days and time duration (or null).
+func timeOfParts(a []any) any {
+	var hms [3]float64
+	for i := range hms {
+		f, ok := toFloat(a[i])
+		if !ok {
+			return nil
+		}
+		hms[i] = f
+	}
+	h, ok1 := wholeInt(hms[0])
+	m, ok2 := wholeInt(hms[1])
+	if !ok1 || !ok2 || h < 0 || h > 23 || m < 0 || m > 59 || hms[2] < 0 || hms[2] >= 60 {
+		return nil
+	}
+	t := timeOfDay{ns: h*int64(time.Hour) + m*int64(time.Minute) + int64(math.Round(hms[2]*1e9))}
+	if len(a) == 4 && a[3] != nil {
+		off, ok := a[3].(time.Duration)
+		if !ok || off%time.Second != 0 || off > 18*time.Hour || off < -18*time.Hour {
+			return nil
+		}
+		t.zone = offsetZone(int(off / time.Second))
+	}
+	return t
 }
 
 func dateOf(t time.Time) date {
@@ -833,7 +1091,23 @@ var feelOps = map[string]fnInfo{
 	"f.in":      {pure: true, fn: func(a ...any) (any, error) { return feelIn(a[0], a[1]), nil }},
 	"f.defined": {view: true, fn: feelDefined},
 	"f.notnull": {view: true, pure: true, fn: func(a ...any) (any, error) { return a[0] != nil, nil }},
-	"f.between": {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
+	"f.string": {view: true, pure: true, fn: func(a ...any) (any, error) {
+		if s, ok := a[0].(string); ok {
+			return s, nil
+		}
+		return nil, nil
+	}},
+	"f.mkrange": {fn: func(a ...any) (any, error) { return mkRange(a[0], a[1], a[2] == true, a[3] == true), nil }},
+	"f.test":    {fn: func(a ...any) (any, error) { return unaryTest{op: a[0].(string), v: a[1]}, nil }},
+	"f.source":  {fn: func(a ...any) (any, error) { return feelSource(a[0]) }},
+	"f.steps": {fn: func(a ...any) (any, error) {
+		if l := feelSteps(a[0], a[1]); l != nil {
+			return l, nil
+		}
+		return nil, fmt.Errorf("cannot iterate from %s to %s: the ends must be integers or dates", feelString(a[0]), feelString(a[1]))
+	}},
+	"f.instance": {fn: func(a ...any) (any, error) { return a[1].(*feelType).has(a[0]), nil }},
+	"f.between":  {pure: true, fn: func(a ...any) (any, error) { return feelInRange(a[0], a[1], a[2], true, true), nil }},
 	"f.range": {pure: true, fn: func(a ...any) (any, error) {
 		return feelInRange(a[0], a[1], a[2], a[3] == true, a[4] == true), nil
 	}},

@@ -23,6 +23,12 @@ func FuzzCompileEval(f *testing.F) {
 		`${a.b[0] == 'x' && !empty c ? d : e.size()}`, `order-${id}-${x}`, `test.contains("a")`,
 		`!test.contains("a")`, `integerVariable<3`, `activationCount >= 1`, `true`, `${1 div 0}`,
 		`${'}'}`, `#{x mod 2 eq 0}`, "= `a b` + 1", `= list[count]`, `${list.get(0).substring(1,2)}`,
+		`= @"2026-01-01T10:00:00@Europe/Paris" - @"P1Y2M"`, `= time("10:00:00+02:00").time offset`,
+		`= [1, null] instance of list<number>`, `= x instance of context<a: list<string>>`,
+		`= substring(string: "abc", start position: 2)`, `= replace("abc", "(a)(b)", "$2$1", "i")`,
+		`= matches(name, "^\p{Lu}[a-z]+\s", "x")`, `= round half up(2.675, 2) + decimal(1/3, 2)`,
+		`= {a: 1, b: a + 1, c: {d: b}}.c.d`, `= context put({}, ["a", "b"], sum([]))`,
+		`= years and months duration(date("2020-01-31"), date("-2020-02-29"))`, `= "\uD83D\uDCA9\U01F40E"`,
 	}
 	for _, s := range seeds {
 		f.Add(s, uint8(0))
@@ -72,6 +78,10 @@ func FuzzEval(f *testing.F) {
 		`= count(for x in a return for y in a return for z in a return x)`, `= string(a) + string(b)`,
 		`= a = b`, `= a in b`, `= sum(a)`, `= a[1][2]`, `= {x: a, y: [b, b]}`, `= is defined(a.b)`,
 		`${a.b[0] == b}`, `${a}${b}${a}`, `${empty a ? b : a}`, `= $env`, `= substring(a, 2)`,
+		`= distinct values(flatten([a, b]))`, `= union(a, b)`, `= mode(a)`, `= context merge(a, b)`,
+		`= context put(a, b, c)`, `= get value(a, b)`, `= sublist(a, b, c)`, `= replace(a, b, c)`,
+		`= matches(a, b, c)`, `= round half up(a, b)`, `= date(a, b, c)`, `= time(a, b, c)`,
+		`= a instance of list<context<x: number>>`, `= index of(a, b)`, `= string join(a, b)`,
 	}
 	for i, s := range seeds {
 		f.Add(s, []byte{byte(i), 3, 'x', 'y', 'z', 4, 1, 2})

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -16,6 +17,8 @@ const (
 	tNumber
 	tString
 	tOp
+	// tAt is a FEEL temporal literal @"...": text is the string's value.
+	tAt
 )
 
 // token is one lexeme. pos and end are byte offsets in the original
@@ -60,6 +63,11 @@ func (l *lexer) next() token {
 		return l.number()
 	case c == '"' || c == '\'' && !l.feel:
 		return l.str(c)
+	case c == '@' && l.feel && l.i+1 < l.end && l.src[l.i+1] == '"':
+		l.i++
+		t := l.str('"')
+		t.kind, t.pos = tAt, start
+		return l.emit(t)
 	case c == '`' && l.feel:
 		j := strings.IndexByte(l.src[l.i+1:l.end], '`')
 		if j < 0 {
@@ -101,7 +109,7 @@ func (l *lexer) emit(t token) token {
 // a '.' is a path separator, not the start of a number.
 func (l *lexer) afterValue() bool {
 	switch l.prev {
-	case tName, tNumber, tString:
+	case tName, tNumber, tString, tAt:
 		return true
 	case tOp:
 		return l.prevText == ")" || l.prevText == "]" || l.prevText == "}"
@@ -207,18 +215,37 @@ func (l *lexer) str(quote byte) token {
 			b.WriteByte('\t')
 		case 'r':
 			b.WriteByte('\r')
-		case 'u':
-			if l.i+6 > l.end {
-				panic(l.errAt(l.i, `bad \u escape`))
+		case 'u', 'U':
+			// \uXXXX, a UTF-16 surrogate pair as two of them, or
+			// \UXXXXXX (six digits, FEEL).
+			n := 4
+			if esc == 'U' {
+				n = 6
 			}
-			n, err := strconv.ParseUint(l.src[l.i+2:l.i+6], 16, 32)
-			if err != nil {
-				panic(l.errAt(l.i, `bad \u escape`))
+			r, ok := hexRune(l.src, l.i+2, n, l.end)
+			if !ok {
+				panic(l.errAt(l.i, `bad \`+string(esc)+` escape`))
 			}
-			b.WriteRune(rune(n))
-			l.i += 4
+			if utf16.IsSurrogate(r) {
+				lo, ok := rune(0), false
+				if l.i+n+8 <= l.end && l.src[l.i+n+2] == '\\' && l.src[l.i+n+3] == 'u' {
+					lo, ok = hexRune(l.src, l.i+n+4, 4, l.end)
+				}
+				if r = utf16.DecodeRune(r, lo); !ok || r == utf8.RuneError {
+					panic(l.errAt(l.i, `unpaired UTF-16 surrogate in \u escape`))
+				}
+				l.i += 6
+			}
+			b.WriteRune(r)
+			l.i += n
 		default:
-			panic(l.errAt(l.i, "unknown escape \\"+string(esc)))
+			if !l.feel {
+				panic(l.errAt(l.i, "unknown escape \\"+string(esc)))
+			}
+			// FEEL keeps any other escape as written, as its regular
+			// expressions need ("\d", "\s", "\1").
+			b.WriteByte('\\')
+			b.WriteByte(esc)
 		}
 		l.i += 2
 	}
@@ -227,6 +254,18 @@ func (l *lexer) str(quote byte) token {
 
 func (l *lexer) errAt(pos int, msg string) *SyntaxError {
 	return &SyntaxError{Text: l.src, Pos: pos, Msg: msg}
+}
+
+// hexRune reads n hex digits at src[i:].
+func hexRune(src string, i, n, end int) (rune, bool) {
+	if i+n > end {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(src[i:i+n], 16, 32)
+	if err != nil || v > unicode.MaxRune {
+		return 0, false
+	}
+	return rune(v), true
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -12,17 +12,18 @@ import (
 
 // Values inside expressions are JSON-like: nil, bool, string, float64 (ints
 // of any Go width are accepted from variables), []any and map[string]any.
-// FEEL adds three temporal kinds, which leave Eval as ISO-8601 text:
-// time.Time (date and time), date (a calendar date) and time.Duration.
+// FEEL adds temporal kinds (temporal.go), which leave Eval as ISO-8601
+// text: time.Time and localDateTime (date and time), date (a calendar
+// date), timeOfDay, time.Duration and ymDuration.
 
 // date is a FEEL calendar date: midnight UTC of that day.
 type date time.Time
 
-func (d date) String() string { return time.Time(d).Format("2006-01-02") }
+func (d date) String() string { return formatDate(time.Time(d)) }
 
 func isTemporal(v any) bool {
 	switch v.(type) {
-	case time.Time, date, time.Duration:
+	case time.Time, date, time.Duration, localDateTime, timeOfDay, ymDuration:
 		return true
 	}
 	return false
@@ -73,6 +74,16 @@ func normalize(v any) any {
 	case time.Time:
 		return x.Format(time.RFC3339Nano)
 	case date:
+		return x.String()
+	case localDateTime:
+		return x.String()
+	case timeOfDay:
+		return x.String()
+	case ymDuration:
+		return x.String()
+	case feelRange:
+		return x.String() // JSON has no range
+	case unaryTest:
 		return x.String()
 	case time.Duration:
 		return formatDuration(x)
@@ -243,9 +254,16 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseDateTime parses FEEL date and time text: RFC 3339, with or without
-// a zone offset (no offset means UTC), or with an "@Zone/Id" suffix.
+// parseDateTime parses date and time text for a timer: FEEL's form
+// ("2026-01-01T10:00:00", "...Z", "...+02:00", "...@Europe/Paris"; no
+// zone means UTC) or RFC 3339.
 func parseDateTime(s string) (time.Time, error) {
+	if v, ok := parseFEELDateTime(s); ok {
+		if l, ok := v.(localDateTime); ok {
+			return time.Time(l), nil
+		}
+		return v.(time.Time), nil
+	}
 	loc := time.UTC
 	if i := strings.IndexByte(s, '@'); i >= 0 {
 		l, err := time.LoadLocation(s[i+1:])
@@ -265,14 +283,6 @@ func parseDateTime(s string) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("invalid date and time %q", s)
 }
 
-func parseDate(s string) (date, error) {
-	t, err := time.ParseInLocation("2006-01-02", s, time.UTC)
-	if err != nil {
-		return date{}, fmt.Errorf("invalid date %q", s)
-	}
-	return date(t), nil
-}
-
 // typeName names a value's type as users know it, for error messages.
 func typeName(v any) string {
 	switch v.(type) {
@@ -286,12 +296,20 @@ func typeName(v any) string {
 		return "list"
 	case map[string]any:
 		return "context"
-	case time.Time:
+	case time.Time, localDateTime:
 		return "date and time"
 	case date:
 		return "date"
+	case timeOfDay:
+		return "time"
 	case time.Duration:
-		return "duration"
+		return "days and time duration"
+	case ymDuration:
+		return "years and months duration"
+	case feelRange:
+		return "range"
+	case unaryTest:
+		return "unary test"
 	}
 	if _, ok := toFloat(v); ok {
 		return "number"
