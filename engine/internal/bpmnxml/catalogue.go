@@ -34,7 +34,8 @@ var choreographyActivities = []string{"choreographyTask", "subChoreography", "ca
 // catalogue walks the document and checks the catalogue's structural
 // rules.
 func (imp *importer) catalogue(root *element) {
-	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{}}
+	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{},
+		processData: map[string]string{}}
 	c.survey(root, "")
 	c.walk(root, nil, nil, "")
 }
@@ -48,6 +49,9 @@ type catalogueCheck struct {
 	// processOf maps element ids to the id of their process; pools maps
 	// process ids to the participant that stands for them.
 	processOf, pools map[string]string
+	// processData maps the ids of the data inputs and outputs of processes
+	// (not of their activities) to their kind, dataInput or dataOutput.
+	processData map[string]string
 	// owner is the id of the nearest ancestor with one of the element
 	// being checked.
 	owner string
@@ -63,6 +67,13 @@ func (c *catalogueCheck) survey(e *element, process string) {
 	switch {
 	case e.is("process"):
 		process = id
+		if io := e.child(nsBPMN, "ioSpecification"); io != nil {
+			for _, d := range io.children {
+				if d.is("dataInput") || d.is("dataOutput") {
+					c.processData[d.get("id")] = d.local
+				}
+			}
+		}
 	case e.is("sequenceFlow"):
 		c.out[localID(e.get("sourceRef"))]++
 		c.in[localID(e.get("targetRef"))]++
@@ -204,7 +215,15 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.messageFlow(e)
 	case e.local == "startEvent" && parent != nil && parent.local == "transaction" && eventDefinitions(e) > 0:
 		c.problem(e, process, "EXT.100", "the start event of a transaction must be a none start event: remove its event definition")
+	case e.local == "property" && parent != nil && !canHoldProperties(parent):
+		c.problem(e, process, "EXT.078", "bpmn:property %s is inside a bpmn:%s: only processes, activities and events have properties; move it into one", e.get("id"), parent.local)
+	case e.local == "resourceParameterBinding":
+		c.resourceParameter(e, process, parent)
+	case e.local == "choreography" || e.local == "globalConversation" || e.local == "participantMultiplicity":
+		c.collaboration(e)
 	}
+	c.itemTypes(e, process)
+	c.booleanCondition(e, process, parent)
 	switch e.local {
 	case "intermediateThrowEvent", "endEvent":
 		if n := countChildren(e, "dataInput"); n > 0 && n != eventDefinitions(e) {
@@ -262,6 +281,21 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 		}
 		if e.child(nsBPMN, "ioSpecification") != nil {
 			c.problem(e, process, "EXT.079", "a bpmn:%s cannot have an ioSpecification: remove it (sub-processes see the data of their parent)", e.local)
+		}
+	case "serviceTask":
+		// A service task that calls an operation passes it the one input
+		// message and receives one output message at most.
+		if _, ok := e.attr("operationRef"); ok {
+			var in, out int
+			if io := e.child(nsBPMN, "ioSpecification"); io != nil {
+				in, out = countChildren(io, "inputSet"), countChildren(io, "outputSet")
+			}
+			if in != 1 {
+				c.problem(e, process, "EXT.042", "a service task that calls an operation (operationRef) has exactly one inputSet, not %d: define it in an ioSpecification", in)
+			}
+			if out > 1 {
+				c.problem(e, process, "EXT.043", "a service task that calls an operation (operationRef) has one outputSet at most, not %d: remove the others", out)
+			}
 		}
 	case "sendTask":
 		if _, ok := e.attr("messageRef"); ok {
@@ -436,6 +470,124 @@ func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 // formalExpressionElements are the elements the schema types as formal
 // expressions, typed or not in the document.
 var formalExpressionElements = []string{"messagePath", "dataPath", "transformation"}
+
+// eventElements are the BPMN events.
+var eventElements = []string{"startEvent", "endEvent", "intermediateCatchEvent", "intermediateThrowEvent", "boundaryEvent", "implicitThrowEvent"}
+
+// canHoldProperties reports whether e may contain properties: processes,
+// activities and events do (EXT.078).
+func canHoldProperties(e *element) bool {
+	return e.space == nsBPMN && (e.local == "process" || slices.Contains(activityElements, e.local) || slices.Contains(eventElements, e.local))
+}
+
+// resourceParameter checks that a resource parameter binding binds a
+// parameter of the resource its resource role (performer, potential
+// owner...) names (EXT.040).
+func (c *catalogueCheck) resourceParameter(e, process, role *element) {
+	param := localID(e.get("parameterRef"))
+	if role == nil || param == "" {
+		return
+	}
+	r := role.child(nsBPMN, "resourceRef")
+	if r == nil {
+		c.problem(e, process, "EXT.040", "parameter %s is bound, but bpmn:%s names no resource: add a resourceRef to the resource that declares the parameter", param, role.local)
+		return
+	}
+	res, ok := lookup(c.imp.elements, r.content())
+	if !ok || !res.is("resource") {
+		return // a REF problem
+	}
+	if !slices.ContainsFunc(res.children, func(p *element) bool { return p.is("resourceParameter") && p.get("id") == param }) {
+		c.problem(e, process, "EXT.040", "parameter %s is not a parameter of resource %s: bind one of the resource's resourceParameters", param, res.get("id"))
+	}
+}
+
+// conversationContent is what a global conversation cannot contain
+// (EXT.032): conversation nodes, associations and artifacts.
+var conversationContent = []string{"conversation", "subConversation", "callConversation", "participantAssociation",
+	"messageFlowAssociation", "conversationAssociation", "association", "group", "textAnnotation"}
+
+// collaboration checks the rules of choreographies, global conversations
+// and participant multiplicities (EXT.027, EXT.029, EXT.030, EXT.032).
+// flowtrack executes none of them, but they are deployed with their file.
+func (c *catalogueCheck) collaboration(e *element) {
+	if e.local == "participantMultiplicity" {
+		bound := func(name string, def int) (int, bool) {
+			v, ok := e.attr(name)
+			if !ok {
+				return def, true
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				c.problem(e, nil, "XSD.integer", "participantMultiplicity %s %q is not a whole number: write one", name, v)
+				return 0, false
+			}
+			return n, true
+		}
+		lo, okLo := bound("minimum", 0)
+		hi, okHi := bound("maximum", 1)
+		if okLo && lo < 0 {
+			c.problem(e, nil, "EXT.029", "participantMultiplicity minimum %d is negative: use 0 or more", lo)
+		}
+		if okLo && okHi && (hi < 1 || hi < lo) {
+			c.problem(e, nil, "EXT.030", "participantMultiplicity maximum %d must be at least 1 and at least the minimum %d: raise it", hi, lo)
+		}
+		return
+	}
+	if r := e.child(nsBPMN, "choreographyRef"); r != nil {
+		c.problem(r, nil, "EXT.027", "a bpmn:%s cannot reference a choreography (choreographyRef %s): remove the reference", e.local, r.content())
+	}
+	if e.local != "globalConversation" {
+		return
+	}
+	for _, ch := range e.children {
+		if ch.space == nsBPMN && slices.Contains(conversationContent, ch.local) {
+			c.problem(ch, nil, "EXT.032", "a global conversation contains no conversation nodes, associations or artifacts: remove bpmn:%s %s or use a collaboration", ch.local, ch.get("id"))
+		}
+	}
+}
+
+// booleanCondition checks that the completion condition of a
+// multi-instance activity (EXT.071) and the condition of its complex
+// behaviour (EXT.072) can be true or false: a literal number or string
+// never is.
+func (c *catalogueCheck) booleanCondition(e, process, parent *element) {
+	rule := ""
+	switch {
+	case parent == nil:
+		return
+	case e.local == "completionCondition" && parent.local == "multiInstanceLoopCharacteristics":
+		rule = "EXT.071"
+	case e.local == "condition" && parent.local == "complexBehaviorDefinition":
+		rule = "EXT.072"
+	default:
+		return
+	}
+	if kind := literalKind(e.content()); kind != "" {
+		c.problem(e, process, rule, "bpmn:%s %q is a %s, not a boolean: write a condition that is true or false", e.local, e.content(), kind)
+	}
+}
+
+// literalKind says whether an expression is a literal number or string,
+// with or without FEEL's leading "=" or JUEL's ${...}, and "" otherwise.
+func literalKind(text string) string {
+	text = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "="))
+	for _, open := range []string{"${", "#{"} {
+		if strings.HasPrefix(text, open) && strings.HasSuffix(text, "}") {
+			text = strings.TrimSpace(text[len(open) : len(text)-1])
+		}
+	}
+	switch {
+	case numberLiteral.MatchString(text):
+		return "number"
+	case len(text) >= 2 && (text[0] == '"' || text[0] == '\'') && text[len(text)-1] == text[0] && !strings.ContainsRune(text[1:len(text)-1], rune(text[0])):
+		return "string"
+	}
+	return ""
+}
+
+// numberLiteral matches a decimal number.
+var numberLiteral = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
 
 // countChildren counts e's BPMN children named local.
 func countChildren(e *element, local string) int {
