@@ -206,6 +206,10 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateThrowEvent id="t">`+timerDef+`</bpmn:intermediateThrowEvent>`, "t"))},
 	{rule: "EXT.150", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:task id="t"/>`+flows("t", "e"))},
 	{rule: "EXT.151", valid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:parallelGateway id="t"/>`+flows("s", "t"))},
+	// An activity without outgoing flow beside end events ends its path
+	// implicitly: a warning, where a gateway's is an error.
+	{rule: "EXT.151", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:task id="t"/>`+flows("s", "t"))},
+	{rule: "EXT.105", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:task id="t"/>`+flows("s", "t"))},
 	{rule: "EXT.152", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")+flows("ss", "e"))},
 	{rule: "FT.condition", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),

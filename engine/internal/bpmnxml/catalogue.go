@@ -224,6 +224,7 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 	}
 	c.itemTypes(e, process)
 	c.booleanCondition(e, process, parent)
+	c.implicitEnd(e, process, parent)
 	switch e.local {
 	case "intermediateThrowEvent", "endEvent":
 		if n := countChildren(e, "dataInput"); n > 0 && n != eventDefinitions(e) {
@@ -321,22 +322,20 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 // never by the direction, and tools (Yaoqiang) write a converging gateway
 // with a default flow beside its other outgoing flow.
 func (c *catalogueCheck) gatewayDirection(e, process *element) {
-	c.warning = true
-	defer func() { c.warning = false }()
 	id := e.get("id")
 	in, out := c.in[id], c.out[id]
 	switch e.get("gatewayDirection") {
 	case "Converging":
 		if out > 1 {
-			c.problem(e, process, "EXT.017", "a converging gateway has one outgoing flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or remove flows", out)
+			c.warn(e, process, "EXT.017", "a converging gateway has one outgoing flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or remove flows", out)
 		}
 	case "Diverging":
 		if in > 1 {
-			c.problem(e, process, "EXT.018", "a diverging gateway has one incoming flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or merge the flows first", in)
+			c.warn(e, process, "EXT.018", "a diverging gateway has one incoming flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or merge the flows first", in)
 		}
 	case "Mixed":
 		if in < 2 || out < 2 {
-			c.problem(e, process, "EXT.019", "a mixed gateway needs at least two incoming and two outgoing flows (has %d and %d): set gatewayDirection to match its flows", in, out)
+			c.warn(e, process, "EXT.019", "a mixed gateway needs at least two incoming and two outgoing flows (has %d and %d): set gatewayDirection to match its flows", in, out)
 		}
 	}
 }
@@ -470,6 +469,34 @@ func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 // formalExpressionElements are the elements the schema types as formal
 // expressions, typed or not in the document.
 var formalExpressionElements = []string{"messagePath", "dataPath", "transformation"}
+
+// implicitEnd warns where a level of a process with end events also ends
+// without one, or has a start event but no end event (EXT.151, EXT.105).
+// The standard requires end events to be used throughout once they are
+// used; flowtrack, like Zeebe, ends a path at an activity without outgoing
+// flow, and Camunda Modeler exports rely on it, so these deploy. A gateway
+// without outgoing flow is refused (model, EXT.151); intermediate events
+// have their own rules (EXT.115, EXT.116).
+func (c *catalogueCheck) implicitEnd(e, process, parent *element) {
+	if process == nil || parent == nil {
+		return
+	}
+	ends := slices.ContainsFunc(parent.children, func(ch *element) bool { return ch.is("endEvent") })
+	switch {
+	case e.local == "startEvent" && !ends:
+		c.warn(e, process, "EXT.105", "this level has a start event but no end event: its paths end implicitly; add an end event")
+	case ends && slices.Contains(activityElements, e.local) && c.out[e.get("id")] == 0 &&
+		!isTrue(e.get("isForCompensation")) && !isTrue(e.get("triggeredByEvent")):
+		c.warn(e, process, "EXT.151", "bpmn:%s %s has no outgoing flow beside end events, so its path ends here without one: connect it to the node that follows or to an end event", e.local, e.get("id"))
+	}
+}
+
+// warn reports the rule at e as a warning.
+func (c *catalogueCheck) warn(e, process *element, rule, format string, args ...any) {
+	c.warning = true
+	defer func() { c.warning = false }()
+	c.problem(e, process, rule, format, args...)
+}
 
 // eventElements are the BPMN events.
 var eventElements = []string{"startEvent", "endEvent", "intermediateCatchEvent", "intermediateThrowEvent", "boundaryEvent", "implicitThrowEvent"}
