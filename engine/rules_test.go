@@ -117,6 +117,9 @@ var ruleCases = []ruleCase{
 		invalid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:whileExecutingOutputRefs>dx</bpmn:whileExecutingOutputRefs></bpmn:outputSet>`)},
 	{rule: "EXT.020", valid: ruleDoc(itemDecls, startEnd+`<bpmn:dataObject id="o" itemSubjectRef="C" isCollection="true"/>`),
 		invalid: ruleDoc(itemDecls, startEnd+`<bpmn:dataObject id="o" itemSubjectRef="C"/>`)},
+	{rule: "EXT.025", valid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:task id="t"/><bpmn:endEvent id="a"/><bpmn:endEvent id="b"/>`+flows("s", "t", "t", "b")+
+		`<bpmn:sequenceFlow id="c" sourceRef="t" targetRef="a"><bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression></bpmn:sequenceFlow>`),
+		invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="c" sourceRef="s" targetRef="e"><bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression></bpmn:sequenceFlow>`)},
 	{rule: "EXT.027", valid: ruleDoc(`<bpmn:choreography id="c"/>`, startEnd),
 		invalid: ruleDoc(`<bpmn:choreography id="c"><bpmn:choreographyRef>c2</bpmn:choreographyRef></bpmn:choreography><bpmn:choreography id="c2"/>`, startEnd)},
 	{rule: "EXT.029", valid: ruleDoc(multiplicity(`minimum="0" maximum="2"`), startEnd), invalid: ruleDoc(multiplicity(`minimum="-1" maximum="2"`), startEnd)},
@@ -220,6 +223,8 @@ var ruleCases = []ruleCase{
 		invalid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= true</bpmn:conditionExpression>`, `default="sf_g_b"`)},
 	{rule: "FT.expression", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
 		invalid: gateway(`<bpmn:conditionExpression>= x &gt;</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
+	{rule: "FT.boolean", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
+		invalid: gateway(`<bpmn:conditionExpression>23</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
 	{rule: "FT.mapping", valid: ruleDoc("", ruleBody(mappedTask("= a + 1"), "t")), invalid: ruleDoc("", ruleBody(mappedTask("= a +"), "t"))},
 	{rule: "FT.message-name", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")),
 		invalid: ruleDoc(`<bpmn:message id="M"/>`, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t"))},

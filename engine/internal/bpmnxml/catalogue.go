@@ -217,6 +217,8 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.problem(e, process, "EXT.100", "the start event of a transaction must be a none start event: remove its event definition")
 	case e.local == "property" && parent != nil && !canHoldProperties(parent):
 		c.problem(e, process, "EXT.078", "bpmn:property %s is inside a bpmn:%s: only processes, activities and events have properties; move it into one", e.get("id"), parent.local)
+	case e.local == "sequenceFlow" && e.child(nsBPMN, "conditionExpression") != nil:
+		c.conditionalFlow(e, process)
 	case e.local == "resourceParameterBinding":
 		c.resourceParameter(e, process, parent)
 	case e.local == "choreography" || e.local == "globalConversation" || e.local == "participantMultiplicity":
@@ -498,6 +500,24 @@ func (c *catalogueCheck) warn(e, process *element, rule, format string, args ...
 	c.problem(e, process, rule, format, args...)
 }
 
+// conditionalFlow checks that a sequence flow with a condition leaves a
+// gateway or an activity with other outgoing flows (EXT.025): out of an
+// event, or as an activity's only flow, the condition chooses nothing, and
+// a false one strands the token.
+func (c *catalogueCheck) conditionalFlow(e, process *element) {
+	id := localID(e.get("sourceRef"))
+	src, ok := c.imp.elements[id]
+	if !ok || src.space != nsBPMN || strings.HasSuffix(src.local, "Gateway") {
+		return
+	}
+	switch {
+	case !slices.Contains(activityElements, src.local):
+		c.problem(e, process, "EXT.025", "sequence flow %s out of bpmn:%s %s has a condition: only gateways and activities choose among conditional flows; remove the condition or route through a gateway", e.get("id"), src.local, id)
+	case c.out[id] < 2:
+		c.problem(e, process, "EXT.025", "sequence flow %s is the only outgoing flow of bpmn:%s %s and has a condition: remove the condition or add another outgoing flow", e.get("id"), src.local, id)
+	}
+}
+
 // eventElements are the BPMN events.
 var eventElements = []string{"startEvent", "endEvent", "intermediateCatchEvent", "intermediateThrowEvent", "boundaryEvent", "implicitThrowEvent"}
 
@@ -574,24 +594,33 @@ func (c *catalogueCheck) collaboration(e *element) {
 	}
 }
 
-// booleanCondition checks that the completion condition of a
-// multi-instance activity (EXT.071) and the condition of its complex
-// behaviour (EXT.072) can be true or false: a literal number or string
-// never is.
+// booleanConditions are the conditions of the document, by element and
+// parent, with the rule that says they are boolean: the catalogue's for
+// multi-instance completion (EXT.071) and complex behaviour (EXT.072),
+// flowtrack's for the others, which the standard types as boolean too.
+var booleanConditions = []struct{ element, parent, rule string }{
+	{"completionCondition", "multiInstanceLoopCharacteristics", "EXT.071"},
+	{"condition", "complexBehaviorDefinition", "EXT.072"},
+	{"conditionExpression", "sequenceFlow", "FT.boolean"},
+	{"loopCondition", "standardLoopCharacteristics", "FT.boolean"},
+	{"condition", "conditionalEventDefinition", "FT.boolean"},
+	{"activationCondition", "complexGateway", "FT.boolean"},
+}
+
+// booleanCondition checks that a condition can be true or false: a
+// literal number or string never is, and would stop the instance at run
+// time.
 func (c *catalogueCheck) booleanCondition(e, process, parent *element) {
-	rule := ""
-	switch {
-	case parent == nil:
-		return
-	case e.local == "completionCondition" && parent.local == "multiInstanceLoopCharacteristics":
-		rule = "EXT.071"
-	case e.local == "condition" && parent.local == "complexBehaviorDefinition":
-		rule = "EXT.072"
-	default:
+	if parent == nil {
 		return
 	}
-	if kind := literalKind(e.content()); kind != "" {
-		c.problem(e, process, rule, "bpmn:%s %q is a %s, not a boolean: write a condition that is true or false", e.local, e.content(), kind)
+	for _, b := range booleanConditions {
+		if e.local != b.element || parent.local != b.parent {
+			continue
+		}
+		if kind := literalKind(e.content()); kind != "" {
+			c.problem(e, process, b.rule, "bpmn:%s %q is a %s, not a boolean: write a condition that is true or false", e.local, e.content(), kind)
+		}
 	}
 }
 
