@@ -225,6 +225,8 @@ var ruleCases = []ruleCase{
 		invalid: gateway(`<bpmn:conditionExpression>= x &gt;</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
 	{rule: "FT.boolean", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
 		invalid: gateway(`<bpmn:conditionExpression>23</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
+	{rule: "FT.error-code", valid: ruleDoc(`<bpmn:error id="E" errorCode="c"/>`, `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="E"/></bpmn:endEvent>`+flows("s", "e")),
+		invalid: ruleDoc(`<bpmn:error id="E"/>`, `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="E"/></bpmn:endEvent>`+flows("s", "e"))},
 	{rule: "FT.mapping", valid: ruleDoc("", ruleBody(mappedTask("= a + 1"), "t")), invalid: ruleDoc("", ruleBody(mappedTask("= a +"), "t"))},
 	{rule: "FT.message-name", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")),
 		invalid: ruleDoc(`<bpmn:message id="M"/>`, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t"))},

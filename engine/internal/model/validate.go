@@ -365,19 +365,24 @@ func (v *validator) calls(d *Definitions, p *Process) {
 	}
 }
 
-// escalationThrow checks an escalation end or throw event: it must name
-// an escalation with a code, which is what catches match (EXT.011).
-func (v *validator) escalationThrow(n *Node) {
+// throwCode checks an escalation or error thrown by an end or throw
+// event: it must name an escalation (EXT.011) or error (FT.error-code)
+// with a code, which is what catches match. An error without a code would
+// reach only catch-all boundaries; Zeebe refuses it at deploy too.
+func (v *validator) throwCode(n *Node) {
 	if n.Kind != KindEndEvent && n.Kind != KindIntermediateThrowEvent {
 		return
 	}
 	for _, e := range n.Events {
 		switch {
-		case e.Kind != EventEscalation:
-		case e.Escalation == nil:
+		case e.Kind == EventEscalation && e.Escalation == nil:
 			v.report(n.ID, "EXT.011", "escalation event needs an escalation: set escalationRef to a bpmn:escalation with an escalationCode")
-		case e.Escalation.Code == "":
+		case e.Kind == EventEscalation && e.Escalation.Code == "":
 			v.report(n.ID, "EXT.011", "escalation %s has no escalationCode: give it one", e.Escalation.ID)
+		case e.Kind == EventError && e.Error == nil:
+			v.report(n.ID, "FT.error-code", "error end event needs an error: set errorRef to a bpmn:error with an errorCode")
+		case e.Kind == EventError && e.Error.Code == "":
+			v.report(n.ID, "FT.error-code", "error %s has no errorCode: give it one, which error catches match", e.Error.ID)
 		}
 	}
 }
@@ -389,7 +394,7 @@ func (v *validator) execution(n *Node) {
 		v.conditions(n)
 	}
 	v.eventDefinitions(n)
-	v.escalationThrow(n)
+	v.throwCode(n)
 }
 
 // isCatch reports whether n waits for its event definitions to happen.
