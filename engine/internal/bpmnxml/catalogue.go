@@ -300,15 +300,17 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 				c.problem(e, process, "EXT.043", "a service task that calls an operation (operationRef) has one outputSet at most, not %d: remove the others", out)
 			}
 		}
-	case "sendTask":
-		if _, ok := e.attr("messageRef"); ok {
-			if io := e.child(nsBPMN, "ioSpecification"); io != nil {
-				if countChildren(io, "inputSet") > 1 {
-					c.problem(e, process, "EXT.046", "a send task with a messageRef has one inputSet at most: remove the others")
-				}
-				if countChildren(io, "dataInput") > 1 {
-					c.problem(e, process, "EXT.047", "a send task with a messageRef has one dataInput at most (the message it sends): remove the others")
-				}
+	}
+	for _, m := range messageTaskData {
+		if _, ok := e.attr("messageRef"); !ok || e.local != m.task {
+			continue
+		}
+		if io := e.child(nsBPMN, "ioSpecification"); io != nil {
+			if countChildren(io, m.set) > 1 {
+				c.problem(e, process, m.setRule, "a bpmn:%s with a messageRef has one %s at most: remove the others", e.local, m.set)
+			}
+			if countChildren(io, m.data) > 1 {
+				c.problem(e, process, m.dataRule, "a bpmn:%s with a messageRef has one %s at most (the message it %s): remove the others", e.local, m.data, m.verb)
 			}
 		}
 	}
@@ -319,13 +321,26 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 	}
 }
 
+// messageTaskData are the rules that a task with a message has one set
+// and one data element for it: a send task sends one message, a receive
+// task receives one.
+var messageTaskData = []struct{ task, set, data, verb, setRule, dataRule string }{
+	{"sendTask", "inputSet", "dataInput", "sends", "EXT.046", "EXT.047"},
+	{"receiveTask", "outputSet", "dataOutput", "receives", "EXT.050", "EXT.051"},
+}
+
 // gatewayDirection checks a gateway's gatewayDirection against its flows
 // (EXT.017–019). A mismatch is a warning: flowtrack routes by the flows,
 // never by the direction, and tools (Yaoqiang) write a converging gateway
-// with a default flow beside its other outgoing flow.
+// with a default flow beside its other outgoing flow. A gateway that
+// neither splits nor joins is a warning too (EXT.135): it does no harm,
+// and tests use one to stop a token on a condition.
 func (c *catalogueCheck) gatewayDirection(e, process *element) {
 	id := e.get("id")
 	in, out := c.in[id], c.out[id]
+	if (e.local == "parallelGateway" || e.local == "exclusiveGateway") && in == 1 && out == 1 {
+		c.warn(e, process, "EXT.135", "bpmn:%s %s has one incoming and one outgoing flow, so it neither splits nor joins: remove it or add flows", e.local, id)
+	}
 	switch e.get("gatewayDirection") {
 	case "Converging":
 		if out > 1 {

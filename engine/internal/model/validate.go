@@ -202,6 +202,9 @@ func (v *validator) node(n *Node) {
 		if len(n.Outgoing) > 0 {
 			v.report(n.ID, "EXT.104", "end event must not have outgoing flows: remove them or use an intermediate event")
 		}
+		if v.none(n, n.Incoming) {
+			v.report(n.ID, "EXT.107", "end event has no incoming flow: connect the node it ends to it, or remove it")
+		}
 	case KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
@@ -212,7 +215,13 @@ func (v *validator) node(n *Node) {
 		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
+		if n.HasEvent(EventLink) && len(n.Incoming) > 0 {
+			v.report(n.ID, "EXT.117", "link catch event is entered from its link throw events, not by a sequence flow: remove the incoming flow")
+		}
 	case KindIntermediateThrowEvent:
+		if n.HasEvent(EventLink) && len(n.Outgoing) > 0 {
+			v.report(n.ID, "EXT.117", "link throw event continues at its link catch event, not along a sequence flow: remove the outgoing flow")
+		}
 		if n.HasEvent(EventLink) && len(linkTargets(v.current, n)) == 0 {
 			v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
 		}
@@ -616,9 +625,12 @@ func (v *validator) reachability(p *Process) {
 		// Report a node only where its scope runs: an unreachable
 		// sub-process is reported, not each node inside it.
 		if n.Parent == nil || reached[n.Parent] {
-			if len(n.Incoming) == 0 {
+			switch {
+			case len(n.Incoming) == 0 && n.Kind == KindEndEvent:
+				// EXT.107 says it.
+			case len(n.Incoming) == 0:
 				v.report(n.ID, "EXT.150", "not reachable from any start event: connect a flow to it or remove it")
-			} else {
+			default:
 				v.report(n.ID, "FT.reachable", "not reachable from any start event: every flow into it comes from nodes no start event reaches; connect it to the main flow or remove it")
 			}
 		}
