@@ -597,7 +597,7 @@ func (c *catalogueCheck) collaboration(e *element) {
 		return
 	}
 	if r := e.child(nsBPMN, "choreographyRef"); r != nil {
-		c.problem(r, nil, "EXT.027", "a bpmn:%s cannot reference a choreography (choreographyRef %s): remove the reference", e.local, r.content())
+		c.problem(e, nil, "EXT.027", "a bpmn:%s cannot reference a choreography (choreographyRef %s): remove the reference", e.local, r.content())
 	}
 	if e.local != "globalConversation" {
 		return

@@ -63,9 +63,9 @@ func (c *catalogueCheck) itemTypes(e, process *element) {
 			id := localID(ch.content())
 			switch {
 			case ch.is("sourceRef") && c.processData[id] == "dataOutput":
-				c.problem(ch, process, "EXT.082", "data output %s of the process is what the process returns and cannot be read by a data association: read a data object instead", id)
+				c.problem(e, process, "EXT.082", "data output %s of the process is what the process returns and cannot be read by a data association: read a data object instead", id)
 			case ch.is("targetRef") && c.processData[id] == "dataInput":
-				c.problem(ch, process, "EXT.080", "data input %s of the process is what the process was given and cannot be written by a data association: write a data object instead", id)
+				c.problem(e, process, "EXT.080", "data input %s of the process is what the process was given and cannot be written by a data association: write a data object instead", id)
 			}
 		}
 	}
