@@ -253,6 +253,8 @@ func TestMIWG(t *testing.T) {
 	}
 	ratchet := readRatchet(t)
 	imported, rejected, failed := 0, 0, 0
+	// reasons counts, per rule, the rejected files that break it.
+	reasons := map[string]int{}
 	for _, path := range files {
 		name := filepath.Base(path)
 		data, err := os.ReadFile(path)
@@ -267,6 +269,12 @@ func TestMIWG(t *testing.T) {
 		case "rejected":
 			rejected++
 			t.Logf("%s rejected: %v", name, err)
+			var de *engine.DeployError
+			if errors.As(err, &de) {
+				for _, id := range strings.Split(ruleIDs(de), ", ") {
+					reasons[id]++
+				}
+			}
 		default:
 			failed++
 			t.Errorf("%s: %v", name, err)
@@ -282,6 +290,18 @@ func TestMIWG(t *testing.T) {
 		reportf("miwg %-14s %s %s", name, status, truncate(errText(err), 90))
 	}
 	reportf("miwg: %d imported, %d rejected, %d failed (of %d)", imported, rejected, failed, len(files))
+	rules := make([]string, 0, len(reasons))
+	for r := range reasons {
+		rules = append(rules, r)
+	}
+	sort.Slice(rules, func(i, j int) bool {
+		a, b := rules[i], rules[j]
+		return reasons[a] > reasons[b] || reasons[a] == reasons[b] && a < b
+	})
+	reportf("miwg rejection reasons (rule: files):")
+	for _, r := range rules {
+		reportf("  %-18s %d", r, reasons[r])
+	}
 }
 
 // TestZRatchetUpdate rewrites the ratchet when asked; it runs after the

@@ -115,6 +115,50 @@ var ruleCases = []ruleCase{
 		invalid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:optionalOutputRefs>dx</bpmn:optionalOutputRefs></bpmn:outputSet>`)},
 	{rule: "EXT.090", valid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:whileExecutingOutputRefs>do</bpmn:whileExecutingOutputRefs></bpmn:outputSet>`),
 		invalid: ioTask(`<bpmn:dataOutput id="do"/><bpmn:inputSet id="i"/><bpmn:outputSet id="o"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs><bpmn:whileExecutingOutputRefs>dx</bpmn:whileExecutingOutputRefs></bpmn:outputSet>`)},
+	{rule: "EXT.020", valid: ruleDoc(itemDecls, startEnd+`<bpmn:dataObject id="o" itemSubjectRef="C" isCollection="true"/>`),
+		invalid: ruleDoc(itemDecls, startEnd+`<bpmn:dataObject id="o" itemSubjectRef="C"/>`)},
+	{rule: "EXT.025", valid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:task id="t"/><bpmn:endEvent id="a"/><bpmn:endEvent id="b"/>`+flows("s", "t", "t", "b")+
+		`<bpmn:sequenceFlow id="c" sourceRef="t" targetRef="a"><bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression></bpmn:sequenceFlow>`),
+		invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="c" sourceRef="s" targetRef="e"><bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression></bpmn:sequenceFlow>`)},
+	{rule: "EXT.027", valid: ruleDoc(`<bpmn:choreography id="c"/>`, startEnd),
+		invalid: ruleDoc(`<bpmn:choreography id="c"><bpmn:choreographyRef>c2</bpmn:choreographyRef></bpmn:choreography><bpmn:choreography id="c2"/>`, startEnd)},
+	{rule: "EXT.029", valid: ruleDoc(multiplicity(`minimum="0" maximum="2"`), startEnd), invalid: ruleDoc(multiplicity(`minimum="-1" maximum="2"`), startEnd)},
+	{rule: "EXT.030", valid: ruleDoc(multiplicity(`minimum="2" maximum="2"`), startEnd), invalid: ruleDoc(multiplicity(`minimum="3" maximum="2"`), startEnd)},
+	{rule: "EXT.032", valid: ruleDoc(`<bpmn:globalConversation id="gc"/>`, startEnd),
+		invalid: ruleDoc(`<bpmn:globalConversation id="gc"><bpmn:textAnnotation id="ta"/></bpmn:globalConversation>`, startEnd)},
+	{rule: "EXT.040", valid: ruleDoc(resourceDecl, ruleBody(performer(`<bpmn:resourceRef>R</bpmn:resourceRef>`), "t")),
+		invalid: ruleDoc(resourceDecl, ruleBody(performer(""), "t"))},
+	{rule: "EXT.042", valid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(`<bpmn:inputSet id="is"/><bpmn:outputSet id="os"/>`), "t")),
+		invalid: ruleDoc(itemDecls+operationDecl, ruleBody(`<bpmn:serviceTask id="t" operationRef="O"/>`, "t"))},
+	{rule: "EXT.043", valid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(`<bpmn:inputSet id="is"/><bpmn:outputSet id="os"/>`), "t")),
+		invalid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(`<bpmn:inputSet id="is"/><bpmn:outputSet id="os"/><bpmn:outputSet id="os2"/>`), "t"))},
+	{rule: "EXT.044", valid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(inputOf("I1")), "t")),
+		invalid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(inputOf("I2")), "t"))},
+	{rule: "EXT.045", valid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(outputOf("I1")), "t")),
+		invalid: ruleDoc(itemDecls+operationDecl, ruleBody(operationTask(outputOf("I2")), "t"))},
+	{rule: "EXT.048", valid: ruleDoc(itemDecls, ruleBody(`<bpmn:sendTask id="t" messageRef="M"><bpmn:ioSpecification>`+inputOf("I1")+`</bpmn:ioSpecification></bpmn:sendTask>`, "t")),
+		invalid: ruleDoc(itemDecls, ruleBody(`<bpmn:sendTask id="t" messageRef="M"><bpmn:ioSpecification>`+inputOf("")+`</bpmn:ioSpecification></bpmn:sendTask>`, "t"))},
+	{rule: "EXT.050", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:inputSet id="i1"/><bpmn:outputSet id="o1"/></bpmn:ioSpecification></bpmn:receiveTask>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:inputSet id="i1"/><bpmn:outputSet id="o1"/><bpmn:outputSet id="o2"/></bpmn:ioSpecification></bpmn:receiveTask>`, "t"))},
+	{rule: "EXT.051", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:dataOutput id="d1"/><bpmn:inputSet id="i1"/><bpmn:outputSet id="o1"><bpmn:dataOutputRefs>d1</bpmn:dataOutputRefs></bpmn:outputSet></bpmn:ioSpecification></bpmn:receiveTask>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"><bpmn:ioSpecification><bpmn:dataOutput id="d1"/><bpmn:dataOutput id="d2"/><bpmn:inputSet id="i1"/><bpmn:outputSet id="o1"><bpmn:dataOutputRefs>d1</bpmn:dataOutputRefs><bpmn:dataOutputRefs>d2</bpmn:dataOutputRefs></bpmn:outputSet></bpmn:ioSpecification></bpmn:receiveTask>`, "t"))},
+	{rule: "EXT.052", valid: ruleDoc(itemDecls, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"><bpmn:ioSpecification>`+outputOf("I1")+`</bpmn:ioSpecification></bpmn:receiveTask>`, "t")),
+		invalid: ruleDoc(itemDecls, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"><bpmn:ioSpecification>`+outputOf("I2")+`</bpmn:ioSpecification></bpmn:receiveTask>`, "t"))},
+	{rule: "EXT.069", valid: ruleDoc(itemDecls, ruleBody(loopOutput("I1"), "t")), invalid: ruleDoc(itemDecls, ruleBody(loopOutput("C"), "t"))},
+	{rule: "EXT.070", valid: ruleDoc(itemDecls, ruleBody(loopInput("I1"), "t")), invalid: ruleDoc(itemDecls, ruleBody(loopInput("I2"), "t"))},
+	{rule: "EXT.071", valid: ruleDoc("", ruleBody(multiInstance(`<bpmn:completionCondition>= done</bpmn:completionCondition>`), "t")),
+		invalid: ruleDoc("", ruleBody(multiInstance(`<bpmn:completionCondition>23</bpmn:completionCondition>`), "t"))},
+	{rule: "EXT.072", valid: ruleDoc("", ruleBody(multiInstance(`<bpmn:complexBehaviorDefinition id="cb"><bpmn:condition>= done</bpmn:condition></bpmn:complexBehaviorDefinition>`), "t")),
+		invalid: ruleDoc("", ruleBody(multiInstance(`<bpmn:complexBehaviorDefinition id="cb"><bpmn:condition>"done"</bpmn:condition></bpmn:complexBehaviorDefinition>`), "t"))},
+	{rule: "EXT.078", valid: ruleDoc("", startEnd+`<bpmn:property id="pr"/>`), invalid: ruleDoc(`<bpmn:property id="pr"/>`, startEnd)},
+	{rule: "EXT.080", valid: processData(`<bpmn:dataInputAssociation id="a"><bpmn:sourceRef>pi</bpmn:sourceRef><bpmn:targetRef>ti</bpmn:targetRef></bpmn:dataInputAssociation>`),
+		invalid: processData(`<bpmn:dataOutputAssociation id="a"><bpmn:sourceRef>to</bpmn:sourceRef><bpmn:targetRef>pi</bpmn:targetRef></bpmn:dataOutputAssociation>`)},
+	{rule: "EXT.081", valid: typedIOTask(`<bpmn:dataInput id="di" itemSubjectRef="C" isCollection="true"/><bpmn:inputSet id="i"><bpmn:dataInputRefs>di</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="o"/>`),
+		invalid: typedIOTask(`<bpmn:dataInput id="di" itemSubjectRef="C"/><bpmn:inputSet id="i"><bpmn:dataInputRefs>di</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="o"/>`)},
+	{rule: "EXT.082", valid: processData(`<bpmn:dataOutputAssociation id="a"><bpmn:sourceRef>to</bpmn:sourceRef><bpmn:targetRef>po</bpmn:targetRef></bpmn:dataOutputAssociation>`),
+		invalid: processData(`<bpmn:dataInputAssociation id="a"><bpmn:sourceRef>po</bpmn:sourceRef><bpmn:targetRef>ti</bpmn:targetRef></bpmn:dataInputAssociation>`)},
+	{rule: "EXT.083", valid: typedIOTask(strings.Replace(outputOf("C"), `itemSubjectRef="C"`, `itemSubjectRef="C" isCollection="true"`, 1)),
+		invalid: typedIOTask(outputOf("C"))},
 	{rule: "EXT.092", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:dataInputAssociation id="a"><bpmn:sourceRef>o1</bpmn:sourceRef></bpmn:dataInputAssociation></bpmn:task><bpmn:dataObject id="o1"/>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:dataInputAssociation id="a"><bpmn:sourceRef>o1</bpmn:sourceRef><bpmn:sourceRef>o2</bpmn:sourceRef></bpmn:dataInputAssociation></bpmn:task><bpmn:dataObject id="o1"/><bpmn:dataObject id="o2"/>`, "t"))},
 	{rule: "EXT.093", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:dataInput id="di"/></bpmn:endEvent>`+flows("s", "e"))},
@@ -126,6 +170,7 @@ var ruleCases = []ruleCase{
 	{rule: "EXT.103", valid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="b" targetRef="t"/>`), ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")),
 		invalid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="b" targetRef="s"/>`), startEnd)},
 	{rule: "EXT.104", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+`<bpmn:endEvent id="e2"/>`+flows("e", "e2"))},
+	{rule: "EXT.107", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+`<bpmn:endEvent id="e2"/>`)},
 	{rule: "EXT.108", valid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="e" targetRef="b"/>`), startEnd),
 		invalid: ruleDoc(collab(`<bpmn:messageFlow id="m" sourceRef="b" targetRef="e"/>`), startEnd)},
 	{rule: "EXT.110", valid: boundary(`<bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition>`, ""),
@@ -137,6 +182,7 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", startEnd+`<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`+flows("t", "e"))},
 	{rule: "EXT.116", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
 		invalid: ruleDoc("", startEnd+timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`)+flows("s", "t"))},
+	{rule: "EXT.117", valid: link("go", "go"), invalid: strings.Replace(link("go", "go"), `</bpmn:process>`, `<bpmn:endEvent id="e2"/>`+flows("lt", "e2")+`</bpmn:process>`, 1)},
 	{rule: "EXT.120", valid: boundary(timerDef, ""), invalid: boundary(`<bpmn:cancelEventDefinition/>`, "")},
 	{rule: "EXT.121", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"><bpmn:compensateEventDefinition/></bpmn:startEvent><bpmn:endEvent id="e"/>`+flows("s", "e"))},
 	{rule: "EXT.122", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
@@ -153,6 +199,8 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeCycle>every minute</bpmn:timeCycle>`), "t"))},
 	{rule: "FT.timer-duration", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>P3D</bpmn:timeDuration>`), "t")),
 		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>3 days</bpmn:timeDuration>`), "t"))},
+	{rule: "EXT.135", warning: true, valid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="g"/><bpmn:endEvent id="a"/><bpmn:endEvent id="b"/>`+flows("s", "g", "g", "a", "g", "b")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t"/>`, "t"))},
 	{rule: "EXT.136", valid: eventGate(2, ""), invalid: eventGate(1, "")},
 	{rule: "EXT.137", valid: eventGate(2, ""), invalid: eventGate(2, `<bpmn:conditionExpression>= true</bpmn:conditionExpression>`)},
 	{rule: "EXT.138", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `<bpmn:intermediateCatchEvent id="c1">`+timerDef+`</bpmn:intermediateCatchEvent>`, `<bpmn:task id="c1"/>`, 1)},
@@ -169,6 +217,10 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateThrowEvent id="t">`+timerDef+`</bpmn:intermediateThrowEvent>`, "t"))},
 	{rule: "EXT.150", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:task id="t"/>`+flows("t", "e"))},
 	{rule: "EXT.151", valid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:parallelGateway id="t"/>`+flows("s", "t"))},
+	// An activity without outgoing flow beside end events ends its path
+	// implicitly: a warning, where a gateway's is an error.
+	{rule: "EXT.151", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", startEnd+`<bpmn:task id="t"/>`+flows("s", "t"))},
+	{rule: "EXT.105", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:task id="t"/>`, "t")), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:task id="t"/>`+flows("s", "t"))},
 	{rule: "EXT.152", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")+flows("ss", "e"))},
 	{rule: "FT.condition", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
@@ -179,6 +231,10 @@ var ruleCases = []ruleCase{
 		invalid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= true</bpmn:conditionExpression>`, `default="sf_g_b"`)},
 	{rule: "FT.expression", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
 		invalid: gateway(`<bpmn:conditionExpression>= x &gt;</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
+	{rule: "FT.boolean", valid: gateway(`<bpmn:conditionExpression>= x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, ""),
+		invalid: gateway(`<bpmn:conditionExpression>23</bpmn:conditionExpression>`, `<bpmn:conditionExpression>= x &lt;= 1</bpmn:conditionExpression>`, "")},
+	{rule: "FT.error-code", valid: ruleDoc(`<bpmn:error id="E" errorCode="c"/>`, `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="E"/></bpmn:endEvent>`+flows("s", "e")),
+		invalid: ruleDoc(`<bpmn:error id="E"/>`, `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:errorEventDefinition errorRef="E"/></bpmn:endEvent>`+flows("s", "e"))},
 	{rule: "FT.mapping", valid: ruleDoc("", ruleBody(mappedTask("= a + 1"), "t")), invalid: ruleDoc("", ruleBody(mappedTask("= a +"), "t"))},
 	{rule: "FT.message-name", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")),
 		invalid: ruleDoc(`<bpmn:message id="M"/>`, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t"))},
@@ -211,6 +267,88 @@ const (
 	timerDef = `<bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition>`
 )
 
+// itemDecls declares item definitions I1 and I2 (of two structures) and C
+// (a collection of I1's), and a message M carrying I1.
+const itemDecls = `<bpmn:itemDefinition id="I1" structureRef="a"/><bpmn:itemDefinition id="I2" structureRef="b"/>` +
+	`<bpmn:itemDefinition id="C" structureRef="a" isCollection="true"/>` +
+	`<bpmn:message id="M" name="m" itemRef="I1"><bpmn:extensionElements><zeebe:subscription correlationKey="= k"/></bpmn:extensionElements></bpmn:message>`
+
+// operationDecl declares operation O, which takes and returns message M.
+const operationDecl = `<bpmn:interface id="IF" name="i"><bpmn:operation id="O" name="o"><bpmn:inMessageRef>M</bpmn:inMessageRef>` +
+	`<bpmn:outMessageRef>M</bpmn:outMessageRef></bpmn:operation></bpmn:interface>`
+
+const resourceDecl = `<bpmn:resource id="R" name="r"><bpmn:resourceParameter id="RP" name="p"/></bpmn:resource>`
+
+// performer is a task whose performer binds parameter RP, naming its
+// resource with ref.
+func performer(ref string) string {
+	return `<bpmn:task id="t"><bpmn:performer id="pf">` + ref + `<bpmn:resourceParameterBinding parameterRef="RP">` +
+		`<bpmn:formalExpression>x</bpmn:formalExpression></bpmn:resourceParameterBinding></bpmn:performer></bpmn:task>`
+}
+
+// operationTask is a service task calling operation O with the given
+// ioSpecification content.
+func operationTask(io string) string {
+	return `<bpmn:serviceTask id="t" operationRef="O"><bpmn:ioSpecification>` + io + `</bpmn:ioSpecification></bpmn:serviceTask>`
+}
+
+// inputOf is the ioSpecification content of one data input typed by item
+// (untyped when "").
+func inputOf(item string) string {
+	typed := ""
+	if item != "" {
+		typed = ` itemSubjectRef="` + item + `"`
+	}
+	return `<bpmn:dataInput id="di"` + typed + `/><bpmn:inputSet id="is"><bpmn:dataInputRefs>di</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="os"/>`
+}
+
+// outputOf is the ioSpecification content of one data output typed by item.
+func outputOf(item string) string {
+	return `<bpmn:dataOutput id="do" itemSubjectRef="` + item + `"/><bpmn:inputSet id="is"/><bpmn:outputSet id="os"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs></bpmn:outputSet>`
+}
+
+// multiInstance is a multi-instance task t of two instances with extra
+// loop characteristics.
+func multiInstance(extra string) string {
+	return `<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>2</bpmn:loopCardinality>` + extra +
+		`</bpmn:multiInstanceLoopCharacteristics></bpmn:task>`
+}
+
+// loopInput is a multi-instance task over its collection input, each
+// instance's item typed by item.
+func loopInput(item string) string {
+	return `<bpmn:task id="t"><bpmn:ioSpecification><bpmn:dataInput id="di" itemSubjectRef="C" isCollection="true"/><bpmn:inputSet id="is">` +
+		`<bpmn:dataInputRefs>di</bpmn:dataInputRefs></bpmn:inputSet><bpmn:outputSet id="os"/></bpmn:ioSpecification>` +
+		`<bpmn:multiInstanceLoopCharacteristics><bpmn:loopDataInputRef>di</bpmn:loopDataInputRef><bpmn:inputDataItem id="it" itemSubjectRef="` + item + `"/>` +
+		`</bpmn:multiInstanceLoopCharacteristics></bpmn:task>`
+}
+
+// loopOutput is a multi-instance task collecting its instances' items,
+// typed by item, into its collection output.
+func loopOutput(item string) string {
+	return `<bpmn:task id="t"><bpmn:ioSpecification><bpmn:dataOutput id="do" itemSubjectRef="C" isCollection="true"/><bpmn:inputSet id="is"/>` +
+		`<bpmn:outputSet id="os"><bpmn:dataOutputRefs>do</bpmn:dataOutputRefs></bpmn:outputSet></bpmn:ioSpecification>` +
+		`<bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>2</bpmn:loopCardinality><bpmn:loopDataOutputRef>do</bpmn:loopDataOutputRef>` +
+		`<bpmn:outputDataItem id="it" itemSubjectRef="` + item + `"/></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`
+}
+
+// processData is a process with its own data input pi and output po, and a
+// task t, with data input ti and output to, whose data associations are
+// assoc.
+func processData(assoc string) string {
+	return ruleDoc("", `<bpmn:ioSpecification><bpmn:dataInput id="pi"/><bpmn:dataOutput id="po"/><bpmn:inputSet id="pis"><bpmn:dataInputRefs>pi</bpmn:dataInputRefs></bpmn:inputSet>`+
+		`<bpmn:outputSet id="pos"><bpmn:dataOutputRefs>po</bpmn:dataOutputRefs></bpmn:outputSet></bpmn:ioSpecification>`+
+		ruleBody(`<bpmn:task id="t"><bpmn:ioSpecification><bpmn:dataInput id="ti"/><bpmn:dataOutput id="to"/><bpmn:inputSet id="is"><bpmn:dataInputRefs>ti</bpmn:dataInputRefs></bpmn:inputSet>`+
+			`<bpmn:outputSet id="os"><bpmn:dataOutputRefs>to</bpmn:dataOutputRefs></bpmn:outputSet></bpmn:ioSpecification>`+assoc+`</bpmn:task>`, "t"))
+}
+
+// multiplicity declares a collaboration whose participant for process p
+// has a multiplicity with attrs.
+func multiplicity(attrs string) string {
+	return `<bpmn:collaboration id="co"><bpmn:participant id="pa" processRef="p"><bpmn:participantMultiplicity ` + attrs +
+		`/></bpmn:participant></bpmn:collaboration>`
+}
+
 func timerCatch(body string) string {
 	return `<bpmn:intermediateCatchEvent id="t"><bpmn:timerEventDefinition>` + body + `</bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>`
 }
@@ -222,6 +360,11 @@ func eventSub(extra string) string {
 
 func ioTask(io string) string {
 	return ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:ioSpecification>`+io+`</bpmn:ioSpecification></bpmn:task>`, "t"))
+}
+
+// typedIOTask is ioTask with the item definitions of itemDecls.
+func typedIOTask(io string) string {
+	return ruleDoc(itemDecls, ruleBody(`<bpmn:task id="t"><bpmn:ioSpecification>`+io+`</bpmn:ioSpecification></bpmn:task>`, "t"))
 }
 
 func callee(start string) string {

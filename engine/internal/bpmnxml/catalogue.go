@@ -34,7 +34,8 @@ var choreographyActivities = []string{"choreographyTask", "subChoreography", "ca
 // catalogue walks the document and checks the catalogue's structural
 // rules.
 func (imp *importer) catalogue(root *element) {
-	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{}}
+	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{},
+		processData: map[string]string{}}
 	c.survey(root, "")
 	c.walk(root, nil, nil, "")
 }
@@ -48,6 +49,9 @@ type catalogueCheck struct {
 	// processOf maps element ids to the id of their process; pools maps
 	// process ids to the participant that stands for them.
 	processOf, pools map[string]string
+	// processData maps the ids of the data inputs and outputs of processes
+	// (not of their activities) to their kind, dataInput or dataOutput.
+	processData map[string]string
 	// owner is the id of the nearest ancestor with one of the element
 	// being checked.
 	owner string
@@ -63,6 +67,13 @@ func (c *catalogueCheck) survey(e *element, process string) {
 	switch {
 	case e.is("process"):
 		process = id
+		if io := e.child(nsBPMN, "ioSpecification"); io != nil {
+			for _, d := range io.children {
+				if d.is("dataInput") || d.is("dataOutput") {
+					c.processData[d.get("id")] = d.local
+				}
+			}
+		}
 	case e.is("sequenceFlow"):
 		c.out[localID(e.get("sourceRef"))]++
 		c.in[localID(e.get("targetRef"))]++
@@ -204,7 +215,18 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.messageFlow(e)
 	case e.local == "startEvent" && parent != nil && parent.local == "transaction" && eventDefinitions(e) > 0:
 		c.problem(e, process, "EXT.100", "the start event of a transaction must be a none start event: remove its event definition")
+	case e.local == "property" && parent != nil && !canHoldProperties(parent):
+		c.problem(e, process, "EXT.078", "bpmn:property %s is inside a bpmn:%s: only processes, activities and events have properties; move it into one", e.get("id"), parent.local)
+	case e.local == "sequenceFlow" && e.child(nsBPMN, "conditionExpression") != nil:
+		c.conditionalFlow(e, process)
+	case e.local == "resourceParameterBinding":
+		c.resourceParameter(e, process, parent)
+	case e.local == "choreography" || e.local == "globalConversation" || e.local == "participantMultiplicity":
+		c.collaboration(e)
 	}
+	c.itemTypes(e, process)
+	c.booleanCondition(e, process, parent)
+	c.implicitEnd(e, process, parent)
 	switch e.local {
 	case "intermediateThrowEvent", "endEvent":
 		if n := countChildren(e, "dataInput"); n > 0 && n != eventDefinitions(e) {
@@ -263,15 +285,32 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 		if e.child(nsBPMN, "ioSpecification") != nil {
 			c.problem(e, process, "EXT.079", "a bpmn:%s cannot have an ioSpecification: remove it (sub-processes see the data of their parent)", e.local)
 		}
-	case "sendTask":
-		if _, ok := e.attr("messageRef"); ok {
+	case "serviceTask":
+		// A service task that calls an operation passes it the one input
+		// message and receives one output message at most.
+		if _, ok := e.attr("operationRef"); ok {
+			var in, out int
 			if io := e.child(nsBPMN, "ioSpecification"); io != nil {
-				if countChildren(io, "inputSet") > 1 {
-					c.problem(e, process, "EXT.046", "a send task with a messageRef has one inputSet at most: remove the others")
-				}
-				if countChildren(io, "dataInput") > 1 {
-					c.problem(e, process, "EXT.047", "a send task with a messageRef has one dataInput at most (the message it sends): remove the others")
-				}
+				in, out = countChildren(io, "inputSet"), countChildren(io, "outputSet")
+			}
+			if in != 1 {
+				c.problem(e, process, "EXT.042", "a service task that calls an operation (operationRef) has exactly one inputSet, not %d: define it in an ioSpecification", in)
+			}
+			if out > 1 {
+				c.problem(e, process, "EXT.043", "a service task that calls an operation (operationRef) has one outputSet at most, not %d: remove the others", out)
+			}
+		}
+	}
+	for _, m := range messageTaskData {
+		if _, ok := e.attr("messageRef"); !ok || e.local != m.task {
+			continue
+		}
+		if io := e.child(nsBPMN, "ioSpecification"); io != nil {
+			if countChildren(io, m.set) > 1 {
+				c.problem(e, process, m.setRule, "a bpmn:%s with a messageRef has one %s at most: remove the others", e.local, m.set)
+			}
+			if countChildren(io, m.data) > 1 {
+				c.problem(e, process, m.dataRule, "a bpmn:%s with a messageRef has one %s at most (the message it %s): remove the others", e.local, m.data, m.verb)
 			}
 		}
 	}
@@ -282,27 +321,38 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 	}
 }
 
+// messageTaskData are the rules that a task with a message has one set
+// and one data element for it: a send task sends one message, a receive
+// task receives one.
+var messageTaskData = []struct{ task, set, data, verb, setRule, dataRule string }{
+	{"sendTask", "inputSet", "dataInput", "sends", "EXT.046", "EXT.047"},
+	{"receiveTask", "outputSet", "dataOutput", "receives", "EXT.050", "EXT.051"},
+}
+
 // gatewayDirection checks a gateway's gatewayDirection against its flows
 // (EXT.017–019). A mismatch is a warning: flowtrack routes by the flows,
 // never by the direction, and tools (Yaoqiang) write a converging gateway
-// with a default flow beside its other outgoing flow.
+// with a default flow beside its other outgoing flow. A gateway that
+// neither splits nor joins is a warning too (EXT.135): it does no harm,
+// and tests use one to stop a token on a condition.
 func (c *catalogueCheck) gatewayDirection(e, process *element) {
-	c.warning = true
-	defer func() { c.warning = false }()
 	id := e.get("id")
 	in, out := c.in[id], c.out[id]
+	if (e.local == "parallelGateway" || e.local == "exclusiveGateway") && in == 1 && out == 1 {
+		c.warn(e, process, "EXT.135", "bpmn:%s %s has one incoming and one outgoing flow, so it neither splits nor joins: remove it or add flows", e.local, id)
+	}
 	switch e.get("gatewayDirection") {
 	case "Converging":
 		if out > 1 {
-			c.problem(e, process, "EXT.017", "a converging gateway has one outgoing flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or remove flows", out)
+			c.warn(e, process, "EXT.017", "a converging gateway has one outgoing flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or remove flows", out)
 		}
 	case "Diverging":
 		if in > 1 {
-			c.problem(e, process, "EXT.018", "a diverging gateway has one incoming flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or merge the flows first", in)
+			c.warn(e, process, "EXT.018", "a diverging gateway has one incoming flow at most, not %d: set gatewayDirection to Mixed or Unspecified, or merge the flows first", in)
 		}
 	case "Mixed":
 		if in < 2 || out < 2 {
-			c.problem(e, process, "EXT.019", "a mixed gateway needs at least two incoming and two outgoing flows (has %d and %d): set gatewayDirection to match its flows", in, out)
+			c.warn(e, process, "EXT.019", "a mixed gateway needs at least two incoming and two outgoing flows (has %d and %d): set gatewayDirection to match its flows", in, out)
 		}
 	}
 }
@@ -436,6 +486,179 @@ func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 // formalExpressionElements are the elements the schema types as formal
 // expressions, typed or not in the document.
 var formalExpressionElements = []string{"messagePath", "dataPath", "transformation"}
+
+// implicitEnd warns where a level of a process with end events also ends
+// without one, or has a start event but no end event (EXT.151, EXT.105).
+// The standard requires end events to be used throughout once they are
+// used; flowtrack, like Zeebe, ends a path at an activity without outgoing
+// flow, and Camunda Modeler exports rely on it, so these deploy. A gateway
+// without outgoing flow is refused (model, EXT.151); intermediate events
+// have their own rules (EXT.115, EXT.116).
+func (c *catalogueCheck) implicitEnd(e, process, parent *element) {
+	if process == nil || parent == nil {
+		return
+	}
+	ends := slices.ContainsFunc(parent.children, func(ch *element) bool { return ch.is("endEvent") })
+	switch {
+	case e.local == "startEvent" && !ends:
+		c.warn(e, process, "EXT.105", "this level has a start event but no end event: its paths end implicitly; add an end event")
+	case ends && slices.Contains(activityElements, e.local) && c.out[e.get("id")] == 0 &&
+		!isTrue(e.get("isForCompensation")) && !isTrue(e.get("triggeredByEvent")):
+		c.warn(e, process, "EXT.151", "bpmn:%s %s has no outgoing flow beside end events, so its path ends here without one: connect it to the node that follows or to an end event", e.local, e.get("id"))
+	}
+}
+
+// warn reports the rule at e as a warning.
+func (c *catalogueCheck) warn(e, process *element, rule, format string, args ...any) {
+	c.warning = true
+	defer func() { c.warning = false }()
+	c.problem(e, process, rule, format, args...)
+}
+
+// conditionalFlow checks that a sequence flow with a condition leaves a
+// gateway or an activity with other outgoing flows (EXT.025): out of an
+// event, or as an activity's only flow, the condition chooses nothing, and
+// a false one strands the token.
+func (c *catalogueCheck) conditionalFlow(e, process *element) {
+	id := localID(e.get("sourceRef"))
+	src, ok := c.imp.elements[id]
+	if !ok || src.space != nsBPMN || strings.HasSuffix(src.local, "Gateway") {
+		return
+	}
+	switch {
+	case !slices.Contains(activityElements, src.local):
+		c.problem(e, process, "EXT.025", "sequence flow %s out of bpmn:%s %s has a condition: only gateways and activities choose among conditional flows; remove the condition or route through a gateway", e.get("id"), src.local, id)
+	case c.out[id] < 2:
+		c.problem(e, process, "EXT.025", "sequence flow %s is the only outgoing flow of bpmn:%s %s and has a condition: remove the condition or add another outgoing flow", e.get("id"), src.local, id)
+	}
+}
+
+// eventElements are the BPMN events.
+var eventElements = []string{"startEvent", "endEvent", "intermediateCatchEvent", "intermediateThrowEvent", "boundaryEvent", "implicitThrowEvent"}
+
+// canHoldProperties reports whether e may contain properties: processes,
+// activities and events do (EXT.078).
+func canHoldProperties(e *element) bool {
+	return e.space == nsBPMN && (e.local == "process" || slices.Contains(activityElements, e.local) || slices.Contains(eventElements, e.local))
+}
+
+// resourceParameter checks that a resource parameter binding binds a
+// parameter of the resource its resource role (performer, potential
+// owner...) names (EXT.040).
+func (c *catalogueCheck) resourceParameter(e, process, role *element) {
+	param := localID(e.get("parameterRef"))
+	if role == nil || param == "" {
+		return
+	}
+	r := role.child(nsBPMN, "resourceRef")
+	if r == nil {
+		c.problem(e, process, "EXT.040", "parameter %s is bound, but bpmn:%s names no resource: add a resourceRef to the resource that declares the parameter", param, role.local)
+		return
+	}
+	res, ok := lookup(c.imp.elements, r.content())
+	if !ok || !res.is("resource") {
+		return // a REF problem
+	}
+	if !slices.ContainsFunc(res.children, func(p *element) bool { return p.is("resourceParameter") && p.get("id") == param }) {
+		c.problem(e, process, "EXT.040", "parameter %s is not a parameter of resource %s: bind one of the resource's resourceParameters", param, res.get("id"))
+	}
+}
+
+// conversationContent is what a global conversation cannot contain
+// (EXT.032): conversation nodes, associations and artifacts.
+var conversationContent = []string{"conversation", "subConversation", "callConversation", "participantAssociation",
+	"messageFlowAssociation", "conversationAssociation", "association", "group", "textAnnotation"}
+
+// collaboration checks the rules of choreographies, global conversations
+// and participant multiplicities (EXT.027, EXT.029, EXT.030, EXT.032).
+// flowtrack executes none of them, but they are deployed with their file.
+func (c *catalogueCheck) collaboration(e *element) {
+	if e.local == "participantMultiplicity" {
+		bound := func(name string, def int) (int, bool) {
+			v, ok := e.attr(name)
+			if !ok {
+				return def, true
+			}
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				c.problem(e, nil, "XSD.integer", "participantMultiplicity %s %q is not a whole number: write one", name, v)
+				return 0, false
+			}
+			return n, true
+		}
+		lo, okLo := bound("minimum", 0)
+		hi, okHi := bound("maximum", 1)
+		if okLo && lo < 0 {
+			c.problem(e, nil, "EXT.029", "participantMultiplicity minimum %d is negative: use 0 or more", lo)
+		}
+		if okLo && okHi && (hi < 1 || hi < lo) {
+			c.problem(e, nil, "EXT.030", "participantMultiplicity maximum %d must be at least 1 and at least the minimum %d: raise it", hi, lo)
+		}
+		return
+	}
+	if r := e.child(nsBPMN, "choreographyRef"); r != nil {
+		c.problem(e, nil, "EXT.027", "a bpmn:%s cannot reference a choreography (choreographyRef %s): remove the reference", e.local, r.content())
+	}
+	if e.local != "globalConversation" {
+		return
+	}
+	for _, ch := range e.children {
+		if ch.space == nsBPMN && slices.Contains(conversationContent, ch.local) {
+			c.problem(ch, nil, "EXT.032", "a global conversation contains no conversation nodes, associations or artifacts: remove bpmn:%s %s or use a collaboration", ch.local, ch.get("id"))
+		}
+	}
+}
+
+// booleanConditions are the conditions of the document, by element and
+// parent, with the rule that says they are boolean: the catalogue's for
+// multi-instance completion (EXT.071) and complex behaviour (EXT.072),
+// flowtrack's for the others, which the standard types as boolean too.
+var booleanConditions = []struct{ element, parent, rule string }{
+	{"completionCondition", "multiInstanceLoopCharacteristics", "EXT.071"},
+	{"condition", "complexBehaviorDefinition", "EXT.072"},
+	{"conditionExpression", "sequenceFlow", "FT.boolean"},
+	{"loopCondition", "standardLoopCharacteristics", "FT.boolean"},
+	{"condition", "conditionalEventDefinition", "FT.boolean"},
+	{"activationCondition", "complexGateway", "FT.boolean"},
+}
+
+// booleanCondition checks that a condition can be true or false: a
+// literal number or string never is, and would stop the instance at run
+// time.
+func (c *catalogueCheck) booleanCondition(e, process, parent *element) {
+	if parent == nil {
+		return
+	}
+	for _, b := range booleanConditions {
+		if e.local != b.element || parent.local != b.parent {
+			continue
+		}
+		if kind := literalKind(e.content()); kind != "" {
+			c.problem(e, process, b.rule, "bpmn:%s %q is a %s, not a boolean: write a condition that is true or false", e.local, e.content(), kind)
+		}
+	}
+}
+
+// literalKind says whether an expression is a literal number or string,
+// with or without FEEL's leading "=" or JUEL's ${...}, and "" otherwise.
+func literalKind(text string) string {
+	text = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(text), "="))
+	for _, open := range []string{"${", "#{"} {
+		if strings.HasPrefix(text, open) && strings.HasSuffix(text, "}") {
+			text = strings.TrimSpace(text[len(open) : len(text)-1])
+		}
+	}
+	switch {
+	case numberLiteral.MatchString(text):
+		return "number"
+	case len(text) >= 2 && (text[0] == '"' || text[0] == '\'') && text[len(text)-1] == text[0] && !strings.ContainsRune(text[1:len(text)-1], rune(text[0])):
+		return "string"
+	}
+	return ""
+}
+
+// numberLiteral matches a decimal number.
+var numberLiteral = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
 
 // countChildren counts e's BPMN children named local.
 func countChildren(e *element, local string) int {

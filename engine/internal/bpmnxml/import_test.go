@@ -419,6 +419,15 @@ func FuzzImport(f *testing.F) {
 	}
 	f.Add([]byte(doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="g" default="f2"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="g"/><bpmn:sequenceFlow id="f2" sourceRef="g" targetRef="s"><bpmn:conditionExpression>= x</bpmn:conditionExpression></bpmn:sequenceFlow></bpmn:process>`)))
 	f.Add([]byte(doc(`<bpmn:process id="p"><bpmn:subProcess id="s"><bpmn:boundaryEvent attachedToRef="s"/></bpmn:subProcess><bpmn:sequenceFlow sourceRef="s" targetRef="s" id="f"/></bpmn:process>`)))
+	// Item types, operations, resources and multiplicities (itemtypes.go,
+	// catalogue.go).
+	f.Add([]byte(`<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"><itemDefinition id="I" structureRef="a" isCollection="true"/>` +
+		`<message id="M" itemRef="I"/><interface id="F"><operation id="O"><inMessageRef>M</inMessageRef><outMessageRef>M</outMessageRef></operation></interface>` +
+		`<resource id="R"><resourceParameter id="RP"/></resource><collaboration id="c"><participant id="pa" processRef="p"><participantMultiplicity minimum="2" maximum="x"/></participant></collaboration>` +
+		`<process id="p"><ioSpecification><dataOutput id="po"/></ioSpecification><serviceTask id="t" operationRef="O"><ioSpecification><dataInput id="di" itemSubjectRef="I"/><dataOutput id="do"/>` +
+		`<inputSet/><outputSet/></ioSpecification><performer><resourceParameterBinding parameterRef="RP"/></performer><dataInputAssociation><sourceRef>po</sourceRef></dataInputAssociation>` +
+		`<multiInstanceLoopCharacteristics><loopDataInputRef>di</loopDataInputRef><inputDataItem itemSubjectRef="I"/><completionCondition>'1'</completionCondition></multiInstanceLoopCharacteristics>` +
+		`</serviceTask><property id="pr"/></process></definitions>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := Import("fuzz.bpmn", data)
 		if err != nil {

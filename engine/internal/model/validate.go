@@ -202,6 +202,9 @@ func (v *validator) node(n *Node) {
 		if len(n.Outgoing) > 0 {
 			v.report(n.ID, "EXT.104", "end event must not have outgoing flows: remove them or use an intermediate event")
 		}
+		if v.none(n, n.Incoming) {
+			v.report(n.ID, "EXT.107", "end event has no incoming flow: connect the node it ends to it, or remove it")
+		}
 	case KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
@@ -212,7 +215,13 @@ func (v *validator) node(n *Node) {
 		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.116", "intermediate event has no outgoing flow: connect it to the node that follows")
 		}
+		if n.HasEvent(EventLink) && len(n.Incoming) > 0 {
+			v.report(n.ID, "EXT.117", "link catch event is entered from its link throw events, not by a sequence flow: remove the incoming flow")
+		}
 	case KindIntermediateThrowEvent:
+		if n.HasEvent(EventLink) && len(n.Outgoing) > 0 {
+			v.report(n.ID, "EXT.117", "link throw event continues at its link catch event, not along a sequence flow: remove the outgoing flow")
+		}
 		if n.HasEvent(EventLink) && len(linkTargets(v.current, n)) == 0 {
 			v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
 		}
@@ -365,19 +374,24 @@ func (v *validator) calls(d *Definitions, p *Process) {
 	}
 }
 
-// escalationThrow checks an escalation end or throw event: it must name
-// an escalation with a code, which is what catches match (EXT.011).
-func (v *validator) escalationThrow(n *Node) {
+// throwCode checks an escalation or error thrown by an end or throw
+// event: it must name an escalation (EXT.011) or error (FT.error-code)
+// with a code, which is what catches match. An error without a code would
+// reach only catch-all boundaries; Zeebe refuses it at deploy too.
+func (v *validator) throwCode(n *Node) {
 	if n.Kind != KindEndEvent && n.Kind != KindIntermediateThrowEvent {
 		return
 	}
 	for _, e := range n.Events {
 		switch {
-		case e.Kind != EventEscalation:
-		case e.Escalation == nil:
+		case e.Kind == EventEscalation && e.Escalation == nil:
 			v.report(n.ID, "EXT.011", "escalation event needs an escalation: set escalationRef to a bpmn:escalation with an escalationCode")
-		case e.Escalation.Code == "":
+		case e.Kind == EventEscalation && e.Escalation.Code == "":
 			v.report(n.ID, "EXT.011", "escalation %s has no escalationCode: give it one", e.Escalation.ID)
+		case e.Kind == EventError && e.Error == nil:
+			v.report(n.ID, "FT.error-code", "error end event needs an error: set errorRef to a bpmn:error with an errorCode")
+		case e.Kind == EventError && e.Error.Code == "":
+			v.report(n.ID, "FT.error-code", "error %s has no errorCode: give it one, which error catches match", e.Error.ID)
 		}
 	}
 }
@@ -389,7 +403,7 @@ func (v *validator) execution(n *Node) {
 		v.conditions(n)
 	}
 	v.eventDefinitions(n)
-	v.escalationThrow(n)
+	v.throwCode(n)
 }
 
 // isCatch reports whether n waits for its event definitions to happen.
@@ -611,9 +625,12 @@ func (v *validator) reachability(p *Process) {
 		// Report a node only where its scope runs: an unreachable
 		// sub-process is reported, not each node inside it.
 		if n.Parent == nil || reached[n.Parent] {
-			if len(n.Incoming) == 0 {
+			switch {
+			case len(n.Incoming) == 0 && n.Kind == KindEndEvent:
+				// EXT.107 says it.
+			case len(n.Incoming) == 0:
 				v.report(n.ID, "EXT.150", "not reachable from any start event: connect a flow to it or remove it")
-			} else {
+			default:
 				v.report(n.ID, "FT.reachable", "not reachable from any start event: every flow into it comes from nodes no start event reaches; connect it to the main flow or remove it")
 			}
 		}
