@@ -30,6 +30,7 @@ const (
 	evCallEnded                    // a called instance ended (posted by the child to its parent)
 	evCancel                       // the calling instance asks this one to terminate (posted)
 	evRaise                        // parked at an error or escalation end or throw event
+	evLinked                       // left link throw event node for the link catch event it names
 	msgCommand
 )
 
@@ -169,6 +170,8 @@ func (inst *Instance) handle(m message) {
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
+	case evLinked:
+		inst.linked(tv, m.node)
 	case evThrow:
 		inst.throw(tv, m.node)
 	case evEnded:
@@ -211,6 +214,8 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 		inst.movedWhileStopping(tv, m.flow.Target)
 	case evFork:
 		inst.movedWhileStopping(tv, m.more.flows[0].Target)
+	case evLinked:
+		inst.movedWhileStopping(tv, inst.plan.nodes[m.node.Index].link)
 	}
 }
 
@@ -839,7 +844,7 @@ func (inst *Instance) afterMove(k msgKind) {
 		return
 	}
 	switch k {
-	case evMoved, evFork, evEnded, evExited, evJob, evIncident, evThrow, evDeliver, msgCommand:
+	case evMoved, evFork, evLinked, evEnded, evExited, evJob, evIncident, evThrow, evDeliver, msgCommand:
 		inst.recheckInclusive()
 	}
 }

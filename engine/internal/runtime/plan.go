@@ -89,6 +89,8 @@ type nodePlan struct {
 	calledElement *expr.Program
 	// loop repeats the activity (standard loop characteristics).
 	loop *loopSpec
+	// link is the link catch event a link throw event jumps to.
+	link *model.Node
 }
 
 // loopSpec is a compiled standard loop.
@@ -213,6 +215,9 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 		case model.KindIntermediateCatchEvent, model.KindReceiveTask:
 			for _, d := range n.Events {
+				if d.Kind == model.EventLink {
+					continue // a link catch is where a throw goes on: nothing to wait for
+				}
 				c, err := compileCatch(n, d, opts.Expr)
 				if err != nil {
 					problem(n.ID, "FT.expression", err, "%v", err)
@@ -268,6 +273,12 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				}
 			}
 		case model.KindEndEvent, model.KindIntermediateThrowEvent:
+			if n.HasEvent(model.EventLink) {
+				// Validate made sure there is exactly one.
+				if targets := model.LinkTargets(p, n); len(targets) == 1 {
+					np.link = targets[0]
+				}
+			}
 			if len(n.Events) == 1 {
 				switch d := n.Events[0]; d.Kind {
 				case model.EventError:
@@ -361,7 +372,7 @@ func supported(n *model.Node) error {
 	case model.KindEndEvent:
 		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
 	case model.KindIntermediateThrowEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink)
 	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
@@ -372,7 +383,10 @@ func supported(n *model.Node) error {
 		if n.ParallelMultiple {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
 		}
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional)
+		if n.HasEvent(model.EventLink) && len(n.Events) > 1 {
+			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
+		}
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
 	case model.KindReceiveTask:
 		if len(n.Events) == 0 {
 			return broke("EXT.127", "bpmn:%s needs a messageRef", n.Kind)
@@ -548,11 +562,26 @@ func upstream(p *model.Process, join *model.Node) [][]bool {
 			for _, in := range n.Incoming {
 				stack = append(stack, in.Source)
 			}
+			if n.Kind == model.KindIntermediateCatchEvent && n.HasEvent(model.EventLink) {
+				stack = append(stack, linkSources(p, n)...)
+			}
 			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil {
 				stack = append(stack, n.AttachedTo)
 			}
 		}
 		out[i] = seen
+	}
+	return out
+}
+
+// linkSources returns the link throw events that jump to the link catch
+// event catch.
+func linkSources(p *model.Process, catch *model.Node) []*model.Node {
+	var out []*model.Node
+	for _, n := range p.Nodes {
+		if n.Kind == model.KindIntermediateThrowEvent && slices.Contains(model.LinkTargets(p, n), catch) {
+			out = append(out, n)
+		}
 	}
 	return out
 }

@@ -147,6 +147,10 @@ func (t *track) receive() (delivery, bool) {
 
 // leave takes n's outgoing flows and returns where the track goes next.
 func (t *track) leave(n *model.Node) (*model.Node, *model.Flow) {
+	if link := t.inst.plan.nodes[n.Index].link; link != nil {
+		t.emit(message{kind: evLinked, node: n})
+		return link, nil
+	}
 	for {
 		flows, err := t.outgoing(n)
 		if err != nil {
