@@ -628,10 +628,16 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 		tv.locals = locals
 		jobVars = overlay(tv.scope.visible(), locals)
 	}
+	headers, err := np.jobHeaders(jobVars)
+	if err != nil {
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+		return
+	}
 	key := inst.eng.NextKey()
 	job := &Job{
 		Key: key, Type: typ, ProcessID: inst.plan.Process.ID, ElementID: n.ID, InstanceKey: inst.key,
-		Retries: retries, Headers: np.headers, Variables: jobVars, Created: inst.eng.clock.Now(),
+		Retries: retries, Headers: headers, Variables: jobVars, Created: inst.eng.clock.Now(),
 	}
 	if inst.jobs == nil {
 		inst.jobs = make(map[int64]*jobState)

@@ -65,6 +65,12 @@ type nodePlan struct {
 	// when the job is created.
 	retriesExpr *expr.Program
 	headers     map[string]string
+	// dynHeaders are the job headers computed per job (user task
+	// properties given as expressions).
+	dynHeaders []headerSpec
+	// script is a script task's expression the engine evaluates, as a
+	// mapping to its result variable.
+	script *mappingSpec
 
 	// catches are the subscriptions a token opens when it waits at the
 	// node: its own event definitions, or an event-based gateway's arms.
@@ -314,8 +320,17 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 			np.throw = &c
 		}
-		if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
+		if n.Kind == model.KindScriptTask && !n.ScriptExpression.IsZero() && (n.Job == nil || n.Job.Type.IsZero()) {
+			if err := compileScript(np, opts.Expr); err != nil {
+				problem(n.ID, "FT.mapping", err, "%v", err)
+			}
+		} else if n.Kind == model.KindBusinessRuleTask && n.CalledDecision != "" && (n.Job == nil || n.Job.Type.IsZero()) {
+			problem(n.ID, "FT.unsupported", nil, "DMN is not supported: the business rule task calls decision %q, which flowtrack cannot evaluate; give it a zeebe:taskDefinition type so a job worker makes the decision", n.CalledDecision)
+		} else if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
 			if err := compileJob(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+			if err := compileUserTask(np, opts.Expr); err != nil {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
@@ -457,6 +472,13 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 		}
 	}
 	return nil
+}
+
+// writes reports whether the loop must evaluate something at np's node
+// before a token passing it leaves (it alone writes variables): a throw, a
+// script, or output mappings.
+func (np *nodePlan) writes() bool {
+	return np.throw != nil || np.script != nil || len(np.outputs) > 0
 }
 
 // isThrow reports whether n is a message or signal throw the engine

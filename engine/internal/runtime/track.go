@@ -92,7 +92,7 @@ func (t *track) step(n *model.Node, via *model.Flow) (*model.Node, *model.Flow) 
 			t.emit(message{kind: evEnded, node: n})
 			return nil, nil
 		}
-	case np.throw != nil || len(np.outputs) > 0:
+	case np.writes():
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
 		if !t.waitOn(message{kind: evThrow, node: n}) {
@@ -256,7 +256,7 @@ func (t *track) loopActivity(n *model.Node, np *nodePlan) (*model.Node, *model.F
 			if d.arm != nil {
 				return t.leave(d.arm) // an interrupting boundary event ended the loop
 			}
-		case np.throw != nil || len(np.outputs) > 0:
+		case np.writes():
 			// Every iteration sends its message and applies its outputs.
 			if !t.waitOn(message{kind: evThrow, node: n}) {
 				return nil, nil
