@@ -173,46 +173,9 @@ func (t *track) leave(n *model.Node) (*model.Node, *model.Flow) {
 	}
 }
 
-// outgoing selects the flows a token leaves n through.
+// outgoing selects the flows a token leaves n through (see selectFlows).
 func (t *track) outgoing(n *model.Node) ([]*model.Flow, error) {
-	np := &t.inst.plan.nodes[n.Index]
-	if len(n.Outgoing) == 1 && np.conds[0] == nil {
-		return n.Outgoing, nil // the common case: no choice to make
-	}
-	if np.fork {
-		return n.Outgoing, nil // parallel gateway: conditions do not apply
-	}
-	vars := t.scope.visible()
-	exclusive := n.Kind == model.KindExclusiveGateway
-	var taken []*model.Flow
-	for i, f := range n.Outgoing {
-		if f.IsDefault {
-			continue
-		}
-		if cond := np.conds[i]; cond != nil {
-			ok, err := cond.EvalBool(vars)
-			if err != nil {
-				return nil, fmt.Errorf("sequence flow %s: %w", f.ID, err)
-			}
-			if !ok {
-				continue
-			}
-		}
-		if exclusive {
-			return n.Outgoing[i : i+1], nil
-		}
-		taken = append(taken, f)
-	}
-	if len(taken) > 0 {
-		return taken, nil
-	}
-	if n.Default != nil {
-		return []*model.Flow{n.Default}, nil
-	}
-	if exclusive || len(n.Outgoing) > 0 {
-		return nil, fmt.Errorf("no outgoing sequence flow of %s %s can be taken: no condition is true and there is no default flow", n.Kind, n.ID)
-	}
-	return nil, nil
+	return selectFlows(&t.inst.plan.nodes[n.Index], t.scope.visible)
 }
 
 // loopActivity runs an activity with standard loop characteristics: one
