@@ -243,6 +243,15 @@ var ruleCases = []ruleCase{
 	{rule: "FT.signal-name", valid: ruleDoc(sigDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateThrowEvent>`, "t")),
 		invalid: ruleDoc(`<bpmn:signal id="S"/>`, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateThrowEvent>`, "t"))},
 	{rule: "FT.called-element", valid: callee(`<bpmn:startEvent id="cs"/>`), invalid: ruleDoc("", ruleBody(`<bpmn:callActivity id="t"/>`, "t"))},
+	{rule: "FT.link-name", valid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="t"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:intermediateCatchEvent id="c"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+flows("s", "t", "c", "e")),
+		invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="t"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateThrowEvent>`+
+			`<bpmn:intermediateCatchEvent id="c"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+
+			`<bpmn:intermediateCatchEvent id="c2"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateCatchEvent>`+flows("s", "t", "c", "e", "c2", "e"))},
+	{rule: "FT.script", valid: ruleDoc("", ruleBody(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="= 1" resultVariable="r"/></bpmn:extensionElements></bpmn:scriptTask>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="= 1"/></bpmn:extensionElements></bpmn:scriptTask>`, "t"))},
+	{rule: "FT.user-task", valid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="2026-01-31T17:00:00Z"/></bpmn:extensionElements></bpmn:userTask>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="tomorrow"/></bpmn:extensionElements></bpmn:userTask>`, "t"))},
 	{rule: "FT.loop", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="3"/></bpmn:task>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics/></bpmn:task>`, "t"))},
 	{rule: "FT.job-retries", valid: ruleDoc("", ruleBody(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="w" retries="3"/></bpmn:extensionElements></bpmn:serviceTask>`, "t")),

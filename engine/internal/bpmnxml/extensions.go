@@ -51,7 +51,31 @@ func (b *builder) zeebe(n *model.Node, e *element) {
 		if v := e.get("processId"); v != "" {
 			n.CalledElement = model.Expression{Text: v}
 		}
+	case "script":
+		n.ScriptExpression = model.Expression{Text: e.get("expression")}
+		n.ResultVariable = e.get("resultVariable")
+	case "calledDecision":
+		n.CalledDecision = e.get("decisionId")
+	case "assignmentDefinition":
+		u := userTask(n)
+		u.Assignee = model.Expression{Text: e.get("assignee")}
+		u.CandidateGroups = model.Expression{Text: e.get("candidateGroups")}
+		u.CandidateUsers = model.Expression{Text: e.get("candidateUsers")}
+	case "formDefinition":
+		userTask(n).FormKey = model.Expression{Text: e.get("formKey")}
+	case "taskSchedule":
+		u := userTask(n)
+		u.DueDate = model.Expression{Text: e.get("dueDate")}
+		u.FollowUpDate = model.Expression{Text: e.get("followUpDate")}
 	}
+}
+
+// userTask returns the node's user task properties, creating them.
+func userTask(n *model.Node) *model.UserTask {
+	if n.UserTask == nil {
+		n.UserTask = &model.UserTask{}
+	}
+	return n.UserTask
 }
 
 // camunda reads one Camunda 7 extension element.

@@ -440,6 +440,14 @@ func (b *builder) attributes(n *model.Node, e *element) {
 			n.CalledElement = model.Expression{Text: ce}
 		}
 	}
+	if n.Kind.IsActivity() {
+		for _, attr := range []string{"startQuantity", "completionQuantity"} {
+			// Values below 1 are the catalogue's (EXT.037, EXT.038).
+			if q, err := strconv.Atoi(strings.TrimSpace(e.get(attr))); err == nil && q > 1 {
+				b.imp.problemAt(e, b.p.ID, "FT.unsupported", "unsupported: %s=\"%d\" (flowtrack runs an activity once per arriving token and sends one token on): set it to 1 or remove it", attr, q)
+			}
+		}
+	}
 	if ref, ok := e.attr("default"); ok && ref != "" {
 		b.defaultRefs = append(b.defaultRefs, nodeRef{node: n, ref: ref})
 	}

@@ -214,6 +214,21 @@ type JobDefinition struct {
 	Headers []Header
 }
 
+// UserTask holds a user task's assignment, form and schedule
+// (zeebe:assignmentDefinition, zeebe:formDefinition, zeebe:taskSchedule).
+// Each is a value or an expression; a zero one is absent.
+type UserTask struct {
+	Assignee Expression
+	// CandidateGroups and CandidateUsers are comma-separated lists, or
+	// expressions yielding lists of text.
+	CandidateGroups Expression
+	CandidateUsers  Expression
+	FormKey         Expression
+	// DueDate and FollowUpDate are ISO-8601 date-times.
+	DueDate      Expression
+	FollowUpDate Expression
+}
+
 // Header is one custom job header.
 type Header struct {
 	Key   string
@@ -253,6 +268,17 @@ type Node struct {
 	// ScriptFormat and Script are the inline script of a script task.
 	ScriptFormat string
 	Script       string
+	// ScriptExpression and ResultVariable are a script task's expression
+	// the engine evaluates itself (zeebe:script), and the variable that
+	// receives its value.
+	ScriptExpression Expression
+	ResultVariable   string
+	// CalledDecision is the decision a business rule task calls
+	// (zeebe:calledDecision decisionId); empty when it names none.
+	CalledDecision string
+	// UserTask is what a user task says about who works on it, with which
+	// form and by when; nil when it says nothing.
+	UserTask *UserTask
 
 	// AttachedTo is the activity a boundary event is attached to.
 	AttachedTo *Node

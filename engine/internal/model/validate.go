@@ -222,7 +222,7 @@ func (v *validator) node(n *Node) {
 		if n.HasEvent(EventLink) && len(n.Outgoing) > 0 {
 			v.report(n.ID, "EXT.117", "link throw event continues at its link catch event, not along a sequence flow: remove the outgoing flow")
 		}
-		if n.HasEvent(EventLink) && len(linkTargets(v.current, n)) == 0 {
+		if n.HasEvent(EventLink) && linkNamed(n) && len(LinkTargets(v.current, n)) == 0 {
 			v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
 		}
 		if v.none(n, n.Incoming) {
@@ -241,6 +241,7 @@ func (v *validator) node(n *Node) {
 		v.eventGateway(n)
 	}
 	v.triggers(n)
+	v.link(n)
 	if n.Kind.IsGateway() {
 		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
@@ -613,7 +614,7 @@ func (v *validator) reachability(p *Process) {
 			reach(entries(n.Children, n)...)
 		}
 		if n.Kind == KindIntermediateThrowEvent {
-			reach(linkTargets(p, n)...)
+			reach(LinkTargets(p, n)...)
 		}
 	}
 	for _, n := range p.Nodes {
@@ -684,9 +685,51 @@ func entries(scope []*Node, parent *Node) []*Node {
 	return out
 }
 
-// linkTargets returns the link catch events a link throw event jumps to:
+// link checks that a link event is named and that a link catch event's
+// name is its scope's only one: a throw jumps to the catch of its name, so
+// two catches of one name leave the jump undecided (Zeebe refuses them too).
+func (v *validator) link(n *Node) {
+	if !n.HasEvent(EventLink) || n.Kind != KindIntermediateCatchEvent && n.Kind != KindIntermediateThrowEvent {
+		return
+	}
+	if !linkNamed(n) {
+		v.report(n.ID, "FT.link-name", "link event has no name: give the bpmn:linkEventDefinition the name its throw and catch share")
+		return
+	}
+	if n.Kind != KindIntermediateCatchEvent {
+		return
+	}
+	for _, d := range n.Events {
+		if d.Kind != EventLink {
+			continue
+		}
+		for _, other := range v.current.Nodes {
+			if other == n {
+				break // only an earlier catch is reported, once
+			}
+			if other.Kind == KindIntermediateCatchEvent && other.Parent == n.Parent && slices.ContainsFunc(other.Events, func(o *EventDefinition) bool {
+				return o.Kind == EventLink && o.LinkName == d.LinkName
+			}) {
+				v.report(n.ID, "FT.link-name", "link catch event %q is defined twice in its scope (also %s): rename one, so each throw has one place to go", d.LinkName, other.ID)
+				break
+			}
+		}
+	}
+}
+
+// linkNamed reports whether every link definition of n has a name.
+func linkNamed(n *Node) bool {
+	for _, d := range n.Events {
+		if d.Kind == EventLink && d.LinkName == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// LinkTargets returns the link catch events a link throw event jumps to:
 // those of the same scope with the same link name.
-func linkTargets(p *Process, throw *Node) []*Node {
+func LinkTargets(p *Process, throw *Node) []*Node {
 	var out []*Node
 	for _, d := range throw.Events {
 		if d.Kind != EventLink {

@@ -142,6 +142,24 @@ func TestValidate_Rules(t *testing.T) {
 			b.flow("fyx", y, x, "")
 			return b.p
 		}, "x", "FT.reachable", "not reachable from any start event"},
+		{"link catch name used twice in a scope", func() *Process {
+			b, _, task, e := linear("p")
+			thr := b.node("throw", KindIntermediateThrowEvent, nil, &EventDefinition{Kind: EventLink, LinkName: "L"})
+			b.flow("ft", task, thr, "")
+			c1 := b.node("c1", KindIntermediateCatchEvent, nil, &EventDefinition{Kind: EventLink, LinkName: "L"})
+			c2 := b.node("c2", KindIntermediateCatchEvent, nil, &EventDefinition{Kind: EventLink, LinkName: "L"})
+			b.flow("f1", c1, e, "")
+			b.flow("f2", c2, e, "")
+			return b.p
+		}, "c2", "FT.link-name", `link catch event "L" is defined twice in its scope (also c1)`},
+		{"link without a name", func() *Process {
+			b, _, task, e := linear("p")
+			thr := b.node("throw", KindIntermediateThrowEvent, nil, &EventDefinition{Kind: EventLink})
+			b.flow("ft", task, thr, "")
+			c := b.node("c", KindIntermediateCatchEvent, nil, &EventDefinition{Kind: EventLink})
+			b.flow("f1", c, e, "")
+			return b.p
+		}, "c", "FT.link-name", "link event has no name"},
 		{"gateway without outgoing", func() *Process {
 			b, _, task, _ := linear("p")
 			g := b.node("g", KindExclusiveGateway, nil)

@@ -301,11 +301,11 @@ func flowBetween(from, to *model.Node) *model.Flow {
 func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 	inst.park(tv, WaitEvent)
 	np := &inst.plan.nodes[n.Index]
-	if update, err := inst.outputs(tv, n, nil); err != nil {
+	if update, err := inst.evaluate(tv, np); err != nil {
 		tv.wait = WaitIncident
 		inst.openIncident(tv, n, 0, err.Error())
 		return
-	} else if len(np.outputs) > 0 {
+	} else if len(update) > 0 {
 		tv.scope.set(update)
 	}
 	c := np.throw

@@ -30,6 +30,7 @@ const (
 	evCallEnded                    // a called instance ended (posted by the child to its parent)
 	evCancel                       // the calling instance asks this one to terminate (posted)
 	evRaise                        // parked at an error or escalation end or throw event
+	evLinked                       // left link throw event node for the link catch event it names
 	msgCommand
 )
 
@@ -170,6 +171,8 @@ func (inst *Instance) handle(m message) {
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
+	case evLinked:
+		inst.linked(tv, m.node)
 	case evThrow:
 		inst.throw(tv, m.node)
 	case evEnded:
@@ -212,6 +215,8 @@ func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 		inst.movedWhileStopping(tv, m.flow.Target)
 	case evFork:
 		inst.movedWhileStopping(tv, m.more.flows[0].Target)
+	case evLinked:
+		inst.movedWhileStopping(tv, inst.plan.nodes[m.node.Index].link)
 	}
 }
 
@@ -629,10 +634,16 @@ func (inst *Instance) createJob(tv *tokenView, n *model.Node) {
 		tv.locals = locals
 		jobVars = overlay(tv.scope.visible(), locals)
 	}
+	headers, err := np.jobHeaders(jobVars)
+	if err != nil {
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+		return
+	}
 	key := inst.eng.NextKey()
 	job := &Job{
 		Key: key, Type: typ, ProcessID: inst.plan.Process.ID, ElementID: n.ID, InstanceKey: inst.key,
-		Retries: retries, Headers: np.headers, Variables: jobVars, Created: inst.eng.clock.Now(),
+		Retries: retries, Headers: headers, Variables: jobVars, Created: inst.eng.clock.Now(),
 	}
 	if inst.jobs == nil {
 		inst.jobs = make(map[int64]*jobState)
@@ -845,7 +856,7 @@ func (inst *Instance) afterMove(k msgKind) {
 		return
 	}
 	switch k {
-	case evMoved, evFork, evEnded, evExited, evJob, evIncident, evThrow, evDeliver, msgCommand:
+	case evMoved, evFork, evLinked, evEnded, evExited, evJob, evIncident, evThrow, evDeliver, msgCommand:
 		inst.recheckInclusive()
 	}
 }

@@ -65,6 +65,12 @@ type nodePlan struct {
 	// when the job is created.
 	retriesExpr *expr.Program
 	headers     map[string]string
+	// dynHeaders are the job headers computed per job (user task
+	// properties given as expressions).
+	dynHeaders []headerSpec
+	// script is a script task's expression the engine evaluates, as a
+	// mapping to its result variable.
+	script *mappingSpec
 
 	// catches are the subscriptions a token opens when it waits at the
 	// node: its own event definitions, or an event-based gateway's arms.
@@ -89,6 +95,8 @@ type nodePlan struct {
 	calledElement *expr.Program
 	// loop repeats the activity (standard loop characteristics).
 	loop *loopSpec
+	// link is the link catch event a link throw event jumps to.
+	link *model.Node
 }
 
 // loopSpec is a compiled standard loop.
@@ -213,6 +221,9 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 		case model.KindIntermediateCatchEvent, model.KindReceiveTask:
 			for _, d := range n.Events {
+				if d.Kind == model.EventLink {
+					continue // a link catch is where a throw goes on: nothing to wait for
+				}
 				c, err := compileCatch(n, d, opts.Expr)
 				if err != nil {
 					problem(n.ID, "FT.expression", err, "%v", err)
@@ -268,6 +279,12 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				}
 			}
 		case model.KindEndEvent, model.KindIntermediateThrowEvent:
+			if n.HasEvent(model.EventLink) {
+				// Validate made sure there is exactly one.
+				if targets := model.LinkTargets(p, n); len(targets) == 1 {
+					np.link = targets[0]
+				}
+			}
 			if len(n.Events) == 1 {
 				switch d := n.Events[0]; d.Kind {
 				case model.EventError:
@@ -303,8 +320,17 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 			np.throw = &c
 		}
-		if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
+		if n.Kind == model.KindScriptTask && !n.ScriptExpression.IsZero() && (n.Job == nil || n.Job.Type.IsZero()) {
+			if err := compileScript(np, opts.Expr); err != nil {
+				problem(n.ID, "FT.mapping", err, "%v", err)
+			}
+		} else if n.Kind == model.KindBusinessRuleTask && n.CalledDecision != "" && (n.Job == nil || n.Job.Type.IsZero()) {
+			problem(n.ID, "FT.unsupported", nil, "DMN is not supported: the business rule task calls decision %q, which flowtrack cannot evaluate; give it a zeebe:taskDefinition type so a job worker makes the decision", n.CalledDecision)
+		} else if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
 			if err := compileJob(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+			if err := compileUserTask(np, opts.Expr); err != nil {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
@@ -361,7 +387,7 @@ func supported(n *model.Node) error {
 	case model.KindEndEvent:
 		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
 	case model.KindIntermediateThrowEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink)
 	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
@@ -372,7 +398,10 @@ func supported(n *model.Node) error {
 		if n.ParallelMultiple {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
 		}
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional)
+		if n.HasEvent(model.EventLink) && len(n.Events) > 1 {
+			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
+		}
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
 	case model.KindReceiveTask:
 		if len(n.Events) == 0 {
 			return broke("EXT.127", "bpmn:%s needs a messageRef", n.Kind)
@@ -443,6 +472,13 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 		}
 	}
 	return nil
+}
+
+// writes reports whether the loop must evaluate something at np's node
+// before a token passing it leaves (it alone writes variables): a throw, a
+// script, or output mappings.
+func (np *nodePlan) writes() bool {
+	return np.throw != nil || np.script != nil || len(np.outputs) > 0
 }
 
 // isThrow reports whether n is a message or signal throw the engine
@@ -548,11 +584,26 @@ func upstream(p *model.Process, join *model.Node) [][]bool {
 			for _, in := range n.Incoming {
 				stack = append(stack, in.Source)
 			}
+			if n.Kind == model.KindIntermediateCatchEvent && n.HasEvent(model.EventLink) {
+				stack = append(stack, linkSources(p, n)...)
+			}
 			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil {
 				stack = append(stack, n.AttachedTo)
 			}
 		}
 		out[i] = seen
+	}
+	return out
+}
+
+// linkSources returns the link throw events that jump to the link catch
+// event catch.
+func linkSources(p *model.Process, catch *model.Node) []*model.Node {
+	var out []*model.Node
+	for _, n := range p.Nodes {
+		if n.Kind == model.KindIntermediateThrowEvent && slices.Contains(model.LinkTargets(p, n), catch) {
+			out = append(out, n)
+		}
 	}
 	return out
 }

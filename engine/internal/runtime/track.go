@@ -237,7 +237,7 @@ func (t *track) execute() outcome {
 		return t.park(atJoin, message{kind: evArrive, node: n, flow: t.via})
 	case np.raise != nil:
 		return t.park(atRaise, message{kind: evRaise, node: n})
-	case np.throw != nil || len(np.outputs) > 0:
+	case np.writes():
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
 		return t.park(atThrow, message{kind: evThrow, node: n})
@@ -255,6 +255,12 @@ func (t *track) execute() outcome {
 // leave takes n's outgoing flows and moves the track onto the first; a
 // track that moves onto a wait state parks there.
 func (t *track) leave(n *model.Node) outcome {
+	if link := t.inst.plan.nodes[n.Index].link; link != nil {
+		// A link throw continues at its catch, with no flow between.
+		t.emit(message{kind: evLinked, node: n})
+		t.node, t.via = link, nil
+		return running
+	}
 	t.node = n
 	flows, err := t.outgoing(n)
 	if err != nil {
@@ -284,44 +290,7 @@ func (t *track) leave(n *model.Node) outcome {
 
 // outgoing selects the flows a token leaves n through.
 func (t *track) outgoing(n *model.Node) ([]*model.Flow, error) {
-	np := &t.inst.plan.nodes[n.Index]
-	if len(n.Outgoing) == 1 && np.conds[0] == nil {
-		return n.Outgoing, nil // the common case: no choice to make
-	}
-	if np.fork {
-		return n.Outgoing, nil // parallel gateway: conditions do not apply
-	}
-	vars := t.scope.visible()
-	exclusive := n.Kind == model.KindExclusiveGateway
-	var taken []*model.Flow
-	for i, f := range n.Outgoing {
-		if f.IsDefault {
-			continue
-		}
-		if cond := np.conds[i]; cond != nil {
-			ok, err := cond.EvalBool(vars)
-			if err != nil {
-				return nil, fmt.Errorf("sequence flow %s: %w", f.ID, err)
-			}
-			if !ok {
-				continue
-			}
-		}
-		if exclusive {
-			return n.Outgoing[i : i+1], nil
-		}
-		taken = append(taken, f)
-	}
-	if len(taken) > 0 {
-		return taken, nil
-	}
-	if n.Default != nil {
-		return []*model.Flow{n.Default}, nil
-	}
-	if exclusive || len(n.Outgoing) > 0 {
-		return nil, fmt.Errorf("no outgoing sequence flow of %s %s can be taken: no condition is true and there is no default flow", n.Kind, n.ID)
-	}
-	return nil, nil
+	return selectFlows(&t.inst.plan.nodes[n.Index], t.scope.visible)
 }
 
 // iterate runs a loop activity (standard loop characteristics) from
@@ -370,7 +339,7 @@ func (t *track) iteration() outcome {
 	switch {
 	case np.jobTypeName != "":
 		return t.park(atLoopJob, message{kind: evJob, node: n})
-	case np.throw != nil || len(np.outputs) > 0:
+	case np.writes():
 		// Every iteration sends its message and applies its outputs.
 		return t.park(atLoopThrow, message{kind: evThrow, node: n})
 	}

@@ -142,7 +142,7 @@ func (inst *Instance) endTurn(tv *tokenView) {
 // running: it parked on its channel or exited.
 func endsTurn(k msgKind) bool {
 	switch k {
-	case evMoved, evFork, evIteration:
+	case evMoved, evFork, evIteration, evLinked:
 		return false
 	}
 	return true
