@@ -152,6 +152,14 @@ test-browser: sdk
 	@test -x $(CHROMIUM) || { echo "test-browser: no Chromium at $(CHROMIUM); install it (Debian: apt-get install -y chromium) or pass CHROMIUM=/path"; exit 1; }
 	cd examples/browser-simulator && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
 
+# test-extism runs the Extism plug-in (host/flowtrack.extism.wasm, built
+# by make wasm) from Node with the Extism JS SDK: examples/extism/main.mjs
+# checks its own result (make examples runs the Go side, main.go).
+.PHONY: test-extism
+test: test-extism
+test-extism: wasm
+	cd examples/extism && $(NPM_CI) && node main.mjs
+
 # stress-sdk plays every conformance scenario 20 times through the SDK.
 stress-sdk: sdk
 	cd sdk-js && FLOWTRACK_REPEAT=20 node --test test/conformance.test.mjs
