@@ -32,6 +32,7 @@ build: wasm
 vet: wasm
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism ./wasm
 
 staticcheck: wasm
 	$(GO) tool staticcheck ./...
