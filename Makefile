@@ -97,6 +97,7 @@ bench: sdk
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... ./host/... > bench/results/go-bench.txt
 	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
 	bin/flowbench all
+	$(MAKE) bench-extism
 
 # size prints the module's size raw and gzipped.
 size: wasm
@@ -160,6 +161,14 @@ test-browser: sdk
 test: test-extism
 test-extism: wasm
 	cd examples/extism && $(NPM_CI) && node main.mjs
+
+# bench-extism: straight-10 and message through the Extism plug-in in the
+# Extism JS SDK beside the SDK, in Node (the Go side is
+# BenchmarkExtism_Workloads in host/extism, part of the Go benchmarks).
+.PHONY: bench-extism
+bench-extism: sdk
+	@mkdir -p bench/results
+	cd examples/extism && $(NPM_CI) && node bench.mjs | tee ../../bench/results/extism-node.txt
 
 # stress-sdk plays every conformance scenario 20 times through the SDK.
 stress-sdk: sdk
