@@ -146,13 +146,14 @@ test-sdk: sdk
 	cd sdk-js && npm test
 	cd examples/node && $(NPM_CI) && node main.js
 
-# test-browser drives the token simulator in headless Chromium (the system's;
-# no browser is ever downloaded).
+# test-browser drives the token simulator, and the Extism plug-in example's
+# page, in headless Chromium (the system's; no browser is ever downloaded).
 test-browser: sdk
 	@test -x $(CHROMIUM) || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 		{ echo "test-browser: installing Debian's chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@test -x $(CHROMIUM) || { echo "test-browser: no Chromium at $(CHROMIUM); install it (Debian: apt-get install -y chromium) or pass CHROMIUM=/path"; exit 1; }
 	cd examples/browser-simulator && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
+	cd examples/extism && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
 
 # test-extism runs the Extism plug-in (host/flowtrack.extism.wasm, built
 # by make wasm) from Node with the Extism JS SDK: examples/extism/main.mjs
