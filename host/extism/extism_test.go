@@ -255,3 +255,13 @@ func TestExtism_RawSDK(t *testing.T) {
 	require.NotEmpty(t, env.Events, "events are on by default")
 	assert.Equal(t, engine.InstanceStarted, env.Events[0].Type)
 }
+
+// TestExtism_Limits: host.WithLimits reaches the plug-in's engine, which
+// refuses a negative limit as the module of ABI.md does.
+func TestExtism_Limits(t *testing.T) {
+	p, err := compiled()
+	require.NoError(t, err)
+	_, err = p.New(ctxT(t), host.WithLimits(engine.Limits{MaxSteps: -1}))
+	require.ErrorIs(t, err, host.ErrBadRequest)
+	assert.Contains(t, err.Error(), "WithMaxSteps(-1)")
+}
