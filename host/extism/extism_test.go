@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	sdk "github.com/extism/go-sdk"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tetratelabs/wazero"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/host"
@@ -217,7 +219,14 @@ func TestExtism_RawSDK(t *testing.T) {
 	ctx := ctxT(t)
 	wasm, err := pluginWasm()
 	require.NoError(t, err)
-	p, err := sdk.NewPlugin(ctx, sdk.Manifest{Wasm: []sdk.Wasm{sdk.WasmData{Data: wasm}}}, sdk.PluginConfig{EnableWasi: true}, nil)
+	// The disk cache Compile uses: compiling the plug-in anew takes
+	// minutes under -race.
+	dir, err := os.UserCacheDir()
+	require.NoError(t, err)
+	cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "flowtrack", "wazero"))
+	require.NoError(t, err)
+	config := sdk.PluginConfig{EnableWasi: true, RuntimeConfig: wazero.NewRuntimeConfigCompiler().WithCompilationCache(cache)}
+	p, err := sdk.NewPlugin(ctx, sdk.Manifest{Wasm: []sdk.Wasm{sdk.WasmData{Data: wasm}}}, config, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = p.Close(context.Background()) })
 	req, err := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(readFile(t, "order.bpmn"))})
