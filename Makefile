@@ -61,7 +61,8 @@ fuzz:
 # event-based gateway races, joins and the loop-owned view) 40 times in a
 # row under -race, as SRD-027 and SRD-028 require, and plays every
 # conformance scenario 20 times per host, requiring one history order
-# (the SDK's share is stress-sdk).
+# (the SDK's share is stress-sdk; with three Go runners that takes about
+# ten minutes on a loaded 2-core machine, past go test's default timeout).
 STRESS_RUN = Inbound|EventGateway|Message|Signal|Timer|Observer|Boundary_JobCompletion
 # HOSTILE_RUN is the hostile-input suite (issue #22): budgets, hostile
 # expressions and values, times out of range, calls after Close, strict
@@ -70,7 +71,7 @@ HOSTILE_RUN = Hostile|Budget|OutOfRange|VariableDepth|AfterClose|Observer|Strict
 stress:
 	$(GO) test -race -count=40 -run '$(STRESS_RUN)' ./engine
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
-	$(GO) test -count=1 -run TestScenarioOrder ./conformance -conformance.repeat=20 -conformance.all-hosts
+	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=20 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm
