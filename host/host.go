@@ -224,21 +224,22 @@ func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache, cl
 type Engine struct {
 	// lock serialises everything that touches the module. It is a
 	// channel so that waiting for it honours a context (see acquire).
-	lock chan struct{}
-	own  wazero.Runtime // nil when the runtime is shared
-	mod  api.Module
+	lock     chan struct{}
+	own      wazero.Runtime // nil when the runtime is shared
+	mod      api.Module
+	fns      map[string]api.Function
+	alloc    api.Function
+	free     api.Function
+	reqPtr   uint32 // reusable request buffer in linear memory
+	reqCap   uint32
+	stderr   *tailBuffer
+	trapped  error
+	now      time.Time
+	deadline *time.Time
+
 	// transport, when not nil, runs the operations instead of mod
 	// (NewWithTransport); mod is then nil.
 	transport Transport
-	fns       map[string]api.Function
-	alloc     api.Function
-	free      api.Function
-	reqPtr    uint32 // reusable request buffer in linear memory
-	reqCap    uint32
-	stderr    *tailBuffer
-	trapped   error
-	now       time.Time
-	deadline  *time.Time
 
 	obsMu     sync.Mutex
 	observers map[int]func(engine.Event)
