@@ -32,6 +32,7 @@ build: wasm
 vet: wasm
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm
+	GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism ./wasm
 
 staticcheck: wasm
 	$(GO) tool staticcheck ./...
@@ -60,7 +61,8 @@ fuzz:
 # event-based gateway races, joins and the loop-owned view) 40 times in a
 # row under -race, as SRD-027 and SRD-028 require, and plays every
 # conformance scenario 20 times per host, requiring one history order
-# (the SDK's share is stress-sdk).
+# (the SDK's share is stress-sdk; with three Go runners that takes about
+# ten minutes on a loaded 2-core machine, past go test's default timeout).
 STRESS_RUN = Inbound|EventGateway|Message|Signal|Timer|Observer|Boundary_JobCompletion
 # HOSTILE_RUN is the hostile-input suite (issue #22): budgets, hostile
 # expressions and values, times out of range, calls after Close, strict
@@ -69,7 +71,7 @@ HOSTILE_RUN = Hostile|Budget|OutOfRange|VariableDepth|AfterClose|Observer|Strict
 stress:
 	$(GO) test -race -count=40 -run '$(STRESS_RUN)' ./engine
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
-	$(GO) test -count=1 -run TestScenarioOrder ./conformance -conformance.repeat=20 -conformance.all-hosts
+	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=20 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm
@@ -96,6 +98,7 @@ bench: sdk
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... ./host/... > bench/results/go-bench.txt
 	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
 	bin/flowbench all
+	$(MAKE) bench-extism
 
 # size prints the module's size raw and gzipped.
 size: wasm
@@ -155,13 +158,30 @@ test-sdk: sdk
 	cd sdk-js && npm test
 	cd examples/node && $(NPM_CI) && node main.js
 
-# test-browser drives the token simulator in headless Chromium (the system's;
-# no browser is ever downloaded).
+# test-browser drives the token simulator, and the Extism plug-in example's
+# page, in headless Chromium (the system's; no browser is ever downloaded).
 test-browser: sdk
 	@test -x $(CHROMIUM) || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 		{ echo "test-browser: installing Debian's chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@test -x $(CHROMIUM) || { echo "test-browser: no Chromium at $(CHROMIUM); install it (Debian: apt-get install -y chromium) or pass CHROMIUM=/path"; exit 1; }
 	cd examples/browser-simulator && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
+	cd examples/extism && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
+
+# test-extism runs the Extism plug-in (host/flowtrack.extism.wasm, built
+# by make wasm) from Node with the Extism JS SDK: examples/extism/main.mjs
+# checks its own result (make examples runs the Go side, main.go).
+.PHONY: test-extism
+test: test-extism
+test-extism: wasm
+	cd examples/extism && $(NPM_CI) && node main.mjs
+
+# bench-extism: straight-10 and message through the Extism plug-in in the
+# Extism JS SDK beside the SDK, in Node (the Go side is
+# BenchmarkExtism_Workloads in host/extism, part of the Go benchmarks).
+.PHONY: bench-extism
+bench-extism: sdk
+	@mkdir -p bench/results
+	cd examples/extism && $(NPM_CI) && node bench.mjs | tee ../../bench/results/extism-node.txt
 
 # stress-sdk plays every conformance scenario 20 times through the SDK.
 stress-sdk: sdk

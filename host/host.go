@@ -42,6 +42,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -236,6 +237,10 @@ type Engine struct {
 	now      time.Time
 	deadline *time.Time
 
+	// transport, when not nil, runs the operations instead of mod
+	// (NewWithTransport); mod is then nil.
+	transport Transport
+
 	obsMu     sync.Mutex
 	observers map[int]func(engine.Event)
 	nextObs   int
@@ -306,19 +311,54 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 		e.closeRuntime(ctx)
 		return nil, err
 	}
-	// Nobody listens yet: the module need not keep or encode events until
-	// Subscribe asks for them. Engine options go in the same call, before
-	// anything is deployed.
-	err = e.call(ctx, "configure", struct {
-		Events bool           `json:"events"`
-		Limits *engine.Limits `json:"limits,omitempty"`
-	}{false, limitsOrNil(cfg.limits)}, nil)
-	if err != nil {
+	if err := e.configure(ctx, cfg.limits); err != nil {
 		e.mod.Close(ctx)
 		e.closeRuntime(ctx)
 		return nil, err
 	}
 	return e, nil
+}
+
+// Transport runs the operations of a flowtrack module that an Engine does
+// not run itself, such as the Extism plug-in build (wasm/EXTISM.md) in an
+// Extism host: the Engine encodes the requests and decodes the responses,
+// so its typed API, errors and events are the same whatever runs the
+// module.
+type Transport interface {
+	// Call runs operation op on its JSON request and returns the JSON
+	// response envelope (wasm/ABI.md). An error means the module failed
+	// (trapped): the Engine closes the transport and is discarded.
+	Call(ctx context.Context, op string, request []byte) ([]byte, error)
+	// Close releases the module.
+	Close(ctx context.Context) error
+}
+
+// NewWithTransport returns an Engine whose operations run through t, which
+// it owns from then on (Close closes it). Of the options only WithLimits
+// applies: the others choose how New runs the module itself.
+func NewWithTransport(ctx context.Context, t Transport, opts ...Option) (*Engine, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096}, transport: t}
+	if err := e.configure(ctx, cfg.limits); err != nil {
+		if !errors.Is(err, ErrTrapped) {
+			_ = t.Close(ctx)
+		}
+		return nil, err
+	}
+	return e, nil
+}
+
+// configure sets up a new Engine's module. Nobody listens yet: the module
+// need not keep or encode events until Subscribe asks for them. Engine
+// options go in the same call, before anything is deployed.
+func (e *Engine) configure(ctx context.Context, limits engine.Limits) error {
+	return e.call(ctx, "configure", struct {
+		Events bool           `json:"events"`
+		Limits *engine.Limits `json:"limits,omitempty"`
+	}{false, limitsOrNil(limits)}, nil)
 }
 
 // limitsOrNil is l, or nil for the defaults, which need not be sent.
@@ -392,6 +432,11 @@ func (e *Engine) Close(ctx context.Context) error {
 // closeLocked closes the module, if it is still open. Called with the
 // lock held.
 func (e *Engine) closeLocked(ctx context.Context) error {
+	if e.transport != nil {
+		err := e.transport.Close(ctx)
+		e.transport = nil
+		return err
+	}
 	if e.mod == nil {
 		return nil
 	}
@@ -473,7 +518,7 @@ func (e *Engine) usable() error {
 	switch {
 	case e.trapped != nil:
 		return fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
-	case e.mod == nil:
+	case e.mod == nil && e.transport == nil:
 		return engine.ErrClosed
 	}
 	return nil
@@ -486,10 +531,17 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	fn := e.fns[op]
-	if fn == nil {
+	if !slices.Contains(operations, op) {
 		return nil, &Error{Code: "UNKNOWN_OPERATION", Message: fmt.Sprintf("unknown operation %q", op)}
 	}
+	if e.transport != nil {
+		out, err := e.transport.Call(ctx, op, req)
+		if err != nil {
+			return nil, e.trap(ctx, op, err)
+		}
+		return e.decode(op, out)
+	}
+	fn := e.fns[op]
 	ptr, err := e.request(ctx, req)
 	if err != nil {
 		return nil, e.trap(ctx, op, err)
@@ -503,12 +555,17 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 	if !ok {
 		return nil, e.trap(ctx, op, fmt.Errorf("response (%d, %d) outside linear memory", rptr, rlen))
 	}
-	env := new(envelope)
-	err = json.Unmarshal(view, env) // decoding copies out of the view
+	env, err := e.decode(op, view) // decoding copies out of the view
 	if _, ferr := e.free.Call(ctx, uint64(rptr)); ferr != nil {
 		return nil, e.trap(ctx, op, ferr)
 	}
-	if err != nil {
+	return env, err
+}
+
+// decode decodes op's response envelope and keeps its clock reading.
+func (e *Engine) decode(op string, data []byte) (*envelope, error) {
+	env := new(envelope)
+	if err := json.Unmarshal(data, env); err != nil {
 		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
 	}
 	e.now, e.deadline = env.Now, env.NextDeadline
@@ -603,6 +660,11 @@ func (e *Engine) run(ctx context.Context, op string, fn api.Function, params ...
 func (e *Engine) trap(ctx context.Context, op string, cause error) error {
 	err := fmt.Errorf("%w: %s: %v%s", ErrTrapped, op, cause, e.stderr.suffix())
 	e.trapped = err
+	if e.transport != nil {
+		_ = e.transport.Close(ctx)
+		e.transport = nil
+		return err
+	}
 	_ = e.mod.Close(ctx)
 	e.closeRuntime(ctx)
 	return err
@@ -658,8 +720,15 @@ func (e *Engine) DebugTrap(ctx context.Context) error {
 		return err
 	}
 	defer e.release()
-	if e.trapped != nil || e.mod == nil {
+	if e.trapped != nil || (e.mod == nil && e.transport == nil) {
 		return ErrTrapped
+	}
+	if e.transport != nil {
+		_, err := e.transport.Call(ctx, "debug_trap", nil)
+		if err == nil {
+			err = errors.New("debug_trap returned")
+		}
+		return e.trap(ctx, "debug_trap", err)
 	}
 	fn := e.mod.ExportedFunction("debug_trap")
 	if fn == nil {

@@ -1,25 +1,16 @@
+//go:build !extism
+
 package main
 
 import "unsafe"
 
-// The exports of ABI.md. Each operation export reads its request from a
+// The exports of ABI.md (the Extism plug-in build, tag extism, has its own:
+// exports_extism.go). Each operation export reads its request from a
 // buffer the host got from alloc, runs module.call, and returns the
 // response buffer packed as ptr<<32 | len. Buffers handed out are kept in
 // buffers so the garbage collector leaves them alone until free.
 
-var (
-	mod     *module
-	buffers = map[uint32][]byte{}
-)
-
-// instance returns the module's engine, created on first use rather than in
-// _initialize so that a host that only asks abi_version starts nothing.
-func instance() *module {
-	if mod == nil {
-		mod = newModule()
-	}
-	return mod
-}
+var buffers = map[uint32][]byte{}
 
 // keep pins b and returns its address in linear memory.
 func keep(b []byte) uint32 {

@@ -2,7 +2,10 @@
 // writes it where package host embeds it (flowtrack.wasm.gz, committed, so
 // that a plain clone builds and `go install` works) and, uncompressed, where
 // the SDK and the benchmarks take it (flowtrack.wasm, not committed). It
-// runs from the host directory:
+// also builds the Extism plug-in (../wasm with tag extism, EXTISM.md) into
+// flowtrack.extism.wasm, which is not committed either: nothing embeds it,
+// and it would double what each engine change adds to the repository
+// (RATIONALE.md). It runs from the host directory:
 //
 //	go generate ./host      # or: make wasm
 //
@@ -25,8 +28,9 @@ import (
 )
 
 const (
-	rawName = "flowtrack.wasm"
-	gzName  = "flowtrack.wasm.gz"
+	rawName    = "flowtrack.wasm"
+	gzName     = "flowtrack.wasm.gz"
+	extismName = "flowtrack.extism.wasm"
 )
 
 func main() {
@@ -45,7 +49,7 @@ func run(dir string, check bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	fresh, err := build(dir, filepath.Join(tmp, rawName))
+	fresh, err := build(dir, filepath.Join(tmp, rawName), "")
 	if err != nil {
 		return err
 	}
@@ -62,16 +66,20 @@ func run(dir string, check bool) error {
 	if err := os.WriteFile(filepath.Join(dir, rawName), fresh, 0o644); err != nil {
 		return err
 	}
+	if _, err := build(dir, filepath.Join(dir, extismName), "extism"); err != nil {
+		return err
+	}
 	if bytes.Equal(fresh, committed) {
 		return nil // leave the file alone: no change, no new timestamp
 	}
 	return writeGzip(filepath.Join(dir, gzName), fresh)
 }
 
-// build compiles the module as a WASI reactor, reproducibly.
-func build(dir, out string) ([]byte, error) {
+// build compiles the module as a WASI reactor, reproducibly, with the
+// build tags in tags (comma-separated, or empty).
+func build(dir, out, tags string) ([]byte, error) {
 	// go generate puts the go command that runs it first on PATH.
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "../wasm")
+	cmd := exec.Command("go", "build", "-tags="+tags, "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "../wasm")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
