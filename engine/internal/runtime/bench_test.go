@@ -22,22 +22,32 @@ func straightPlan(b *testing.B) *Plan {
 	return g.plan(CompileOptions{})
 }
 
+// BenchmarkStraight10 runs the straight-10 workload in each resumption
+// mode: natively and, under `make bench-wasm`, inside the module, where
+// the two differ most.
 func BenchmarkStraight10(b *testing.B) {
-	e := NewEngine(Options{Clock: clock.Real{}})
-	defer e.Close(context.Background())
-	plan := straightPlan(b)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		inst, err := e.Start(plan, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if st, _ := inst.Wait(ctx); st != Completed {
-			b.Fatal(st)
-		}
+	for _, mode := range []struct {
+		name string
+		r    Resumption
+	}{{"goroutines", ResumeGoroutines}, {"direct", ResumeDirect}} {
+		b.Run(mode.name, func(b *testing.B) {
+			e := NewEngine(Options{Clock: clock.Real{}, Resumption: mode.r})
+			defer e.Close(context.Background())
+			plan := straightPlan(b)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				inst, err := e.Start(plan, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if st, _ := inst.Wait(ctx); st != Completed {
+					b.Fatal(st)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
 }
 
 func BenchmarkStraight10_Parallel(b *testing.B) {

@@ -118,6 +118,12 @@ type Engine struct {
 
 	advanceMu sync.Mutex
 
+	// With direct resumption: the instances waiting to be driven, and
+	// the lock of the goroutine driving them (drive.go).
+	runMu   sync.Mutex
+	runq    []*Instance
+	driveMu sync.Mutex
+
 	eventLog atomic.Bool // loops log records while set
 	logMu    sync.Mutex
 	log      []Event // records not yet drained
@@ -346,6 +352,12 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	e.live[inst.key] = inst
 	e.mu.Unlock()
 	e.busy.add(1) // the first token
+	if inst.direct {
+		inst.starting = &startTarget{node: t.node, plan: t.plan}
+		inst.trigger = trigger
+		e.schedule(inst)
+		return inst, nil
+	}
 	go inst.loop(t.node, trigger)
 	return inst, nil
 }
@@ -543,6 +555,7 @@ func (e *Engine) Settle(ctx context.Context) error {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
+	e.drive()
 	return e.busy.wait(ctx)
 }
 

@@ -83,6 +83,10 @@ type Instance struct {
 	// when it runs next, and reports what it reported and the loop has
 	// not handled yet (reportBuf backs it, so steps cost no allocation).
 	direct    bool
+	starting  *startTarget // where drive begins the instance, until it has
+	trigger   *Event
+	queued    bool // in the engine's run queue; guarded by Engine.runMu
+	ended     bool
 	running   *tokenView
 	handOver  delivery
 	reports   []message
@@ -288,6 +292,9 @@ func (inst *Instance) Message() string {
 // call hands cmd to the loop and waits for its answer.
 func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	cmd.reply = make(chan error, 1)
+	if inst.direct {
+		return inst.callDirect(ctx, cmd)
+	}
 	inst.eng.busy.add(1)
 	select {
 	case inst.intake <- message{kind: msgCommand, more: &messageMore{cmd: cmd}}:
@@ -375,30 +382,14 @@ func (inst *Instance) publish(seq int) {
 	}
 }
 
-// loop is the instance's single writer. It runs until the last token is
-// gone, then finalizes the instance.
+// loop is the instance's single writer with goroutine tracks, run on a
+// goroutine of its own. It runs until the last token is gone, then
+// finalizes the instance. (With direct resumption, drive does the same on
+// the caller's goroutine: drive.go.)
 func (inst *Instance) loop(start *model.Node, trigger *Event) {
-	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
-	if trigger != nil {
-		trigger.ElementID = start.ID
-		inst.record(*trigger)
-	}
-	inst.openEventSubprocesses(inst.root)
-	inst.spawn(start, nil, false, inst.root)
+	inst.begin(start, trigger)
 	for len(inst.tokens) > 0 {
-		inst.release()
-		if inst.direct && inst.driveDirect() {
-			continue
-		}
-		if inst.nextTurn() {
-			if inst.direct {
-				continue // the track given the turn runs at once
-			}
-		} else if len(inst.inputs) > 0 {
-			m := inst.inputs[0]
-			inst.inputs[0] = message{}
-			inst.inputs = inst.inputs[1:]
-			inst.safeHandle(m)
+		if inst.proceed() {
 			continue
 		}
 		select {
@@ -417,6 +408,47 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 			inst.inputs = append(inst.inputs, inst.takeMail(false)...)
 		}
 	}
+	inst.end()
+}
+
+// begin records the instance's start and creates its first token at
+// start.
+func (inst *Instance) begin(start *model.Node, trigger *Event) {
+	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
+	if trigger != nil {
+		trigger.ElementID = start.ID
+		inst.record(*trigger)
+	}
+	inst.openEventSubprocesses(inst.root)
+	inst.spawn(start, nil, false, inst.root)
+}
+
+// proceed does the next piece of work that needs no new input: a step of
+// the track with the turn (direct resumption), the turn for the next
+// runnable track, or the oldest outside input once no track runs. It
+// reports false when there is none.
+func (inst *Instance) proceed() bool {
+	inst.release()
+	if inst.direct && inst.driveDirect() {
+		return true
+	}
+	if inst.nextTurn() {
+		// A goroutine track given the turn runs on its own, and the loop
+		// waits for its reports; a direct one runs at the next call.
+		return inst.direct
+	}
+	if len(inst.inputs) == 0 {
+		return false
+	}
+	m := inst.inputs[0]
+	inst.inputs[0] = message{}
+	inst.inputs = inst.inputs[1:]
+	inst.safeHandle(m)
+	return true
+}
+
+// end finalizes the instance once its last token has gone.
+func (inst *Instance) end() {
 	// Commands taken but not yet handled are answered before the instance
 	// ends, so that none is both answered and released as never taken.
 	for _, m := range inst.inputs {
@@ -428,10 +460,15 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 	inst.inputs = nil
 	inst.finalize()
 	// Mail that arrived too late finds no token: handling drops it (and
-	// hands messages back to the hub).
+	// hands messages back to the hub); a command posted too late (direct
+	// resumption posts commands) learns that the instance has ended.
 	for _, m := range append(late, inst.takeMail(true)...) {
-		if m.kind != msgCommand {
+		switch {
+		case m.kind != msgCommand:
 			inst.safeHandle(m)
+		case inst.direct:
+			inst.answer(m.more.cmd, ErrInstanceEnded)
+			inst.released++
 		}
 	}
 	inst.release()
@@ -458,6 +495,12 @@ func (inst *Instance) safeHandle(m message) {
 	defer func() {
 		if r := recover(); r != nil {
 			inst.stopAll(Failed, fmt.Sprintf("internal error: %v", r))
+			if m.kind == msgCommand && !m.more.cmd.answered {
+				// Answered and released as if handled: the caller
+				// learns of the failure, and the count stays exact.
+				inst.answer(m.more.cmd, fmt.Errorf("internal error: %v", r))
+				inst.released++
+			}
 		}
 	}()
 	inst.handle(m)
