@@ -126,7 +126,7 @@ type Engine struct {
 
 	eventLog atomic.Bool // loops log records while set
 	logMu    sync.Mutex
-	log      []Event // records not yet drained
+	log      []logged // records not yet drained
 
 	// posted, when set (by tests, before any instance starts), sees every
 	// message posted to an instance, on the poster's goroutine before it is
@@ -751,10 +751,20 @@ func (e *Engine) Stats() Stats {
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.clock.Now() }
 
-// logEvent appends a record to the event log.
-func (e *Engine) logEvent(ev Event) {
+// logged is a record in the event log, kept compact until drained. The
+// record and its details never change once written, so expanding it later,
+// on another goroutine, reads only immutable data.
+type logged struct {
+	inst *Instance
+	more *Event
+	rec  record
+	seq  int
+}
+
+// logRecord appends a record to the event log.
+func (e *Engine) logRecord(l logged) {
 	e.logMu.Lock()
-	e.log = append(e.log, ev)
+	e.log = append(e.log, l)
 	e.logMu.Unlock()
 }
 
@@ -774,11 +784,17 @@ func (e *Engine) SetEventLog(on bool) {
 // the log. With the log off it returns nil.
 func (e *Engine) DrainEvents() []Event {
 	e.logMu.Lock()
-	out := e.log
-	e.log = nil
-	e.logMu.Unlock()
-	for i := range out {
-		out[i].Variables = cloneVars(out[i].Variables)
+	defer e.logMu.Unlock()
+	if len(e.log) == 0 {
+		return nil
 	}
+	out := make([]Event, len(e.log))
+	for i := range e.log {
+		l := &e.log[i]
+		out[i] = l.rec.event(l.inst, l.more, l.seq)
+		out[i].Variables = cloneVars(out[i].Variables)
+		e.log[i] = logged{} // the log's array is reused: let go of what it held
+	}
+	e.log = e.log[:0]
 	return out
 }

@@ -51,6 +51,7 @@ type Instance struct {
 
 	// Loop-owned from here on; readable by others once done is closed.
 	history   []record
+	details   []*Event // the details of the rarer records (record.more)
 	tokens    map[int]*tokenView
 	nextToken int
 	joins     map[joinKey]*joinState
@@ -99,9 +100,9 @@ type Instance struct {
 	// tells tracks to park under it at their next step.
 	heldBy int64
 	hold   atomic.Bool
-	// lastNode is the element of the last record about one: where a
-	// budget was exceeded.
-	lastNode *model.Node
+	// lastNode is the element of the last record about one (a record's
+	// node reference): where a budget was exceeded.
+	lastNode int32
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -182,16 +183,19 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		eng:     e,
 		plan:    plan,
 		key:     e.NextKey(),
-		intake:  make(chan message, intakeDepth),
 		done:    make(chan struct{}),
-		wake:    make(chan struct{}, 1),
 		state:   Active,
 		history: make([]record, 0, 3*len(plan.Process.Nodes)+6),
 		tokens:  make(map[int]*tokenView, 2),
 		final:   Completed,
+		direct:  e.opts.Resumption == ResumeDirect,
+	}
+	if !inst.direct {
+		// Only a loop goroutine reads an intake and waits for a wake-up.
+		inst.intake = make(chan message, intakeDepth)
+		inst.wake = make(chan struct{}, 1)
 	}
 	inst.root = newScope(0, nil, nil, vars)
-	inst.direct = e.opts.Resumption == ResumeDirect
 	inst.reports = inst.reportBuf[:0]
 	return inst
 }
@@ -232,7 +236,8 @@ func (inst *Instance) History() []Event {
 func (inst *Instance) expandHistory() []Event {
 	out := make([]Event, len(inst.history))
 	for i := range inst.history {
-		out[i] = inst.history[i].event(inst, i+1)
+		r := &inst.history[i]
+		out[i] = r.event(inst, inst.detailsOf(r), i+1)
 		out[i].Variables = cloneVars(out[i].Variables)
 	}
 	return out
@@ -325,25 +330,34 @@ func (inst *Instance) call(ctx context.Context, cmd *command) error {
 func (inst *Instance) record(ev Event) {
 	r := record{typ: typeCode[ev.Type], token: int32(ev.TokenID)}
 	if ev.ElementID != "" {
-		r.node = inst.plan.Process.Node(ev.ElementID)
+		r.node = nodeRef(inst.plan.Process.Node(ev.ElementID))
 	}
 	ev.ElementID, ev.ElementType, ev.TokenID = "", "", 0
 	if ev.Variables != nil || ev.Message != "" || ev.JobKey != 0 || ev.JobType != "" || ev.IncidentKey != 0 ||
 		ev.Name != "" || ev.CorrelationKey != "" || ev.Due != nil {
 		more := ev // copied here, so that ev itself does not escape on every call
-		r.more = &more
+		inst.details = append(inst.details, &more)
+		r.more = int32(len(inst.details))
 	}
 	inst.add(r)
 }
 
 // recordNode appends a record about element n.
 func (inst *Instance) recordNode(t EventType, n *model.Node, token int) {
-	inst.add(record{typ: typeCode[t], node: n, token: int32(token)})
+	inst.add(record{typ: typeCode[t], node: nodeRef(n), token: int32(token)})
 }
 
 // recordStep appends one of the records written at every step.
 func (inst *Instance) recordStep(code uint8, n *model.Node, f *model.Flow, token int) {
-	inst.add(record{typ: code, node: n, flow: f, token: int32(token)})
+	inst.add(record{typ: code, node: nodeRef(n), flow: flowRef(f), token: int32(token)})
+}
+
+// detailsOf returns the details of record r, or nil.
+func (inst *Instance) detailsOf(r *record) *Event {
+	if r.more == 0 {
+		return nil
+	}
+	return inst.details[r.more-1]
 }
 
 // recordFlow appends a flowTaken record.
@@ -356,7 +370,7 @@ func (inst *Instance) add(r record) {
 	r.at = inst.now
 	inst.history = append(inst.history, r)
 	inst.work.records++
-	if r.node != nil {
+	if r.node != 0 {
 		inst.lastNode = r.node
 	}
 	if inst.work.records > inst.eng.opts.MaxRecordsPerInput {
@@ -373,11 +387,13 @@ func (inst *Instance) add(r record) {
 //
 //go:noinline
 func (inst *Instance) publish(seq int) {
-	ev := inst.history[seq-1].event(inst, seq)
+	r := &inst.history[seq-1]
+	more := inst.detailsOf(r)
 	if inst.eng.eventLog.Load() {
-		inst.eng.logEvent(ev)
+		inst.eng.logRecord(logged{inst: inst, more: more, rec: *r, seq: seq})
 	}
 	if inst.eng.observed() {
+		ev := r.event(inst, more, seq)
 		inst.eng.publish(&ev)
 	}
 }
@@ -472,6 +488,17 @@ func (inst *Instance) end() {
 		}
 	}
 	inst.release()
+	inst.compact()
+}
+
+// compact lets go of the loop state a finished instance no longer needs,
+// so that the finished instances the engine keeps findable cost little
+// more than their history and variables.
+func (inst *Instance) compact() {
+	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
+	inst.subs, inst.condLast = nil, nil
+	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
+	inst.running, inst.cause = nil, nil
 }
 
 // receive takes one message from the intake: a track's report is handled
