@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -36,6 +37,7 @@ func BenchmarkStraight10(b *testing.B) {
 			plan := straightPlan(b)
 			ctx := context.Background()
 			b.ReportAllocs()
+			created := goroutinesCreated()
 			for b.Loop() {
 				inst, err := e.Start(plan, nil)
 				if err != nil {
@@ -45,9 +47,17 @@ func BenchmarkStraight10(b *testing.B) {
 					b.Fatal(st)
 				}
 			}
+			b.ReportMetric(float64(goroutinesCreated()-created)/float64(b.N), "goroutines/op")
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "instances/s")
 		})
 	}
+}
+
+// goroutinesCreated counts the goroutines the program has created.
+func goroutinesCreated() uint64 {
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func BenchmarkStraight10_Parallel(b *testing.B) {
