@@ -44,8 +44,12 @@ tidy-check:
 check: vet staticcheck tidy-check
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
 
+# race runs everything under -race, then the engine's own tests again with
+# direct resumption as the default (the conformance corpus plays both modes
+# itself, as the native and native-direct runners).
 race: wasm
 	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).
@@ -70,8 +74,10 @@ STRESS_RUN = Inbound|EventGateway|Message|Signal|Timer|Observer|Boundary_JobComp
 HOSTILE_RUN = Hostile|Budget|OutOfRange|VariableDepth|AfterClose|Observer|Strict|Latin1|UTF8
 stress:
 	$(GO) test -race -count=40 -run '$(STRESS_RUN)' ./engine
+	$(GO) test -race -count=20 -tags flowtrack_direct -run '$(STRESS_RUN)' ./engine
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
-	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=20 -conformance.all-hosts
+	$(GO) test -race -count=40 -tags flowtrack_direct ./engine/internal/runtime
+	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=10 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm

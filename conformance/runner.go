@@ -82,10 +82,15 @@ type Factory struct {
 	New  func() (Runner, error)
 }
 
-// factories holds the registered runners, native first.
+// factories holds the registered runners, native first: with goroutine
+// tracks (the native default) and with direct resumption, so that every
+// scenario holds both modes to the same observations.
 var (
 	factoriesMu sync.Mutex
-	factories   = []Factory{{Name: "native", New: NewNative}}
+	factories   = []Factory{
+		{Name: "native", New: NewNative},
+		{Name: "native-direct", New: func() (Runner, error) { return newNative(engine.WithResumption(engine.ResumeDirect)) }},
+	}
 )
 
 // Register adds a runner that TestScenarios and the reports use next to
@@ -111,8 +116,10 @@ type Native struct {
 }
 
 // NewNative returns a Runner over a fresh engine.Engine on a virtual clock.
-func NewNative() (Runner, error) {
-	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
+func NewNative() (Runner, error) { return newNative() }
+
+func newNative(opts ...engine.Option) (Runner, error) {
+	e, err := engine.New(append([]engine.Option{engine.WithClock(clock.NewVirtual(clock.Epoch))}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

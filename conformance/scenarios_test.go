@@ -133,7 +133,7 @@ func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
 
 // repeat is how many times TestScenarioOrder plays each scenario on each
 // runner it plays on: twice under -race in make test, 20 times in make
-// stress. By default it plays on the native runner only, whose goroutines
+// stress. By default it plays on the native runners only, whose goroutines
 // -race shuffles most (the module runs on one thread, and TestScenarios
 // already holds every runner to the native observations); allHosts plays
 // on every runner (make stress).
@@ -154,7 +154,7 @@ func TestScenarioOrder(t *testing.T) {
 	for _, s := range scenarios {
 		t.Run(s.Name, func(t *testing.T) {
 			for _, f := range Factories() {
-				if _, ok := s.Skip[f.Name]; ok || (!*allHosts && f.Name != "native") {
+				if _, ok := s.Skip[f.Name]; ok || (!*allHosts && !strings.HasPrefix(f.Name, "native")) {
 					continue
 				}
 				var first []byte

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -62,8 +63,12 @@ type Result struct {
 	Allocs  float64 `json:"allocs_per_instance"`
 	Bytes   float64 `json:"bytes_per_instance"`
 	PeakRSS float64 `json:"peak_rss_mb"` // process peak RSS during the measured runs
-	OK      bool    `json:"ok"`          // every instance completed
-	Error   string  `json:"error,omitempty"`
+	// CPUus is the process's CPU time (user and system, every thread) per
+	// instance during the measured runs: unlike the rates it hardly moves
+	// when other work shares the machine.
+	CPUus float64 `json:"cpu_us_per_instance"`
+	OK    bool    `json:"ok"` // every instance completed
+	Error string  `json:"error,omitempty"`
 }
 
 // Options tune Measure.
@@ -123,6 +128,7 @@ func Measure(host string, t Target, w Workload, mode Mode, opts Options) Result 
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
+	cpu0 := cpuTime()
 	var rates []float64
 	var lats []time.Duration
 	for range opts.Runs {
@@ -135,8 +141,10 @@ func Measure(host string, t Target, w Workload, mode Mode, opts Options) Result 
 		rates = append(rates, float64(n)/d.Seconds())
 		lats = append(lats, l...)
 	}
+	cpu := cpuTime() - cpu0
 	runtime.ReadMemStats(&after)
 	total := float64(n * opts.Runs)
+	res.CPUus = us(cpu) / total
 	res.Allocs = float64(after.Mallocs-before.Mallocs) / total
 	res.Bytes = float64(after.TotalAlloc-before.TotalAlloc) / total
 	res.PeakRSS = PeakRSSMB()
@@ -291,6 +299,16 @@ func batches(t Target, w Workload, n, first int, lats []time.Duration) error {
 		}
 	}
 	return nil
+}
+
+// cpuTime returns the CPU time the process has used, or 0 where the
+// system does not say.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // ResetPeakRSS resets the kernel's peak-RSS mark of this process (Linux;

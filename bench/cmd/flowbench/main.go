@@ -112,8 +112,8 @@ func throughput(hostName string, dirs workload.Dirs, ws []workload.Workload, mod
 			} else {
 				r.Error = err.Error()
 			}
-			fmt.Fprintf(os.Stderr, "%-7s %-10s %-4s %10.0f inst/s  p50 %8.1fµs  p99 %8.1fµs  %s\n",
-				hostName, w.Name, m, r.Median, r.P50us, r.P99us, r.Error)
+			fmt.Fprintf(os.Stderr, "%-7s %-10s %-4s %10.0f inst/s  p50 %8.1fµs  p99 %8.1fµs  cpu %7.1fµs/inst  %s\n",
+				hostName, w.Name, m, r.Median, r.P50us, r.P99us, r.CPUus, r.Error)
 			out = append(out, r)
 		}
 	}

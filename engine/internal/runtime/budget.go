@@ -95,7 +95,7 @@ func (inst *Instance) spend() {
 // holdInstance opens the budget incident and tells every track to park
 // under it.
 func (inst *Instance) holdInstance(budget string, got, limit int, what, option string) {
-	n := inst.lastNode // never nil: the first token's entry is recorded before any work
+	n := inst.plan.Process.Nodes[inst.lastNode-1] // set: the first token's entry is recorded before any work
 	msg := fmt.Sprintf("budget %q exceeded at element %s: %d %s, limit %d (engine option %s); the instance is held until this incident is resolved (a fresh budget) or the instance is cancelled",
 		budget, n.ID, got, what, limit, option)
 	key := inst.eng.NextKey()

@@ -118,9 +118,15 @@ type Engine struct {
 
 	advanceMu sync.Mutex
 
+	// With direct resumption: the instances waiting to be driven, and
+	// the lock of the goroutine driving them (drive.go).
+	runMu   sync.Mutex
+	runq    []*Instance
+	driveMu sync.Mutex
+
 	eventLog atomic.Bool // loops log records while set
 	logMu    sync.Mutex
-	log      []Event // records not yet drained
+	log      []logged // records not yet drained
 
 	// posted, when set (by tests, before any instance starts), sees every
 	// message posted to an instance, on the poster's goroutine before it is
@@ -346,6 +352,12 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	e.live[inst.key] = inst
 	e.mu.Unlock()
 	e.busy.add(1) // the first token
+	if inst.direct {
+		inst.starting = &startTarget{node: t.node, plan: t.plan}
+		inst.trigger = trigger
+		e.schedule(inst)
+		return inst, nil
+	}
 	go inst.loop(t.node, trigger)
 	return inst, nil
 }
@@ -543,6 +555,7 @@ func (e *Engine) Settle(ctx context.Context) error {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
+	e.drive()
 	return e.busy.wait(ctx)
 }
 
@@ -738,10 +751,20 @@ func (e *Engine) Stats() Stats {
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.clock.Now() }
 
-// logEvent appends a record to the event log.
-func (e *Engine) logEvent(ev Event) {
+// logged is a record in the event log, kept compact until drained. The
+// record and its details never change once written, so expanding it later,
+// on another goroutine, reads only immutable data.
+type logged struct {
+	inst *Instance
+	more *Event
+	rec  record
+	seq  int
+}
+
+// logRecord appends a record to the event log.
+func (e *Engine) logRecord(l logged) {
 	e.logMu.Lock()
-	e.log = append(e.log, ev)
+	e.log = append(e.log, l)
 	e.logMu.Unlock()
 }
 
@@ -761,11 +784,17 @@ func (e *Engine) SetEventLog(on bool) {
 // the log. With the log off it returns nil.
 func (e *Engine) DrainEvents() []Event {
 	e.logMu.Lock()
-	out := e.log
-	e.log = nil
-	e.logMu.Unlock()
-	for i := range out {
-		out[i].Variables = cloneVars(out[i].Variables)
+	defer e.logMu.Unlock()
+	if len(e.log) == 0 {
+		return nil
 	}
+	out := make([]Event, len(e.log))
+	for i := range e.log {
+		l := &e.log[i]
+		out[i] = l.rec.event(l.inst, l.more, l.seq)
+		out[i].Variables = cloneVars(out[i].Variables)
+		e.log[i] = logged{} // the log's array is reused: let go of what it held
+	}
+	e.log = e.log[:0]
 	return out
 }

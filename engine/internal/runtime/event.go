@@ -110,39 +110,68 @@ type Event struct {
 
 // record is the compact form in which an instance keeps its stream: the
 // common records (an element entered or left, a flow taken) need only the
-// node or flow and the token, so they are stored in 40 bytes and expanded
-// to an Event only when read. Rarer records keep their full Event in more.
+// node or flow and the token, so they are stored in 32 bytes and expanded
+// to an Event only when read. A record holds no pointer (its node and flow
+// are indexes into the immutable process), so the garbage collector never
+// scans an instance's history; rarer records keep their full Event in the
+// instance's details.
 type record struct {
 	at    int64 // clock reading, Unix nanoseconds
-	node  *model.Node
-	flow  *model.Flow
+	node  int32 // 1 + the Node.Index of the element concerned; 0: none
+	flow  int32 // 1 + the Flow.Index of the flow taken; 0: none
 	token int32
+	more  int32 // 1 + the index of the record's details in Instance.details; 0: none
 	typ   uint8
-	more  *Event
 }
 
-// event expands r, the seq-th record of inst, into a public Event.
-func (r *record) event(inst *Instance, seq int) Event {
+// element returns the node r concerns, or nil.
+func (r *record) element(p *model.Process) *model.Node {
+	if r.node == 0 {
+		return nil
+	}
+	return p.Nodes[r.node-1]
+}
+
+// event expands r, the seq-th record of inst, whose details are more (nil
+// for a common record), into a public Event.
+func (r *record) event(inst *Instance, more *Event, seq int) Event {
 	var ev Event
-	if r.more != nil {
-		ev = *r.more
+	if more != nil {
+		ev = *more
 	}
 	ev.Seq = uint64(seq)
 	ev.Time = time.Unix(0, r.at).UTC()
 	ev.Type = eventTypes[r.typ]
 	ev.InstanceKey = inst.key
-	ev.ProcessID = inst.plan.Process.ID
-	if r.node != nil {
-		ev.ElementID = r.node.ID
-		ev.ElementType = r.node.Kind.String()
+	p := inst.plan.Process
+	ev.ProcessID = p.ID
+	if n := r.element(p); n != nil {
+		ev.ElementID = n.ID
+		ev.ElementType = n.Kind.String()
 	}
-	if r.flow != nil {
-		ev.ElementID = r.flow.ID
+	if r.flow != 0 {
+		f := p.Flows[r.flow-1]
+		ev.ElementID = f.ID
 		ev.ElementType = "sequenceFlow"
-		ev.FlowID = r.flow.ID
+		ev.FlowID = f.ID
 	}
 	if r.token != 0 {
 		ev.TokenID = int(r.token)
 	}
 	return ev
+}
+
+// nodeRef and flowRef are a record's reference to n and f.
+func nodeRef(n *model.Node) int32 {
+	if n == nil {
+		return 0
+	}
+	return int32(n.Index) + 1
+}
+
+func flowRef(f *model.Flow) int32 {
+	if f == nil {
+		return 0
+	}
+	return int32(f.Index) + 1
 }

@@ -62,6 +62,10 @@ func (inst *Instance) post(m message) bool {
 	}
 	inst.mail = append(inst.mail, m)
 	inst.mailMu.Unlock()
+	if inst.direct {
+		inst.eng.schedule(inst)
+		return true
+	}
 	select {
 	case inst.wake <- struct{}{}:
 	default:

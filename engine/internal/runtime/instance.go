@@ -51,6 +51,7 @@ type Instance struct {
 
 	// Loop-owned from here on; readable by others once done is closed.
 	history   []record
+	details   []*Event // the details of the rarer records (record.more)
 	tokens    map[int]*tokenView
 	nextToken int
 	joins     map[joinKey]*joinState
@@ -83,6 +84,10 @@ type Instance struct {
 	// when it runs next, and reports what it reported and the loop has
 	// not handled yet (reportBuf backs it, so steps cost no allocation).
 	direct    bool
+	starting  *startTarget // where drive begins the instance, until it has
+	trigger   *Event
+	queued    bool // in the engine's run queue; guarded by Engine.runMu
+	ended     bool
 	running   *tokenView
 	handOver  delivery
 	reports   []message
@@ -95,9 +100,9 @@ type Instance struct {
 	// tells tracks to park under it at their next step.
 	heldBy int64
 	hold   atomic.Bool
-	// lastNode is the element of the last record about one: where a
-	// budget was exceeded.
-	lastNode *model.Node
+	// lastNode is the element of the last record about one (a record's
+	// node reference): where a budget was exceeded.
+	lastNode int32
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -178,16 +183,19 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 		eng:     e,
 		plan:    plan,
 		key:     e.NextKey(),
-		intake:  make(chan message, intakeDepth),
 		done:    make(chan struct{}),
-		wake:    make(chan struct{}, 1),
 		state:   Active,
 		history: make([]record, 0, 3*len(plan.Process.Nodes)+6),
 		tokens:  make(map[int]*tokenView, 2),
 		final:   Completed,
+		direct:  e.opts.Resumption == ResumeDirect,
+	}
+	if !inst.direct {
+		// Only a loop goroutine reads an intake and waits for a wake-up.
+		inst.intake = make(chan message, intakeDepth)
+		inst.wake = make(chan struct{}, 1)
 	}
 	inst.root = newScope(0, nil, nil, vars)
-	inst.direct = e.opts.Resumption == ResumeDirect
 	inst.reports = inst.reportBuf[:0]
 	return inst
 }
@@ -228,7 +236,8 @@ func (inst *Instance) History() []Event {
 func (inst *Instance) expandHistory() []Event {
 	out := make([]Event, len(inst.history))
 	for i := range inst.history {
-		out[i] = inst.history[i].event(inst, i+1)
+		r := &inst.history[i]
+		out[i] = r.event(inst, inst.detailsOf(r), i+1)
 		out[i].Variables = cloneVars(out[i].Variables)
 	}
 	return out
@@ -288,6 +297,9 @@ func (inst *Instance) Message() string {
 // call hands cmd to the loop and waits for its answer.
 func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	cmd.reply = make(chan error, 1)
+	if inst.direct {
+		return inst.callDirect(ctx, cmd)
+	}
 	inst.eng.busy.add(1)
 	select {
 	case inst.intake <- message{kind: msgCommand, more: &messageMore{cmd: cmd}}:
@@ -318,25 +330,34 @@ func (inst *Instance) call(ctx context.Context, cmd *command) error {
 func (inst *Instance) record(ev Event) {
 	r := record{typ: typeCode[ev.Type], token: int32(ev.TokenID)}
 	if ev.ElementID != "" {
-		r.node = inst.plan.Process.Node(ev.ElementID)
+		r.node = nodeRef(inst.plan.Process.Node(ev.ElementID))
 	}
 	ev.ElementID, ev.ElementType, ev.TokenID = "", "", 0
 	if ev.Variables != nil || ev.Message != "" || ev.JobKey != 0 || ev.JobType != "" || ev.IncidentKey != 0 ||
 		ev.Name != "" || ev.CorrelationKey != "" || ev.Due != nil {
 		more := ev // copied here, so that ev itself does not escape on every call
-		r.more = &more
+		inst.details = append(inst.details, &more)
+		r.more = int32(len(inst.details))
 	}
 	inst.add(r)
 }
 
 // recordNode appends a record about element n.
 func (inst *Instance) recordNode(t EventType, n *model.Node, token int) {
-	inst.add(record{typ: typeCode[t], node: n, token: int32(token)})
+	inst.add(record{typ: typeCode[t], node: nodeRef(n), token: int32(token)})
 }
 
 // recordStep appends one of the records written at every step.
 func (inst *Instance) recordStep(code uint8, n *model.Node, f *model.Flow, token int) {
-	inst.add(record{typ: code, node: n, flow: f, token: int32(token)})
+	inst.add(record{typ: code, node: nodeRef(n), flow: flowRef(f), token: int32(token)})
+}
+
+// detailsOf returns the details of record r, or nil.
+func (inst *Instance) detailsOf(r *record) *Event {
+	if r.more == 0 {
+		return nil
+	}
+	return inst.details[r.more-1]
 }
 
 // recordFlow appends a flowTaken record.
@@ -349,7 +370,7 @@ func (inst *Instance) add(r record) {
 	r.at = inst.now
 	inst.history = append(inst.history, r)
 	inst.work.records++
-	if r.node != nil {
+	if r.node != 0 {
 		inst.lastNode = r.node
 	}
 	if inst.work.records > inst.eng.opts.MaxRecordsPerInput {
@@ -366,39 +387,25 @@ func (inst *Instance) add(r record) {
 //
 //go:noinline
 func (inst *Instance) publish(seq int) {
-	ev := inst.history[seq-1].event(inst, seq)
+	r := &inst.history[seq-1]
+	more := inst.detailsOf(r)
 	if inst.eng.eventLog.Load() {
-		inst.eng.logEvent(ev)
+		inst.eng.logRecord(logged{inst: inst, more: more, rec: *r, seq: seq})
 	}
 	if inst.eng.observed() {
+		ev := r.event(inst, more, seq)
 		inst.eng.publish(&ev)
 	}
 }
 
-// loop is the instance's single writer. It runs until the last token is
-// gone, then finalizes the instance.
+// loop is the instance's single writer with goroutine tracks, run on a
+// goroutine of its own. It runs until the last token is gone, then
+// finalizes the instance. (With direct resumption, drive does the same on
+// the caller's goroutine: drive.go.)
 func (inst *Instance) loop(start *model.Node, trigger *Event) {
-	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
-	if trigger != nil {
-		trigger.ElementID = start.ID
-		inst.record(*trigger)
-	}
-	inst.openEventSubprocesses(inst.root)
-	inst.spawn(start, nil, false, inst.root)
+	inst.begin(start, trigger)
 	for len(inst.tokens) > 0 {
-		inst.release()
-		if inst.direct && inst.driveDirect() {
-			continue
-		}
-		if inst.nextTurn() {
-			if inst.direct {
-				continue // the track given the turn runs at once
-			}
-		} else if len(inst.inputs) > 0 {
-			m := inst.inputs[0]
-			inst.inputs[0] = message{}
-			inst.inputs = inst.inputs[1:]
-			inst.safeHandle(m)
+		if inst.proceed() {
 			continue
 		}
 		select {
@@ -417,6 +424,47 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 			inst.inputs = append(inst.inputs, inst.takeMail(false)...)
 		}
 	}
+	inst.end()
+}
+
+// begin records the instance's start and creates its first token at
+// start.
+func (inst *Instance) begin(start *model.Node, trigger *Event) {
+	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
+	if trigger != nil {
+		trigger.ElementID = start.ID
+		inst.record(*trigger)
+	}
+	inst.openEventSubprocesses(inst.root)
+	inst.spawn(start, nil, false, inst.root)
+}
+
+// proceed does the next piece of work that needs no new input: a step of
+// the track with the turn (direct resumption), the turn for the next
+// runnable track, or the oldest outside input once no track runs. It
+// reports false when there is none.
+func (inst *Instance) proceed() bool {
+	inst.release()
+	if inst.direct && inst.driveDirect() {
+		return true
+	}
+	if inst.nextTurn() {
+		// A goroutine track given the turn runs on its own, and the loop
+		// waits for its reports; a direct one runs at the next call.
+		return inst.direct
+	}
+	if len(inst.inputs) == 0 {
+		return false
+	}
+	m := inst.inputs[0]
+	inst.inputs[0] = message{}
+	inst.inputs = inst.inputs[1:]
+	inst.safeHandle(m)
+	return true
+}
+
+// end finalizes the instance once its last token has gone.
+func (inst *Instance) end() {
 	// Commands taken but not yet handled are answered before the instance
 	// ends, so that none is both answered and released as never taken.
 	for _, m := range inst.inputs {
@@ -428,13 +476,29 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 	inst.inputs = nil
 	inst.finalize()
 	// Mail that arrived too late finds no token: handling drops it (and
-	// hands messages back to the hub).
+	// hands messages back to the hub); a command posted too late (direct
+	// resumption posts commands) learns that the instance has ended.
 	for _, m := range append(late, inst.takeMail(true)...) {
-		if m.kind != msgCommand {
+		switch {
+		case m.kind != msgCommand:
 			inst.safeHandle(m)
+		case inst.direct:
+			inst.answer(m.more.cmd, ErrInstanceEnded)
+			inst.released++
 		}
 	}
 	inst.release()
+	inst.compact()
+}
+
+// compact lets go of the loop state a finished instance no longer needs,
+// so that the finished instances the engine keeps findable cost little
+// more than their history and variables.
+func (inst *Instance) compact() {
+	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
+	inst.subs, inst.condLast = nil, nil
+	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
+	inst.running, inst.cause = nil, nil
 }
 
 // receive takes one message from the intake: a track's report is handled
@@ -458,6 +522,12 @@ func (inst *Instance) safeHandle(m message) {
 	defer func() {
 		if r := recover(); r != nil {
 			inst.stopAll(Failed, fmt.Sprintf("internal error: %v", r))
+			if m.kind == msgCommand && !m.more.cmd.answered {
+				// Answered and released as if handled: the caller
+				// learns of the failure, and the count stays exact.
+				inst.answer(m.more.cmd, fmt.Errorf("internal error: %v", r))
+				inst.released++
+			}
 		}
 	}()
 	inst.handle(m)

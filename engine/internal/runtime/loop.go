@@ -79,6 +79,8 @@ type command struct {
 	code    string
 	msg     string
 	reply   chan error
+	// answered is set once the loop has sent on reply.
+	answered bool
 
 	tokens    []Token
 	incidents []Incident
@@ -719,6 +721,12 @@ func (inst *Instance) command(c *command) {
 	case cmdHistory:
 		c.history = inst.expandHistory()
 	}
+	inst.answer(c, err)
+}
+
+// answer sends a command's answer, once.
+func (inst *Instance) answer(c *command, err error) {
+	c.answered = true
 	c.reply <- err
 }
 

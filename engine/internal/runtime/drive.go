@@ -1,0 +1,106 @@
+package runtime
+
+import "context"
+
+// With direct resumption an instance has no goroutine of its own: whoever
+// makes it runnable (a start, a post to its mailbox, a command) puts it in
+// the engine's run queue, and the engine drives the queue on the caller's
+// goroutine until nothing can move, so that a call into the engine returns
+// settled. One goroutine drives at a time (driveMu): a caller that finds
+// another driving leaves its instance to that driver, which looks at the
+// queue again after it lets go. The engine's own code that makes an
+// instance runnable while driving (a message thrown to another instance, a
+// called instance started) only queues it: drive never nests.
+//
+// No code of the engine's user runs on the driver: observers are called on
+// goroutines of their own (observe.go), so a blocking call into the engine
+// from an observer waits for the driver like any other caller, and the
+// driver can never wait for itself.
+
+// schedule puts inst in the run queue, if it is not there yet, and drives
+// the queue unless another goroutine does.
+func (e *Engine) schedule(inst *Instance) {
+	e.runMu.Lock()
+	if !inst.queued {
+		inst.queued = true
+		e.runq = append(e.runq, inst)
+	}
+	e.runMu.Unlock()
+	e.drive()
+}
+
+// drive runs queued instances until the queue is empty, unless another
+// goroutine is driving it already.
+func (e *Engine) drive() {
+	for e.driveMu.TryLock() {
+		for inst := e.dequeue(); inst != nil; inst = e.dequeue() {
+			inst.drive()
+		}
+		e.driveMu.Unlock()
+		e.runMu.Lock()
+		more := len(e.runq) > 0
+		e.runMu.Unlock()
+		if !more {
+			return // anything queued from now on is driven by whoever queues it
+		}
+	}
+}
+
+// dequeue takes the oldest queued instance, or nil.
+func (e *Engine) dequeue() *Instance {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	if len(e.runq) == 0 {
+		return nil
+	}
+	inst := e.runq[0]
+	e.runq[0] = nil
+	e.runq = e.runq[1:]
+	if len(e.runq) == 0 {
+		e.runq = nil
+	}
+	inst.queued = false
+	return inst
+}
+
+// drive is the loop of an instance with direct resumption: it runs the
+// instance until it can move no more without new input, or has ended.
+func (inst *Instance) drive() {
+	if inst.ended {
+		return
+	}
+	inst.now = 0 // records of this run read the clock afresh
+	if t := inst.starting; t != nil {
+		inst.starting = nil
+		inst.begin(t.node, inst.trigger)
+		inst.trigger = nil
+	}
+	for len(inst.tokens) > 0 {
+		if inst.proceed() {
+			continue
+		}
+		mail := inst.takeMail(false)
+		if len(mail) == 0 {
+			inst.release()
+			return
+		}
+		inst.inputs = append(inst.inputs, mail...)
+	}
+	inst.ended = true
+	inst.end()
+}
+
+// callDirect posts cmd, drives the engine and waits for the answer: at
+// once when this goroutine drove, else when the goroutine driving gets to
+// it.
+func (inst *Instance) callDirect(ctx context.Context, cmd *command) error {
+	if !inst.post(message{kind: msgCommand, more: &messageMore{cmd: cmd}}) {
+		return ErrInstanceEnded
+	}
+	select {
+	case err := <-cmd.reply:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
