@@ -132,7 +132,7 @@ func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
 }
 
 // repeat is how many times TestScenarioOrder plays each scenario on each
-// runner it plays on: twice under -race in make test, 20 times in make
+// runner it plays on: twice under -race in make test, 10 times in make
 // stress. By default it plays on the native runners only, whose goroutines
 // -race shuffles most (the module runs on one thread, and TestScenarios
 // already holds every runner to the native observations); allHosts plays
