@@ -33,16 +33,23 @@ func (e *Engine) schedule(inst *Instance) {
 // goroutine is driving it already.
 func (e *Engine) drive() {
 	for e.driveMu.TryLock() {
-		for inst := e.dequeue(); inst != nil; inst = e.dequeue() {
-			inst.drive()
-		}
-		e.driveMu.Unlock()
+		e.driveQueue()
 		e.runMu.Lock()
 		more := len(e.runq) > 0
 		e.runMu.Unlock()
 		if !more {
 			return // anything queued from now on is driven by whoever queues it
 		}
+	}
+}
+
+// driveQueue drives queued instances until none is left, then lets go of
+// driveMu, even when a bug panics out of an instance: the panic reaches
+// the caller, and the next caller can still drive.
+func (e *Engine) driveQueue() {
+	defer e.driveMu.Unlock()
+	for inst := e.dequeue(); inst != nil; inst = e.dequeue() {
+		inst.drive()
 	}
 }
 
