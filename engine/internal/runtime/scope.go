@@ -35,6 +35,12 @@ type scope struct {
 	// the scope completes when that event sub-process does.
 	interrupted bool
 	done        bool
+	// multi is set on the body of a multi-instance activity; inner on the
+	// scope of one of its inner instances, index (from 0) saying which
+	// (multi.go).
+	multi *multiBody
+	inner bool
+	index int
 }
 
 // emptyView is the view of a scope with no variables anywhere above it.

@@ -1,0 +1,65 @@
+package bpmnxml
+
+import "github.com/flowtrack/flowtrack/engine/internal/model"
+
+// multiInstance reads multiInstanceLoopCharacteristics in any of the three
+// ways models write it: Zeebe's zeebe:loopCharacteristics extension,
+// Camunda 7's camunda:collection and camunda:elementVariable attributes,
+// or plain BPMN (loopCardinality, loopDataInputRef and inputDataItem,
+// loopDataOutputRef and outputDataItem, whose references are read as
+// variable names, as Camunda 7 and Flowable read them). Whether what it
+// says is complete and compiles is checked when the process is compiled,
+// naming the activity.
+func (b *builder) multiInstance(n *model.Node, e *element) {
+	mi := &model.MultiInstance{
+		Sequential:          e.get("isSequential") == "true",
+		Cardinality:         b.imp.expression(e.child(nsBPMN, "loopCardinality")),
+		CompletionCondition: b.imp.expression(e.child(nsBPMN, "completionCondition")),
+	}
+	if ref := e.child(nsBPMN, "loopDataInputRef"); ref != nil && ref.content() != "" {
+		mi.Collection = model.Expression{Text: ref.content()}
+	}
+	if item := e.child(nsBPMN, "inputDataItem"); item != nil {
+		mi.Element = dataItemName(item)
+	}
+	if ref := e.child(nsBPMN, "loopDataOutputRef"); ref != nil {
+		mi.OutputCollection = ref.content()
+	}
+	if item := e.child(nsBPMN, "outputDataItem"); item != nil {
+		if name := dataItemName(item); name != "" {
+			mi.OutputElement = model.Expression{Text: name}
+		}
+	}
+	if c := e.nsAttr(nsCamunda, "collection"); c != "" {
+		mi.Collection = model.Expression{Text: c}
+	}
+	if v := e.nsAttr(nsCamunda, "elementVariable"); v != "" {
+		mi.Element = v
+	}
+	if ext := e.child(nsBPMN, "extensionElements"); ext != nil {
+		if z := ext.child(nsZeebe, "loopCharacteristics"); z != nil {
+			if v := z.get("inputCollection"); v != "" {
+				mi.Collection = model.Expression{Text: v}
+			}
+			if v := z.get("inputElement"); v != "" {
+				mi.Element = v
+			}
+			if v := z.get("outputCollection"); v != "" {
+				mi.OutputCollection = v
+			}
+			if v := z.get("outputElement"); v != "" {
+				mi.OutputElement = model.Expression{Text: v}
+			}
+		}
+	}
+	n.Multi = mi
+}
+
+// dataItemName is the variable a BPMN inputDataItem or outputDataItem
+// stands for: its name, or else its id.
+func dataItemName(e *element) string {
+	if name := e.get("name"); name != "" {
+		return name
+	}
+	return e.get("id")
+}
