@@ -6,8 +6,9 @@ import "github.com/flowtrack/flowtrack/engine/internal/model"
 // ways models write it: Zeebe's zeebe:loopCharacteristics extension,
 // Camunda 7's camunda:collection and camunda:elementVariable attributes,
 // or plain BPMN (loopCardinality, loopDataInputRef and inputDataItem,
-// loopDataOutputRef and outputDataItem, whose references are read as
-// variable names, as Camunda 7 and Flowable read them). Whether what it
+// loopDataOutputRef and outputDataItem: the variables they stand for are
+// the names of the data inputs, properties or data items they name, or
+// their ids). Whether what it
 // says is complete and compiles is checked when the process is compiled,
 // naming the activity.
 func (b *builder) multiInstance(n *model.Node, e *element) {
@@ -17,13 +18,13 @@ func (b *builder) multiInstance(n *model.Node, e *element) {
 		CompletionCondition: b.imp.expression(e.child(nsBPMN, "completionCondition")),
 	}
 	if ref := e.child(nsBPMN, "loopDataInputRef"); ref != nil && ref.content() != "" {
-		mi.Collection = model.Expression{Text: ref.content()}
+		mi.Collection = model.Expression{Text: b.imp.dataName(ref.content())}
 	}
 	if item := e.child(nsBPMN, "inputDataItem"); item != nil {
 		mi.Element = dataItemName(item)
 	}
-	if ref := e.child(nsBPMN, "loopDataOutputRef"); ref != nil {
-		mi.OutputCollection = ref.content()
+	if ref := e.child(nsBPMN, "loopDataOutputRef"); ref != nil && ref.content() != "" {
+		mi.OutputCollection = b.imp.dataName(ref.content())
 	}
 	if item := e.child(nsBPMN, "outputDataItem"); item != nil {
 		if name := dataItemName(item); name != "" {
@@ -62,4 +63,14 @@ func dataItemName(e *element) string {
 		return name
 	}
 	return e.get("id")
+}
+
+// dataName is the variable the data element with id ref stands for: its
+// name, or else its id. The reference check reports a ref that names no
+// element.
+func (imp *importer) dataName(ref string) string {
+	if e, ok := lookup(imp.elements, ref); ok {
+		return dataItemName(e)
+	}
+	return localID(ref)
 }
