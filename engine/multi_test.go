@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -102,4 +103,159 @@ func TestMultiInstance_JobSeesLoopCounter(t *testing.T) {
 		got[j.Variables["loopCounter"].(float64)] = j.Variables["item"].(float64)
 	}
 	assert.Equal(t, map[float64]float64{1: 10, 2: 20}, got)
+}
+
+// TestMultiInstance_CompletionCondition: once the condition holds, the
+// remaining inner instances are terminated (parallel) or never started
+// (sequential), and the activity completes with what was collected.
+func TestMultiInstance_CompletionCondition(t *testing.T) {
+	for _, sequential := range []bool{false, true} {
+		name := map[bool]string{false: "parallel", true: "sequential"}[sequential]
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, miProcess(miTask("act", zeebeMI(sequential,
+				`inputCollection="= items" inputElement="item" outputCollection="results" outputElement="= item"`,
+				`<bpmn:completionCondition>= numberOfCompletedInstances &gt;= 2</bpmn:completionCondition>`))))
+			inst := start(t, e, map[string]any{"items": []any{1.0, 2.0, 3.0, 4.0}})
+			require.Equal(t, 2, completeAll(t, e, func(engine.Job) map[string]any { return nil }))
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			results := inst.Variables()["results"].([]any)
+			require.Len(t, results, 4)
+			assert.Equal(t, []any{1.0, 2.0}, results[:2])
+			assert.Equal(t, []any{nil, nil}, results[2:], "instances that never completed collect null")
+			terminated := 0
+			if !sequential {
+				terminated = 2
+			}
+			assert.Equal(t, terminated, count(inst, engine.ElementTerminated, "act"))
+			assert.Equal(t, 2+1, count(inst, engine.ElementLeft, "act"), "two inner instances and the body")
+			assert.Empty(t, e.Jobs(engine.JobFilter{}), "the terminated instances' jobs are cancelled")
+		})
+	}
+}
+
+// TestMultiInstance_Cardinality runs an activity a number of times, with
+// nrOfInstances and the other BPMN counters in the completion condition.
+func TestMultiInstance_Cardinality(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, miProcess(miTask("act", `<bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>= n</bpmn:loopCardinality>`+
+		`<bpmn:completionCondition>= nrOfCompletedInstances = nrOfInstances - 1 and nrOfActiveInstances = 1</bpmn:completionCondition>`+
+		`</bpmn:multiInstanceLoopCharacteristics>`)))
+	inst := start(t, e, map[string]any{"n": 3.0})
+	require.Len(t, e.Jobs(engine.JobFilter{Type: "w"}), 3)
+	require.Equal(t, 2, completeAll(t, e, func(engine.Job) map[string]any { return nil }))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+}
+
+// TestMultiInstance_EmptyCollection completes the activity at once with an
+// empty output collection, as Zeebe does.
+func TestMultiInstance_EmptyCollection(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, miProcess(miTask("act", zeebeMI(false, `inputCollection="= items" outputCollection="out" outputElement="= x"`, ``))))
+	inst := start(t, e, map[string]any{"items": []any{}})
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, []any{}, inst.Variables()["out"])
+	assert.Equal(t, 1, count(inst, engine.ElementLeft, "act"))
+}
+
+// TestMultiInstance_BadCollectionIsAnIncident: an input collection that is
+// no list holds the token with an incident at the activity; once the
+// variable is fixed, resolving it starts the body.
+func TestMultiInstance_BadCollectionIsAnIncident(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, miProcess(miTask("act", zeebeMI(false, `inputCollection="= items"`, ``))))
+	inst := start(t, e, map[string]any{"items": "abc"})
+	incs := inst.Incidents()
+	require.Len(t, incs, 1)
+	assert.Equal(t, "act", incs[0].ElementID)
+	assert.Contains(t, incs[0].Message, "not a list")
+	assert.Empty(t, e.Jobs(engine.JobFilter{}))
+}
+
+// TestMultiInstance_BoundaryOnBody: an interrupting timer on the activity
+// terminates every inner instance, then the body; a non-interrupting one
+// leaves them running. An error thrown by an inner instance's job is
+// caught by the body's error boundary event.
+func TestMultiInstance_BoundaryOnBody(t *testing.T) {
+	body := func(boundary string) string {
+		return defs(`<bpmn:error id="Err" errorCode="E1"/>`, `<bpmn:startEvent id="s"/>`+
+			miTask("act", zeebeMI(false, `inputCollection="= items" inputElement="item"`, ``))+boundary+
+			`<bpmn:endEvent id="e"/><bpmn:endEvent id="handled"/>`+flows("s", "act", "act", "e", "b", "handled"))
+	}
+	items := map[string]any{"items": []any{"a", "b", "c"}}
+	t.Run("interrupting timer", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, body(timerBoundary("b", "act", "true", `<bpmn:timeDuration>PT1H</bpmn:timeDuration>`)))
+		inst := start(t, e, items)
+		require.NoError(t, e.Advance(ctxT(t), time.Hour))
+		require.NoError(t, e.Settle(ctxT(t)))
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 4, count(inst, engine.ElementTerminated, "act"), "three inner instances and the body")
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "handled"))
+		assert.Empty(t, e.Jobs(engine.JobFilter{}))
+		// Inner instances first, the body last.
+		var order []int
+		for _, ev := range inst.History() {
+			if ev.Type == engine.ElementTerminated {
+				order = append(order, ev.TokenID)
+			}
+		}
+		require.Len(t, order, 4)
+		assert.Equal(t, order[3], order[0]-1, "the body's token, which reached the activity first, is terminated last")
+	})
+	t.Run("non-interrupting timer", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, body(timerBoundary("b", "act", "false", `<bpmn:timeDuration>PT1H</bpmn:timeDuration>`)))
+		inst := start(t, e, items)
+		require.NoError(t, e.Advance(ctxT(t), time.Hour))
+		require.NoError(t, e.Settle(ctxT(t)))
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "handled"))
+		require.Equal(t, 3, completeAll(t, e, func(engine.Job) map[string]any { return nil }))
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "e"))
+	})
+	t.Run("error from an inner job", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, body(`<bpmn:boundaryEvent id="b" attachedToRef="act"><bpmn:errorEventDefinition errorRef="Err"/></bpmn:boundaryEvent>`))
+		inst := start(t, e, items)
+		jobs := e.Jobs(engine.JobFilter{Type: "w"})
+		require.Len(t, jobs, 3)
+		require.NoError(t, e.ThrowError(ctxT(t), jobs[1].Key, "E1", "boom", nil))
+		require.NoError(t, e.Settle(ctxT(t)))
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "handled"))
+		assert.Equal(t, 0, count(inst, engine.ElementLeft, "e"))
+		assert.Empty(t, e.Jobs(engine.JobFilter{}))
+	})
+}
+
+// TestMultiInstance_SubProcess runs a sub-process per element: each
+// instance's content sees its own element, its output mapping writes the
+// output element, and a terminate end event inside ends only its
+// instance.
+func TestMultiInstance_SubProcess(t *testing.T) {
+	for _, sequential := range []bool{false, true} {
+		name := map[bool]string{false: "parallel", true: "sequential"}[sequential]
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, miProcess(`<bpmn:subProcess id="act">`+zeebeMI(sequential,
+				`inputCollection="= items" inputElement="item" outputCollection="results" outputElement="= doubled"`, ``)+
+				`<bpmn:extensionElements><zeebe:ioMapping><zeebe:output source="= got * 2" target="doubled"/></zeebe:ioMapping></bpmn:extensionElements>`+
+				`<bpmn:startEvent id="ss"/>`+task("work", "w")+`<bpmn:endEvent id="se"><bpmn:terminateEventDefinition/></bpmn:endEvent>`+
+				flows("ss", "work", "work", "se")+`</bpmn:subProcess>`))
+			inst := start(t, e, map[string]any{"items": []any{1.0, 2.0, 3.0}})
+			completeAll(t, e, func(j engine.Job) map[string]any { return map[string]any{"got": j.Variables["item"]} })
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			assert.Equal(t, []any{2.0, 4.0, 6.0}, inst.Variables()["results"])
+			assert.Equal(t, 4, count(inst, engine.ElementLeft, "act"))
+			assert.Equal(t, 3, count(inst, engine.ElementLeft, "work"))
+		})
+	}
 }
