@@ -259,3 +259,80 @@ func TestMultiInstance_SubProcess(t *testing.T) {
 		})
 	}
 }
+
+// callMI: process "p" calls "child" (one job of type c) from call activity
+// "act" with the given loop characteristics, and a timer boundary event
+// "b" (PT1H, interrupting) on it.
+func callMI(characteristics string) string {
+	return `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" ` +
+		`xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">` +
+		`<bpmn:process id="child" isExecutable="true"><bpmn:startEvent id="cs"/>` + task("cwork", "c") + `<bpmn:endEvent id="ce"/>` +
+		flows("cs", "cwork", "cwork", "ce") + `</bpmn:process>` +
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/>` +
+		`<bpmn:callActivity id="act"><bpmn:extensionElements><zeebe:calledElement processId="child"/></bpmn:extensionElements>` +
+		characteristics + `</bpmn:callActivity>` + timerBoundary("b", "act", "true", `<bpmn:timeDuration>PT1H</bpmn:timeDuration>`) +
+		`<bpmn:endEvent id="e"/><bpmn:endEvent id="late"/>` + flows("s", "act", "act", "e", "b", "late") + `</bpmn:process></bpmn:definitions>`
+}
+
+// TestMultiInstance_CallActivity calls one instance per element, each
+// seeing its element; their results come back in order; an interrupting
+// boundary event cancels every called instance still running.
+func TestMultiInstance_CallActivity(t *testing.T) {
+	mi := zeebeMI(false, `inputCollection="= items" inputElement="item" outputCollection="results" outputElement="= result"`, ``)
+	t.Run("completes", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, callMI(mi))
+		inst := start(t, e, map[string]any{"items": []any{1.0, 2.0, 3.0}})
+		jobs := e.Jobs(engine.JobFilter{Type: "c"})
+		require.Len(t, jobs, 3)
+		for i := len(jobs) - 1; i >= 0; i-- {
+			require.NotEqual(t, inst.Key(), jobs[i].InstanceKey)
+			require.NoError(t, e.CompleteJob(ctxT(t), jobs[i].Key, map[string]any{"result": jobs[i].Variables["item"].(float64) * 10}))
+		}
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, []any{10.0, 20.0, 30.0}, inst.Variables()["results"])
+		assert.NotContains(t, inst.Variables(), "result")
+		assert.Equal(t, 3, count(inst, engine.CallStarted, "act"))
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		e := newEngine(t)
+		deploy(t, e, callMI(mi))
+		inst := start(t, e, map[string]any{"items": []any{1.0, 2.0}})
+		require.Len(t, e.Jobs(engine.JobFilter{Type: "c"}), 2)
+		require.NoError(t, e.Advance(ctxT(t), time.Hour))
+		require.NoError(t, e.Settle(ctxT(t)))
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		assert.Equal(t, 1, count(inst, engine.ElementLeft, "late"))
+		assert.Empty(t, e.Jobs(engine.JobFilter{}), "the called instances were cancelled")
+		assert.Equal(t, 3, count(inst, engine.ElementTerminated, "act"))
+	})
+}
+
+// TestStandardLoop_SubProcessAndCallActivity: each iteration of a looping
+// sub-process or call activity waits for its content or called instance,
+// and the loop condition sees what the iteration wrote.
+func TestStandardLoop_SubProcessAndCallActivity(t *testing.T) {
+	loop := `<bpmn:standardLoopCharacteristics><bpmn:loopCondition>= n &lt; 3</bpmn:loopCondition></bpmn:standardLoopCharacteristics>`
+	for name, model := range map[string]string{
+		"sub-process": miProcess(`<bpmn:subProcess id="act">` + loop + `<bpmn:startEvent id="ss"/>` + task("work", "c") +
+			`<bpmn:endEvent id="se"/>` + flows("ss", "work", "work", "se") + `</bpmn:subProcess>`),
+		"call activity": callMI(loop),
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, model)
+			inst := start(t, e, map[string]any{"n": 0.0})
+			for i := 1; i <= 3; i++ {
+				j := jobOf(t, e, "c")
+				require.NoError(t, e.CompleteJob(ctxT(t), j.Key, map[string]any{"n": float64(i)}))
+				require.NoError(t, e.Settle(ctxT(t)))
+			}
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			assert.Equal(t, 3, count(inst, engine.ElementLeft, "act"), "one elementLeft per iteration")
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "e"))
+		})
+	}
+}
