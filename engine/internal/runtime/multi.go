@@ -236,6 +236,7 @@ func (inst *Instance) startInstance(body *scope) {
 	sc := newScope(inst.nextScope, body.node, body, locals)
 	sc.inner = true
 	sc.index = i
+	sc.token = inst.nextToken + 1 // the token spawn makes next
 	inst.spawn(body.node, nil, true, sc)
 }
 
@@ -287,13 +288,22 @@ func (inst *Instance) completing(tv *tokenView, n *model.Node) {
 	inst.deliver(tv, delivery{kind: resume})
 }
 
-// cancelInstances terminates the body's inner instances, except keep's.
+// cancelInstances terminates the body's inner instances, except keep's,
+// in the order they started. An inner instance's scope holds its token
+// and nothing else, so the token is withdrawn directly: terminateScope
+// would look for it among all of the instance's tokens, once per inner
+// instance.
 func (inst *Instance) cancelInstances(body *scope, keep *scope) {
 	for _, id := range sortedKeys(body.children) {
-		if sc := body.children[id]; sc != keep && !sc.done {
-			inst.terminateScope(sc)
-			body.multi.active--
+		sc := body.children[id]
+		if sc == keep || sc.done {
+			continue
 		}
+		if tv := inst.tokens[sc.token]; tv != nil {
+			inst.withdraw(tv)
+		}
+		sc.close()
+		body.multi.active--
 	}
 }
 

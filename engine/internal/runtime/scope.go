@@ -24,7 +24,9 @@ type scope struct {
 	view     atomic.Pointer[map[string]any]
 	children map[int]*scope
 	// token is the token waiting at the sub-process node, in the parent
-	// scope; 0 for the process scope.
+	// scope; 0 for the process scope. For an inner instance of a
+	// multi-instance activity it is the instance's own token, the only
+	// one in the scope.
 	token int
 	// live counts the tokens directly inside the scope.
 	live int
