@@ -320,7 +320,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 		}
 		if n.Multi != nil {
 			if err := compileMulti(np, opts); err != nil {
-				problem(n.ID, "FT.multi-instance", err, "%v", err)
+				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
 		if isThrow(n) {
