@@ -336,3 +336,120 @@ func TestStandardLoop_SubProcessAndCallActivity(t *testing.T) {
 		})
 	}
 }
+
+// TestMultiInstance_EngineEvaluatedInner: inner instances that do not wait
+// (a script the engine evaluates, a plain task) run one after another in
+// turns, and collect what they computed.
+func TestMultiInstance_EngineEvaluatedInner(t *testing.T) {
+	for name, activity := range map[string]string{
+		"script task": `<bpmn:scriptTask id="act"><bpmn:extensionElements><zeebe:script expression="= item * item" resultVariable="sq"/></bpmn:extensionElements>` +
+			zeebeMI(false, `inputCollection="= items" inputElement="item" outputCollection="results" outputElement="= sq"`, ``) + `</bpmn:scriptTask>`,
+		"plain task": `<bpmn:task id="act">` +
+			zeebeMI(true, `inputCollection="= items" inputElement="item" outputCollection="results" outputElement="= item * item"`, ``) + `</bpmn:task>`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, miProcess(activity))
+			inst := start(t, e, map[string]any{"items": []any{1.0, 2.0, 3.0}})
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			assert.Equal(t, []any{1.0, 4.0, 9.0}, inst.Variables()["results"])
+			assert.NotContains(t, inst.Variables(), "sq")
+		})
+	}
+}
+
+// TestMultiInstance_ReceiveTaskCorrelatesPerElement: each inner instance of
+// a receive task subscribes with a correlation key computed from its own
+// element, so messages complete them in any order.
+func TestMultiInstance_ReceiveTaskCorrelatesPerElement(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(`<bpmn:message id="M" name="go"><bpmn:extensionElements><zeebe:subscription correlationKey="= item"/></bpmn:extensionElements></bpmn:message>`,
+		`<bpmn:startEvent id="s"/><bpmn:receiveTask id="act" messageRef="M">`+
+			zeebeMI(false, `inputCollection="= items" inputElement="item" outputCollection="got" outputElement="= v"`, ``)+
+			`</bpmn:receiveTask><bpmn:endEvent id="e"/>`+flows("s", "act", "act", "e")))
+	inst := start(t, e, map[string]any{"items": []any{"a", "b"}})
+	for _, key := range []string{"b", "a"} {
+		require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: key, Variables: map[string]any{"v": key + "!"}}))
+		require.NoError(t, e.Settle(ctxT(t)))
+	}
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, []any{"a!", "b!"}, inst.Variables()["got"])
+}
+
+// TestMultiInstance_Cancel: cancelling the instance terminates every inner
+// instance, the content of inner sub-processes, and the body, and leaves
+// nothing open.
+func TestMultiInstance_Cancel(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, miProcess(`<bpmn:subProcess id="act">`+zeebeMI(false, `inputCollection="= items"`, ``)+
+		`<bpmn:startEvent id="ss"/>`+task("work", "w")+`<bpmn:endEvent id="se"/>`+flows("ss", "work", "work", "se")+`</bpmn:subProcess>`))
+	inst := start(t, e, map[string]any{"items": []any{1.0, 2.0}})
+	require.NoError(t, inst.Cancel(ctxT(t)))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Terminated, st)
+	var terminated []string
+	for _, ev := range inst.History() {
+		if ev.Type == engine.ElementTerminated {
+			terminated = append(terminated, ev.ElementID)
+		}
+	}
+	assert.Equal(t, []string{"work", "act", "work", "act", "act"}, terminated, "each instance's content, then the instance; the body last")
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
+
+// TestMultiInstance_NestedAndEventSubProcess: a multi-instance task inside
+// a multi-instance sub-process runs per outer and inner element; an error
+// thrown inside one instance of the sub-process is caught by the event
+// sub-process of that instance, not by its siblings or the body.
+func TestMultiInstance_NestedAndEventSubProcess(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, miProcess(`<bpmn:subProcess id="act">`+
+		zeebeMI(false, `inputCollection="= rows" inputElement="row" outputCollection="sums" outputElement="= sum(done)"`, ``)+
+		`<bpmn:startEvent id="ss"/>`+
+		miTask("cell", zeebeMI(false, `inputCollection="= row" inputElement="x" outputCollection="done" outputElement="= x"`, ``))+
+		`<bpmn:endEvent id="se"/>`+flows("ss", "cell", "cell", "se")+
+		`<bpmn:subProcess id="esp" triggeredByEvent="true"><bpmn:startEvent id="es"><bpmn:errorEventDefinition/></bpmn:startEvent><bpmn:endEvent id="ee"/>`+
+		flows("es", "ee")+`</bpmn:subProcess></bpmn:subProcess>`))
+	inst := start(t, e, map[string]any{"rows": []any{[]any{1.0, 2.0}, []any{3.0}}})
+	jobs := e.Jobs(engine.JobFilter{Type: "w"})
+	require.Len(t, jobs, 3)
+	var second int64
+	for _, j := range jobs {
+		if j.Variables["x"] == 3.0 {
+			second = j.Key
+		}
+	}
+	require.NoError(t, e.ThrowError(ctxT(t), second, "E", "", nil))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Equal(t, 1, count(inst, engine.ElementLeft, "esp"), "the failing instance's event sub-process handled it")
+	require.Equal(t, 2, completeAll(t, e, func(engine.Job) map[string]any { return nil }))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	// The second instance completed first, through its event
+	// sub-process, before any row had its cells collected.
+	assert.Equal(t, []any{3.0, nil}, inst.Variables()["sums"])
+}
+
+// TestMultiInstance_CompletionConditionIncident: a completion condition
+// that cannot be evaluated holds the completing instance with an incident;
+// resolving it evaluates the condition again.
+func TestMultiInstance_CompletionConditionIncident(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, miProcess(miTask("act", `<bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>1</bpmn:loopCardinality>`+
+		`<bpmn:completionCondition>${missing}</bpmn:completionCondition></bpmn:multiInstanceLoopCharacteristics>`)))
+	inst := start(t, e, nil)
+	require.Equal(t, 1, completeAll(t, e, func(engine.Job) map[string]any { return nil }))
+	incs := inst.Incidents()
+	require.Len(t, incs, 1)
+	assert.Equal(t, "act", incs[0].ElementID)
+	assert.Contains(t, incs[0].Message, "completion condition")
+	require.NoError(t, e.ResolveIncident(ctxT(t), incs[0].Key))
+	require.NoError(t, e.Settle(ctxT(t)))
+	require.Len(t, inst.Incidents(), 1, "still failing: a new incident")
+	require.NoError(t, inst.Cancel(ctxT(t)))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Terminated, st)
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
