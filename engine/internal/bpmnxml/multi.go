@@ -53,6 +53,12 @@ func (b *builder) multiInstance(n *model.Node, e *element) {
 			}
 		}
 	}
+	// The events a multi-instance activity throws as its instances
+	// complete (behavior None, One, Complex) are not thrown: refuse them
+	// rather than run the model without them.
+	if bh := e.get("behavior"); bh != "" && bh != "All" {
+		b.problem(n.ID, "FT.unsupported", "unsupported: multi-instance behavior=%q (flowtrack throws no events as instances complete): remove the attribute or set it to \"All\"", bh)
+	}
 	n.Multi = mi
 }
 

@@ -43,3 +43,18 @@ func TestImport_MultiInstance(t *testing.T) {
 		})
 	}
 }
+
+// TestImport_MultiInstanceBehavior refuses the multi-instance behaviors
+// that throw events as instances complete, naming the activity.
+func TestImport_MultiInstanceBehavior(t *testing.T) {
+	_, err := Import("t.bpmn", []byte(doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics behavior="One">`+
+		`<bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task></bpmn:process>`)))
+	var pr *model.Problem
+	require.ErrorAs(t, err, &pr)
+	assert.Equal(t, "t", pr.ElementID)
+	assert.Equal(t, "FT.unsupported", pr.RuleID)
+	assert.Contains(t, pr.Rule, `behavior="One"`)
+	_, err = Import("t.bpmn", []byte(doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics behavior="All">`+
+		`<bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task></bpmn:process>`)))
+	require.NoError(t, err)
+}
