@@ -15,23 +15,23 @@ type msgKind uint8
 // Track events report what a track did; msgCommand carries a request from
 // outside the instance.
 const (
-	evMoved      msgKind = iota + 1 // left node through flow onto flow.Target
-	evFork                          // left node through several flows at once
-	evJob                           // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
-	evArrive                        // parked at the join node, arrived through flow
-	evIncident                      // parked on an incident at node
-	evEnded                         // finished at end event node
-	evTerminate                     // reached terminate end event node
-	evExited                        // stopped: its channel was closed or the instance is stopping
-	evFailed                        // the track failed (a recovered panic)
-	evThrow                         // parked at a throw node until the loop has published its event
-	evDeliver                       // the hub fired a subscription (posted, not sent by a track)
-	evIteration                     // a looping activity starts its next iteration
-	evCallEnded                     // a called instance ended (posted by the child to its parent)
-	evCancel                        // the calling instance asks this one to terminate (posted)
-	evRaise                         // parked at an error or escalation end or throw event
-	evLinked                        // left link throw event node for the link catch event it names
-	evCompleting                    // an inner instance of multi-instance activity node is done with its work
+	evMoved     msgKind = iota + 1 // left node through flow onto flow.Target
+	evFork                         // left node through several flows at once
+	evJob                          // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
+	evArrive                       // parked at the join node, arrived through flow
+	evIncident                     // parked on an incident at node
+	evEnded                        // finished at end event node
+	evTerminate                    // reached terminate end event node
+	evExited                       // stopped: its channel was closed or the instance is stopping
+	evFailed                       // the track failed (a recovered panic)
+	evThrow                        // parked at a throw node until the loop has published its event
+	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
+	evIteration                    // a looping activity starts its next iteration
+	evCallEnded                    // a called instance ended (posted by the child to its parent)
+	evCancel                       // the calling instance asks this one to terminate (posted)
+	evRaise                        // parked at an error or escalation end or throw event
+	evLinked                       // left link throw event node for the link catch event it names
+	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
 	msgCommand
 )
 
@@ -176,7 +176,7 @@ func (inst *Instance) handle(m message) {
 		inst.linked(tv, m.node)
 	case evThrow:
 		inst.throw(tv, m.node)
-	case evCompleting:
+	case evInnerDone:
 		inst.completing(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
@@ -208,7 +208,7 @@ func (inst *Instance) handle(m message) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	switch m.kind {
-	case evJob, evArrive, evIncident, evThrow, evRaise, evCompleting:
+	case evJob, evArrive, evIncident, evThrow, evRaise, evInnerDone:
 		inst.wakeToExit(tv)
 	case evEnded, evTerminate:
 		inst.removeToken(tv, false)

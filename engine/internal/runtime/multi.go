@@ -16,7 +16,7 @@ import (
 // (loopCounter, the input element). The body starts one inner instance per
 // element of the input collection (or loopCardinality times), all at once
 // or one after another. As an inner instance finishes its work its track
-// reports evCompleting; the loop then collects its output element and
+// reports evInnerDone; the loop then collects its output element and
 // evaluates the completion condition, which, when it holds, terminates the
 // other inner instances. When the last one has gone the body hands the
 // output collection to the waiting token, which leaves the activity.
@@ -357,5 +357,6 @@ func (inst *Instance) handlersAt(sc *scope) (starts, boundaries bool) {
 	case sc.node == nil || sc.node.TriggeredByEvent:
 		return true, false
 	}
-	return true, !inst.tokens[sc.token].scope.instanceOf(sc.node)
+	owner := inst.tokens[sc.token]
+	return true, owner != nil && !owner.scope.instanceOf(sc.node)
 }

@@ -262,7 +262,7 @@ func (t *track) leave(n *model.Node) outcome {
 	if t.scope.instanceOf(n) {
 		// An inner instance of a multi-instance activity leaves through
 		// its body, not n's flows: the loop collects its output first.
-		return t.park(atCompleting, message{kind: evCompleting, node: n})
+		return t.park(atCompleting, message{kind: evInnerDone, node: n})
 	}
 	if link := t.inst.plan.nodes[n.Index].link; link != nil {
 		// A link throw continues at its catch, with no flow between.
