@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,10 @@ import (
 )
 
 // TestBoundary_Matrix covers every boundary kind, interrupting and not, on
-// a job task and on a sub-process holding a job. After the instance ends,
-// nothing may be left open: no job, subscription, timer or incident.
+// a job task and on a sub-process holding a job, each also as a parallel
+// multi-instance activity of two instances (the boundary events are the
+// body's). After the instance ends, nothing may be left open: no job,
+// subscription, timer or incident.
 func TestBoundary_Matrix(t *testing.T) {
 	decls := goMessage + `<bpmn:signal id="Sig" name="stop"/><bpmn:error id="Err" errorCode="E1"/><bpmn:escalation id="Esc" escalationCode="UP"/>`
 	definitions := map[string]string{
@@ -29,23 +32,27 @@ func TestBoundary_Matrix(t *testing.T) {
 		},
 		"signal": func(t *testing.T, e *engine.Engine) { require.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) },
 		"error": func(t *testing.T, e *engine.Engine) {
-			require.NoError(t, e.ThrowError(ctxT(t), jobOf(t, e, "act").Key, "E1", "", nil))
+			require.NoError(t, e.ThrowError(ctxT(t), firstJob(t, e, "act").Key, "E1", "", nil))
 		},
 		// The sub-process throws the escalation once its first job is done.
 		"escalation": func(t *testing.T, e *engine.Engine) {
-			require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "act").Key, nil))
+			require.NoError(t, e.CompleteJob(ctxT(t), firstJob(t, e, "act").Key, nil))
 		},
 	}
 	for _, kind := range []string{"timer", "message", "signal", "error", "escalation"} {
 		for _, interrupting := range []bool{true, false} {
-			for _, on := range []string{"task", "subProcess"} {
-				if kind == "error" && !interrupting || kind == "escalation" && on == "task" {
+			for _, on := range []string{"task", "subProcess", "multiTask", "multiSubProcess"} {
+				multi := strings.HasPrefix(on, "multi")
+				if kind == "error" && !interrupting || kind == "escalation" && (on == "task" || on == "multiTask") {
 					continue // an error always interrupts; only a sub-process can raise an escalation here
 				}
 				name := kind + "/" + map[bool]string{true: "interrupting", false: "non-interrupting"}[interrupting] + "/" + on
 				t.Run(name, func(t *testing.T) {
-					var activity string
-					if on == "subProcess" {
+					var activity, characteristics string
+					if multi {
+						characteristics = `<bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics>`
+					}
+					if on == "subProcess" || on == "multiSubProcess" {
 						inner := task("act", "act") + `<bpmn:endEvent id="se"/>` + flows("ss", "act")
 						if kind == "escalation" {
 							inner += `<bpmn:intermediateThrowEvent id="up"><bpmn:escalationEventDefinition escalationRef="Esc"/></bpmn:intermediateThrowEvent>` +
@@ -53,9 +60,10 @@ func TestBoundary_Matrix(t *testing.T) {
 						} else {
 							inner += flows("act", "se")
 						}
-						activity = `<bpmn:subProcess id="activity"><bpmn:startEvent id="ss"/>` + inner + `</bpmn:subProcess>`
+						activity = `<bpmn:subProcess id="activity">` + characteristics + `<bpmn:startEvent id="ss"/>` + inner + `</bpmn:subProcess>`
 					} else {
-						activity = `<bpmn:serviceTask id="activity"><bpmn:extensionElements><zeebe:taskDefinition type="act"/></bpmn:extensionElements></bpmn:serviceTask>`
+						activity = `<bpmn:serviceTask id="activity"><bpmn:extensionElements><zeebe:taskDefinition type="act"/></bpmn:extensionElements>` +
+							characteristics + `</bpmn:serviceTask>`
 					}
 					cancel := map[bool]string{true: "true", false: "false"}[interrupting]
 					e := newEngine(t)
@@ -67,12 +75,16 @@ func TestBoundary_Matrix(t *testing.T) {
 					require.NoError(t, e.Settle(ctxT(t)))
 					assert.Equal(t, 1, count(inst, engine.ElementLeft, "handled"), "the boundary path ran")
 					if interrupting {
-						assert.Equal(t, 1, count(inst, engine.ElementTerminated, "activity"))
+						terminated := 1
+						if multi {
+							terminated = 3 // both inner instances, then the body
+						}
+						assert.Equal(t, terminated, count(inst, engine.ElementTerminated, "activity"))
 					} else {
 						// The activity goes on: finish its remaining work.
-						for _, typ := range []string{"act", "more"} {
-							if jobs := e.Jobs(engine.JobFilter{Type: typ}); len(jobs) == 1 {
-								require.NoError(t, e.CompleteJob(ctxT(t), jobs[0].Key, nil))
+						for _, typ := range []string{"act", "more", "act", "more"} {
+							for _, j := range e.Jobs(engine.JobFilter{Type: typ}) {
+								require.NoError(t, e.CompleteJob(ctxT(t), j.Key, nil))
 								require.NoError(t, e.Settle(ctxT(t)))
 							}
 						}
@@ -85,4 +97,14 @@ func TestBoundary_Matrix(t *testing.T) {
 			}
 		}
 	}
+}
+
+// firstJob returns the oldest open job of type typ, once the engine has
+// settled.
+func firstJob(t *testing.T, e *engine.Engine, typ string) engine.Job {
+	t.Helper()
+	require.NoError(t, e.Settle(ctxT(t)))
+	jobs := e.Jobs(engine.JobFilter{Type: typ})
+	require.NotEmpty(t, jobs, "jobs of type %s", typ)
+	return jobs[0]
 }

@@ -252,6 +252,8 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="= 1"/></bpmn:extensionElements></bpmn:scriptTask>`, "t"))},
 	{rule: "FT.user-task", valid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="2026-01-31T17:00:00Z"/></bpmn:extensionElements></bpmn:userTask>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="tomorrow"/></bpmn:extensionElements></bpmn:userTask>`, "t"))},
+	{rule: "FT.multi-instance", valid: ruleDoc("", ruleBody(multiInstance(""), "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:extensionElements><zeebe:loopCharacteristics inputElement="x"/></bpmn:extensionElements></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`, "t"))},
 	{rule: "FT.loop", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="3"/></bpmn:task>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics/></bpmn:task>`, "t"))},
 	{rule: "FT.job-retries", valid: ruleDoc("", ruleBody(`<bpmn:serviceTask id="t"><bpmn:extensionElements><zeebe:taskDefinition type="w" retries="3"/></bpmn:extensionElements></bpmn:serviceTask>`, "t")),

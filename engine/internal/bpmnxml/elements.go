@@ -86,10 +86,12 @@ var ignoredRootElements = map[string]bool{
 	"globalChoreographyTask": true,
 }
 
-// unsupportedActivityChildren are children of an activity that change how it
-// runs, which flowtrack does not implement yet, with the rule reported.
-var unsupportedActivityChildren = map[string]string{
-	"multiInstanceLoopCharacteristics": "unsupported: multi-instance loop characteristics",
+// loopCharacteristics are the children of an activity that say how it
+// repeats. node reads them for the activity; the flow elements of a
+// sub-process skip them.
+var loopCharacteristics = map[string]bool{
+	"standardLoopCharacteristics":      true,
+	"multiInstanceLoopCharacteristics": true,
 }
 
 // eventDefinitionKinds maps BPMN event definition element names to kinds.

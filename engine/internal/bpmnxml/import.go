@@ -300,8 +300,8 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		if c.space != nsBPMN {
 			continue
 		}
-		if _, ok := unsupportedActivityChildren[c.local]; ok && parent != nil {
-			continue // reported on the sub-process by node
+		if loopCharacteristics[c.local] && parent != nil {
+			continue // read for the sub-process by node
 		}
 		switch flowElementRoles[c.local] {
 		case roleUnsupported:
@@ -354,14 +354,14 @@ func (b *builder) node(e *element, parent *model.Node) {
 		if c.space != nsBPMN {
 			continue
 		}
-		if rule, ok := unsupportedActivityChildren[c.local]; ok && kind.IsActivity() {
-			b.imp.problems = append(b.imp.problems, &model.Problem{RuleID: "FT.unsupported", ProcessID: b.p.ID, ElementID: n.ID, Pos: c.pos, Rule: rule})
-			continue
-		}
 		switch c.local {
 		case "standardLoopCharacteristics":
 			if kind.IsActivity() {
 				b.standardLoop(n, c)
+			}
+		case "multiInstanceLoopCharacteristics":
+			if kind.IsActivity() {
+				b.multiInstance(n, c)
 			}
 		case "documentation":
 			if t := c.content(); t != "" {

@@ -297,8 +297,6 @@ func TestImport_Problems(t *testing.T) {
 		{"transaction", doc(`<bpmn:process id="p"><bpmn:transaction id="tx"/></bpmn:process>`), "tx", "FT.unsupported", "unsupported element bpmn:transaction"},
 		{"adHoc", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "FT.unsupported", "unsupported element bpmn:adHocSubProcess"},
 		{"unknown bpmn element", doc(`<bpmn:process id="p"><bpmn:fancyTask id="f"/></bpmn:process>`), "f", "FT.unsupported", "unsupported element bpmn:fancyTask"},
-		{"multi-instance", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>3</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task></bpmn:process>`), "t", "FT.unsupported", "unsupported: multi-instance loop characteristics"},
-		{"multi-instance sub-process", doc(`<bpmn:process id="p"><bpmn:subProcess id="s"><bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>3</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:subProcess></bpmn:process>`), "s", "FT.unsupported", "unsupported: multi-instance loop characteristics"},
 		{"start quantity", doc(`<bpmn:process id="p"><bpmn:task id="t" startQuantity="2"/></bpmn:process>`), "t", "FT.unsupported", `unsupported: startQuantity="2"`},
 		{"completion quantity", doc(`<bpmn:process id="p"><bpmn:task id="t" completionQuantity="3"/></bpmn:process>`), "t", "FT.unsupported", `unsupported: completionQuantity="3"`},
 		{"negative loop maximum", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="-1"/></bpmn:task></bpmn:process>`), "t", "XSD.integer", `loopMaximum "-1" is not a non-negative whole number`},

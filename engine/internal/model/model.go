@@ -311,6 +311,8 @@ type Node struct {
 
 	// Loop is set on an activity with standard loop characteristics.
 	Loop *StandardLoop
+	// Multi is set on a multi-instance activity.
+	Multi *MultiInstance
 
 	// Documentation is the element's bpmn:documentation text.
 	Documentation string
@@ -325,6 +327,30 @@ type StandardLoop struct {
 	TestBefore bool
 	// Maximum caps the iterations; negative means no cap.
 	Maximum int
+}
+
+// MultiInstance runs an activity once per element of a collection, or a
+// number of times, in parallel or one after another (BPMN
+// multiInstanceLoopCharacteristics, with Zeebe's zeebe:loopCharacteristics
+// or Camunda 7's camunda:collection and camunda:elementVariable).
+type MultiInstance struct {
+	Sequential bool
+	// Collection yields the list to iterate over (inputCollection,
+	// camunda:collection, loopDataInputRef); Cardinality yields the number
+	// of instances instead (loopCardinality). Exactly one is set.
+	Collection  Expression
+	Cardinality Expression
+	// Element is the variable each instance gets its element of the
+	// collection in, as a local variable; empty for none.
+	Element string
+	// CompletionCondition, evaluated as each instance completes, ends the
+	// activity early when it holds.
+	CompletionCondition Expression
+	// OutputCollection is the variable that receives, in instance order,
+	// the value of OutputElement evaluated as each instance completes.
+	// Both or neither are set.
+	OutputCollection string
+	OutputElement    Expression
 }
 
 // Flow is a sequence flow.

@@ -59,6 +59,9 @@ func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error
 // openBoundaries subscribes the message, signal and timer boundary events
 // of activity n for tv, which waits in it.
 func (inst *Instance) openBoundaries(tv *tokenView, n *model.Node) error {
+	if tv.scope.instanceOf(n) {
+		return nil // an inner instance of a multi-instance activity: they are its body's
+	}
 	for i := range inst.plan.nodes[n.Index].boundaries {
 		h := &inst.plan.nodes[n.Index].boundaries[i]
 		if h.spec == nil {
@@ -192,6 +195,10 @@ func (inst *Instance) completeScope(sc *scope) {
 	if sc.parent == nil || sc.done {
 		return
 	}
+	if sc.inner {
+		inst.instanceDone(sc)
+		return
+	}
 	inst.closeScopeSubs(sc)
 	sc.close()
 	parent := sc.parent
@@ -273,6 +280,9 @@ func (inst *Instance) terminateScope(sc *scope) {
 // terminated after its content. Every element entered in sc is thus left
 // or terminated.
 func (inst *Instance) terminateIn(sc *scope, keep *tokenView) {
+	if sc.multi != nil {
+		inst.cancelInstances(sc, nil)
+	}
 	for _, id := range sortedKeys(inst.tokens) {
 		tv := inst.tokens[id]
 		if tv != keep && !tv.doomed && tv.scope == sc {
@@ -461,7 +471,7 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 	} else {
 		vars["escalationCode"] = code
 	}
-	if fromActivity {
+	if fromActivity && !tv.scope.instanceOf(n) {
 		if h := pick(inst.plan.nodes[n.Index].boundaries, kind, code); h != nil {
 			tv.scope.set(vars)
 			if h.interrupting {
@@ -477,7 +487,8 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 		// starts no other event sub-process (BPMN 2.0 §10.3.5): what that
 		// one throws goes to the scope's boundary events and upwards,
 		// never back into the scope it interrupted.
-		if h := pick(inst.plan.eventStarts[scopeIndex(sc)], kind, code); h != nil && !sc.done && !sc.interrupted {
+		starts, boundaries := inst.handlersAt(sc)
+		if h := pick(inst.plan.eventStarts[scopeIndex(sc)], kind, code); starts && h != nil && !sc.done && !sc.interrupted {
 			sc.set(vars)
 			inst.record(Event{Type: caughtType(kind), ElementID: h.node.ID, Name: code, Message: message})
 			if h.interrupting {
@@ -488,7 +499,7 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 			inst.startEventSubprocess(sc, h, nil)
 			return true
 		}
-		if sc.node == nil || sc.node.TriggeredByEvent {
+		if !boundaries {
 			continue
 		}
 		if h := pick(inst.plan.nodes[sc.node.Index].boundaries, kind, code); h != nil {

@@ -116,7 +116,11 @@ type tokenView struct {
 	id int
 	// ch is a goroutine track's one-slot park channel; only the loop sends
 	// or closes. track is the track the loop resumes in direct
-	// resumption; the loop only ever calls its next.
+	// resumption; the loop only ever calls its next. With goroutine
+	// tracks it holds a track that started parked and has not been woken
+	// yet: its goroutine starts at its first wake-up (turns.go give), so
+	// tokens that wait (the inner instances of a large multi-instance
+	// activity) cost no goroutine until they move.
 	ch    chan delivery
 	track *track
 	node  *model.Node
@@ -566,17 +570,12 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 		inst.recordNode(ElementEntered, n, id)
 	}
 	inst.spend()
-	if inst.plan.nodes[n.Index].waits {
+	if inst.plan.nodes[n.Index].waitsIn(sc) {
 		// A token that starts at a wait state needs no turn: the loop sets
 		// up its wait now, and its track is parked there, where a
 		// delivery, given with the turn, finds it.
-		t := newTrack(inst, tv, n, via)
+		tv.track = newTrack(inst, tv, n, via)
 		inst.waitIn(tv, n)
-		if inst.direct {
-			tv.track = t
-		} else {
-			go t.run()
-		}
 		return
 	}
 	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})

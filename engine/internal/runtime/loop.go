@@ -17,7 +17,7 @@ type msgKind uint8
 const (
 	evMoved     msgKind = iota + 1 // left node through flow onto flow.Target
 	evFork                         // left node through several flows at once
-	evJob                          // parked on a job at node (a looping task; other jobs wait on entry)
+	evJob                          // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
 	evArrive                       // parked at the join node, arrived through flow
 	evIncident                     // parked on an incident at node
 	evEnded                        // finished at end event node
@@ -31,6 +31,7 @@ const (
 	evCancel                       // the calling instance asks this one to terminate (posted)
 	evRaise                        // parked at an error or escalation end or throw event
 	evLinked                       // left link throw event node for the link catch event it names
+	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
 	msgCommand
 )
 
@@ -156,7 +157,7 @@ func (inst *Instance) handle(m message) {
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
 	case evJob:
-		inst.createJob(tv, m.node)
+		inst.waitIn(tv, m.node)
 	case evArrive:
 		inst.park(tv, WaitJoin)
 		inst.arrive(tv, m.node, m.flow)
@@ -177,6 +178,8 @@ func (inst *Instance) handle(m message) {
 		inst.linked(tv, m.node)
 	case evThrow:
 		inst.throw(tv, m.node)
+	case evInnerDone:
+		inst.completing(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		tv.node = nil
@@ -207,7 +210,7 @@ func (inst *Instance) handle(m message) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
 	switch m.kind {
-	case evJob, evArrive, evIncident, evThrow, evRaise:
+	case evJob, evArrive, evIncident, evThrow, evRaise, evInnerDone:
 		inst.wakeToExit(tv)
 	case evEnded, evTerminate:
 		inst.removeToken(tv, false)
@@ -284,6 +287,8 @@ func (inst *Instance) moveTo(tv *tokenView, f *model.Flow) {
 // channel's one slot holds a delivery until it does.
 func (inst *Instance) waitIn(tv *tokenView, n *model.Node) {
 	switch np := &inst.plan.nodes[n.Index]; {
+	case np.multi != nil && !tv.scope.instanceOf(n):
+		inst.enterMulti(tv, n)
 	case len(np.catches) > 0:
 		inst.waitAt(tv, n)
 	case n.Kind == model.KindSubProcess:
@@ -834,7 +839,7 @@ func (inst *Instance) resolveIncident(key int64) error {
 			return nil
 		}
 	}
-	if inst.plan.nodes[tv.node.Index].waits && !is.reported {
+	if inst.plan.nodes[tv.node.Index].waitsIn(tv.scope) && !is.reported {
 		// The loop set up this wait, so it sets it up again; the track
 		// still blocks at the node.
 		inst.closeBoundaries(tv)

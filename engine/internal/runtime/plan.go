@@ -45,7 +45,10 @@ type nodePlan struct {
 	// token's entry (a catch, an event-based gateway, a job, a sub-process,
 	// a call activity): from the moment the history shows the token there,
 	// its subscriptions and boundary events are open. The track only blocks.
-	waits bool
+	// A multi-instance activity always waits (for its body); innerWaits
+	// says whether each of its instances does (see waitsIn).
+	waits      bool
+	innerWaits bool
 	// fork marks a node whose outgoing flows are all taken at once.
 	fork bool
 	// inclusive marks a converging inclusive gateway; reaches[i] holds,
@@ -95,6 +98,8 @@ type nodePlan struct {
 	calledElement *expr.Program
 	// loop repeats the activity (standard loop characteristics).
 	loop *loopSpec
+	// multi runs the activity as a multi-instance activity.
+	multi *multiSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
 }
@@ -313,6 +318,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if n.Multi != nil {
+			if err := compileMulti(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
 			if err != nil {
@@ -335,6 +345,10 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			}
 		}
 		np.waits = waitsOnEntry(np)
+		np.innerWaits = np.waits
+		if np.multi != nil {
+			np.waits = true // the body: the loop sets it up on entry
+		}
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -609,11 +623,13 @@ func linkSources(p *model.Process, catch *model.Node) []*model.Node {
 }
 
 // compileLoop compiles a standard loop. Loops run on tasks (job or
-// pass-through); on other activities they are not supported yet.
+// pass-through), sub-processes and call activities; each iteration of the
+// latter two waits for its sub-process or called instance.
 func compileLoop(np *nodePlan, opts CompileOptions) error {
 	n := np.node
 	switch {
-	case n.Kind.IsJobTask(), n.Kind == model.KindTask, n.Kind == model.KindManualTask:
+	case n.Kind.IsJobTask(), n.Kind == model.KindTask, n.Kind == model.KindManualTask, n.Kind == model.KindCallActivity:
+	case n.Kind == model.KindSubProcess && !n.TriggeredByEvent:
 	default:
 		return broke("FT.unsupported", "unsupported: standard loop characteristics on bpmn:%s", n.Kind)
 	}

@@ -24,7 +24,9 @@ type scope struct {
 	view     atomic.Pointer[map[string]any]
 	children map[int]*scope
 	// token is the token waiting at the sub-process node, in the parent
-	// scope; 0 for the process scope.
+	// scope; 0 for the process scope. For an inner instance of a
+	// multi-instance activity it is the instance's own token, the only
+	// one in the scope.
 	token int
 	// live counts the tokens directly inside the scope.
 	live int
@@ -35,6 +37,12 @@ type scope struct {
 	// the scope completes when that event sub-process does.
 	interrupted bool
 	done        bool
+	// multi is set on the body of a multi-instance activity; inner on the
+	// scope of one of its inner instances, index (from 0) saying which
+	// (multi.go).
+	multi *multiBody
+	inner bool
+	index int
 }
 
 // emptyView is the view of a scope with no variables anywhere above it.

@@ -67,6 +67,7 @@ const (
 	atLoopBudget                  // on the steps-per-token incident between iterations
 	atLoopJob                     // on the job of a loop iteration
 	atLoopThrow                   // at the throw of a loop iteration
+	atCompleting                  // an inner instance of a multi-instance activity, done with its work
 )
 
 // repeats reports whether a retry delivery makes a track parked at w
@@ -74,7 +75,7 @@ const (
 // go on (an incident it parked on was resolved).
 func (w waitPoint) repeats() bool {
 	switch w {
-	case atJoin, atRaise, atThrow, atLoopJob, atLoopThrow:
+	case atJoin, atRaise, atThrow, atLoopJob, atLoopThrow, atCompleting:
 		return true
 	}
 	return false
@@ -93,7 +94,7 @@ const (
 // through via, or, when the loop has set up a wait there, parked at n.
 func newTrack(inst *Instance, tv *tokenView, n *model.Node, via *model.Flow) *track {
 	t := &track{inst: inst, id: tv.id, ch: tv.ch, scope: tv.scope, node: n, via: via}
-	if inst.plan.nodes[n.Index].waits {
+	if inst.plan.nodes[n.Index].waitsIn(tv.scope) {
 		t.at = atWaitState
 	}
 	return t
@@ -188,6 +189,9 @@ func (t *track) next(d delivery) outcome {
 	case atLoopThrow:
 		t.iter++
 		return t.iterate()
+	case atCompleting:
+		t.emit(message{kind: evEnded, node: n})
+		return exited
 	}
 	return t.leave(n) // atJoin, atLeave, and a raise or throw that is no end event
 }
@@ -255,6 +259,11 @@ func (t *track) execute() outcome {
 // leave takes n's outgoing flows and moves the track onto the first; a
 // track that moves onto a wait state parks there.
 func (t *track) leave(n *model.Node) outcome {
+	if t.scope.instanceOf(n) {
+		// An inner instance of a multi-instance activity leaves through
+		// its body, not n's flows: the loop collects its output first.
+		return t.park(atCompleting, message{kind: evInnerDone, node: n})
+	}
 	if link := t.inst.plan.nodes[n.Index].link; link != nil {
 		// A link throw continues at its catch, with no flow between.
 		t.emit(message{kind: evLinked, node: n})
@@ -337,7 +346,9 @@ func (t *track) iteration() outcome {
 		t.emit(message{kind: evIteration, node: n})
 	}
 	switch {
-	case np.jobTypeName != "":
+	case np.jobTypeName != "", n.Kind == model.KindSubProcess, n.Kind == model.KindCallActivity:
+		// The loop sets up the iteration's job, sub-process or called
+		// instance.
 		return t.park(atLoopJob, message{kind: evJob, node: n})
 	case np.writes():
 		// Every iteration sends its message and applies its outputs.

@@ -64,6 +64,11 @@ func (inst *Instance) give(w wakeup) {
 		inst.resumeDirect(w.tv, d)
 		return
 	}
+	if t := w.tv.track; t != nil {
+		// It started parked and has had no goroutine until now.
+		w.tv.track = nil
+		go t.run()
+	}
 	switch w.kind {
 	case wakeStart:
 		go newTrack(inst, w.tv, w.node, w.via).run()
