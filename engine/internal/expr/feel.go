@@ -64,6 +64,9 @@ var feelFuncs = func() map[string]fnInfo {
 			m[k] = v
 		}
 	}
+	for k, v := range feelFunctionOps {
+		m[k] = v
+	}
 	return m
 }()
 
@@ -103,7 +106,7 @@ func (c *compiler) feelExpr() ast.Node {
 		case "for":
 			return c.feelFor(t)
 		case "function":
-			panic(c.errAt(t.pos, fmt.Sprintf("FEEL %q expressions are not supported", t.text)))
+			return c.feelFunction(t, "")
 		}
 	}
 	return c.feelOr()
@@ -152,12 +155,27 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 		c.next()
 	}
 	c.expectWord(sep)
+	bound := len(c.bound) - len(ctxs)
+	partial := ""
 	if kw.text == "for" {
-		c.forBodies++
-		defer func() { c.forBodies-- }()
+		// In a for body, "partial" is the list of the results so far.
+		partial = c.bind("partial")
 	}
 	n := c.feelExpr()
-	c.bound = c.bound[:len(c.bound)-len(ctxs)]
+	c.bound = c.bound[:bound]
+	if partial != "" && c.usedBound[partial] {
+		if len(ctxs) > 1 {
+			panic(c.errAt(kw.pos, `"partial" in a for over several iteration contexts is not supported`))
+		}
+		// A fold instead of a map: each step appends its result to the
+		// results so far, which the body reads.
+		pred := at(&ast.VariableDeclaratorNode{Name: partial, Value: at(&ast.PointerNode{Name: "acc"}, kw.pos, kw.end),
+			Expr: at(&ast.VariableDeclaratorNode{Name: ctxs[0].name, Value: at(&ast.PointerNode{}, kw.pos, kw.end),
+				Expr: c.call(kw.pos, kw.end, "append", at(&ast.IdentifierNode{Value: partial}, kw.pos, kw.end), n)}, kw.pos, kw.end)}, kw.pos, kw.end)
+		return at(&ast.BuiltinNode{Name: "reduce", Arguments: []ast.Node{
+			ctxs[0].list, at(&ast.PredicateNode{Node: pred}, kw.pos, kw.end), at(&ast.ArrayNode{}, kw.pos, kw.end),
+		}}, kw.pos, kw.end)
+	}
 	for i := len(ctxs) - 1; i >= 0; i-- {
 		pred := at(&ast.VariableDeclaratorNode{Name: ctxs[i].name, Value: at(&ast.PointerNode{}, kw.pos, kw.end), Expr: n}, kw.pos, kw.end)
 		n = loop(ctxs[i].list, pred, i == len(ctxs)-1)
@@ -190,15 +208,8 @@ func (c *compiler) internalName(name string) string {
 	return fmt.Sprintf("%s%d %s", funcPrefix, c.vars, name)
 }
 
-// boundAs returns the innermost iteration variable called name.
-func (c *compiler) boundAs(name string) (boundName, bool) {
-	for i := len(c.bound) - 1; i >= 0; i-- {
-		if c.bound[i].name == name {
-			return c.bound[i], true
-		}
-	}
-	return boundName{}, false
-}
+// boundAs returns the innermost bound name called name.
+func (c *compiler) boundAs(name string) (boundName, bool) { return c.lookupBound(name) }
 
 // feelQuantified parses "some x in list satisfies p" and "every x in list
 // satisfies p" into expr-lang's any/all over the list. An empty list gives
@@ -423,7 +434,7 @@ func (c *compiler) feelPostfix() ast.Node {
 			c.next()
 			n = c.feelFilter(n, t)
 		case t.kind == tOp && t.text == "(":
-			panic(c.errAt(t.pos, "only built-in functions can be called"))
+			n = c.feelCall(n, c.next())
 		default:
 			return n
 		}
@@ -512,6 +523,9 @@ func (c *compiler) feelPrimary() ast.Node {
 		}
 		return constNode(v, t.pos, t.end)
 	case tName:
+		if n := c.feelBoundCall(); n != nil {
+			return n
+		}
 		if !t.quoted {
 			if n := c.feelFuncCall(); n != nil {
 				return n
@@ -659,12 +673,10 @@ func (c *compiler) feelVar(t token) ast.Node {
 	if b, ok := c.boundAs(t.text); ok {
 		return at(&ast.IdentifierNode{Value: b.internal}, t.pos, t.end)
 	}
-	if t.text == "partial" && !t.quoted && c.forBodies > 0 {
-		panic(c.errAt(t.pos, `"partial" (the results so far of a for) is not supported`))
-	}
-	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) {
-		return c.call(t.pos, t.end, "f.get", at(&ast.IdentifierNode{Value: "$env"}, t.pos, t.end),
-			at(&ast.StringNode{Value: t.text}, t.pos, t.end))
+	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) || c.outer != nil {
+		// Inside a function body the variables are an entry of the
+		// environment (feel_function.go).
+		return c.call(t.pos, t.end, "f.get", c.varsNode(t), at(&ast.StringNode{Value: t.text}, t.pos, t.end))
 	}
 	return at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
 }
@@ -895,8 +907,17 @@ func (c *compiler) feelContext() ast.Node {
 			}
 			seen[key] = true
 			c.expectOp(":")
-			v := c.feelExpr()
-			entries = append(entries, entry{key: at(&ast.StringNode{Value: key}, k.pos, k.end), internal: c.bind(key), value: v})
+			var internal string
+			var v ast.Node
+			if c.isWord("function") {
+				// Bound first, so that the function can call itself.
+				internal = c.bind(key)
+				v = c.feelFunction(c.peek(), internal)
+			} else {
+				v = c.feelExpr()
+				internal = c.bind(key)
+			}
+			entries = append(entries, entry{key: at(&ast.StringNode{Value: key}, k.pos, k.end), internal: internal, value: v})
 			if !c.isOp(",") {
 				break
 			}

@@ -36,7 +36,7 @@ var feelParams = map[string][]string{
 	"remove": {"list", "position"}, "reverse": {"list"}, "index of": {"list", "match"},
 	"union": {"list"}, "distinct values": {"list"}, "flatten": {"list"}, "product": {"list"},
 	"median": {"list"}, "stddev": {"list"}, "mode": {"list"}, "is empty": {"list"},
-	"list replace": {"list", "position", "newItem"},
+	"list replace": {"list", "position", "newItem"}, "sort": {"list", "precedes"},
 	"decimal":      {"n", "scale"}, "floor": {"n", "scale"}, "ceiling": {"n", "scale"},
 	"round up": {"n", "scale"}, "round down": {"n", "scale"}, "round half up": {"n", "scale"},
 	"round half down": {"n", "scale"}, "abs": {"n"}, "modulo": {"dividend", "divisor"},
@@ -73,6 +73,7 @@ var feelLibrary = func() map[string]fnInfo {
 
 // feelMoreLibrary is merged into feelLibrary.
 var feelMoreLibrary = map[string]fnInfo{
+	"sort": {min: 2, max: 2, calls: true, fn: feelSort},
 	"substring before": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
 		if s, m, ok := str2(a); ok {
 			if i := strings.Index(s, m); i >= 0 {

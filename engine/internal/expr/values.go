@@ -85,6 +85,8 @@ func normalize(v any) any {
 		return x.String() // JSON has no range
 	case unaryTest:
 		return x.String()
+	case *feelFunc:
+		return nil // JSON has no function
 	case time.Duration:
 		return formatDuration(x)
 	case []any:
@@ -310,6 +312,8 @@ func typeName(v any) string {
 		return "range"
 	case unaryTest:
 		return "unary test"
+	case *feelFunc:
+		return "function"
 	}
 	if _, ok := toFloat(v); ok {
 		return "number"
