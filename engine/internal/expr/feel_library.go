@@ -37,7 +37,7 @@ var feelParams = map[string][]string{
 	"union": {"list"}, "distinct values": {"list"}, "flatten": {"list"}, "product": {"list"},
 	"median": {"list"}, "stddev": {"list"}, "mode": {"list"}, "is empty": {"list"},
 	"list replace": {"list", "position", "newItem"}, "sort": {"list", "precedes"},
-	"decimal":      {"n", "scale"}, "floor": {"n", "scale"}, "ceiling": {"n", "scale"},
+	"decimal": {"n", "scale"}, "floor": {"n", "scale"}, "ceiling": {"n", "scale"},
 	"round up": {"n", "scale"}, "round down": {"n", "scale"}, "round half up": {"n", "scale"},
 	"round half down": {"n", "scale"}, "abs": {"n"}, "modulo": {"dividend", "divisor"},
 	"sqrt": {"number"}, "log": {"number"}, "exp": {"number"}, "odd": {"number"}, "even": {"number"},
