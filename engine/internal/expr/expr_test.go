@@ -1064,3 +1064,14 @@ func TestFEEL_ForOverRange(t *testing.T) {
 		assert.ErrorContains(t, err, want, text)
 	}
 }
+
+func TestFEEL_NamesZonesAndOmittedArguments(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{`= {foo+bar: 1, a-b/c: 2}`, map[string]any{"foo+bar": 1.0, "a-b/c": 2.0}, ""},
+		{`= {🐎: "😀"}`, map[string]any{"🐎": "😀"}, ""},
+		{`= string(@"23:00:50@Etc/GMT")`, "23:00:50@Etc/GMT", ""},
+		{`= is(@"23:00:50@Etc/GMT", @"23:00:50Z")`, false, ""},
+		{`= is(value1: 1)`, false, ""},
+		{`= is(value2: null)`, true, ""},
+	}, Options{})
+}

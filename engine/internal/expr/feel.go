@@ -623,7 +623,8 @@ func atLiteral(text string) any {
 		}
 		return nil
 	}
-	if strings.Contains(text, "T") {
+	clock, _, _ := strings.Cut(text, "@") // a zone name may hold a T (Etc/GMT)
+	if strings.Contains(clock, "T") {
 		if dt, ok := parseFEELDateTime(text); ok {
 			return dt
 		}
@@ -799,6 +800,9 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		if !ok {
 			continue
 		}
+		for len(args) < feelLibrary[fn].min {
+			args = append(args, nil) // is(value1: x): value2 is null
+		}
 		for i, a := range args {
 			if a == nil {
 				args[i] = at(&ast.NilNode{}, at0.pos, at0.end)
@@ -898,9 +902,25 @@ func (c *compiler) feelContext() ast.Node {
 				panic(c.errAt(k.pos, "expected a context key, found "+describe(k)))
 			}
 			key := k.text
-			// Unquoted keys may have several words: {first name: "x"}.
-			for k.kind == tName && c.peek().kind == tName {
-				key += " " + c.next().text
+			// Unquoted keys may have several words ({first name: "x"})
+			// and the symbols + - * / . between words written without
+			// spaces ({foo+bar: 1}, DMN 1.5 additional name symbols).
+			last := k
+			for k.kind == tName {
+				n, after := c.peek(), c.peekAt(1)
+				if n.kind == tName {
+					last = c.next()
+					key += " " + last.text
+					continue
+				}
+				if n.kind == tOp && strings.Contains("+-*/.", n.text) && n.pos == last.end &&
+					after.kind == tName && after.pos == n.end {
+					c.next()
+					last = c.next()
+					key += n.text + last.text
+					continue
+				}
+				break
 			}
 			if seen[key] {
 				panic(c.errAt(k.pos, fmt.Sprintf("duplicate context key %q", key)))
