@@ -777,7 +777,27 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		}
 		c.next()
 	}
-	for _, params := range [][]string{feelParams[fn], feelParamsAlt[fn]} {
+	sigs := append([][]string{feelParams[fn], feelParamsAlt[fn]}, feelRangeParams[fn]...)
+	// A signature whose names come in the order written wins: the range
+	// built-ins' (point, range) and (range, point) share their names.
+	written := func(params []string) bool {
+		for i, g := range given {
+			if i >= len(params) || params[i] != g.name {
+				return false
+			}
+		}
+		return true
+	}
+	slices.SortStableFunc(sigs, func(a, b []string) int {
+		switch wa, wb := written(a), written(b); {
+		case wa && !wb:
+			return -1
+		case wb && !wa:
+			return 1
+		}
+		return 0
+	})
+	for _, params := range sigs {
 		if params == nil {
 			continue
 		}
@@ -811,7 +831,7 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		return args
 	}
 	for _, g := range given {
-		if !slices.Contains(feelParams[fn], g.name) && !slices.Contains(feelParamsAlt[fn], g.name) {
+		if !slices.ContainsFunc(sigs, func(params []string) bool { return slices.Contains(params, g.name) }) {
 			panic(c.errAt(g.tok.pos, fmt.Sprintf("%s() has no parameter %q", fn, g.name)))
 		}
 	}

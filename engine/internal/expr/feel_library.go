@@ -61,12 +61,11 @@ var feelParamsAlt = map[string][]string{
 // feelLibrary is every FEEL built-in by name (as users write them,
 // multi-word names included), with its arity.
 var feelLibrary = func() map[string]fnInfo {
-	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary))
-	for k, v := range feelCoreLibrary {
-		m[k] = v
-	}
-	for k, v := range feelMoreLibrary {
-		m[k] = v
+	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary)+len(feelRangeLibrary))
+	for _, lib := range []map[string]fnInfo{feelCoreLibrary, feelMoreLibrary, feelRangeLibrary} {
+		for k, v := range lib {
+			m[k] = v
+		}
 	}
 	return m
 }()
