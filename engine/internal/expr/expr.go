@@ -447,6 +447,13 @@ func (p *Program) EvalString(vars map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if _, isFloat := v.(float64); !isFloat && isNumber(v) {
+		// Decimals, json.Number and Go integers in full, not rounded
+		// to a float64.
+		if t, ok := numText(canonical(v)); ok {
+			return t, nil
+		}
+	}
 	switch x := normalize(v).(type) {
 	case string:
 		return x, nil

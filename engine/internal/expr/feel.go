@@ -511,7 +511,11 @@ func (c *compiler) feelPrimary() ast.Node {
 	switch t.kind {
 	case tNumber:
 		c.next()
-		return c.number(t)
+		n, ok := parseNumber(t.text)
+		if !ok {
+			panic(c.errAt(t.pos, "number out of range: "+t.text))
+		}
+		return constNode(n, t.pos, t.end)
 	case tString:
 		c.next()
 		return at(&ast.StringNode{Value: t.text}, t.pos, t.end)

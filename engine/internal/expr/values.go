@@ -2,7 +2,9 @@ package expr
 
 import (
 	"encoding/json"
+
 	"fmt"
+	"github.com/cockroachdb/apd/v3"
 	"math"
 	"sort"
 	"strconv"
@@ -58,6 +60,9 @@ func toFloat(v any) (float64, bool) {
 		return float64(n), true
 	case json.Number:
 		f, err := n.Float64()
+		return f, err == nil
+	case *apd.Decimal:
+		f, err := n.Float64() // the nearest float64
 		return f, err == nil
 	}
 	return 0, false

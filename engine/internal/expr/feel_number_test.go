@@ -1,0 +1,87 @@
+package expr
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// FEEL numbers are decimals (DMN 1.5 10.3.2.3.1): these fail with binary
+// floats.
+func TestFEEL_DecimalNumbers(t *testing.T) {
+	runEvalCases(t, []evalCase{
+		{`= 0.1 + 0.2 = 0.3`, true, ""},
+		{`= 0.1 + 0.2`, 0.3, ""},
+		{`= 1.005 * 1000 = 1005`, true, ""},
+		{`= 0.3 - 0.1`, 0.2, ""},
+		{`= 1.1 * 1.1`, 1.21, ""},
+		{`= 0.3 / 0.1`, 3.0, ""},
+		{`= 9007199254740993 - 9007199254740992`, 1.0, ""},
+		{`= 9007199254740993 = 9007199254740992`, false, ""},
+		{`= 9007199254740993 > 9007199254740992`, true, ""},
+		{`= string(9007199254740993)`, "9007199254740993", ""},
+		{`= string(2 ** 64)`, "18446744073709551616", ""},
+		{`= string(1 / 3)`, "0.3333333333333333333333333333333333", ""},
+		{`= 1 / 3 * 3 = 1`, false, ""}, // 34 digits, as decimal128
+		{`= decimal(1 / 3, 2)`, 0.33, ""},
+		{`= round half up(2.675, 2)`, 2.68, ""},
+		{`= floor(-1.5)`, -2.0, ""},
+		{`= ceiling(1.0000000000000000001)`, 2.0, ""},
+		{`= modulo(-12, 5)`, 3.0, ""},
+		{`= modulo(12.5, -5)`, -2.5, ""},
+		{`= sum([0.1, 0.2, 0.3])`, 0.6, ""},
+		{`= mean([0.1, 0.2])`, 0.15, ""},
+		{`= product([0.1, 0.2, 3])`, 0.06, ""},
+		{`= median([0.1, 0.3, 0.2, 0.4])`, 0.25, ""},
+		{`= number("0.1") + number("0.2")`, 0.3, ""},
+		{`= abs(-9007199254740993) = 9007199254740993`, true, ""},
+		{`= -0`, 0.0, ""},
+		{`= 10 ** -2`, 0.01, ""},
+		// Leaving Eval, a decimal no float64 stands for is rounded to the
+		// nearest one.
+		{`= 9007199254740993`, 9007199254740992.0, ""},
+		{`= 1 / 3`, 1.0 / 3, ""},
+		{`= amount * 1.19`, 178.5, ""},
+	}, Options{})
+}
+
+// Numbers arriving as json.Number or Go integers above 2^53 are read
+// exactly; EvalString writes a decimal in full.
+func TestFEEL_DecimalBoundary(t *testing.T) {
+	vars := map[string]any{
+		"j":   json.Number("12345678901234567890.5"),
+		"big": int64(1)<<60 + 1,
+		"u":   uint64(1) << 63,
+	}
+	for _, tc := range []struct{ text, want string }{
+		{`= j + 0.5`, "12345678901234567891"},
+		{`= big`, "1152921504606846977"},
+		{`= big - 1`, "1152921504606846976"},
+		{`= u + 1`, "9223372036854775809"},
+		{`= 0.1 + 0.2`, "0.3"},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			p, err := Compile(model.Expression{Text: tc.text}, Value, Options{})
+			require.NoError(t, err)
+			got, err := p.EvalString(vars)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+	p, err := Compile(model.Expression{Text: `= big = 1152921504606846976`}, Condition, Options{})
+	require.NoError(t, err)
+	ok, err := p.EvalBool(vars)
+	require.NoError(t, err)
+	assert.False(t, ok, "2^60 + 1 is not 2^60")
+}
+
+func TestFEEL_NumberLiteralOutOfRange(t *testing.T) {
+	_, err := Compile(model.Expression{Text: `= 1e9999999`}, Value, Options{})
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, se.Msg, "number out of range")
+}
