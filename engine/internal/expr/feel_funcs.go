@@ -220,7 +220,7 @@ func feelAdd(a, b any) any {
 		return shift(a, b, 1)
 	}
 	if isNumber(a) && isNumber(b) {
-		return decArith(a, b, decContext.Add)
+		return decArith(a, b, opAdd)
 	}
 	return nil
 }
@@ -309,7 +309,7 @@ func feelSub(a, b any) any {
 		}
 	}
 	if isNumber(a) && isNumber(b) {
-		return decArith(a, b, decContext.Sub)
+		return decArith(a, b, opSub)
 	}
 	return nil
 }
@@ -352,7 +352,7 @@ func feelMul(a, b any) any {
 		}
 	}
 	if isNumber(a) && isNumber(b) {
-		return decArith(a, b, decContext.Mul)
+		return decArith(a, b, opMul)
 	}
 	return nil
 }
@@ -411,7 +411,7 @@ func feelDiv(a, b any) any {
 		}
 	}
 	if isNumber(a) && isNumber(b) {
-		return decArith(a, b, decContext.Quo)
+		return decArith(a, b, opQuo)
 	}
 	return nil
 }

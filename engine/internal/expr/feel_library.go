@@ -170,7 +170,7 @@ var feelMoreLibrary = map[string]fnInfo{
 		if !ok || len(items) == 0 {
 			return nil, nil
 		}
-		return decArith(s, float64(len(items)), decContext.Quo), nil
+		return decArith(s, float64(len(items)), opQuo), nil
 	}},
 	"product": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
 		items := itemsOf(a)
@@ -203,7 +203,7 @@ var feelMoreLibrary = map[string]fnInfo{
 		if len(ns)%2 == 1 {
 			return canonical(ns[len(ns)/2]), nil
 		}
-		return decArith(feelAdd(ns[len(ns)/2-1], ns[len(ns)/2]), 2.0, decContext.Quo), nil
+		return decArith(feelAdd(ns[len(ns)/2-1], ns[len(ns)/2]), 2.0, opQuo), nil
 	}},
 	"stddev": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
 		ns, ok := numbers(itemsOf(a))

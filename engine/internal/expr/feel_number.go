@@ -56,11 +56,7 @@ func decOf(v any, d *apd.Decimal) bool {
 			d.SetInt64(int64(x))
 			return true
 		}
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return false
-		}
-		_, err := d.SetFloat64(x)
-		return err == nil
+		return setFloat(d, x)
 	case *apd.Decimal:
 		d.Set(x)
 		return true
@@ -107,6 +103,57 @@ func canonical(v any) any {
 	return numberOf(&d)
 }
 
+// setFloat sets d to the shortest decimal form of f, without allocating:
+// it has at most 17 digits, so its coefficient fits an int64.
+func setFloat(d *apd.Decimal, f float64) bool {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return false
+	}
+	// Most numbers have few digits: the first k for which f·10^k is an
+	// integer r below 10^15 that divides back to f gives the shortest
+	// form r·10^-k (at 15 digits or fewer, no other decimal of as many
+	// digits rounds to f), with two float operations a step.
+	for k := range 16 {
+		r := math.Round(f * pow10[k])
+		if math.Abs(r) >= 1e15 {
+			break
+		}
+		if r/pow10[k] == f {
+			d.SetFinite(int64(r), int32(-k))
+			return true
+		}
+	}
+	var buf [32]byte
+	s := strconv.AppendFloat(buf[:0], f, 'e', -1, 64) // -d.ddde±dd
+	neg := s[0] == '-'
+	if neg {
+		s = s[1:]
+	}
+	var coeff int64
+	digits := int32(0)
+	i := 0
+	for ; i < len(s) && s[i] != 'e'; i++ {
+		if s[i] == '.' {
+			continue
+		}
+		coeff = coeff*10 + int64(s[i]-'0')
+		digits++
+	}
+	exp, err := strconv.Atoi(string(s[i+1:]))
+	if err != nil {
+		return false
+	}
+	if neg {
+		coeff = -coeff
+	}
+	d.SetFinite(coeff, int32(exp)-digits+1)
+	return true
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
 // isNumber reports whether v is a number of any Go type.
 func isNumber(v any) bool {
 	switch v.(type) {
@@ -131,9 +178,20 @@ func numberOf(d *apd.Decimal) any {
 	if adj := r.Exponent + int32(r.NumDigits()) - 1; adj > decContext.MaxExponent || adj < decContext.MinExponent-33 {
 		return nil
 	}
-	if r.Exponent == 0 && r.NumDigits() <= 15 {
-		i, _ := r.Int64()
-		return float64(i)
+	if r.NumDigits() <= 15 && r.Exponent >= -22 && r.Exponent <= 22 {
+		// A coefficient below 2^53 times or over an exact power of ten
+		// is rounded once: the float64 nearest the decimal, whose
+		// shortest form it is (15 digits survive the round trip).
+		if r.Coeff.IsInt64() {
+			f := float64(r.Coeff.Int64())
+			if r.Negative {
+				f = -f
+			}
+			if r.Exponent >= 0 {
+				return f * pow10[r.Exponent]
+			}
+			return f / pow10[-r.Exponent]
+		}
 	}
 	f, err := r.Float64()
 	if err == nil && !math.IsInf(f, 0) && f != 0 {
@@ -160,14 +218,37 @@ func parseNumber(s string) (any, bool) {
 	return n, n != nil
 }
 
+// arithOp is an operation of decArith.
+type arithOp uint8
+
+const (
+	opAdd arithOp = iota
+	opSub
+	opMul
+	opQuo
+)
+
 // decArith applies a decimal operation to two numbers; null when either
-// is no number or the operation fails (division by zero, overflow).
-func decArith(a, b any, op func(z, x, y *apd.Decimal) (apd.Condition, error)) any {
+// is no number or the operation fails (division by zero, overflow). The
+// operation is a code, not a function value, so that the operands stay on
+// the stack.
+func decArith(a, b any, op arithOp) any {
 	var x, y, z apd.Decimal
 	if !decOf(a, &x) || !decOf(b, &y) {
 		return nil
 	}
-	if _, err := op(&z, &x, &y); err != nil {
+	var err error
+	switch op {
+	case opAdd:
+		_, err = decContext.Add(&z, &x, &y)
+	case opSub:
+		_, err = decContext.Sub(&z, &x, &y)
+	case opMul:
+		_, err = decContext.Mul(&z, &x, &y)
+	case opQuo:
+		_, err = decContext.Quo(&z, &x, &y)
+	}
+	if err != nil {
 		return nil
 	}
 	return numberOf(&z)
@@ -183,14 +264,14 @@ func numAdd(x, y float64) any {
 	if wholeExact(x, y) {
 		return x + y
 	}
-	return decArith(x, y, decContext.Add)
+	return decArith(x, y, opAdd)
 }
 
 func numSub(x, y float64) any {
 	if wholeExact(x, y) {
 		return x - y
 	}
-	return decArith(x, y, decContext.Sub)
+	return decArith(x, y, opSub)
 }
 
 func numMul(x, y float64) any {
@@ -199,7 +280,7 @@ func numMul(x, y float64) any {
 			return r
 		}
 	}
-	return decArith(x, y, decContext.Mul)
+	return decArith(x, y, opMul)
 }
 
 func numDiv(x, y float64) any {
@@ -210,7 +291,7 @@ func numDiv(x, y float64) any {
 			return r
 		}
 	}
-	return decArith(x, y, decContext.Quo)
+	return decArith(x, y, opQuo)
 }
 
 // numPow raises a to b: exactly (to 34 digits) for whole exponents up to

@@ -2,8 +2,10 @@ package expr
 
 import (
 	"encoding/json"
+	"strconv"
 	"testing"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -84,4 +86,27 @@ func TestFEEL_NumberLiteralOutOfRange(t *testing.T) {
 	var se *SyntaxError
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, se.Msg, "number out of range")
+}
+
+// setFloat must give the shortest decimal form strconv gives, on its fast
+// path and off it.
+func TestSetFloat_Shortest(t *testing.T) {
+	values := []float64{0.1, 0.2, 0.3, 1.19, 150.25, 2.675, 1e-7, 123456789012345, 1234567890123456,
+		0.30000000000000004, 1.0 / 3, 9007199254740993, 1e22, 1e23, 5e-324, 1.7976931348623157e308,
+		-0.5, -1234.5678, 0.000123, 99999999999999.9, 0.1 + 0.7}
+	for i := range 2000 {
+		values = append(values, float64(i)*0.01, float64(i)/7, float64(i)*1.1e-5, float64(i)*123.456)
+	}
+	for _, f := range values {
+		var d apd.Decimal
+		require.True(t, setFloat(&d, f))
+		want, _, err := apd.NewFromString(strconv.FormatFloat(f, 'g', -1, 64))
+		require.NoError(t, err)
+		assert.Zero(t, d.Cmp(want), "%v: got %s", f, d.String())
+		back, err := d.Float64()
+		require.NoError(t, err)
+		assert.Equal(t, f, back)
+		// And back through numberOf, a float64 is itself.
+		assert.Equal(t, f, numberOf(&d), "%v", f)
+	}
 }
