@@ -1073,5 +1073,11 @@ func TestFEEL_NamesZonesAndOmittedArguments(t *testing.T) {
 		{`= is(@"23:00:50@Etc/GMT", @"23:00:50Z")`, false, ""},
 		{`= is(value1: 1)`, false, ""},
 		{`= is(value2: null)`, true, ""},
+		// Any expression may be an operand, and x in [] is false.
+		{`= "a" + if flag then "b" else "c"`, "ab", ""},
+		{`= 1 + for x in [1, 2] return x`, nil, ""},
+		{`= 2 in for x in [1, 2] return x`, true, ""},
+		{`= false or some x in list satisfies x > 2`, true, ""},
+		{`= 1 in []`, false, ""},
 	}, Options{})
 }

@@ -307,6 +307,9 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			c.next()
 			return c.call(t.pos, t.end, feelCmpOps[t.text], x, c.feelAdditive())
 		case "[", "(", "]":
+			if t.text == "[" && c.peekAt(1).kind == tOp && c.peekAt(1).text == "]" {
+				break // x in []: the empty list
+			}
 			// No backtracking: after the first item, "..", "," or the
 			// closing bracket tells a range from a list.
 			c.next()
@@ -527,6 +530,14 @@ func (c *compiler) feelPrimary() ast.Node {
 		}
 		return constNode(v, t.pos, t.end)
 	case tName:
+		if !t.quoted {
+			switch t.text {
+			case "if", "for", "some", "every", "function":
+				// An operand may be any expression (DMN 1.5 grammar
+				// rules 19-21): 1 + if a then 1 else 2 takes the rest.
+				return c.feelExpr()
+			}
+		}
 		if n := c.feelBoundCall(); n != nil {
 			return n
 		}

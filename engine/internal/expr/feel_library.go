@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"regexp"
 	"slices"
 	"sort"
@@ -895,20 +896,48 @@ func rounder(mode apd.Rounder, optionalScale bool) func(...any) (any, error) {
 	}
 }
 
-// roundDecimal rounds n to scale decimal places in the given mode.
+// roundDecimal rounds n to scale decimal places in the given mode. It
+// divides the coefficient itself: apd's Quantize drops a value whose
+// digits all fall below the scale to zero in every mode (ceiling(0.07)
+// would be 0).
 func roundDecimal(n *apd.Decimal, scale int64, mode apd.Rounder) any {
-	if n.Exponent >= int32(-scale) {
-		return numberOf(n) // no digits below the scale
+	k := -scale - int64(n.Exponent) // digits to drop
+	if k <= 0 {
+		return numberOf(n)
 	}
-	ctx := decContext
-	ctx.Rounding = mode
-	// As many digits as the rounded value has, so Quantize never fails
-	// for want of precision.
-	ctx.Precision = uint32(max(int64(n.NumDigits())+int64(n.Exponent)+scale+1, 1))
+	if k > int64(n.NumDigits())+1 {
+		k = int64(n.NumDigits()) + 1 // all dropped: as good as one more
+		var shifted apd.Decimal
+		shifted.Set(n)
+		shifted.Exponent = int32(-scale) - int32(k)
+		n = &shifted
+	}
+	pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(k), nil)
+	q, rem := new(big.Int).QuoRem(n.Coeff.MathBigInt(), pow, new(big.Int))
+	if rem.Sign() != 0 {
+		half := rem.Lsh(rem, 1).Cmp(pow) // twice the remainder against 10^k
+		away := false
+		switch mode {
+		case apd.RoundUp:
+			away = true
+		case apd.RoundHalfUp:
+			away = half >= 0
+		case apd.RoundHalfDown:
+			away = half > 0
+		case apd.RoundHalfEven:
+			away = half > 0 || half == 0 && q.Bit(0) == 1
+		case apd.RoundFloor:
+			away = n.Negative
+		case apd.RoundCeiling:
+			away = !n.Negative
+		}
+		if away {
+			q.Add(q, big.NewInt(1))
+		}
+	}
 	var r apd.Decimal
-	if _, err := ctx.Quantize(&r, n, int32(-scale)); err != nil {
-		return nil
-	}
+	r.Coeff.SetMathBigInt(q)
+	r.Exponent, r.Negative = int32(-scale), n.Negative
 	return numberOf(&r)
 }
 
