@@ -302,7 +302,10 @@ func numPow(a, b any) any {
 		return nil
 	}
 	if e, err := y.Int64(); err == nil && e >= -maxDecPow && e <= maxDecPow {
-		if x.IsZero() && e < 0 {
+		switch {
+		case e == 0:
+			return 1.0 // 0 ** 0 too, as Java's BigDecimal.pow has it
+		case x.IsZero() && e < 0:
 			return nil
 		}
 		var z apd.Decimal

@@ -52,6 +52,9 @@ func TestFEEL_DecimalNumbers(t *testing.T) {
 		{`= abs(-9007199254740993) = 9007199254740993`, true, ""},
 		{`= -0`, 0.0, ""},
 		{`= 10 ** -2`, 0.01, ""},
+		{`= 0 ** 0`, 1.0, ""},
+		{`= 0 ** -1`, nil, ""},
+		{`= 2 ** 0.5`, 1.4142135623730951, ""},
 		// Leaving Eval, a decimal no float64 stands for is rounded to the
 		// nearest one.
 		{`= 9007199254740993`, 9007199254740992.0, ""},
