@@ -41,7 +41,6 @@ type funcDef struct {
 	self     int      // the capture that is the function itself, or -1
 	prog     *vm.Program
 	vars     int // VM variables the body uses, the meter included
-	maxSteps int64
 }
 
 // feelFunc is a FEEL function value.
