@@ -124,7 +124,7 @@ func (c *compiler) varsNode(t token) ast.Node {
 	return at(&ast.IdentifierNode{Value: "$env"}, t.pos, t.end)
 }
 
-// boundName looks name up among the bound names in scope, inside a
+// lookupBound looks name up among the bound names in scope, inside a
 // function body those of the expressions around it too, which the body
 // then captures.
 func (c *compiler) lookupBound(name string) (boundName, bool) {
