@@ -127,6 +127,16 @@ conformance:
 	cd conformance && ../bin/conformance.test -test.count=1 -conformance.report
 	$(MAKE) conformance-feel
 
+# test-feelin is the FEEL differential test: generated expressions run
+# here and through feelin, an independent implementation in JavaScript
+# (Node runs it once over the whole corpus); every disagreement must be a
+# known class, listed with who is right per the DMN spec.
+.PHONY: test-feelin
+test: test-feelin
+test-feelin:
+	cd engine/internal/expr/feelin && $(NPM_CI)
+	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelin_Differential$$' -args -feelin
+
 .PHONY: conformance-feel conformance-feel-update
 conformance-feel:
 	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelTCK$$' -args -feeltck.report

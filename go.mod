@@ -3,6 +3,7 @@ module github.com/flowtrack/flowtrack
 go 1.26.0
 
 require (
+	github.com/cockroachdb/apd/v3 v3.2.3
 	github.com/expr-lang/expr v1.17.8
 	github.com/extism/go-pdk v1.1.3
 	github.com/extism/go-sdk v1.7.1

@@ -29,3 +29,19 @@ func BenchmarkEval_Condition(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEval_Arithmetic measures a mapping that computes with
+// fractions, which FEEL does in decimal (feel_number.go).
+func BenchmarkEval_Arithmetic(b *testing.B) {
+	p, err := Compile(model.Expression{Text: `= amount * 1.19 + 0.5`}, Value, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vars := map[string]any{"amount": 150.25}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Eval(vars); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -28,6 +28,8 @@ const meterVar = funcPrefix + "meter"
 type meter struct {
 	steps, bytes       int64
 	maxSteps, maxBytes int64
+	// calls is how deep user function calls are nested now.
+	calls int
 }
 
 // step charges n steps.
@@ -107,6 +109,7 @@ func allocSize(v any) int64 {
 func metered(f fnInfo) func(...any) (any, error) {
 	return func(args ...any) (any, error) {
 		m := args[0].(*meter)
+		withMeter := args
 		args = args[1:]
 		if err := m.step(1); err != nil {
 			return nil, err
@@ -129,7 +132,13 @@ func metered(f fnInfo) func(...any) (any, error) {
 		if m.bytes+size > m.maxBytes {
 			return nil, &BudgetError{Budget: "byte", Limit: m.maxBytes}
 		}
-		out, err := f.fn(args...)
+		var out any
+		var err error
+		if f.calls {
+			out, err = f.fn(withMeter...)
+		} else {
+			out, err = f.fn(args...)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package expr
 import (
 	"fmt"
 
+	"github.com/cockroachdb/apd/v3"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/file"
 )
@@ -121,7 +122,7 @@ func constNode(v any, pos, end int) ast.Node {
 // by every evaluation.
 func isScalar(v any) bool {
 	switch v.(type) {
-	case nil, bool, string, float64:
+	case nil, bool, string, float64, *apd.Decimal: // decimals are never mutated
 		return true
 	}
 	return isTemporal(v)

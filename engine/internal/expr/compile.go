@@ -31,6 +31,10 @@ type fnInfo struct {
 	// first argument (FEEL's path on a list, list.name), which costs as
 	// any other function does.
 	projects bool
+	// calls marks functions that call FEEL function values (sort with
+	// its precedes, a user function's call): they get the evaluation's
+	// meter as their first argument, so that the calls share its budgets.
+	calls bool
 	// min and max bound the number of arguments of user-callable
 	// functions; max -1 means any number.
 	min, max int
@@ -61,10 +65,18 @@ type compiler struct {
 	// items are the internal names of the items of the FEEL filters being
 	// parsed, innermost last.
 	items []string
-	// forBodies counts the FEEL for bodies being parsed, where "partial"
-	// names the results so far (not supported).
-	forBodies int
-	depth     int // nesting of expressions, bounded by maxDepth
+	depth int // nesting of expressions, bounded by maxDepth
+	// usedBound records the internal names of the bound names read so
+	// far ("partial" makes a for accumulate only when its body reads it).
+	usedBound map[string]bool
+	// outer is the compiler of the expression around a FEEL function
+	// body (feel_function.go); nil at the top. captures are the internal
+	// names of outer's bound names the body reads, and self the internal
+	// name of the context entry the function is the value of, so that it
+	// can call itself.
+	outer    *compiler
+	captures []string
+	self     string
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

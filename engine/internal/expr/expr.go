@@ -387,22 +387,29 @@ func (p *Program) run(vars map[string]any) (out any, err error) {
 // evalError unwraps expr-lang's error into the cause our functions
 // reported and the position of the operation.
 func (p *Program) evalError(err error) error {
+	pos, cause := vmCause(err, p.maxSteps)
+	return &EvalError{Text: p.text, Pos: pos, Err: cause}
+}
+
+// vmCause unwraps an error of expr-lang's VM into the cause our functions
+// reported and the byte offset of the operation (-1 if unknown).
+func vmCause(err error, maxSteps int64) (int, error) {
 	var fe *file.Error
-	if errors.As(err, &fe) {
-		cause := fe.Prev
-		var re runtime.Error
-		if cause == nil && fe.Message == "memory budget exceeded" {
-			// expr-lang's count of loop iterations and of the entries
-			// of the lists and contexts it builds, set to the step budget.
-			cause = &BudgetError{Budget: "step", Limit: p.maxSteps}
-		} else if cause == nil || errors.As(cause, &re) {
-			// Not one of our functions' errors: the VM itself, or a Go
-			// runtime panic inside a function, failed.
-			cause = fmt.Errorf("%w: %s", errInternal, fe.Message)
-		}
-		return &EvalError{Text: p.text, Pos: fe.From, Err: cause}
+	if !errors.As(err, &fe) {
+		return -1, err
 	}
-	return &EvalError{Text: p.text, Pos: -1, Err: err}
+	cause := fe.Prev
+	var re runtime.Error
+	if cause == nil && fe.Message == "memory budget exceeded" {
+		// expr-lang's count of loop iterations and of the entries
+		// of the lists and contexts it builds, set to the step budget.
+		cause = &BudgetError{Budget: "step", Limit: maxSteps}
+	} else if cause == nil || errors.As(cause, &re) {
+		// Not one of our functions' errors: the VM itself, or a Go
+		// runtime panic inside a function, failed.
+		cause = fmt.Errorf("%w: %s", errInternal, fe.Message)
+	}
+	return fe.From, cause
 }
 
 // Eval evaluates the program over vars, the variables visible where it is
@@ -439,6 +446,13 @@ func (p *Program) EvalString(vars map[string]any) (string, error) {
 	v, err := p.run(vars)
 	if err != nil {
 		return "", err
+	}
+	if _, isFloat := v.(float64); !isFloat && isNumber(v) {
+		// Decimals, json.Number and Go integers in full, not rounded
+		// to a float64.
+		if t, ok := numText(canonical(v)); ok {
+			return t, nil
+		}
 	}
 	switch x := normalize(v).(type) {
 	case string:

@@ -64,6 +64,9 @@ var feelFuncs = func() map[string]fnInfo {
 			m[k] = v
 		}
 	}
+	for k, v := range feelFunctionOps {
+		m[k] = v
+	}
 	return m
 }()
 
@@ -103,7 +106,7 @@ func (c *compiler) feelExpr() ast.Node {
 		case "for":
 			return c.feelFor(t)
 		case "function":
-			panic(c.errAt(t.pos, fmt.Sprintf("FEEL %q expressions are not supported", t.text)))
+			return c.feelFunction(t, "")
 		}
 	}
 	return c.feelOr()
@@ -152,12 +155,27 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 		c.next()
 	}
 	c.expectWord(sep)
+	bound := len(c.bound) - len(ctxs)
+	partial := ""
 	if kw.text == "for" {
-		c.forBodies++
-		defer func() { c.forBodies-- }()
+		// In a for body, "partial" is the list of the results so far.
+		partial = c.bind("partial")
 	}
 	n := c.feelExpr()
-	c.bound = c.bound[:len(c.bound)-len(ctxs)]
+	c.bound = c.bound[:bound]
+	if partial != "" && c.usedBound[partial] {
+		if len(ctxs) > 1 {
+			panic(c.errAt(kw.pos, `"partial" in a for over several iteration contexts is not supported`))
+		}
+		// A fold instead of a map: each step appends its result to the
+		// results so far, which the body reads.
+		pred := at(&ast.VariableDeclaratorNode{Name: partial, Value: at(&ast.PointerNode{Name: "acc"}, kw.pos, kw.end),
+			Expr: at(&ast.VariableDeclaratorNode{Name: ctxs[0].name, Value: at(&ast.PointerNode{}, kw.pos, kw.end),
+				Expr: c.call(kw.pos, kw.end, "append", at(&ast.IdentifierNode{Value: partial}, kw.pos, kw.end), n)}, kw.pos, kw.end)}, kw.pos, kw.end)
+		return at(&ast.BuiltinNode{Name: "reduce", Arguments: []ast.Node{
+			ctxs[0].list, at(&ast.PredicateNode{Node: pred}, kw.pos, kw.end), at(&ast.ArrayNode{}, kw.pos, kw.end),
+		}}, kw.pos, kw.end)
+	}
 	for i := len(ctxs) - 1; i >= 0; i-- {
 		pred := at(&ast.VariableDeclaratorNode{Name: ctxs[i].name, Value: at(&ast.PointerNode{}, kw.pos, kw.end), Expr: n}, kw.pos, kw.end)
 		n = loop(ctxs[i].list, pred, i == len(ctxs)-1)
@@ -190,15 +208,8 @@ func (c *compiler) internalName(name string) string {
 	return fmt.Sprintf("%s%d %s", funcPrefix, c.vars, name)
 }
 
-// boundAs returns the innermost iteration variable called name.
-func (c *compiler) boundAs(name string) (boundName, bool) {
-	for i := len(c.bound) - 1; i >= 0; i-- {
-		if c.bound[i].name == name {
-			return c.bound[i], true
-		}
-	}
-	return boundName{}, false
-}
+// boundAs returns the innermost bound name called name.
+func (c *compiler) boundAs(name string) (boundName, bool) { return c.lookupBound(name) }
 
 // feelQuantified parses "some x in list satisfies p" and "every x in list
 // satisfies p" into expr-lang's any/all over the list. An empty list gives
@@ -296,6 +307,9 @@ func (c *compiler) feelIn(x ast.Node, in token) ast.Node {
 			c.next()
 			return c.call(t.pos, t.end, feelCmpOps[t.text], x, c.feelAdditive())
 		case "[", "(", "]":
+			if t.text == "[" && c.peekAt(1).kind == tOp && c.peekAt(1).text == "]" {
+				break // x in []: the empty list
+			}
 			// No backtracking: after the first item, "..", "," or the
 			// closing bracket tells a range from a list.
 			c.next()
@@ -423,7 +437,7 @@ func (c *compiler) feelPostfix() ast.Node {
 			c.next()
 			n = c.feelFilter(n, t)
 		case t.kind == tOp && t.text == "(":
-			panic(c.errAt(t.pos, "only built-in functions can be called"))
+			n = c.feelCall(n, c.next())
 		default:
 			return n
 		}
@@ -500,7 +514,11 @@ func (c *compiler) feelPrimary() ast.Node {
 	switch t.kind {
 	case tNumber:
 		c.next()
-		return c.number(t)
+		n, ok := parseNumber(t.text)
+		if !ok {
+			panic(c.errAt(t.pos, "number out of range: "+t.text))
+		}
+		return constNode(n, t.pos, t.end)
 	case tString:
 		c.next()
 		return at(&ast.StringNode{Value: t.text}, t.pos, t.end)
@@ -512,6 +530,17 @@ func (c *compiler) feelPrimary() ast.Node {
 		}
 		return constNode(v, t.pos, t.end)
 	case tName:
+		if !t.quoted {
+			switch t.text {
+			case "if", "for", "some", "every", "function":
+				// An operand may be any expression (DMN 1.5 grammar
+				// rules 19-21): 1 + if a then 1 else 2 takes the rest.
+				return c.feelExpr()
+			}
+		}
+		if n := c.feelBoundCall(); n != nil {
+			return n
+		}
 		if !t.quoted {
 			if n := c.feelFuncCall(); n != nil {
 				return n
@@ -609,7 +638,8 @@ func atLiteral(text string) any {
 		}
 		return nil
 	}
-	if strings.Contains(text, "T") {
+	clock, _, _ := strings.Cut(text, "@") // a zone name may hold a T (Etc/GMT)
+	if strings.Contains(clock, "T") {
 		if dt, ok := parseFEELDateTime(text); ok {
 			return dt
 		}
@@ -659,12 +689,10 @@ func (c *compiler) feelVar(t token) ast.Node {
 	if b, ok := c.boundAs(t.text); ok {
 		return at(&ast.IdentifierNode{Value: b.internal}, t.pos, t.end)
 	}
-	if t.text == "partial" && !t.quoted && c.forBodies > 0 {
-		panic(c.errAt(t.pos, `"partial" (the results so far of a for) is not supported`))
-	}
-	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) {
-		return c.call(t.pos, t.end, "f.get", at(&ast.IdentifierNode{Value: "$env"}, t.pos, t.end),
-			at(&ast.StringNode{Value: t.text}, t.pos, t.end))
+	if t.text == "$env" || strings.HasPrefix(t.text, funcPrefix) || c.outer != nil {
+		// Inside a function body the variables are an entry of the
+		// environment (feel_function.go).
+		return c.call(t.pos, t.end, "f.get", c.varsNode(t), at(&ast.StringNode{Value: t.text}, t.pos, t.end))
 	}
 	return at(&ast.IdentifierNode{Value: t.text}, t.pos, t.end)
 }
@@ -764,7 +792,27 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		}
 		c.next()
 	}
-	for _, params := range [][]string{feelParams[fn], feelParamsAlt[fn]} {
+	sigs := append([][]string{feelParams[fn], feelParamsAlt[fn]}, feelRangeParams[fn]...)
+	// A signature whose names come in the order written wins: the range
+	// built-ins' (point, range) and (range, point) share their names.
+	written := func(params []string) bool {
+		for i, g := range given {
+			if i >= len(params) || params[i] != g.name {
+				return false
+			}
+		}
+		return true
+	}
+	slices.SortStableFunc(sigs, func(a, b []string) int {
+		switch wa, wb := written(a), written(b); {
+		case wa && !wb:
+			return -1
+		case wb && !wa:
+			return 1
+		}
+		return 0
+	})
+	for _, params := range sigs {
 		if params == nil {
 			continue
 		}
@@ -787,6 +835,9 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		if !ok {
 			continue
 		}
+		for len(args) < feelLibrary[fn].min {
+			args = append(args, nil) // is(value1: x): value2 is null
+		}
 		for i, a := range args {
 			if a == nil {
 				args[i] = at(&ast.NilNode{}, at0.pos, at0.end)
@@ -795,7 +846,7 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		return args
 	}
 	for _, g := range given {
-		if !slices.Contains(feelParams[fn], g.name) && !slices.Contains(feelParamsAlt[fn], g.name) {
+		if !slices.ContainsFunc(sigs, func(params []string) bool { return slices.Contains(params, g.name) }) {
 			panic(c.errAt(g.tok.pos, fmt.Sprintf("%s() has no parameter %q", fn, g.name)))
 		}
 	}
@@ -886,17 +937,42 @@ func (c *compiler) feelContext() ast.Node {
 				panic(c.errAt(k.pos, "expected a context key, found "+describe(k)))
 			}
 			key := k.text
-			// Unquoted keys may have several words: {first name: "x"}.
-			for k.kind == tName && c.peek().kind == tName {
-				key += " " + c.next().text
+			// Unquoted keys may have several words ({first name: "x"})
+			// and the symbols + - * / . between words written without
+			// spaces ({foo+bar: 1}, DMN 1.5 additional name symbols).
+			last := k
+			for k.kind == tName {
+				n, after := c.peek(), c.peekAt(1)
+				if n.kind == tName {
+					last = c.next()
+					key += " " + last.text
+					continue
+				}
+				if n.kind == tOp && strings.Contains("+-*/.", n.text) && n.pos == last.end &&
+					after.kind == tName && after.pos == n.end {
+					c.next()
+					last = c.next()
+					key += n.text + last.text
+					continue
+				}
+				break
 			}
 			if seen[key] {
 				panic(c.errAt(k.pos, fmt.Sprintf("duplicate context key %q", key)))
 			}
 			seen[key] = true
 			c.expectOp(":")
-			v := c.feelExpr()
-			entries = append(entries, entry{key: at(&ast.StringNode{Value: key}, k.pos, k.end), internal: c.bind(key), value: v})
+			var internal string
+			var v ast.Node
+			if c.isWord("function") {
+				// Bound first, so that the function can call itself.
+				internal = c.bind(key)
+				v = c.feelFunction(c.peek(), internal)
+			} else {
+				v = c.feelExpr()
+				internal = c.bind(key)
+			}
+			entries = append(entries, entry{key: at(&ast.StringNode{Value: key}, k.pos, k.end), internal: internal, value: v})
 			if !c.isOp(",") {
 				break
 			}

@@ -91,10 +91,8 @@ func feelEqual(a, b any) any {
 		}
 		return nil
 	}
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if ok1 && ok2 {
-		return x == y
+	if c, ok := numCmp(a, b); ok {
+		return c == 0
 	}
 	return nil
 }
@@ -147,10 +145,8 @@ func compare(a, b any) (c int, ok bool) {
 		}
 		return 0, false
 	}
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if ok1 && ok2 {
-		return cmpFloat(x, y)
+	if c, ok := numCmp(a, b); ok {
+		return c, true
 	}
 	return 0, false
 }
@@ -191,7 +187,7 @@ func feelAdd(a, b any) any {
 	switch x := a.(type) {
 	case float64:
 		if y, ok := b.(float64); ok {
-			return x + y
+			return numAdd(x, y)
 		}
 	case string:
 		if y, ok := b.(string); ok {
@@ -223,10 +219,8 @@ func feelAdd(a, b any) any {
 	case time.Time, localDateTime, date, timeOfDay:
 		return shift(a, b, 1)
 	}
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if ok1 && ok2 {
-		return x + y
+	if isNumber(a) && isNumber(b) {
+		return decArith(a, b, opAdd)
 	}
 	return nil
 }
@@ -309,10 +303,13 @@ func feelSub(a, b any) any {
 		}
 		return nil
 	}
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if ok1 && ok2 {
-		return x - y
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok {
+			return numSub(x, y)
+		}
+	}
+	if isNumber(a) && isNumber(b) {
+		return decArith(a, b, opSub)
 	}
 	return nil
 }
@@ -349,10 +346,13 @@ func feelMul(a, b any) any {
 		}
 		return nil
 	}
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if ok1 && ok2 {
-		return x * y
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok {
+			return numMul(x, y)
+		}
+	}
+	if isNumber(a) && isNumber(b) {
+		return decArith(a, b, opMul)
 	}
 	return nil
 }
@@ -405,26 +405,18 @@ func feelDiv(a, b any) any {
 			return scaleDuration(d, 1/n)
 		}
 	}
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if ok1 && ok2 && y != 0 {
-		return x / y
+	if x, ok := a.(float64); ok {
+		if y, ok := b.(float64); ok {
+			return numDiv(x, y)
+		}
+	}
+	if isNumber(a) && isNumber(b) {
+		return decArith(a, b, opQuo)
 	}
 	return nil
 }
 
-func feelPow(a, b any) any {
-	x, ok1 := toFloat(a)
-	y, ok2 := toFloat(b)
-	if !ok1 || !ok2 {
-		return nil
-	}
-	r := math.Pow(x, y)
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return nil
-	}
-	return r
-}
+func feelPow(a, b any) any { return numPow(a, b) }
 
 func feelNeg(a any) any {
 	switch d := a.(type) {
@@ -433,10 +425,7 @@ func feelNeg(a any) any {
 	case ymDuration:
 		return -d
 	}
-	if x, ok := toFloat(a); ok {
-		return -x
-	}
-	return nil
+	return numNeg(a)
 }
 
 // feelGet is the path a.key: a context's entry, a list's projection, or a
@@ -681,8 +670,8 @@ func writeFEEL(b *strings.Builder, v any, nested bool) {
 	case unaryTest:
 		b.WriteString(x.String())
 	default:
-		if f, ok := toFloat(v); ok {
-			b.WriteString(formatNumber(f))
+		if s, ok := numText(v); ok {
+			b.WriteString(s)
 			return
 		}
 		n := normalize(v)
@@ -814,11 +803,12 @@ var feelCoreLibrary = map[string]fnInfo{
 	}},
 	"sum": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
 		// DMN 1.5: the sum of no numbers is null, as their mean is.
-		ns, ok := numbers(itemsOf(a))
-		if !ok || len(ns) == 0 {
+		items := itemsOf(a)
+		s, ok := sumOfNumbers(items)
+		if !ok || len(items) == 0 {
 			return nil, nil
 		}
-		return sumOf(ns), nil
+		return numberOf(s), nil
 	}},
 	"min": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), -1), nil }},
 	"max": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return extreme(itemsOf(a), 1), nil }},
@@ -835,10 +825,7 @@ var feelCoreLibrary = map[string]fnInfo{
 			}
 			return d, nil
 		}
-		if f, ok := toFloat(a[0]); ok {
-			return math.Abs(f), nil
-		}
-		return nil, nil
+		return numAbs(a[0]), nil
 	}},
 	"string": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) { return feelString(a[0]), nil }},
 	"number": {min: 1, max: 3, pure: true, fn: func(a ...any) (any, error) { return feelNumber(a), nil }},

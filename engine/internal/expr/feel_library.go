@@ -5,11 +5,13 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
 // The FEEL built-ins beyond the core ones of feel_funcs.go: DMN 1.5
@@ -36,8 +38,8 @@ var feelParams = map[string][]string{
 	"remove": {"list", "position"}, "reverse": {"list"}, "index of": {"list", "match"},
 	"union": {"list"}, "distinct values": {"list"}, "flatten": {"list"}, "product": {"list"},
 	"median": {"list"}, "stddev": {"list"}, "mode": {"list"}, "is empty": {"list"},
-	"list replace": {"list", "position", "newItem"},
-	"decimal":      {"n", "scale"}, "floor": {"n", "scale"}, "ceiling": {"n", "scale"},
+	"list replace": {"list", "position", "newItem"}, "sort": {"list", "precedes"},
+	"decimal": {"n", "scale"}, "floor": {"n", "scale"}, "ceiling": {"n", "scale"},
 	"round up": {"n", "scale"}, "round down": {"n", "scale"}, "round half up": {"n", "scale"},
 	"round half down": {"n", "scale"}, "abs": {"n"}, "modulo": {"dividend", "divisor"},
 	"sqrt": {"number"}, "log": {"number"}, "exp": {"number"}, "odd": {"number"}, "even": {"number"},
@@ -61,18 +63,18 @@ var feelParamsAlt = map[string][]string{
 // feelLibrary is every FEEL built-in by name (as users write them,
 // multi-word names included), with its arity.
 var feelLibrary = func() map[string]fnInfo {
-	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary))
-	for k, v := range feelCoreLibrary {
-		m[k] = v
-	}
-	for k, v := range feelMoreLibrary {
-		m[k] = v
+	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary)+len(feelRangeLibrary))
+	for _, lib := range []map[string]fnInfo{feelCoreLibrary, feelMoreLibrary, feelRangeLibrary} {
+		for k, v := range lib {
+			m[k] = v
+		}
 	}
 	return m
 }()
 
 // feelMoreLibrary is merged into feelLibrary.
 var feelMoreLibrary = map[string]fnInfo{
+	"sort": {min: 2, max: 2, calls: true, fn: feelSort},
 	"substring before": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
 		if s, m, ok := str2(a); ok {
 			if i := strings.Index(s, m); i >= 0 {
@@ -164,33 +166,45 @@ var feelMoreLibrary = map[string]fnInfo{
 	"all": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return allAny(itemsOf(a), false), nil }},
 	"any": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) { return allAny(itemsOf(a), true), nil }},
 	"mean": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
-		ns, ok := numbers(itemsOf(a))
-		if !ok || len(ns) == 0 {
+		items := itemsOf(a)
+		s, ok := sumOfNumbers(items)
+		if !ok || len(items) == 0 {
 			return nil, nil
 		}
-		return sumOf(ns) / float64(len(ns)), nil
+		return decArith(s, float64(len(items)), opQuo), nil
 	}},
 	"product": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
-		ns, ok := numbers(itemsOf(a))
-		if !ok || len(ns) == 0 {
+		items := itemsOf(a)
+		if len(items) == 0 {
 			return nil, nil
 		}
-		p := 1.0
-		for _, n := range ns {
-			p *= n
+		var p any = 1.0
+		for _, n := range items {
+			if _, isBool := n.(bool); isBool || !isNumber(n) {
+				return nil, nil
+			}
+			if p = feelMul(p, n); p == nil {
+				return nil, nil
+			}
 		}
 		return p, nil
 	}},
 	"median": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
-		ns, ok := numbers(itemsOf(a))
-		if !ok || len(ns) == 0 {
+		items := itemsOf(a)
+		if len(items) == 0 {
 			return nil, nil
 		}
-		sort.Float64s(ns)
-		if len(ns)%2 == 1 {
-			return ns[len(ns)/2], nil
+		ns := slices.Clone(items)
+		for _, n := range ns {
+			if !isNumber(n) {
+				return nil, nil
+			}
 		}
-		return (ns[len(ns)/2-1] + ns[len(ns)/2]) / 2, nil
+		slices.SortFunc(ns, func(x, y any) int { c, _ := numCmp(x, y); return c })
+		if len(ns)%2 == 1 {
+			return canonical(ns[len(ns)/2]), nil
+		}
+		return decArith(feelAdd(ns[len(ns)/2-1], ns[len(ns)/2]), 2.0, opQuo), nil
 	}},
 	"stddev": {min: 1, max: -1, pure: true, fn: func(a ...any) (any, error) {
 		ns, ok := numbers(itemsOf(a))
@@ -365,12 +379,20 @@ var feelMoreLibrary = map[string]fnInfo{
 	"floor":           {min: 1, max: 2, pure: true, fn: rounder(roundFloor, true)},
 	"ceiling":         {min: 1, max: 2, pure: true, fn: rounder(roundCeiling, true)},
 	"modulo": {min: 2, max: 2, pure: true, fn: func(a ...any) (any, error) {
-		x, ok1 := a[0].(float64)
-		y, ok2 := a[1].(float64)
-		if !ok1 || !ok2 || y == 0 {
+		// The sign of the divisor, as floored division has it.
+		var x, y, r apd.Decimal
+		if !decOf(a[0], &x) || !decOf(a[1], &y) || y.IsZero() {
 			return nil, nil
 		}
-		return x - y*math.Floor(x/y), nil
+		if _, err := decContext.Rem(&r, &x, &y); err != nil {
+			return nil, nil
+		}
+		if !r.IsZero() && r.Negative != y.Negative {
+			if _, err := decContext.Add(&r, &r, &y); err != nil {
+				return nil, nil
+			}
+		}
+		return numberOf(&r), nil
 	}},
 	"sqrt": {min: 1, max: 1, pure: true, fn: mathFn(func(x float64) float64 { return math.Sqrt(x) }, func(x float64) bool { return x >= 0 })},
 	"log":  {min: 1, max: 1, pure: true, fn: mathFn(math.Log, func(x float64) bool { return x > 0 })},
@@ -727,7 +749,10 @@ func sumOf(ns []float64) float64 {
 func intArg(v any) (int64, bool) {
 	f, ok := v.(float64)
 	if !ok {
-		return 0, false
+		if _, isDec := v.(*apd.Decimal); !isDec {
+			return 0, false
+		}
+		f, _ = toFloat(v)
 	}
 	return wholeInt(f)
 }
@@ -820,8 +845,8 @@ func contextPut(c, key, v any) any {
 
 func mathFn(f func(float64) float64, valid func(float64) bool) func(...any) (any, error) {
 	return func(a ...any) (any, error) {
-		x, ok := a[0].(float64)
-		if !ok || !valid(x) {
+		x, ok := toFloat(a[0])
+		if _, isBool := a[0].(bool); isBool || !ok || !valid(x) {
 			return nil, nil
 		}
 		r := f(x)
@@ -833,14 +858,14 @@ func mathFn(f func(float64) float64, valid func(float64) bool) func(...any) (any
 }
 
 // Rounding modes of the rounding functions.
-const (
-	roundHalfEven = iota
-	roundUp
-	roundDown
-	roundHalfUp
-	roundHalfDown
-	roundFloor
-	roundCeiling
+var (
+	roundHalfEven = apd.RoundHalfEven
+	roundUp       = apd.RoundUp   // away from zero
+	roundDown     = apd.RoundDown // toward zero
+	roundHalfUp   = apd.RoundHalfUp
+	roundHalfDown = apd.RoundHalfDown
+	roundFloor    = apd.RoundFloor
+	roundCeiling  = apd.RoundCeiling
 )
 
 // maxScale bounds the scale of the rounding functions, as DMN 1.5 does.
@@ -850,85 +875,70 @@ const maxScale = 6176
 // (default 0 when optional) in the given mode. It rounds the shortest
 // decimal form of n, not its binary value, so that round half up(2.675,
 // 2) is 2.68 as a decimal number would have it.
-func rounder(mode int, optionalScale bool) func(...any) (any, error) {
+func rounder(mode apd.Rounder, optionalScale bool) func(...any) (any, error) {
 	return func(a ...any) (any, error) {
-		n, ok := a[0].(float64)
-		if !ok || math.IsInf(n, 0) || math.IsNaN(n) {
+		var n apd.Decimal
+		if _, isBool := a[0].(bool); isBool || !decOf(a[0], &n) {
 			return nil, nil
 		}
 		var scale int64
 		if len(a) == 2 {
 			// A fractional scale is truncated, as Java's intValue does.
-			f, ok := a[1].(float64)
-			if !ok || f < -6111 || f > maxScale {
+			f, ok := toFloat(a[1])
+			if _, isBool := a[1].(bool); isBool || !ok || f < -6111 || f > maxScale {
 				return nil, nil
 			}
 			scale = int64(f)
 		} else if !optionalScale {
 			return nil, nil
 		}
-		return roundDecimal(n, scale, mode), nil
+		return roundDecimal(&n, scale, mode), nil
 	}
 }
 
-func roundDecimal(n float64, scale int64, mode int) any {
-	r, ok := new(big.Rat).SetString(strconv.FormatFloat(n, 'g', -1, 64))
-	if !ok {
-		return nil
+// roundDecimal rounds n to scale decimal places in the given mode. It
+// divides the coefficient itself: apd's Quantize drops a value whose
+// digits all fall below the scale to zero in every mode (ceiling(0.07)
+// would be 0).
+func roundDecimal(n *apd.Decimal, scale int64, mode apd.Rounder) any {
+	k := -scale - int64(n.Exponent) // digits to drop
+	if k <= 0 {
+		return numberOf(n)
 	}
-	pow := new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(abs64(scale)), nil))
-	if scale >= 0 {
-		r.Mul(r, pow)
-	} else {
-		r.Quo(r, pow)
+	if k > int64(n.NumDigits())+1 {
+		k = int64(n.NumDigits()) + 1 // all dropped: as good as one more
+		var shifted apd.Decimal
+		shifted.Set(n)
+		shifted.Exponent = int32(-scale) - int32(k)
+		n = &shifted
 	}
-	// q is r truncated toward zero, rem what was cut off.
-	q := new(big.Int).Quo(r.Num(), r.Denom())
-	rem := new(big.Rat).Sub(r, new(big.Rat).SetInt(q))
-	sign := rem.Sign()
-	half := rem.Abs(rem).Cmp(big.NewRat(1, 2)) // -1 below half, 0 half, 1 above
-	away := false
-	if sign != 0 {
+	pow := new(big.Int).Exp(big.NewInt(10), big.NewInt(k), nil)
+	q, rem := new(big.Int).QuoRem(n.Coeff.MathBigInt(), pow, new(big.Int))
+	if rem.Sign() != 0 {
+		half := rem.Lsh(rem, 1).Cmp(pow) // twice the remainder against 10^k
+		away := false
 		switch mode {
-		case roundUp:
+		case apd.RoundUp:
 			away = true
-		case roundDown:
-		case roundHalfUp:
+		case apd.RoundHalfUp:
 			away = half >= 0
-		case roundHalfDown:
+		case apd.RoundHalfDown:
 			away = half > 0
-		case roundHalfEven:
+		case apd.RoundHalfEven:
 			away = half > 0 || half == 0 && q.Bit(0) == 1
-		case roundFloor:
-			away = sign < 0
-		case roundCeiling:
-			away = sign > 0
+		case apd.RoundFloor:
+			away = n.Negative
+		case apd.RoundCeiling:
+			away = !n.Negative
+		}
+		if away {
+			q.Add(q, big.NewInt(1))
 		}
 	}
-	if away {
-		q.Add(q, big.NewInt(int64(sign)))
-	}
-	out := new(big.Rat).SetInt(q)
-	if scale >= 0 {
-		out.Quo(out, pow)
-	} else {
-		out.Mul(out, pow)
-	}
-	f, _ := out.Float64()
-	if math.IsInf(f, 0) {
-		return nil
-	}
-	if f == 0 {
-		return 0.0 // no negative zero
-	}
-	return f
-}
-
-func abs64(n int64) int64 {
-	if n < 0 {
-		return -n
-	}
-	return n
+	var r apd.Decimal
+	r.Coeff.SetMathBigInt(q)
+	r.Exponent, r.Negative = int32(-scale), n.Negative
+	return numberOf(&r)
 }
 
 // feelNumber is number(from, grouping separator, decimal separator).
@@ -936,11 +946,7 @@ func feelNumber(a []any) any {
 	s, ok := a[0].(string)
 	if !ok {
 		if len(a) == 1 {
-			if f, ok := toFloat(a[0]); ok {
-				if _, isBool := a[0].(bool); !isBool {
-					return f
-				}
-			}
+			return canonical(a[0])
 		}
 		return nil
 	}
@@ -974,11 +980,8 @@ func feelNumber(a []any) any {
 	if !validNumber(s) {
 		return nil
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) {
-		return nil
-	}
-	return f
+	n, _ := parseNumber(s)
+	return n
 }
 
 // validNumber reports whether s is a FEEL number literal, optionally

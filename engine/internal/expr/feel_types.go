@@ -181,6 +181,10 @@ func (ft *feelType) has(v any) bool {
 		r, ok := v.(feelRange)
 		return ok && (r.lo == nil || ft.elem.has(r.lo)) && (r.hi == nil || ft.elem.has(r.hi))
 	}
-	// function: this dialect has no function values.
+	if f, ok := v.(*feelFunc); ok && ft.name == "function" {
+		// The parameters and result of a function value have no declared
+		// types: its arity is what can be checked.
+		return len(f.def.params) == len(ft.fields)
+	}
 	return false
 }

@@ -29,6 +29,9 @@ func FuzzCompileEval(f *testing.F) {
 		`= matches(name, "^\p{Lu}[a-z]+\s", "x")`, `= round half up(2.675, 2) + decimal(1/3, 2)`,
 		`= {a: 1, b: a + 1, c: {d: b}}.c.d`, `= context put({}, ["a", "b"], sum([]))`,
 		`= years and months duration(date("2020-01-31"), date("-2020-02-29"))`, `= "\uD83D\uDCA9\U01F40E"`,
+		`= {f: function(n) if n < 2 then 1 else n * f(n - 1), r: f(5)}.r`, `= (function(a, b) a)(b: 1, a: 2)`,
+		`= sort([3, 1], function(x, y) x < y)`, `= for i in 1..3 return partial`, `= 0.1 + 0.2 = 0.3`,
+		`= 9007199254740993 ** 3 / 7`, `= before([1..5), (< 10))`, `= overlaps after(range2: [1..2], range1: (1..3])`,
 	}
 	for _, s := range seeds {
 		f.Add(s, uint8(0))
@@ -82,6 +85,8 @@ func FuzzEval(f *testing.F) {
 		`= context put(a, b, c)`, `= get value(a, b)`, `= sublist(a, b, c)`, `= replace(a, b, c)`,
 		`= matches(a, b, c)`, `= round half up(a, b)`, `= date(a, b, c)`, `= time(a, b, c)`,
 		`= a instance of list<context<x: number>>`, `= index of(a, b)`, `= string join(a, b)`,
+		`= sort(a, function(x, y) x < y)`, `= (function(x) x + b)(a)`, `= includes(a, b)`, `= a * 1.1 + b / 3`,
+		`= modulo(a, b)`, `= decimal(a / b, c)`, `= for x in a return partial`,
 	}
 	for i, s := range seeds {
 		f.Add(s, []byte{byte(i), 3, 'x', 'y', 'z', 4, 1, 2})

@@ -77,11 +77,6 @@ func juelStr(v any) string {
 	return b.String()
 }
 
-func isNumber(v any) bool {
-	_, ok := toFloat(v)
-	return ok
-}
-
 // juelEqual is EL "==".
 func juelEqual(a, b any) (bool, error) {
 	if a == nil || b == nil {

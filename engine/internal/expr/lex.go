@@ -271,7 +271,9 @@ func hexRune(src string, i, n, end int) (rune, bool) {
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 func isNameStart(r rune) bool {
-	return r == '_' || r == '$' || unicode.IsLetter(r)
+	// DMN 1.5's name start characters include the planes above the
+	// basic one (emoji among them: {🐎: "bar"}).
+	return r == '_' || r == '$' || unicode.IsLetter(r) || r >= 0x10000 && r <= 0xEFFFF
 }
 
 func isNamePart(r rune) bool {

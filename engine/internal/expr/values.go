@@ -2,7 +2,9 @@ package expr
 
 import (
 	"encoding/json"
+
 	"fmt"
+	"github.com/cockroachdb/apd/v3"
 	"math"
 	"sort"
 	"strconv"
@@ -59,6 +61,9 @@ func toFloat(v any) (float64, bool) {
 	case json.Number:
 		f, err := n.Float64()
 		return f, err == nil
+	case *apd.Decimal:
+		f, err := n.Float64() // the nearest float64
+		return f, err == nil
 	}
 	return 0, false
 }
@@ -85,6 +90,8 @@ func normalize(v any) any {
 		return x.String() // JSON has no range
 	case unaryTest:
 		return x.String()
+	case *feelFunc:
+		return nil // JSON has no function
 	case time.Duration:
 		return formatDuration(x)
 	case []any:
@@ -310,6 +317,8 @@ func typeName(v any) string {
 		return "range"
 	case unaryTest:
 		return "unary test"
+	case *feelFunc:
+		return "function"
 	}
 	if _, ok := toFloat(v); ok {
 		return "number"
