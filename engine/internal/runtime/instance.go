@@ -480,13 +480,14 @@ func (inst *Instance) end() {
 	inst.inputs = nil
 	inst.finalize()
 	// Mail that arrived too late finds no token: handling drops it (and
-	// hands messages back to the hub); a command posted too late (direct
-	// resumption posts commands) learns that the instance has ended.
+	// hands messages back to the hub); a command still in the mailbox
+	// (direct resumption posts commands) learns that the instance has
+	// ended. The commands among the inputs were answered above.
 	for _, m := range append(late, inst.takeMail(true)...) {
 		switch {
 		case m.kind != msgCommand:
 			inst.safeHandle(m)
-		case inst.direct:
+		case !m.more.cmd.answered:
 			inst.answer(m.more.cmd, ErrInstanceEnded)
 			inst.released++
 		}
