@@ -66,6 +66,16 @@ var (
 	// that ends after clock.Max. A timer whose firing falls outside the
 	// range opens an incident naming the time and the limit.
 	ErrTimeOutOfRange = clock.ErrOutOfRange
+	// ErrUnknownInstance is returned for an instance key that names no
+	// live or recently finished instance (by hosts, whose calls take keys;
+	// Engine.Instance reports it as false).
+	ErrUnknownInstance = runtime.ErrUnknownInstance
+	// ErrInvalidArgument is wrapped by every error of a call given an
+	// argument it cannot take (an empty message or signal name, negative
+	// retries, an empty error code, a negative duration or TTL). Bad
+	// variables are ErrBadVariables instead. It is the BAD_REQUEST code of
+	// the WebAssembly module and the SDK.
+	ErrInvalidArgument = errors.New("invalid argument")
 )
 
 // Plain data types of the event stream and the jobs API. They are copies:
@@ -93,6 +103,19 @@ type (
 	// Stats counts what an engine holds open: live instances, activatable
 	// jobs, open incidents, subscriptions and timers.
 	Stats = runtime.Stats
+)
+
+// Wait reasons of a token (Token.Waiting). A token that is moving has none.
+const (
+	WaitJob      = runtime.WaitJob
+	WaitMessage  = runtime.WaitMessage
+	WaitSignal   = runtime.WaitSignal
+	WaitTimer    = runtime.WaitTimer
+	WaitEvent    = runtime.WaitEvent // any arm of an event-based gateway
+	WaitJoin     = runtime.WaitJoin
+	WaitIncident = runtime.WaitIncident
+	WaitScope    = runtime.WaitScope // an activity waiting for its inner tokens
+	WaitCall     = runtime.WaitCall  // a call activity waiting for the instance it started
 )
 
 // Instance states.
@@ -136,9 +159,18 @@ const (
 	ConditionSatisfied = runtime.ConditionSatisfied
 )
 
+// eventTypes are the event types the engine writes.
+var eventTypes = [...]EventType{
+	InstanceStarted, InstanceCompleted, InstanceTerminated, InstanceFailed, ElementEntered, ElementLeft,
+	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
+	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
+	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
+	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+}
+
 // EventTypes returns every event type the engine writes, for hosts and
 // tools that list or check them.
-func EventTypes() []EventType { return runtime.EventTypes() }
+func EventTypes() []EventType { return append([]EventType(nil), eventTypes[:]...) }
 
 // DeployError reports a model that cannot be deployed. It names the first
 // problem; Problems lists them all, in document order. It unwraps to its
@@ -229,6 +261,18 @@ func (e *DeployError) Unwrap() []error {
 		errs[i] = &e.Problems[i]
 	}
 	return errs
+}
+
+// invalidArgument is an error of a call given an argument it cannot take:
+// its message is a plain sentence, and errors.Is matches ErrInvalidArgument.
+type invalidArgument struct{ msg string }
+
+func (e *invalidArgument) Error() string        { return e.msg }
+func (e *invalidArgument) Is(target error) bool { return target == ErrInvalidArgument }
+
+// invalid returns an invalidArgument error with a formatted message.
+func invalid(format string, args ...any) error {
+	return &invalidArgument{fmt.Sprintf(format, args...)}
 }
 
 // config is what the options set; its zero value is the default.
@@ -553,6 +597,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if processID == "" {
+		return nil, invalid("start: the process id is empty")
+	}
 	plan, err := e.rt.Latest(processID)
 	if err != nil {
 		return nil, err
@@ -586,6 +633,9 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 // FailJob reports a failed attempt at a job. With retries > 0 the job stays
 // activatable; with 0 an incident holds the token until ResolveIncident.
 func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+	if retries < 0 {
+		return invalid("fail job %d: retries must be >= 0, got %d", key, retries)
+	}
 	return e.rt.FailJob(ctx, key, retries, message)
 }
 
@@ -593,6 +643,9 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 // boundary event or event sub-process that catches it, an incident holds
 // the token.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	if code == "" {
+		return invalid("throw error from job %d: the error code is empty", key)
+	}
 	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
@@ -636,13 +689,13 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 		return err
 	}
 	if m.Name == "" {
-		return fmt.Errorf("flowtrack: publish message: the name is empty")
+		return invalid("publish message: the name is empty")
 	}
 	if m.TTL < 0 {
-		return fmt.Errorf("flowtrack: publish message %q: negative TTL %s", m.Name, m.TTL)
+		return invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
 	}
 	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
-		return fmt.Errorf("flowtrack: publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
+		return fmt.Errorf("publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
 	}
 	norm, err := normalize(m.Variables)
 	if err != nil {
@@ -663,6 +716,9 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if name == "" {
+		return invalid("broadcast signal: the name is empty")
+	}
 	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
@@ -676,7 +732,7 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 // Advance moves a virtual clock forward by d; see AdvanceTo.
 func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("flowtrack: advance by negative duration %s", d)
+		return invalid("advance by negative duration %s", d)
 	}
 	return e.AdvanceTo(ctx, e.Now().Add(d))
 }

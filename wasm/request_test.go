@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // deepArray is JSON of depth levels of arrays around 1.
@@ -48,7 +50,7 @@ func TestModule_StrictRequests(t *testing.T) {
 		{"now", deepArray(engine.MaxVariableDepth + 3), limit},
 	} {
 		env := callT(t, m, tc.op, tc.req)
-		require.Equal(t, codeBadRequest, errCode(env), "%s %.80s: %v", tc.op, tc.req, env)
+		require.Equal(t, wire.CodeBadRequest, errCode(env), "%s %.80s: %v", tc.op, tc.req, env)
 		assert.Contains(t, env["error"].(map[string]any)["message"], tc.names, "%s %.80s", tc.op, tc.req)
 	}
 	assert.Empty(t, m.eng.Instances(), "nothing started")
