@@ -37,6 +37,10 @@ const (
 // without returning): the module was discarded with its instances.
 var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
 
+// ErrUnsupported is the error of an operation the module's engine cannot
+// do.
+var ErrUnsupported = errors.New("flowtrack: unsupported operation")
+
 // CodeInfo describes one error code.
 type CodeInfo struct {
 	Code Code
@@ -83,7 +87,7 @@ var Codes = []CodeInfo{
 		"an instant the engine cannot represent (see [Time range](#time-range)): `advance` past the limit, a `ttlMs` that ends past it. Nothing moves."},
 	{CodeTooManyFirings, engine.ErrTooManyFirings, "TooManyFiringsError", false,
 		"`advance` over a span in which more than 100,000 timers fall due; the clock stops at the last firing, repeat the call."},
-	{CodeUnsupported, engine.ErrNotVirtual, "UnsupportedError", false,
+	{CodeUnsupported, ErrUnsupported, "UnsupportedError", false,
 		"the operation exists in the ABI but this build's engine cannot do it."},
 	{CodeInternal, nil, "InternalError", false,
 		"a bug: the operation panicked; the panic was recovered and the engine stays usable."},
