@@ -4,41 +4,10 @@
 // the JSON response back. Everything above this file speaks plain objects.
 
 import { ConsoleStdout, File, OpenFile, WASI, WASIProcExit } from '@bjorn3/browser_wasi_shim';
-import { BadRequestError, TrappedError, UnknownOperationError, type ErrorData } from './errors.js';
-import type { FlowEvent } from './types.js';
+import { ABI_VERSION, BadRequestError, TrappedError, UnknownOperationError, type Envelope, type Operation } from './contract.js';
 
-/** ABI_VERSION is the module ABI version this SDK speaks. */
-export const ABI_VERSION = 1;
-
-/** The response envelope of every operation. */
-export interface Envelope {
-  ok: boolean;
-  result?: unknown;
-  error?: ErrorData;
-  events: FlowEvent[];
-  now: string;
-  nextDeadline: string | null;
-}
-
-/** Operation names, each exported by the module under the same name. */
-export type Operation =
-  | 'deploy'
-  | 'start'
-  | 'publish_message'
-  | 'broadcast_signal'
-  | 'complete_job'
-  | 'fail_job'
-  | 'throw_error'
-  | 'resolve_incident'
-  | 'advance'
-  | 'tokens'
-  | 'instance'
-  | 'history'
-  | 'jobs'
-  | 'incidents'
-  | 'cancel'
-  | 'now'
-  | 'configure';
+export { ABI_VERSION };
+export type { Envelope, Operation };
 
 interface Exports {
   memory: WebAssembly.Memory;
