@@ -600,13 +600,13 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if processID == "" {
 		return nil, invalid("start: the process id is empty")
 	}
-	plan, err := e.rt.Latest(processID)
-	if err != nil {
-		return nil, err
-	}
 	norm, err := normalize(vars)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", processID, err)
+	}
+	plan, err := e.rt.Latest(processID)
+	if err != nil {
+		return nil, err
 	}
 	return e.rt.Start(plan, norm)
 }

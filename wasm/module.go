@@ -220,6 +220,9 @@ func decodeJSON(op string, data []byte, v any) error {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
 		switch {
+		case errors.As(err, &te) && te.Field == "variables":
+			return &callError{Code: wire.CodeBadVariables,
+				Message: fmt.Sprintf("%s: field \"variables\" must be a JSON object of JSON values, got JSON %s", op, te.Value)}
 		case errors.As(err, &te) && te.Field != "":
 			return badRequest("%s: field %q: expected %s, got JSON %s", op, te.Field, te.Type, te.Value)
 		case errors.As(err, &te):
