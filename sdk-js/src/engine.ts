@@ -253,7 +253,11 @@ export class Engine {
 
   /** publishMessage correlates a message to an instance waiting for it, or buffers it for `ttl`. */
   async publishMessage(message: Message): Promise<void> {
-    const { name, correlationKey, variables, ttl, messageId } = message ?? ({} as Message);
+    const { name, correlationKey, variables, ttl, messageId, ...unknown } = message ?? ({} as Message);
+    const extra = Object.keys(unknown);
+    if (extra.length > 0) {
+      throw new BadRequestError({ code: 'BAD_REQUEST', message: `publishMessage: unknown field ${JSON.stringify(extra[0])} (a message has name, correlationKey, variables, ttl, messageId)` });
+    }
     const req: Record<string, unknown> = { name };
     if (correlationKey !== undefined) req.correlationKey = correlationKey;
     if (variables !== undefined) req.variables = variables;
