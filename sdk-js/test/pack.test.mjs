@@ -29,8 +29,26 @@ describe('npm pack tarball', () => {
     assert.ok(files.includes('dist/flowtrack.wasm'));
     assert.ok(files.includes('dist/index.js') && files.includes('dist/index.d.ts'));
     assert.ok(files.includes('dist/worker.js'));
-    const stray = files.filter((f) => !/^dist\/.*\.(js|d\.ts|wasm)$/.test(f) && !['package.json', 'README.md'].includes(f));
+    assert.ok(files.includes('LICENSE'), 'the tarball carries the licence');
+    const stray = files.filter((f) => !/^dist\/.*\.(js|d\.ts|wasm)$/.test(f) && !['package.json', 'README.md', 'LICENSE'].includes(f));
     assert.deepEqual(stray, []);
+  });
+
+  it('compiles every TypeScript snippet of the README under strict', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const snippets = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
+    assert.ok(snippets.length > 0, 'the README has TypeScript snippets');
+    const names = snippets.map((code, i) => {
+      const name = `readme${i}.ts`;
+      // The snippets use a document they do not show.
+      writeFileSync(join(dir, name), `declare const xml: string;\n${code}\nexport {};\n`);
+      return name;
+    });
+    writeFileSync(
+      join(dir, 'tsconfig.readme.json'),
+      JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, lib: ['ES2022', 'DOM'], types: [] }, files: names }),
+    );
+    sh('node', [join(pkgDir, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.readme.json'], dir);
   });
 
   it('installs and runs a process in a fresh project', () => {
@@ -59,7 +77,12 @@ engine.close();
 export async function run(xml: string): Promise<Token[]> {
   const engine = await Engine.create({ time: 'virtual' });
   await engine.deploy(xml);
-  engine.on('jobCreated', (ev: FlowEvent<'jobCreated'>) => void ev.jobKey);
+  engine.on('jobCreated', (ev: FlowEvent<'jobCreated'>) => {
+    const key: number = ev.jobKey; // required on a jobCreated record
+    void key;
+  });
+  const close: () => Promise<void> = () => engine.close();
+  void close;
   engine.handle('work', async (job: Job) => ({ done: job.key }));
   const { instanceKey } = await engine.start('p', { n: 1 });
   await engine.advanceTime('PT5M');
