@@ -97,9 +97,6 @@ type (
 	Incident = runtime.Incident
 	// State is an instance's lifecycle state.
 	State = runtime.State
-	// Instance is a running or finished process instance. Its methods are
-	// safe for concurrent use.
-	Instance = runtime.Instance
 	// Stats counts what an engine holds open: live instances, activatable
 	// jobs, open incidents, subscriptions and timers.
 	Stats = runtime.Stats
@@ -608,14 +605,24 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return nil, err
 	}
-	return e.rt.Start(plan, norm)
+	inst, err := e.rt.Start(plan, norm)
+	if err != nil {
+		return nil, err
+	}
+	return instanceOf(inst), nil
 }
 
 // Instance returns a live or recently finished instance by key.
-func (e *Engine) Instance(key int64) (*Instance, bool) { return e.rt.Instance(key) }
+func (e *Engine) Instance(key int64) (*Instance, bool) {
+	inst, ok := e.rt.Instance(key)
+	if !ok {
+		return nil, false
+	}
+	return instanceOf(inst), true
+}
 
 // Instances returns the live instances, ordered by key.
-func (e *Engine) Instances() []*Instance { return e.rt.Instances() }
+func (e *Engine) Instances() []*Instance { return instancesOf(e.rt.Instances()) }
 
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
@@ -753,7 +760,11 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt
 func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-func (e *Engine) Incidents() []Incident { return e.rt.Incidents() }
+// The loops of the instances answer it; if ctx ends first Incidents
+// returns the context's error.
+func (e *Engine) Incidents(ctx context.Context) ([]Incident, error) {
+	return await(ctx, e.rt.Incidents)
+}
 
 // ResolveIncident retries what an incident holds: a failed job becomes
 // activatable again, any other element is executed again.

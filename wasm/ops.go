@@ -317,13 +317,17 @@ func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
 	return toks, err
 }
 
-func opInstance(_ context.Context, m *module, data []byte) (any, error) {
+func opInstance(ctx context.Context, m *module, data []byte) (any, error) {
 	inst, err := m.lookup("instance", data)
 	if err != nil {
 		return nil, err
 	}
-	res := wire.InstanceResult{Key: inst.Key(), ProcessID: inst.Plan().Process.ID, State: inst.State(),
-		Message: inst.Message(), Variables: inst.Variables(), Incidents: inst.Incidents()}
+	incidents, err := inst.Incidents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.InstanceResult{Key: inst.Key(), ProcessID: inst.ProcessID(), State: inst.State(),
+		Message: inst.Message(), Variables: inst.Variables(), Incidents: incidents}
 	if res.Variables == nil {
 		res.Variables = map[string]any{}
 	}
@@ -333,12 +337,12 @@ func opInstance(_ context.Context, m *module, data []byte) (any, error) {
 	return res, nil
 }
 
-func opHistory(_ context.Context, m *module, data []byte) (any, error) {
+func opHistory(ctx context.Context, m *module, data []byte) (any, error) {
 	inst, err := m.lookup("history", data)
 	if err != nil {
 		return nil, err
 	}
-	return inst.History(), nil
+	return inst.History(ctx)
 }
 
 func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
@@ -361,13 +365,17 @@ func opJobs(_ context.Context, m *module, data []byte) (any, error) {
 	return jobs, nil
 }
 
-func opIncidents(_ context.Context, m *module, data []byte) (any, error) {
+func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.IncidentsRequest
 	if err := decode("incidents", data, &req); err != nil {
 		return nil, err
 	}
+	all, err := m.eng.Incidents(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := []engine.Incident{}
-	for _, inc := range m.eng.Incidents() {
+	for _, inc := range all {
 		if req.InstanceKey == 0 || inc.InstanceKey == req.InstanceKey {
 			out = append(out, inc)
 		}
