@@ -399,7 +399,7 @@ func New(opts ...Option) (*Engine, error) {
 	}
 	if cfg.clock != nil {
 		if err := clock.CheckRange(cfg.clock.Now()); err != nil {
-			return nil, fmt.Errorf("flowtrack: WithClock: the clock reads %w", err)
+			return nil, fmt.Errorf("WithClock: the clock reads a %w", err)
 		}
 	}
 	b := cfg.budgets
@@ -412,14 +412,14 @@ func New(opts ...Option) (*Engine, error) {
 		{"WithObserverBacklog", cfg.backlog},
 	} {
 		if o.v < 0 {
-			return nil, fmt.Errorf("flowtrack: %s(%d): must not be negative", o.name, o.v)
+			return nil, fmt.Errorf("%s(%d): must not be negative", o.name, o.v)
 		}
 	}
 	if cfg.maxEvalSteps < 0 {
-		return nil, fmt.Errorf("flowtrack: WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
+		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
 	}
 	if cfg.maxEvalBytes < 0 {
-		return nil, fmt.Errorf("flowtrack: WithMaxEvalBytes(%d): must not be negative", cfg.maxEvalBytes)
+		return nil, fmt.Errorf("WithMaxEvalBytes(%d): must not be negative", cfg.maxEvalBytes)
 	}
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
@@ -582,6 +582,10 @@ func publicProblems(ps []*model.Problem) []Problem {
 func deployError(file string, defs *model.Definitions, ps []*model.Problem) error {
 	defs.Locate(ps)
 	de := &DeployError{File: file, Problems: publicProblems(model.SortProblems(ps))}
+	for i := range de.Problems {
+		// The importer names the file; Error names it once, first.
+		de.Problems[i].Rule = strings.TrimPrefix(de.Problems[i].Rule, file+": ")
+	}
 	first := de.Problems[0]
 	de.ProcessID, de.ElementID, de.Rule = first.ProcessID, first.ElementID, first.Rule
 	return de
@@ -702,7 +706,7 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 		return invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
 	}
 	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
-		return fmt.Errorf("publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
+		return fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
 	}
 	norm, err := normalize(m.Variables)
 	if err != nil {

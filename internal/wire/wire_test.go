@@ -2,6 +2,7 @@ package wire
 
 import (
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -136,5 +137,30 @@ func TestCodes_Distinct(t *testing.T) {
 	}
 	if got := CodeOf(&engine.DeployError{}); got != CodeDeployFailed {
 		t.Errorf("CodeOf(*DeployError) = %s", got)
+	}
+}
+
+// TestABI_RequestFields checks each operation's field table in ABI.md
+// against its request type: the same fields, in the same order.
+func TestABI_RequestFields(t *testing.T) {
+	row := regexp.MustCompile("(?m)^\\| `([a-zA-Z0-9]+)` \\|")
+	for _, op := range Operations {
+		section := abi(t, "### `"+op.Name+"`")
+		section, _, _ = strings.Cut(section, "\n#### ") // a record the result holds
+		var got []string
+		for _, m := range row.FindAllStringSubmatch(section, -1) {
+			got = append(got, m[1])
+		}
+		var want []string
+		rt := reflect.TypeOf(op.Request)
+		for i := range rt.NumField() {
+			name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+			want = append(want, name)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("ABI.md documents %s's request fields %v, wire has %v", op.Name, got, want)
+		}
 	}
 }
