@@ -70,6 +70,34 @@ engine.close();
     assert.deepEqual(JSON.parse(sh('node', ['main.js'], dir)), { state: 'completed', bad: true });
   });
 
+  it('serves the module and the worker from a Vite dev server without configuration', async () => {
+    const { createServer } = await import('vite');
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><script type="module" src="/app.js"></script>\n');
+    writeFileSync(join(dir, 'app.js'), "import { Engine } from 'flowtrack';\nexport const create = () => Engine.create();\n");
+    const server = await createServer({ root: dir, configFile: false, logLevel: 'silent', server: { port: 0, host: '127.0.0.1' } });
+    await server.listen();
+    try {
+      const base = `http://127.0.0.1:${server.httpServer.address().port}`;
+      const app = await (await fetch(`${base}/app.js`)).text();
+      const dep = app.match(/from "([^"]*flowtrack[^"]*)"/)?.[1];
+      assert.ok(dep, `app.js imports the SDK: ${app.slice(0, 200)}`);
+      const depURL = new URL(dep, base);
+      const sdk = await (await fetch(depURL)).text();
+      // The dev server pre-bundles the SDK into its own directory; the
+      // URLs of the module and the worker must still find their files.
+      const wasm = sdk.match(/new URL\((?:\/\*[^*]*\*\/ )?"([^"]*\.wasm)"/)?.[1];
+      const worker = sdk.match(/new URL\((?:\/\*[^*]*\*\/ )?"([^"]*worker\.js[^"]*)"/)?.[1];
+      assert.ok(wasm && worker, 'the pre-bundled SDK names its module and its worker');
+      const res = await fetch(new URL(wasm, depURL));
+      assert.equal(res.headers.get('content-type'), 'application/wasm', `${wasm} serves the module, not a fallback page`);
+      assert.deepEqual([...new Uint8Array(await res.arrayBuffer()).subarray(0, 4)], [0, 0x61, 0x73, 0x6d]);
+      const w = await fetch(new URL(worker, depURL));
+      assert.match(w.headers.get('content-type') ?? '', /javascript/, `${worker} serves the worker`);
+    } finally {
+      await server.close();
+    }
+  });
+
   it('type-checks a consumer against the shipped declarations', () => {
     writeFileSync(
       join(dir, 'consumer.ts'),
