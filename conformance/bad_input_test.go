@@ -33,6 +33,7 @@ type badInput struct {
 // badArgs are the arguments of the calls the cases make.
 type badArgs struct {
 	Name      string         `json:"name"`
+	XML       string         `json:"xml"`
 	ProcessID string         `json:"processId"`
 	JobKey    int64          `json:"jobKey"`
 	Retries   int            `json:"retries"`
@@ -48,6 +49,7 @@ type badArgs struct {
 
 // surface is what both Go engines offer for the cases.
 type surface interface {
+	Deploy(ctx context.Context, name string, bpmn []byte) error
 	Start(ctx context.Context, processID string, vars map[string]any) error
 	PublishMessage(ctx context.Context, m engine.Message) error
 	BroadcastSignal(ctx context.Context, name string, vars map[string]any) error
@@ -59,12 +61,22 @@ type surface interface {
 
 type nativeSurface struct{ *engine.Engine }
 
+func (n nativeSurface) Deploy(_ context.Context, name string, bpmn []byte) error {
+	_, err := n.Engine.Deploy(name, bpmn)
+	return err
+}
+
 func (n nativeSurface) Start(ctx context.Context, processID string, vars map[string]any) error {
 	_, err := n.Engine.Start(ctx, processID, vars)
 	return err
 }
 
 type hostSurface struct{ *host.Engine }
+
+func (h hostSurface) Deploy(ctx context.Context, name string, bpmn []byte) error {
+	_, err := h.Engine.Deploy(ctx, name, bpmn)
+	return err
+}
 
 func (h hostSurface) Start(ctx context.Context, processID string, vars map[string]any) error {
 	_, err := h.Engine.Start(ctx, processID, vars)
@@ -123,6 +135,8 @@ func badCall(ctx context.Context, s surface, c badInput) error {
 	}
 	vars := badValues(a.Variables)
 	switch c.Call {
+	case "deploy":
+		return s.Deploy(ctx, "bad.bpmn", []byte(a.XML))
 	case "start":
 		return s.Start(ctx, a.ProcessID, vars)
 	case "publishMessage":
@@ -173,7 +187,8 @@ func badValues(vars map[string]any) map[string]any {
 }
 
 // checkCode checks that err reports code: as a *host.Error's code, and as
-// the sentinel wire.Codes gives the code.
+// the sentinel wire.Codes gives the code (a deploy error unwraps to its
+// problems instead).
 func checkCode(t *testing.T, err error, code wire.Code) {
 	t.Helper()
 	if err == nil {
@@ -186,7 +201,11 @@ func checkCode(t *testing.T, err error, code wire.Code) {
 	if got := wire.CodeOf(err); got != code {
 		t.Errorf("error %q is %s, want %s", err, got, code)
 	}
-	if !errors.Is(err, wire.Sentinel(code)) {
+	var problem *engine.Problem
+	if code == wire.CodeDeployFailed && !errors.As(err, &problem) {
+		t.Errorf("deploy error %q does not unwrap to its problems", err)
+	}
+	if s := wire.Sentinel(code); s != nil && !errors.Is(err, s) {
 		t.Errorf("error %q does not match %s's sentinel %v", err, code, wire.Sentinel(code))
 	}
 	if strings.Count(err.Error(), "flowtrack:") > 1 {

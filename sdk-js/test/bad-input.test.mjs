@@ -36,6 +36,7 @@ function value(v) {
 }
 
 const calls = {
+  deploy: (e, a) => e.deploy(a.xml, 'bad.bpmn'),
   start: (e, a) => e.start(a.processId, value(a.variables)),
   publishMessage: (e, a) => e.publishMessage(value(a.message)),
   broadcastSignal: (e, a) => e.broadcastSignal(a.name, value(a.variables)),
@@ -61,6 +62,7 @@ describe('bad input gets the same code as in Go', () => {
         const C = errorFromData({ code: c.code, message: '' }).constructor;
         assert.notEqual(C, FlowtrackError, `${c.code} has a class of its own`);
         assert.ok(err instanceof C, `${c.name}: ${err.name} is not the class of ${c.code}`);
+        if (c.code === 'DEPLOY_FAILED') assert.ok(err.problems.length > 0, 'a deploy error lists its problems');
         assert.ok(!/flowtrack:.*flowtrack:/.test(err.message), `stacked prefixes: ${err.message}`);
         assert.ok(await e.jobs(), 'the engine stays usable');
       } finally {
