@@ -60,8 +60,8 @@ func TestEventRecords_MatchContract(t *testing.T) {
 			}
 		}
 	}
-	ctx := ctxT(t)
 	for _, s := range scenarios {
+		ctx, cancel := context.WithTimeout(context.Background(), ctxTimeout)
 		r, err := NewNative()
 		if err != nil {
 			t.Fatal(err)
@@ -76,6 +76,7 @@ func TestEventRecords_MatchContract(t *testing.T) {
 		}
 		_ = unsubscribe()
 		_ = r.Close(context.Background())
+		cancel()
 	}
 	var list []string
 	for p := range problems {
