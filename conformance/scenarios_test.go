@@ -106,6 +106,9 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
+	if played := passed["native"]; played == len(scenarios) {
+		checkAllTypesWritten(t)
+	}
 	for _, f := range factories {
 		skipped := 0
 		for _, s := range scenarios {
@@ -128,6 +131,9 @@ func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
 			t.Errorf("%s: close: %v", f.Name, err)
 		}
 	}()
+	if n, ok := r.(*Native); ok {
+		defer checkRecords(t, n)()
+	}
 	return Run(ctxT(t), r, s)
 }
 
