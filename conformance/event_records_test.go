@@ -4,8 +4,8 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"strings"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 
