@@ -31,13 +31,20 @@ func checkRecords(t *testing.T, n *Native) (stop func()) {
 	}
 	var mu sync.Mutex
 	problems := map[string]bool{}
+	checked := map[engine.EventType]int{}
 	unsubscribe := n.e.Subscribe(func(ev engine.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		// The first records of each type are checked: a model that
+		// writes a hundred thousand of one kind adds nothing after them
+		// but time.
+		if checked[ev.Type]++; checked[ev.Type] > 256 {
+			return
+		}
 		fields := fieldsOf(ev)
 		written.Lock()
 		written.types[ev.Type] = true
 		written.Unlock()
-		mu.Lock()
-		defer mu.Unlock()
 		r, ok := records[ev.Type]
 		if !ok {
 			problems["undeclared event type "+string(ev.Type)] = true
