@@ -163,7 +163,7 @@ func (n *Native) ThrowError(ctx context.Context, key int64, code, message string
 }
 
 // Incidents implements Runner on the native engine.
-func (n *Native) Incidents(context.Context) ([]engine.Incident, error) { return n.e.Incidents(), nil }
+func (n *Native) Incidents(ctx context.Context) ([]engine.Incident, error) { return n.e.Incidents(ctx) }
 
 // ResolveIncident implements Runner on the native engine.
 func (n *Native) ResolveIncident(ctx context.Context, key int64) error {
@@ -203,7 +203,11 @@ func (n *Native) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, err
 	}
-	return Snapshot{State: inst.State(), History: inst.History(), Tokens: toks, Variables: inst.Variables()}, nil
+	history, err := inst.History(ctx)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	return Snapshot{State: inst.State(), History: history, Tokens: toks, Variables: inst.Variables()}, nil
 }
 
 // Close implements Runner on the native engine.

@@ -79,7 +79,7 @@ func TestScenarios(t *testing.T) {
 					continue
 				}
 				status := "PASS"
-				res, err := playOn(t, f, s)
+				res, err := playOn(t, f, s, true)
 				switch {
 				case err != nil:
 					status = "FAIL " + err.Error()
@@ -106,6 +106,9 @@ func TestScenarios(t *testing.T) {
 			}
 		})
 	}
+	if played := passed["native"]; played == len(scenarios) {
+		checkAllTypesWritten(t)
+	}
 	for _, f := range factories {
 		skipped := 0
 		for _, s := range scenarios {
@@ -117,7 +120,9 @@ func TestScenarios(t *testing.T) {
 	}
 }
 
-func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
+// playOn plays s on a fresh runner of f. With checkEvents, a native
+// runner's records are checked against the contract (checkRecords).
+func playOn(t *testing.T, f Factory, s *Scenario, checkEvents bool) (*Result, error) {
 	t.Helper()
 	r, err := f.New()
 	if err != nil {
@@ -128,6 +133,9 @@ func playOn(t *testing.T, f Factory, s *Scenario) (*Result, error) {
 			t.Errorf("%s: close: %v", f.Name, err)
 		}
 	}()
+	if n, ok := r.(*Native); ok && checkEvents {
+		defer checkRecords(t, n)()
+	}
 	return Run(ctxT(t), r, s)
 }
 
@@ -159,7 +167,7 @@ func TestScenarioOrder(t *testing.T) {
 				}
 				var first []byte
 				for i := range *repeat {
-					res, err := playOn(t, f, s)
+					res, err := playOn(t, f, s, false)
 					if err != nil {
 						t.Fatalf("%s play %d: %v", f.Name, i+1, err)
 					}

@@ -31,7 +31,7 @@ func normalStillCompletes(t *testing.T, e *engine.Engine) {
 // name the budget.
 func budgetIncident(t *testing.T, e *engine.Engine, budget string) engine.Incident {
 	t.Helper()
-	incs := e.Incidents()
+	incs := openIncidents(e)
 	require.Len(t, incs, 1, "one incident: %v", incs)
 	assert.Contains(t, incs[0].Message, fmt.Sprintf("budget %q exceeded", budget))
 	assert.NotContains(t, incs[0].Message, "cycle", "the engine cannot know the work was a cycle")
@@ -71,7 +71,7 @@ func TestBudget_ForkCycle(t *testing.T) {
 	require.NoError(t, inst.Cancel(ctxT(t)))
 	st, _ := inst.Wait(ctxT(t))
 	assert.Equal(t, engine.Terminated, st)
-	assert.Empty(t, e.Incidents(), "the budget incident goes with the instance")
+	assert.Empty(t, openIncidents(e), "the budget incident goes with the instance")
 	normalStillCompletes(t, e)
 }
 
@@ -202,7 +202,7 @@ func TestBudget_RecursiveCallFanOut(t *testing.T) {
 	require.NoError(t, err)
 	settleWithin(t, e, 10*time.Second)
 	assert.Len(t, e.Instances(), 41, "the root and the 40 instances its start could start")
-	incs := e.Incidents()
+	incs := openIncidents(e)
 	require.NotEmpty(t, incs)
 	for _, inc := range incs {
 		assert.Contains(t, inc.Message, `budget "starts per input" exceeded: call activity `+inc.ElementID+` would start instance`)

@@ -66,6 +66,16 @@ var (
 	// that ends after clock.Max. A timer whose firing falls outside the
 	// range opens an incident naming the time and the limit.
 	ErrTimeOutOfRange = clock.ErrOutOfRange
+	// ErrUnknownInstance is returned for an instance key that names no
+	// live or recently finished instance (by hosts, whose calls take keys;
+	// Engine.Instance reports it as false).
+	ErrUnknownInstance = runtime.ErrUnknownInstance
+	// ErrInvalidArgument is wrapped by every error of a call given an
+	// argument it cannot take (an empty message or signal name, negative
+	// retries, an empty error code, a negative duration or TTL). Bad
+	// variables are ErrBadVariables instead. It is the BAD_REQUEST code of
+	// the WebAssembly module and the SDK.
+	ErrInvalidArgument = errors.New("invalid argument")
 )
 
 // Plain data types of the event stream and the jobs API. They are copies:
@@ -87,12 +97,22 @@ type (
 	Incident = runtime.Incident
 	// State is an instance's lifecycle state.
 	State = runtime.State
-	// Instance is a running or finished process instance. Its methods are
-	// safe for concurrent use.
-	Instance = runtime.Instance
 	// Stats counts what an engine holds open: live instances, activatable
 	// jobs, open incidents, subscriptions and timers.
 	Stats = runtime.Stats
+)
+
+// Wait reasons of a token (Token.Waiting). A token that is moving has none.
+const (
+	WaitJob      = runtime.WaitJob
+	WaitMessage  = runtime.WaitMessage
+	WaitSignal   = runtime.WaitSignal
+	WaitTimer    = runtime.WaitTimer
+	WaitEvent    = runtime.WaitEvent // any arm of an event-based gateway
+	WaitJoin     = runtime.WaitJoin
+	WaitIncident = runtime.WaitIncident
+	WaitScope    = runtime.WaitScope // an activity waiting for its inner tokens
+	WaitCall     = runtime.WaitCall  // a call activity waiting for the instance it started
 )
 
 // Instance states.
@@ -136,9 +156,18 @@ const (
 	ConditionSatisfied = runtime.ConditionSatisfied
 )
 
+// eventTypes are the event types the engine writes.
+var eventTypes = [...]EventType{
+	InstanceStarted, InstanceCompleted, InstanceTerminated, InstanceFailed, ElementEntered, ElementLeft,
+	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
+	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
+	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
+	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+}
+
 // EventTypes returns every event type the engine writes, for hosts and
 // tools that list or check them.
-func EventTypes() []EventType { return runtime.EventTypes() }
+func EventTypes() []EventType { return append([]EventType(nil), eventTypes[:]...) }
 
 // DeployError reports a model that cannot be deployed. It names the first
 // problem; Problems lists them all, in document order. It unwraps to its
@@ -229,6 +258,18 @@ func (e *DeployError) Unwrap() []error {
 		errs[i] = &e.Problems[i]
 	}
 	return errs
+}
+
+// invalidArgument is an error of a call given an argument it cannot take:
+// its message is a plain sentence, and errors.Is matches ErrInvalidArgument.
+type invalidArgument struct{ msg string }
+
+func (e *invalidArgument) Error() string        { return e.msg }
+func (e *invalidArgument) Is(target error) bool { return target == ErrInvalidArgument }
+
+// invalid returns an invalidArgument error with a formatted message.
+func invalid(format string, args ...any) error {
+	return &invalidArgument{fmt.Sprintf(format, args...)}
 }
 
 // config is what the options set; its zero value is the default.
@@ -379,7 +420,7 @@ func New(opts ...Option) (*Engine, error) {
 	}
 	if cfg.clock != nil {
 		if err := clock.CheckRange(cfg.clock.Now()); err != nil {
-			return nil, fmt.Errorf("flowtrack: WithClock: the clock reads %w", err)
+			return nil, fmt.Errorf("WithClock: the clock reads a %w", err)
 		}
 	}
 	b := cfg.budgets
@@ -392,17 +433,17 @@ func New(opts ...Option) (*Engine, error) {
 		{"WithObserverBacklog", cfg.backlog},
 	} {
 		if o.v < 0 {
-			return nil, fmt.Errorf("flowtrack: %s(%d): must not be negative", o.name, o.v)
+			return nil, fmt.Errorf("%s(%d): must not be negative", o.name, o.v)
 		}
 	}
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
 		return nil, fmt.Errorf("flowtrack: WithResumption(%d): not a Resumption", r)
 	}
 	if cfg.maxEvalSteps < 0 {
-		return nil, fmt.Errorf("flowtrack: WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
+		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
 	}
 	if cfg.maxEvalBytes < 0 {
-		return nil, fmt.Errorf("flowtrack: WithMaxEvalBytes(%d): must not be negative", cfg.maxEvalBytes)
+		return nil, fmt.Errorf("WithMaxEvalBytes(%d): must not be negative", cfg.maxEvalBytes)
 	}
 	rt := runtime.NewEngine(runtime.Options{
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
@@ -566,6 +607,10 @@ func publicProblems(ps []*model.Problem) []Problem {
 func deployError(file string, defs *model.Definitions, ps []*model.Problem) error {
 	defs.Locate(ps)
 	de := &DeployError{File: file, Problems: publicProblems(model.SortProblems(ps))}
+	for i := range de.Problems {
+		// The importer names the file; Error names it once, first.
+		de.Problems[i].Rule = strings.TrimPrefix(de.Problems[i].Rule, file+": ")
+	}
 	first := de.Problems[0]
 	de.ProcessID, de.ElementID, de.Rule = first.ProcessID, first.ElementID, first.Rule
 	return de
@@ -578,22 +623,35 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	plan, err := e.rt.Latest(processID)
-	if err != nil {
-		return nil, err
+	if processID == "" {
+		return nil, invalid("start: the process id is empty")
 	}
 	norm, err := normalize(vars)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", processID, err)
 	}
-	return e.rt.Start(plan, norm)
+	plan, err := e.rt.Latest(processID)
+	if err != nil {
+		return nil, err
+	}
+	inst, err := e.rt.Start(plan, norm)
+	if err != nil {
+		return nil, err
+	}
+	return instanceOf(inst), nil
 }
 
 // Instance returns a live or recently finished instance by key.
-func (e *Engine) Instance(key int64) (*Instance, bool) { return e.rt.Instance(key) }
+func (e *Engine) Instance(key int64) (*Instance, bool) {
+	inst, ok := e.rt.Instance(key)
+	if !ok {
+		return nil, false
+	}
+	return instanceOf(inst), true
+}
 
 // Instances returns the live instances, ordered by key.
-func (e *Engine) Instances() []*Instance { return e.rt.Instances() }
+func (e *Engine) Instances() []*Instance { return instancesOf(e.rt.Instances()) }
 
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
@@ -611,6 +669,9 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 // FailJob reports a failed attempt at a job. With retries > 0 the job stays
 // activatable; with 0 an incident holds the token until ResolveIncident.
 func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+	if retries < 0 {
+		return invalid("fail job %d: retries must be >= 0, got %d", key, retries)
+	}
 	return e.rt.FailJob(ctx, key, retries, message)
 }
 
@@ -618,6 +679,9 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 // boundary event or event sub-process that catches it, an incident holds
 // the token.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	if code == "" {
+		return invalid("throw error from job %d: the error code is empty", key)
+	}
 	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
@@ -661,13 +725,13 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 		return err
 	}
 	if m.Name == "" {
-		return fmt.Errorf("flowtrack: publish message: the name is empty")
+		return invalid("publish message: the name is empty")
 	}
 	if m.TTL < 0 {
-		return fmt.Errorf("flowtrack: publish message %q: negative TTL %s", m.Name, m.TTL)
+		return invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
 	}
 	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
-		return fmt.Errorf("flowtrack: publish message %q: TTL %s ends at %w", m.Name, m.TTL, err)
+		return fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
 	}
 	norm, err := normalize(m.Variables)
 	if err != nil {
@@ -688,6 +752,9 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if name == "" {
+		return invalid("broadcast signal: the name is empty")
+	}
 	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
@@ -701,7 +768,7 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 // Advance moves a virtual clock forward by d; see AdvanceTo.
 func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("flowtrack: advance by negative duration %s", d)
+		return invalid("advance by negative duration %s", d)
 	}
 	return e.AdvanceTo(ctx, e.Now().Add(d))
 }
@@ -722,7 +789,11 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt
 func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-func (e *Engine) Incidents() []Incident { return e.rt.Incidents() }
+// The loops of the instances answer it; if ctx ends first Incidents
+// returns the context's error.
+func (e *Engine) Incidents(ctx context.Context) ([]Incident, error) {
+	return await(ctx, e.rt.Incidents)
+}
 
 // ResolveIncident retries what an incident holds: a failed job becomes
 // activatable again, any other element is executed again.

@@ -44,7 +44,7 @@ func deployFile(t *testing.T, e *engine.Engine, name string) {
 // completed returns the sorted multiset of elements the instance left.
 func completed(inst *engine.Instance) []string {
 	var out []string
-	for _, ev := range inst.History() {
+	for _, ev := range history(inst) {
 		if ev.Type == engine.ElementLeft {
 			out = append(out, ev.ElementID)
 		}
@@ -208,10 +208,29 @@ func TestEngine_EventLog(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, e.Settle(ctxT(t)))
 	logged := e.DrainEvents()
-	require.Equal(t, inst.History(), logged, "the log holds the instance's stream, in order")
+	require.Equal(t, history(inst), logged, "the log holds the instance's stream, in order")
 	assert.Empty(t, e.DrainEvents(), "drained")
 	e.SetEventLog(false)
 	require.NoError(t, e.CompleteJob(ctxT(t), e.Jobs(engine.JobFilter{})[0].Key, nil))
 	require.NoError(t, e.Settle(ctxT(t)))
 	assert.Nil(t, e.DrainEvents())
+}
+
+// history returns inst's event stream. With a context that never ends,
+// History cannot fail.
+func history(inst *engine.Instance) []engine.Event {
+	h, _ := inst.History(context.Background())
+	return h
+}
+
+// incidents returns inst's open incidents (see history).
+func incidents(inst *engine.Instance) []engine.Incident {
+	incs, _ := inst.Incidents(context.Background())
+	return incs
+}
+
+// openIncidents returns the engine's open incidents (see history).
+func openIncidents(e *engine.Engine) []engine.Incident {
+	incs, _ := e.Incidents(context.Background())
+	return incs
 }

@@ -408,7 +408,7 @@ func TestTimer_IntermediateOnVirtualClock(t *testing.T) {
 	require.NoError(t, e.Advance(ctxT(t), time.Minute))
 	assert.Equal(t, engine.Completed, inst.State())
 	var fired *engine.Event
-	for _, ev := range inst.History() {
+	for _, ev := range history(inst) {
 		if ev.Type == engine.TimerFired {
 			fired = &ev
 		}

@@ -28,7 +28,7 @@ func balanced(t *testing.T, inst *engine.Instance) []string {
 	t.Helper()
 	open := map[string]int{}
 	var terminated []string
-	for _, ev := range inst.History() {
+	for _, ev := range history(inst) {
 		switch ev.Type {
 		case engine.ElementEntered:
 			open[ev.ElementID]++
@@ -97,7 +97,7 @@ func TestEventSubProcess_RethrowGoesToEnclosingScope(t *testing.T) {
 		inst, err := e.Start(ctxT(t), "p", nil)
 		require.NoError(t, err)
 		settleWithin(t, e, 2*time.Second)
-		incs := inst.Incidents()
+		incs := incidents(inst)
 		require.Len(t, incs, 1)
 		assert.Equal(t, "again", incs[0].ElementID, "the rethrow holds its token with an incident")
 		assert.Equal(t, 1, count(inst, engine.ElementEntered, "esp"))

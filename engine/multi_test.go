@@ -168,7 +168,7 @@ func TestMultiInstance_BadCollectionIsAnIncident(t *testing.T) {
 	e := newEngine(t)
 	deploy(t, e, miProcess(miTask("act", zeebeMI(false, `inputCollection="= items"`, ``))))
 	inst := start(t, e, map[string]any{"items": "abc"})
-	incs := inst.Incidents()
+	incs := incidents(inst)
 	require.Len(t, incs, 1)
 	assert.Equal(t, "act", incs[0].ElementID)
 	assert.Contains(t, incs[0].Message, "not a list")
@@ -199,7 +199,7 @@ func TestMultiInstance_BoundaryOnBody(t *testing.T) {
 		assert.Empty(t, e.Jobs(engine.JobFilter{}))
 		// Inner instances first, the body last.
 		var order []int
-		for _, ev := range inst.History() {
+		for _, ev := range history(inst) {
 			if ev.Type == engine.ElementTerminated {
 				order = append(order, ev.TokenID)
 			}
@@ -390,7 +390,7 @@ func TestMultiInstance_Cancel(t *testing.T) {
 	st, _ := inst.Wait(ctxT(t))
 	require.Equal(t, engine.Terminated, st)
 	var terminated []string
-	for _, ev := range inst.History() {
+	for _, ev := range history(inst) {
 		if ev.Type == engine.ElementTerminated {
 			terminated = append(terminated, ev.ElementID)
 		}
@@ -441,13 +441,13 @@ func TestMultiInstance_CompletionConditionIncident(t *testing.T) {
 		`<bpmn:completionCondition>${missing}</bpmn:completionCondition></bpmn:multiInstanceLoopCharacteristics>`)))
 	inst := start(t, e, nil)
 	require.Equal(t, 1, completeAll(t, e, func(engine.Job) map[string]any { return nil }))
-	incs := inst.Incidents()
+	incs := incidents(inst)
 	require.Len(t, incs, 1)
 	assert.Equal(t, "act", incs[0].ElementID)
 	assert.Contains(t, incs[0].Message, "completion condition")
 	require.NoError(t, e.ResolveIncident(ctxT(t), incs[0].Key))
 	require.NoError(t, e.Settle(ctxT(t)))
-	require.Len(t, inst.Incidents(), 1, "still failing: a new incident")
+	require.Len(t, incidents(inst), 1, "still failing: a new incident")
 	require.NoError(t, inst.Cancel(ctxT(t)))
 	st, _ := inst.Wait(ctxT(t))
 	require.Equal(t, engine.Terminated, st)

@@ -45,7 +45,7 @@ func TestEngine_BlockedObserverIsDropped(t *testing.T) {
 	require.NoError(t, e.Settle(ctx), "Settle does not wait for a dropped observer")
 	before := 0
 	for _, inst := range insts {
-		before += len(inst.History())
+		before += len(history(inst))
 	}
 	seen := 0
 	unsubscribeOther := e.Subscribe(func(engine.Event) { seen++ })
@@ -62,7 +62,7 @@ func TestEngine_BlockedObserverIsDropped(t *testing.T) {
 	records := 0
 	for _, inst := range insts {
 		assert.Equal(t, engine.Completed, inst.State())
-		records += len(inst.History())
+		records += len(history(inst))
 	}
 	assert.Equal(t, records-before, seen, "an observer that keeps up sees every record")
 	require.NoError(t, unsubscribeOther())

@@ -39,7 +39,7 @@ func jobOf(t *testing.T, e *engine.Engine, typ string) engine.Job {
 
 func count(inst *engine.Instance, typ engine.EventType, element string) int {
 	n := 0
-	for _, ev := range inst.History() {
+	for _, ev := range history(inst) {
 		if ev.Type == typ && ev.ElementID == element {
 			n++
 		}
@@ -217,7 +217,7 @@ func TestError_UncaughtOpensIncident(t *testing.T) {
 	deploy(t, e, defs(`<bpmn:error id="Err" errorCode="BOOM"/>`, `<bpmn:startEvent id="s"/>`+
 		`<bpmn:endEvent id="fail"><bpmn:errorEventDefinition errorRef="Err"/></bpmn:endEvent>`+flows("s", "fail")))
 	inst := start(t, e, nil)
-	incs := inst.Incidents()
+	incs := incidents(inst)
 	require.Len(t, incs, 1)
 	assert.Equal(t, "fail", incs[0].ElementID)
 	assert.Contains(t, incs[0].Message, "BOOM")

@@ -70,7 +70,7 @@ func TestEngine_RejectsTimesOutOfRange(t *testing.T) {
 			e := newEngine(t)
 			deploy(t, e, timerProcess(def))
 			inst := start(t, e, map[string]any{"days": 100_000})
-			incs := inst.Incidents()
+			incs := incidents(inst)
 			require.Len(t, incs, 1, "an incident holds the token")
 			assert.Equal(t, "wait", incs[0].ElementID)
 			assert.Contains(t, incs[0].Message, limit)
@@ -87,7 +87,7 @@ func TestEngine_RejectsTimesOutOfRange(t *testing.T) {
 	assert.Equal(t, engine.Completed, inst.State())
 	require.NoError(t, e.AdvanceTo(ctx, clock.Max))
 	assert.Equal(t, clock.Max, e.Now())
-	for _, ev := range inst.History() {
+	for _, ev := range history(inst) {
 		assert.False(t, ev.Time.Before(clock.Epoch), "record times never wrap around")
 	}
 }

@@ -45,13 +45,17 @@ func normalize(vars map[string]any) (map[string]any, error) {
 	return norm, nil
 }
 
-// CheckVariableDepth returns an error wrapping ErrBadVariables, naming the
-// variable and the limit, if a value in vars nests deeper than
-// MaxVariableDepth (a map that contains itself does). Every call of Engine
-// that takes variables checks this; the Go host checks it too before it
-// encodes a request, so both report the same error. Its walk stops at the
-// limit, so it costs little however deep the value.
-func CheckVariableDepth(vars map[string]any) error { return checkVariables(vars, nil) }
+// CheckVariables returns an error wrapping ErrBadVariables, naming the
+// variable, if vars are not what every call of Engine that takes variables
+// accepts: JSON values (no NaN or infinities, functions or channels)
+// nesting at most MaxVariableDepth levels (a map that contains itself does
+// not). The Go host checks it before it encodes a request, so that both
+// report the same error; its depth walk stops at the limit, so it costs
+// little however deep the value.
+func CheckVariables(vars map[string]any) error {
+	_, err := normalize(vars)
+	return err
+}
 
 func checkVariables(vars map[string]any, converted *bool) error {
 	for k, v := range vars {

@@ -2,34 +2,28 @@ package host
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // Deploy parses, validates and registers the executable processes of a
 // BPMN 2.0 XML document, as engine.Engine.Deploy does; an invalid document
 // is a *engine.DeployError.
 func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.Deployment, error) {
-	var res struct {
-		Name      string           `json:"name"`
-		Processes []engine.Process `json:"processes"`
-		Warnings  []engine.Problem `json:"warnings"`
-	}
+	var res wire.DeployResult
 	// The document travels as its bytes (base64), not as a JSON string:
 	// JSON strings hold UTF-8, and a document in another encoding, or
 	// with invalid UTF-8, must reach the module as the native engine
-	// would see it.
-	if bpmn == nil {
-		bpmn = []byte{} // "" rather than null: an empty document, which the engine rejects as natively
-	}
-	err := e.call(ctx, "deploy", struct {
-		Name      string `json:"name"`
-		XMLBase64 []byte `json:"xmlBase64"`
-	}{name, bpmn}, &res)
+	// would see it. An empty document is sent as "", which the engine
+	// rejects as natively.
+	doc := base64.StdEncoding.EncodeToString(bpmn)
+	err := e.call(ctx, "deploy", wire.DeployRequest{Name: name, XMLBase64: &doc}, &res)
 	if err != nil {
 		if de, ok := err.(*engine.DeployError); ok {
 			de.File = name
@@ -42,16 +36,11 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 // Start starts an instance of the newest version of processID and returns
 // its key once the engine has settled.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
-	if err := engine.CheckVariableDepth(vars); err != nil {
+	if err := engine.CheckVariables(vars); err != nil {
 		return 0, fmt.Errorf("start %s: %w", processID, err)
 	}
-	var res struct {
-		InstanceKey int64 `json:"instanceKey"`
-	}
-	err := e.call(ctx, "start", struct {
-		ProcessID string         `json:"processId"`
-		Variables map[string]any `json:"variables,omitempty"`
-	}{processID, vars}, &res)
+	var res wire.StartResult
+	err := e.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars}, &res)
 	return res.InstanceKey, err
 }
 
@@ -59,95 +48,66 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 // correlates to the subscriptions waiting for it, starts instances at
 // matching message start events, and with a TTL is buffered.
 func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
-	if err := engine.CheckVariableDepth(msg.Variables); err != nil {
+	if err := engine.CheckVariables(msg.Variables); err != nil {
 		return fmt.Errorf("publish message %q: %w", msg.Name, err)
 	}
-	return e.call(ctx, "publish_message", struct {
-		Name           string         `json:"name"`
-		CorrelationKey string         `json:"correlationKey,omitempty"`
-		Variables      map[string]any `json:"variables,omitempty"`
-		TTLMs          float64        `json:"ttlMs,omitempty"`
-		MessageID      string         `json:"messageId,omitempty"`
-	}{msg.Name, msg.CorrelationKey, msg.Variables, float64(msg.TTL) / float64(time.Millisecond), msg.MessageID}, nil)
+	return e.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
+		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, nil)
 }
 
 // BroadcastSignal delivers a signal to every instance waiting for it.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
-	if err := engine.CheckVariableDepth(vars); err != nil {
+	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
-	return e.call(ctx, "broadcast_signal", struct {
-		Name      string         `json:"name"`
-		Variables map[string]any `json:"variables,omitempty"`
-	}{name, vars}, nil)
+	return e.call(ctx, "broadcast_signal", wire.SignalRequest{Name: name, Variables: vars}, nil)
 }
 
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
 	var jobs []engine.Job
-	err := e.call(ctx, "jobs", struct {
-		Type        string `json:"type,omitempty"`
-		InstanceKey int64  `json:"instanceKey,omitempty"`
-		ElementID   string `json:"elementId,omitempty"`
-	}{f.Type, f.InstanceKey, f.ElementID}, &jobs)
+	err := e.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID}, &jobs)
 	return jobs, err
-}
-
-type jobRequest struct {
-	JobKey    int64          `json:"jobKey"`
-	Variables map[string]any `json:"variables,omitempty"`
 }
 
 // CompleteJob completes a job; vars are merged into the process variables.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
-	if err := engine.CheckVariableDepth(vars); err != nil {
+	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.call(ctx, "complete_job", jobRequest{key, vars}, nil)
+	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, nil)
 }
 
 // FailJob reports a failed attempt at a job; with retries 0 an incident
 // holds the token.
 func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return e.call(ctx, "fail_job", struct {
-		JobKey  int64  `json:"jobKey"`
-		Retries int    `json:"retries"`
-		Message string `json:"message,omitempty"`
-	}{key, retries, message}, nil)
+	return e.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message}, nil)
 }
 
 // ThrowError raises the BPMN error code from a job's element.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
-	if err := engine.CheckVariableDepth(vars); err != nil {
+	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.call(ctx, "throw_error", struct {
-		JobKey    int64          `json:"jobKey"`
-		ErrorCode string         `json:"errorCode"`
-		Message   string         `json:"message,omitempty"`
-		Variables map[string]any `json:"variables,omitempty"`
-	}{key, code, message, vars}, nil)
+	return e.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars}, nil)
 }
 
 // Incidents returns the open incidents of live instances, ordered by key.
 func (e *Engine) Incidents(ctx context.Context) ([]engine.Incident, error) {
 	var out []engine.Incident
-	err := e.call(ctx, "incidents", struct{}{}, &out)
+	err := e.call(ctx, "incidents", wire.IncidentsRequest{}, &out)
 	return out, err
 }
 
 // ResolveIncident retries what an incident holds.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
-	return e.call(ctx, "resolve_incident", struct {
-		IncidentKey int64 `json:"incidentKey"`
-	}{key}, nil)
+	return e.call(ctx, "resolve_incident", wire.IncidentRequest{IncidentKey: &key}, nil)
 }
 
 // Advance moves the virtual clock forward by d, firing due timers in order.
 func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
-	return e.call(ctx, "advance", struct {
-		ByMs float64 `json:"byMs"`
-	}{float64(d) / float64(time.Millisecond)}, nil)
+	ms := float64(d) / float64(time.Millisecond)
+	return e.call(ctx, "advance", wire.AdvanceRequest{ByMs: &ms}, nil)
 }
 
 // AdvanceTo moves the virtual clock to t (a t in the past changes nothing).
@@ -158,9 +118,8 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 	if err := clock.CheckRange(t); err != nil {
 		return fmt.Errorf("advance: %w", err)
 	}
-	return e.call(ctx, "advance", struct {
-		To string `json:"to"`
-	}{t.UTC().Format(time.RFC3339Nano)}, nil)
+	to := t.UTC().Format(time.RFC3339Nano)
+	return e.call(ctx, "advance", wire.AdvanceRequest{To: &to}, nil)
 }
 
 // Now returns the module clock's reading after the last call.
@@ -196,10 +155,6 @@ func (e *Engine) Settle(ctx context.Context) error {
 	return e.usable()
 }
 
-type instanceRequest struct {
-	InstanceKey int64 `json:"instanceKey"`
-}
-
 // InstanceInfo is an instance's state, variables and open incidents.
 type InstanceInfo struct {
 	Key       int64             `json:"key"`
@@ -213,10 +168,11 @@ type InstanceInfo struct {
 // Instance returns a live or recently finished instance's state, variables
 // and incidents; an unknown key is ErrUnknownInstance.
 func (e *Engine) Instance(ctx context.Context, key int64) (*InstanceInfo, error) {
-	var info InstanceInfo
-	if err := e.call(ctx, "instance", instanceRequest{key}, &info); err != nil {
+	var res wire.InstanceResult
+	if err := e.call(ctx, "instance", wire.InstanceRequest{InstanceKey: &key}, &res); err != nil {
 		return nil, err
 	}
+	info := InstanceInfo(res)
 	return &info, nil
 }
 
@@ -241,20 +197,20 @@ func (e *Engine) Variables(ctx context.Context, key int64) (map[string]any, erro
 // Tokens returns where every token of an instance is and why it waits.
 func (e *Engine) Tokens(ctx context.Context, key int64) ([]engine.Token, error) {
 	var toks []engine.Token
-	err := e.call(ctx, "tokens", instanceRequest{key}, &toks)
+	err := e.call(ctx, "tokens", wire.InstanceRequest{InstanceKey: &key}, &toks)
 	return toks, err
 }
 
 // History returns an instance's event stream so far.
 func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error) {
 	var evs []engine.Event
-	err := e.call(ctx, "history", instanceRequest{key}, &evs)
+	err := e.call(ctx, "history", wire.InstanceRequest{InstanceKey: &key}, &evs)
 	return evs, err
 }
 
 // Cancel terminates an instance.
 func (e *Engine) Cancel(ctx context.Context, key int64) error {
-	return e.call(ctx, "cancel", instanceRequest{key}, nil)
+	return e.call(ctx, "cancel", wire.InstanceRequest{InstanceKey: &key}, nil)
 }
 
 // Subscribe calls fn with every event record the module produces, in each

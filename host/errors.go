@@ -2,13 +2,15 @@ package host
 
 import (
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // Error is an error response of the module (wasm/ABI.md, "Error codes").
-// Unwrap returns the matching sentinel of package engine (or of this
-// package), so errors.Is(err, engine.ErrUnknownJob) works as with the
-// native engine. Deploy failures are returned as *engine.DeployError
-// instead.
+// Unwrap returns the sentinel the code stands for, the one the native
+// engine returns for the same mistake (engine.ErrInvalidArgument for
+// BAD_REQUEST, engine.ErrUnknownJob for UNKNOWN_JOB...), so errors.Is works
+// as with the native engine. Deploy failures are returned as
+// *engine.DeployError instead.
 type Error struct {
 	Code      string           `json:"code"`
 	Message   string           `json:"message"`
@@ -21,35 +23,20 @@ type Error struct {
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap returns the sentinel error for e.Code, or nil.
-func (e *Error) Unwrap() error { return sentinels[e.Code] }
+func (e *Error) Unwrap() error { return wire.Sentinel(wire.Code(e.Code)) }
 
-var sentinels = map[string]error{
-	"BAD_REQUEST":       ErrBadRequest,
-	"UNKNOWN_OPERATION": ErrBadRequest,
-	"UNKNOWN_PROCESS":   engine.ErrUnknownProcess,
-	"NO_NONE_START":     engine.ErrNoNoneStart,
-	"UNKNOWN_INSTANCE":  ErrUnknownInstance,
-	"UNKNOWN_JOB":       engine.ErrUnknownJob,
-	"UNKNOWN_INCIDENT":  engine.ErrUnknownIncident,
-	"INSTANCE_ENDED":    engine.ErrInstanceEnded,
-	"BAD_VARIABLES":     engine.ErrBadVariables,
-	"UNSUPPORTED":       ErrUnsupported,
-	"DUPLICATE_MESSAGE": engine.ErrDuplicateMessage,
-	"TOO_MANY_FIRINGS":  engine.ErrTooManyFirings,
-	"TIME_OUT_OF_RANGE": engine.ErrTimeOutOfRange,
-}
-
-// native returns the error a native engine call would return: a
-// *engine.DeployError for deploy failures, e itself otherwise.
-func (e *Error) native() error {
-	if e.Code != "DEPLOY_FAILED" {
-		return e
+// native returns the error a native engine call would return for the
+// module's error object we: a *engine.DeployError for deploy failures, an
+// *Error otherwise.
+func native(we *wire.Error) error {
+	if we.Code != wire.CodeDeployFailed {
+		return &Error{Code: string(we.Code), Message: we.Message, ElementID: we.ElementID, ProcessID: we.ProcessID, Problems: we.Problems}
 	}
-	de := &engine.DeployError{ProcessID: e.ProcessID, ElementID: e.ElementID, Problems: e.Problems}
-	if len(e.Problems) > 0 {
-		de.Rule = e.Problems[0].Rule
+	de := &engine.DeployError{ProcessID: we.ProcessID, ElementID: we.ElementID, Problems: we.Problems}
+	if len(we.Problems) > 0 {
+		de.Rule = we.Problems[0].Rule
 	} else {
-		de.Rule = e.Message
+		de.Rule = we.Message
 	}
 	return de
 }

@@ -42,7 +42,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,6 +51,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 //go:generate go run ./internal/modulegen
@@ -80,29 +80,31 @@ var Module = sync.OnceValue(func() []byte {
 
 // ABIVersion is the wasm/ABI.md version this package speaks. New refuses a
 // module that reports another.
-const ABIVersion = 1
+const ABIVersion = wire.ABIVersion
 
 // MaxRequest is the module's request size limit (16 MiB). Larger requests
 // are sent anyway so that the module reports them; they fail with a
 // BAD_REQUEST *Error.
-const MaxRequest = 16 << 20
+const MaxRequest = wire.MaxRequest
 
 // ErrTrapped is returned by every call on an Engine whose module trapped
 // (stopped without returning: a crash, or a context cancelled mid-call).
 // The module was discarded with its instances; create a new Engine.
-var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
+var ErrTrapped = wire.ErrTrapped
 
 // ErrUnknownInstance is returned by the per-instance calls for a key that
-// names no live or recently finished instance.
-var ErrUnknownInstance = errors.New("flowtrack: unknown instance")
+// names no live or recently finished instance (code UNKNOWN_INSTANCE).
+var ErrUnknownInstance = engine.ErrUnknownInstance
 
 // ErrUnsupported is returned for operations the module's engine cannot do
-// yet (code UNSUPPORTED).
-var ErrUnsupported = errors.New("flowtrack: unsupported operation")
+// (code UNSUPPORTED).
+var ErrUnsupported = wire.ErrUnsupported
 
 // ErrBadRequest is returned when the module rejects a request (code
 // BAD_REQUEST or UNKNOWN_OPERATION): malformed, oversized or inconsistent.
-var ErrBadRequest = errors.New("flowtrack: bad request")
+// It is engine.ErrInvalidArgument, which the native engine returns for
+// the same mistakes.
+var ErrBadRequest = engine.ErrInvalidArgument
 
 // config is what the options set; its zero value is the default.
 type config struct {
@@ -268,20 +270,13 @@ func (e *Engine) acquire(ctx context.Context) error {
 
 func (e *Engine) release() { <-e.lock }
 
-// operations are the operation exports of ABI version 1.
-var operations = []string{
-	"deploy", "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
-	"resolve_incident", "advance", "tokens", "instance", "history", "jobs", "incidents", "cancel", "now",
-	"configure", "call",
-}
-
 // New instantiates the module and initialises it.
 func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(operations))}
+	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(wire.Operations))}
 	var c *compiled
 	var err error
 	if cfg.module == nil && !cfg.ownCache {
@@ -354,11 +349,22 @@ func NewWithTransport(ctx context.Context, t Transport, opts ...Option) (*Engine
 // configure sets up a new Engine's module. Nobody listens yet: the module
 // need not keep or encode events until Subscribe asks for them. Engine
 // options go in the same call, before anything is deployed.
+// Nobody listens yet: the module need not keep or encode events until
+// Subscribe asks for them. Engine options go in the same call, before
+// anything is deployed.
 func (e *Engine) configure(ctx context.Context, limits engine.Limits) error {
-	return e.call(ctx, "configure", struct {
-		Events bool           `json:"events"`
-		Limits *engine.Limits `json:"limits,omitempty"`
-	}{false, limitsOrNil(limits)}, nil)
+	events := false
+	return e.call(ctx, "configure", wire.ConfigureRequest{Events: &events, Limits: limitsOrNil(limits)}, nil)
+}
+
+// knownOperation reports whether op is an operation of the ABI.
+func knownOperation(op string) bool {
+	for _, o := range wire.Operations {
+		if o.Name == op {
+			return true
+		}
+	}
+	return false
 }
 
 // limitsOrNil is l, or nil for the defaults, which need not be sent.
@@ -371,9 +377,7 @@ func limitsOrNil(l engine.Limits) *engine.Limits {
 
 // setEvents tells the module whether responses should carry events.
 func (e *Engine) setEvents(ctx context.Context, on bool) error {
-	return e.call(ctx, "configure", struct {
-		Events bool `json:"events"`
-	}{on}, nil)
+	return e.call(ctx, "configure", wire.ConfigureRequest{Events: &on}, nil)
 }
 
 // bind initialises the reactor and caches the exports.
@@ -400,7 +404,7 @@ func (e *Engine) bind(ctx context.Context) error {
 	if e.alloc == nil || e.free == nil {
 		return errors.New("flowtrack host: module exports no alloc/free")
 	}
-	for _, op := range operations {
+	for _, op := range wire.OperationNames() {
 		fn := e.mod.ExportedFunction(op)
 		if fn == nil {
 			return fmt.Errorf("flowtrack host: module exports no operation %q", op)
@@ -446,15 +450,9 @@ func (e *Engine) closeLocked(ctx context.Context) error {
 	return err
 }
 
-// envelope is the module's response (wasm/ABI.md).
-type envelope struct {
-	OK           bool            `json:"ok"`
-	Result       json.RawMessage `json:"result"`
-	Error        *Error          `json:"error"`
-	Events       []engine.Event  `json:"events"`
-	Now          time.Time       `json:"now"`
-	NextDeadline *time.Time      `json:"nextDeadline"`
-}
+// envelope is the module's response (wasm/ABI.md), its result still
+// encoded.
+type envelope = wire.Response[json.RawMessage]
 
 // Call runs the module operation op with a JSON request and returns the raw
 // JSON result. It is the escape hatch under the typed methods (and what
@@ -507,7 +505,7 @@ func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, 
 		if env.Error == nil {
 			return nil, fmt.Errorf("flowtrack host: %s: error response without error", op)
 		}
-		return nil, env.Error.native()
+		return nil, native(env.Error)
 	}
 	return env, nil
 }
@@ -531,8 +529,8 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if !slices.Contains(operations, op) {
-		return nil, &Error{Code: "UNKNOWN_OPERATION", Message: fmt.Sprintf("unknown operation %q", op)}
+	if !knownOperation(op) {
+		return nil, &Error{Code: string(wire.CodeUnknownOperation), Message: fmt.Sprintf("unknown operation %q", op)}
 	}
 	if e.transport != nil {
 		out, err := e.transport.Call(ctx, op, req)

@@ -70,7 +70,7 @@ func (d nativeDriver) FailJob(key int64, retries int, msg string) error {
 func (d nativeDriver) ThrowError(key int64, code, msg string, vars map[string]any) error {
 	return d.settled(d.e.ThrowError(d.ctx, key, code, msg, vars))
 }
-func (d nativeDriver) Incidents() ([]engine.Incident, error) { return d.e.Incidents(), nil }
+func (d nativeDriver) Incidents() ([]engine.Incident, error) { return d.e.Incidents(d.ctx) }
 func (d nativeDriver) ResolveIncident(key int64) error {
 	return d.settled(d.e.ResolveIncident(d.ctx, key))
 }
@@ -107,7 +107,7 @@ func (d nativeDriver) History(key int64) ([]engine.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return inst.History(), nil
+	return inst.History(d.ctx)
 }
 func (d nativeDriver) State(key int64) (engine.State, error) {
 	inst, err := d.instance(key)

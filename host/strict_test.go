@@ -47,7 +47,7 @@ func TestEngine_StrictRequests(t *testing.T) {
 	for _, depth := range []int{engine.MaxVariableDepth + 1, 3_000, 10_000} {
 		req := `{"processId":"order","variables":{"deep":` + strings.Repeat("[", depth) + strings.Repeat("]", depth) + `}}`
 		_, err := e.Call(ctx, "start", []byte(req))
-		require.ErrorIs(t, err, host.ErrBadRequest, "depth %d", depth)
+		require.ErrorIs(t, err, engine.ErrBadVariables, "depth %d: the same error as natively", depth)
 		assert.Contains(t, err.Error(), limit, "depth %d", depth)
 	}
 	for _, req := range []string{
@@ -59,7 +59,7 @@ func TestEngine_StrictRequests(t *testing.T) {
 		require.ErrorIs(t, err, host.ErrBadRequest, req)
 	}
 	_, err = e.Call(ctx, "start", []byte(`{"processId":"order","variables":{"deep":`+strings.Repeat("[", 100_000)+strings.Repeat("]", 100_000)+`}}`))
-	require.ErrorIs(t, err, host.ErrBadRequest, "100,000 levels: rejected before decoding, no trap")
+	require.ErrorIs(t, err, engine.ErrBadVariables, "100,000 levels: rejected before decoding, no trap")
 	require.NoError(t, e.Trapped())
 
 	key, err := e.Start(ctx, "order", map[string]any{"amount": 1, "deep": nested(engine.MaxVariableDepth)})

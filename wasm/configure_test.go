@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // forkOfThree is a process that forks into three waiting branches.
@@ -32,7 +34,7 @@ func TestModule_ConfigureLimits(t *testing.T) {
 		`{"limits":{"maxTokens":"3"}}`: `field "limits.maxTokens"`,
 	} {
 		env := callT(t, m, "configure", req)
-		require.Equal(t, codeBadRequest, errCode(env), req)
+		require.Equal(t, wire.CodeBadRequest, errCode(env), req)
 		assert.Contains(t, env["error"].(map[string]any)["message"], want, req)
 	}
 
@@ -47,5 +49,5 @@ func TestModule_ConfigureLimits(t *testing.T) {
 	assert.True(t, strings.Contains(incs[0].(map[string]any)["message"].(string), "WithMaxTokens"), "%v", incs[0])
 
 	env = callT(t, m, "configure", `{"limits":{"maxTokens":5}}`)
-	assert.Equal(t, codeBadRequest, errCode(env), "limits are fixed once something is deployed")
+	assert.Equal(t, wire.CodeBadRequest, errCode(env), "limits are fixed once something is deployed")
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // TestModule_DeployCarriesBytes checks the two forms of a deploy request:
@@ -35,7 +37,7 @@ func TestModule_DeployCarriesBytes(t *testing.T) {
 		{"latin1 as text", req(map[string]any{"xml": string(latin1)}), "ISO-8859-1"},
 	} {
 		env := callT(t, m, "deploy", tc.req)
-		require.Equal(t, codeBadRequest, errCode(env), "%s: %v", tc.name, env)
+		require.Equal(t, wire.CodeBadRequest, errCode(env), "%s: %v", tc.name, env)
 		assert.Contains(t, env["error"].(map[string]any)["message"], tc.names, tc.name)
 	}
 
@@ -45,5 +47,5 @@ func TestModule_DeployCarriesBytes(t *testing.T) {
 	assert.Equal(t, "Größenprüfung für Bücher", procs[0].(map[string]any)["name"])
 
 	env = callT(t, m, "deploy", req(map[string]any{"xml": `<?xml version="1.0" encoding="ISO-8859-1"?><x/>`}))
-	assert.Equal(t, codeDeployFailed, errCode(env), "ASCII text is the same in any ASCII encoding: the engine decides")
+	assert.Equal(t, wire.CodeDeployFailed, errCode(env), "ASCII text is the same in any ASCII encoding: the engine decides")
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // FuzzRequest sends arbitrary bytes as the request of the operations that
@@ -42,7 +44,7 @@ func FuzzRequest(f *testing.F) {
 		env := envelope(t, m.call(op, req))
 		if env["ok"] != true {
 			e, _ := env["error"].(map[string]any)
-			if code, _ := e["code"].(string); code == "" || code == codeInternal {
+			if code, _ := e["code"].(string); code == "" || code == string(wire.CodeInternal) {
 				t.Fatalf("%s %q: want ok or a client error code, got %v", op, req, env)
 			}
 		}

@@ -5,14 +5,15 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // publishMessage and broadcastSignal deliver inbound events to the engine.
-func publishMessage(ctx context.Context, eng *engine.Engine, req messageRequest) error {
+func publishMessage(ctx context.Context, eng *engine.Engine, req wire.MessageRequest) error {
 	return eng.PublishMessage(ctx, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey,
 		Variables: req.Variables, TTL: time.Duration(req.TTLMs * float64(time.Millisecond)), MessageID: req.MessageID})
 }
 
-func broadcastSignal(ctx context.Context, eng *engine.Engine, req signalRequest) error {
+func broadcastSignal(ctx context.Context, eng *engine.Engine, req wire.SignalRequest) error {
 	return eng.BroadcastSignal(ctx, req.Name, req.Variables)
 }

@@ -13,13 +13,14 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // abiVersion is the version documented in ABI.md.
-const abiVersion = 1
+const abiVersion = wire.ABIVersion
 
 // maxRequest bounds a request: larger ones are rejected before decoding.
-const maxRequest = 16 << 20
+const maxRequest = wire.MaxRequest
 
 // module is the engine behind the exports. Calls are serialised by the
 // host (a wasm instance is single-threaded). The engine keeps an event log
@@ -73,54 +74,17 @@ func (m *module) build() error {
 	return nil
 }
 
-// response is the envelope of every answer (ABI.md, "The response envelope").
-type response struct {
-	OK           bool           `json:"ok"`
-	Result       any            `json:"result"`
-	Error        *callError     `json:"error,omitempty"`
-	Events       []engine.Event `json:"events"`
-	Now          string         `json:"now"`
-	NextDeadline *string        `json:"nextDeadline"`
-}
+// response is the envelope the module answers with (wire.Response).
+type response = wire.Response[any]
 
 // callError is an error response's error object.
-type callError struct {
-	Code      string           `json:"code"`
-	Message   string           `json:"message"`
-	ElementID string           `json:"elementId,omitempty"`
-	ProcessID string           `json:"processId,omitempty"`
-	Problems  []engine.Problem `json:"problems,omitempty"`
-}
-
-func (e *callError) Error() string { return e.Message }
-
-// Error codes (ABI.md, "Error codes").
-const (
-	codeBadRequest      = "BAD_REQUEST"
-	codeUnknownOp       = "UNKNOWN_OPERATION"
-	codeDeployFailed    = "DEPLOY_FAILED"
-	codeUnknownProcess  = "UNKNOWN_PROCESS"
-	codeNoNoneStart     = "NO_NONE_START"
-	codeUnknownInstance = "UNKNOWN_INSTANCE"
-	codeUnknownJob      = "UNKNOWN_JOB"
-	codeUnknownIncident = "UNKNOWN_INCIDENT"
-	codeInstanceEnded   = "INSTANCE_ENDED"
-	codeBadVariables    = "BAD_VARIABLES"
-	codeUnsupported     = "UNSUPPORTED"
-	codeDuplicate       = "DUPLICATE_MESSAGE"
-	codeTooManyFirings  = "TOO_MANY_FIRINGS"
-	codeTimeOutOfRange  = "TIME_OUT_OF_RANGE"
-	codeInternal        = "INTERNAL"
-)
-
-// errUnknownInstance is what operations on an unknown instance key return.
-var errUnknownInstance = errors.New("flowtrack: unknown instance")
+type callError = wire.Error
 
 func badRequest(format string, args ...any) *callError {
-	return &callError{Code: codeBadRequest, Message: fmt.Sprintf(format, args...)}
+	return &callError{Code: wire.CodeBadRequest, Message: fmt.Sprintf(format, args...)}
 }
 
-// toCallError maps engine errors to their stable ABI codes.
+// toCallError maps engine errors to their stable ABI codes (wire.CodeOf).
 func toCallError(err error) *callError {
 	var ce *callError
 	if errors.As(err, &ce) {
@@ -128,32 +92,10 @@ func toCallError(err error) *callError {
 	}
 	var de *engine.DeployError
 	if errors.As(err, &de) {
-		return &callError{Code: codeDeployFailed, Message: de.Error(), ElementID: de.ElementID,
+		return &callError{Code: wire.CodeDeployFailed, Message: de.Error(), ElementID: de.ElementID,
 			ProcessID: de.ProcessID, Problems: de.Problems}
 	}
-	code := codeInternal
-	for _, c := range []struct {
-		err  error
-		code string
-	}{
-		{engine.ErrUnknownProcess, codeUnknownProcess},
-		{engine.ErrNoNoneStart, codeNoNoneStart},
-		{engine.ErrUnknownJob, codeUnknownJob},
-		{engine.ErrUnknownIncident, codeUnknownIncident},
-		{engine.ErrInstanceEnded, codeInstanceEnded},
-		{engine.ErrBadVariables, codeBadVariables},
-		{errUnknownInstance, codeUnknownInstance},
-		{engine.ErrDuplicateMessage, codeDuplicate},
-		{engine.ErrTooManyFirings, codeTooManyFirings},
-		{engine.ErrTimeOutOfRange, codeTimeOutOfRange},
-		{engine.ErrNotVirtual, codeUnsupported},
-	} {
-		if errors.Is(err, c.err) {
-			code = c.code
-			break
-		}
-	}
-	return &callError{Code: code, Message: err.Error()}
+	return &callError{Code: wire.CodeOf(err), Message: err.Error()}
 }
 
 // call runs operation op on the JSON request req, settles the engine and
@@ -167,24 +109,24 @@ func (m *module) respond(resp response) []byte {
 	if resp.Events == nil {
 		resp.Events = []engine.Event{}
 	}
-	resp.Now = formatTime(m.clock.Now())
+	resp.Now = m.clock.Now()
 	if due, ok := m.eng.NextDeadline(); ok {
-		s := formatTime(due)
-		resp.NextDeadline = &s
+		resp.NextDeadline = &due
 	}
-	out, err := resp.encode()
+	out, err := encode(&resp)
 	if err != nil {
 		// A result JSON cannot carry: report it instead of losing the call.
-		resp = response{Error: &callError{Code: codeInternal, Message: "encode response: " + err.Error()},
+		resp = response{Error: &callError{Code: wire.CodeInternal, Message: "encode response: " + err.Error()},
 			Events: resp.Events, Now: resp.Now, NextDeadline: resp.NextDeadline}
-		out, _ = resp.encode()
+		out, _ = encode(&resp)
 	}
 	return out
 }
 
-// encode writes the envelope as encoding/json would, but the events (most
-// of a response) through Event.AppendJSON, which needs no reflection.
-func (r *response) encode() ([]byte, error) {
+// encode writes the envelope r as encoding/json would (times in UTC), but
+// the events (most of a response) through Event.AppendJSON, which needs no
+// reflection.
+func encode(r *response) ([]byte, error) {
 	buf := make([]byte, 0, 256+160*len(r.Events))
 	buf = append(buf, `{"ok":`...)
 	buf = strconv.AppendBool(buf, r.OK)
@@ -211,12 +153,12 @@ func (r *response) encode() ([]byte, error) {
 		}
 	}
 	buf = append(buf, `],"now":`...)
-	buf = strconv.AppendQuote(buf, r.Now)
+	buf = strconv.AppendQuote(buf, formatTime(r.Now))
 	buf = append(buf, `,"nextDeadline":`...)
 	if r.NextDeadline == nil {
 		buf = append(buf, "null"...)
 	} else {
-		buf = strconv.AppendQuote(buf, *r.NextDeadline)
+		buf = strconv.AppendQuote(buf, formatTime(*r.NextDeadline))
 	}
 	return append(buf, '}'), nil
 }
@@ -225,7 +167,7 @@ func (r *response) encode() ([]byte, error) {
 func (m *module) run(op string, req []byte) (resp response) {
 	defer func() {
 		if p := recover(); p != nil {
-			resp = response{Error: &callError{Code: codeInternal, Message: fmt.Sprintf("operation %s panicked: %v", op, p)}}
+			resp = response{Error: &callError{Code: wire.CodeInternal, Message: fmt.Sprintf("operation %s panicked: %v", op, p)}}
 		}
 	}()
 	if len(req) > maxRequest {
@@ -233,7 +175,7 @@ func (m *module) run(op string, req []byte) (resp response) {
 	}
 	fn, ok := operations[op]
 	if !ok {
-		return response{Error: &callError{Code: codeUnknownOp, Message: fmt.Sprintf("unknown operation %q", op)}}
+		return response{Error: &callError{Code: wire.CodeUnknownOperation, Message: fmt.Sprintf("unknown operation %q", op)}}
 	}
 	ctx := context.Background()
 	result, err := fn(ctx, m, req)
@@ -278,6 +220,9 @@ func decodeJSON(op string, data []byte, v any) error {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError
 		switch {
+		case errors.As(err, &te) && te.Field == "variables":
+			return &callError{Code: wire.CodeBadVariables,
+				Message: fmt.Sprintf("%s: field \"variables\" must be a JSON object of JSON values, got JSON %s", op, te.Value)}
 		case errors.As(err, &te) && te.Field != "":
 			return badRequest("%s: field %q: expected %s, got JSON %s", op, te.Field, te.Type, te.Value)
 		case errors.As(err, &te):

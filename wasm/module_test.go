@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // callT runs op natively (the exports are thin wrappers around call) and
@@ -24,9 +25,9 @@ func callT(t *testing.T, m *module, op, req string) map[string]any {
 	return env
 }
 
-func errCode(env map[string]any) string {
+func errCode(env map[string]any) wire.Code {
 	if e, ok := env["error"].(map[string]any); ok {
-		return e["code"].(string)
+		return wire.Code(e["code"].(string))
 	}
 	return ""
 }
@@ -51,15 +52,18 @@ func TestModule_Call(t *testing.T) {
 	assert.Len(t, env["result"], 1)
 	assert.Empty(t, env["events"], "a read produces no events")
 
-	for _, tc := range []struct{ op, req, code string }{
-		{"start", `{`, codeBadRequest},
-		{"start", `{"processId":"order","extra":1}`, codeBadRequest},
-		{"instance", `{"instanceKey":12345}`, codeUnknownInstance},
-		{"complete_job", `{"jobKey":12345}`, codeUnknownJob},
-		{"nope", `{}`, codeUnknownOp},
-		{"call", `{"op":"call"}`, codeUnknownOp},
-		{"deploy", `{"xml":"<x/>"}`, codeDeployFailed},
-		{"advance", `{"to":"yesterday"}`, codeBadRequest},
+	for _, tc := range []struct {
+		op, req string
+		code    wire.Code
+	}{
+		{"start", `{`, wire.CodeBadRequest},
+		{"start", `{"processId":"order","extra":1}`, wire.CodeBadRequest},
+		{"instance", `{"instanceKey":12345}`, wire.CodeUnknownInstance},
+		{"complete_job", `{"jobKey":12345}`, wire.CodeUnknownJob},
+		{"nope", `{}`, wire.CodeUnknownOperation},
+		{"call", `{"op":"call"}`, wire.CodeUnknownOperation},
+		{"deploy", `{"xml":"<x/>"}`, wire.CodeDeployFailed},
+		{"advance", `{"to":"yesterday"}`, wire.CodeBadRequest},
 	} {
 		assert.Equal(t, tc.code, errCode(callT(t, m, tc.op, tc.req)), "%s %s", tc.op, tc.req)
 	}
@@ -71,7 +75,7 @@ func TestModule_PanicBecomesInternalError(t *testing.T) {
 	operations["test_panic"] = func(context.Context, *module, []byte) (any, error) { panic("boom") }
 	t.Cleanup(func() { delete(operations, "test_panic") })
 	env := callT(t, m, "test_panic", `{}`)
-	assert.Equal(t, codeInternal, errCode(env))
+	assert.Equal(t, wire.CodeInternal, errCode(env))
 	assert.Contains(t, env["error"].(map[string]any)["message"], "boom")
 	assert.Equal(t, true, callT(t, m, "now", ``)["ok"], "the module stays usable")
 }
@@ -79,7 +83,7 @@ func TestModule_PanicBecomesInternalError(t *testing.T) {
 func TestModule_Oversized(t *testing.T) {
 	m := newModule()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
-	assert.Equal(t, codeBadRequest, errCode(callT(t, m, "start", string(make([]byte, maxRequest+1)))))
+	assert.Equal(t, wire.CodeBadRequest, errCode(callT(t, m, "start", string(make([]byte, maxRequest+1)))))
 	assert.Equal(t, abiVersion, 1)
 }
 
@@ -92,23 +96,10 @@ func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
 	m.call("deploy", req)
 	resp := m.run("start", []byte(`{"processId":"order","variables":{"amount":5,"s":"<\"é\">"}}`))
 	resp.Events = m.eng.DrainEvents()
-	resp.Now = "2026-01-01T00:00:00Z"
-	got, err := resp.encode()
+	resp.Now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	got, err := encode(&resp)
 	require.NoError(t, err)
 	want, err := json.Marshal(resp)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(got))
-}
-
-// TestEventTypes_DocumentedEverywhere keeps the ABI document and the SDK's
-// typed list in step with the engine's event types.
-func TestEventTypes_DocumentedEverywhere(t *testing.T) {
-	abi, err := os.ReadFile("ABI.md")
-	require.NoError(t, err)
-	sdk, err := os.ReadFile("../sdk-js/src/types.ts")
-	require.NoError(t, err)
-	for _, typ := range engine.EventTypes() {
-		assert.Contains(t, string(abi), "`"+string(typ)+"`", "ABI.md lists %s", typ)
-		assert.Contains(t, string(sdk), "'"+string(typ)+"'", "sdk-js/src/types.ts lists %s", typ)
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // operation runs one ABI operation on its JSON request.
@@ -47,11 +47,7 @@ func init() {
 }
 
 func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		Name      string  `json:"name"`
-		XML       *string `json:"xml"`
-		XMLBase64 *string `json:"xmlBase64"`
-	}
+	var req wire.DeployRequest
 	if err := decode("deploy", data, &req); err != nil {
 		return nil, err
 	}
@@ -79,7 +75,7 @@ func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return deployResult{Name: d.Name, Processes: d.Processes, Warnings: d.Warnings}, nil
+	return wire.DeployResult{Name: d.Name, Processes: d.Processes, Warnings: d.Warnings}, nil
 }
 
 // declaredEncoding returns the encoding named by doc's XML declaration, or
@@ -118,17 +114,8 @@ func ascii(b []byte) bool {
 	return true
 }
 
-type deployResult struct {
-	Name      string           `json:"name"`
-	Processes []engine.Process `json:"processes"`
-	Warnings  []engine.Problem `json:"warnings,omitempty"`
-}
-
 func opStart(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		ProcessID string         `json:"processId"`
-		Variables map[string]any `json:"variables"`
-	}
+	var req wire.StartRequest
 	if err := decode("start", data, &req); err != nil {
 		return nil, err
 	}
@@ -142,25 +129,11 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	return startResult{InstanceKey: inst.Key(), State: inst.State()}, nil
-}
-
-type startResult struct {
-	InstanceKey int64        `json:"instanceKey"`
-	State       engine.State `json:"state"`
-}
-
-// messageRequest is publish_message's request.
-type messageRequest struct {
-	Name           string         `json:"name"`
-	CorrelationKey string         `json:"correlationKey"`
-	Variables      map[string]any `json:"variables"`
-	TTLMs          float64        `json:"ttlMs"`
-	MessageID      string         `json:"messageId"`
+	return wire.StartResult{InstanceKey: inst.Key(), State: inst.State()}, nil
 }
 
 func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
-	var req messageRequest
+	var req wire.MessageRequest
 	if err := decode("publish_message", data, &req); err != nil {
 		return nil, err
 	}
@@ -175,14 +148,8 @@ func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) 
 	return nil, publishMessage(ctx, m.eng, req)
 }
 
-// signalRequest is broadcast_signal's request.
-type signalRequest struct {
-	Name      string         `json:"name"`
-	Variables map[string]any `json:"variables"`
-}
-
 func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error) {
-	var req signalRequest
+	var req wire.SignalRequest
 	if err := decode("broadcast_signal", data, &req); err != nil {
 		return nil, err
 	}
@@ -193,10 +160,7 @@ func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error)
 }
 
 func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		JobKey    *int64         `json:"jobKey"`
-		Variables map[string]any `json:"variables"`
-	}
+	var req wire.CompleteJobRequest
 	if err := decode("complete_job", data, &req); err != nil {
 		return nil, err
 	}
@@ -207,11 +171,7 @@ func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 }
 
 func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		JobKey  *int64 `json:"jobKey"`
-		Retries *int   `json:"retries"`
-		Message string `json:"message"`
-	}
+	var req wire.FailJobRequest
 	if err := decode("fail_job", data, &req); err != nil {
 		return nil, err
 	}
@@ -227,12 +187,7 @@ func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
 }
 
 func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		JobKey    *int64         `json:"jobKey"`
-		ErrorCode string         `json:"errorCode"`
-		Message   string         `json:"message"`
-		Variables map[string]any `json:"variables"`
-	}
+	var req wire.ThrowErrorRequest
 	if err := decode("throw_error", data, &req); err != nil {
 		return nil, err
 	}
@@ -246,9 +201,7 @@ func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
 }
 
 func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		IncidentKey *int64 `json:"incidentKey"`
-	}
+	var req wire.IncidentRequest
 	if err := decode("resolve_incident", data, &req); err != nil {
 		return nil, err
 	}
@@ -259,10 +212,7 @@ func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error)
 }
 
 func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		ByMs *float64 `json:"byMs"`
-		To   *string  `json:"to"`
-	}
+	var req wire.AdvanceRequest
 	if err := decode("advance", data, &req); err != nil {
 		return nil, err
 	}
@@ -288,7 +238,7 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	if err := advanceTo(ctx, m, target); err != nil {
 		return nil, err
 	}
-	return nowResult{Now: formatTime(m.clock.Now())}, nil
+	return wire.NowResult{Now: formatTime(m.clock.Now())}, nil
 }
 
 // advanceTo fires the timers due up to target in due order, settling
@@ -300,16 +250,12 @@ func advanceTo(ctx context.Context, m *module, target time.Time) error {
 // maxAdvanceMs is the longest advance, about 292 years: a time.Duration.
 const maxAdvanceMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
-type nowResult struct {
-	Now string `json:"now"`
-}
-
 func opNow(_ context.Context, m *module, data []byte) (any, error) {
-	var req struct{}
+	var req wire.NowRequest
 	if err := decode("now", data, &req); err != nil {
 		return nil, err
 	}
-	return nowResult{Now: formatTime(m.clock.Now())}, nil
+	return wire.NowResult{Now: formatTime(m.clock.Now())}, nil
 }
 
 // opConfigure sets how the module answers (events, any time) and the
@@ -317,10 +263,7 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 // engine is rebuilt with them, so they must come before the first deploy
 // or publish_message.
 func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		Events *bool          `json:"events"`
-		Limits *engine.Limits `json:"limits"`
-	}
+	var req wire.ConfigureRequest
 	if err := decode("configure", data, &req); err != nil {
 		return nil, err
 	}
@@ -346,14 +289,9 @@ func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 	return nil, nil
 }
 
-// instanceRequest is the request of the per-instance operations.
-type instanceRequest struct {
-	InstanceKey *int64 `json:"instanceKey"`
-}
-
-// lookup decodes an instanceRequest and finds the instance.
+// lookup decodes a wire.InstanceRequest and finds the instance.
 func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
-	var req instanceRequest
+	var req wire.InstanceRequest
 	if err := decode(op, data, &req); err != nil {
 		return nil, err
 	}
@@ -362,7 +300,7 @@ func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	}
 	inst, ok := m.eng.Instance(*req.InstanceKey)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w %d", op, errUnknownInstance, *req.InstanceKey)
+		return nil, &callError{Code: wire.CodeUnknownInstance, Message: fmt.Sprintf("%s: unknown instance %d", op, *req.InstanceKey)}
 	}
 	return inst, nil
 }
@@ -379,23 +317,17 @@ func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
 	return toks, err
 }
 
-// instanceResult is the instance operation's result.
-type instanceResult struct {
-	Key       int64             `json:"key"`
-	ProcessID string            `json:"processId"`
-	State     engine.State      `json:"state"`
-	Message   string            `json:"message"`
-	Variables map[string]any    `json:"variables"`
-	Incidents []engine.Incident `json:"incidents"`
-}
-
-func opInstance(_ context.Context, m *module, data []byte) (any, error) {
+func opInstance(ctx context.Context, m *module, data []byte) (any, error) {
 	inst, err := m.lookup("instance", data)
 	if err != nil {
 		return nil, err
 	}
-	res := instanceResult{Key: inst.Key(), ProcessID: inst.Plan().Process.ID, State: inst.State(),
-		Message: inst.Message(), Variables: inst.Variables(), Incidents: inst.Incidents()}
+	incidents, err := inst.Incidents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.InstanceResult{Key: inst.Key(), ProcessID: inst.ProcessID(), State: inst.State(),
+		Message: inst.Message(), Variables: inst.Variables(), Incidents: incidents}
 	if res.Variables == nil {
 		res.Variables = map[string]any{}
 	}
@@ -405,12 +337,12 @@ func opInstance(_ context.Context, m *module, data []byte) (any, error) {
 	return res, nil
 }
 
-func opHistory(_ context.Context, m *module, data []byte) (any, error) {
+func opHistory(ctx context.Context, m *module, data []byte) (any, error) {
 	inst, err := m.lookup("history", data)
 	if err != nil {
 		return nil, err
 	}
-	return inst.History(), nil
+	return inst.History(ctx)
 }
 
 func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
@@ -422,11 +354,7 @@ func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
 }
 
 func opJobs(_ context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		Type        string `json:"type"`
-		InstanceKey int64  `json:"instanceKey"`
-		ElementID   string `json:"elementId"`
-	}
+	var req wire.JobsRequest
 	if err := decode("jobs", data, &req); err != nil {
 		return nil, err
 	}
@@ -437,15 +365,17 @@ func opJobs(_ context.Context, m *module, data []byte) (any, error) {
 	return jobs, nil
 }
 
-func opIncidents(_ context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		InstanceKey int64 `json:"instanceKey"`
-	}
+func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.IncidentsRequest
 	if err := decode("incidents", data, &req); err != nil {
 		return nil, err
 	}
+	all, err := m.eng.Incidents(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := []engine.Incident{}
-	for _, inc := range m.eng.Incidents() {
+	for _, inc := range all {
 		if req.InstanceKey == 0 || inc.InstanceKey == req.InstanceKey {
 			out = append(out, inc)
 		}
@@ -456,10 +386,7 @@ func opIncidents(_ context.Context, m *module, data []byte) (any, error) {
 
 // opCall is the generic entry point: {"op": name, "request": {...}}.
 func opCall(ctx context.Context, m *module, data []byte) (any, error) {
-	var req struct {
-		Op      string          `json:"op"`
-		Request json.RawMessage `json:"request"`
-	}
+	var req wire.CallRequest
 	// The wrapped request is decoded, with the usual limit, by its own
 	// operation; here it is one level deeper.
 	if err := decodeNested("call", data, &req, maxRequestDepth+1); err != nil {
@@ -470,7 +397,7 @@ func opCall(ctx context.Context, m *module, data []byte) (any, error) {
 	}
 	fn, ok := operations[req.Op]
 	if !ok || req.Op == "call" {
-		return nil, &callError{Code: codeUnknownOp, Message: "unknown operation " + strconv.Quote(req.Op)}
+		return nil, &callError{Code: wire.CodeUnknownOperation, Message: "unknown operation " + strconv.Quote(req.Op)}
 	}
 	return fn(ctx, m, req.Request)
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // deepArray is JSON of depth levels of arrays around 1.
@@ -21,34 +23,38 @@ func deepArray(depth int) string {
 
 // TestModule_StrictRequests checks that requests are decoded strictly:
 // exact-case field names, no unknown fields, no duplicate keys at any
-// level, and no variable nested deeper than engine.MaxVariableDepth, each
-// a BAD_REQUEST naming the key or the limit; and that the module runs a
-// normal instance afterwards.
+// level, each a BAD_REQUEST naming the key, and no variable nested deeper
+// than engine.MaxVariableDepth, a BAD_VARIABLES (as natively) naming the
+// limit (a BAD_REQUEST through call, whose scan meets it first); and that
+// the module runs a normal instance afterwards.
 func TestModule_StrictRequests(t *testing.T) {
 	m := newModule()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	deployOrder(t, m)
 	limit := fmt.Sprint(engine.MaxVariableDepth)
-	for _, tc := range []struct{ op, req, names string }{
-		{"start", `{"PROCESSID":"order"}`, `"PROCESSID"`},
-		{"start", `{"processid":"order"}`, `"processid"`},
-		{"start", `{"processId":"order","extra":1}`, `"extra"`},
-		{"start", `{"processId":"order","processId":"other"}`, `"processId"`},
-		{"start", `{"processId":"order","variables":{"a":1,"a":2}}`, `"a"`},
-		{"start", `{"processId":"order","variables":{"a":{"b":1,"\u0062":2}}}`, `"b"`},
-		{"publish_message", `{"name":"m","Name":"n"}`, `"Name"`},
-		{"complete_job", `{"jobKey":1,"JobKey":2}`, `"JobKey"`},
-		{"call", `{"op":"start","request":{"processId":"order","PROCESSID":"x"}}`, `"PROCESSID"`},
-		{"call", `{"op":"start","OP":"now"}`, `"OP"`},
-		{"start", `{"processId":"order","variables":{"deep":` + deepArray(engine.MaxVariableDepth+1) + `}}`, limit},
-		{"start", `{"processId":"order","variables":{"deep":` + deepArray(10_000) + `}}`, limit},
-		{"start", `{"processId":"order","variables":{"deep":` + deepArray(100_000) + `}}`, limit},
-		{"call", `{"op":"start","request":{"processId":"order","variables":{"deep":` + deepArray(engine.MaxVariableDepth+1) + `}}}`, limit},
-		{"broadcast_signal", `{"name":"s","variables":{"deep":` + deepArray(engine.MaxVariableDepth+1) + `}}`, limit},
-		{"now", deepArray(engine.MaxVariableDepth + 3), limit},
+	for _, tc := range []struct {
+		op, req, names string
+		code           wire.Code
+	}{
+		{"start", `{"PROCESSID":"order"}`, `"PROCESSID"`, wire.CodeBadRequest},
+		{"start", `{"processid":"order"}`, `"processid"`, wire.CodeBadRequest},
+		{"start", `{"processId":"order","extra":1}`, `"extra"`, wire.CodeBadRequest},
+		{"start", `{"processId":"order","processId":"other"}`, `"processId"`, wire.CodeBadRequest},
+		{"start", `{"processId":"order","variables":{"a":1,"a":2}}`, `"a"`, wire.CodeBadRequest},
+		{"start", `{"processId":"order","variables":{"a":{"b":1,"\u0062":2}}}`, `"b"`, wire.CodeBadRequest},
+		{"publish_message", `{"name":"m","Name":"n"}`, `"Name"`, wire.CodeBadRequest},
+		{"complete_job", `{"jobKey":1,"JobKey":2}`, `"JobKey"`, wire.CodeBadRequest},
+		{"call", `{"op":"start","request":{"processId":"order","PROCESSID":"x"}}`, `"PROCESSID"`, wire.CodeBadRequest},
+		{"call", `{"op":"start","OP":"now"}`, `"OP"`, wire.CodeBadRequest},
+		{"start", `{"processId":"order","variables":{"deep":` + deepArray(engine.MaxVariableDepth+1) + `}}`, limit, wire.CodeBadVariables},
+		{"start", `{"processId":"order","variables":{"deep":` + deepArray(10_000) + `}}`, limit, wire.CodeBadVariables},
+		{"start", `{"processId":"order","variables":{"deep":` + deepArray(100_000) + `}}`, limit, wire.CodeBadVariables},
+		{"call", `{"op":"start","request":{"processId":"order","variables":{"deep":` + deepArray(engine.MaxVariableDepth+1) + `}}}`, limit, wire.CodeBadRequest},
+		{"broadcast_signal", `{"name":"s","variables":{"deep":` + deepArray(engine.MaxVariableDepth+1) + `}}`, limit, wire.CodeBadVariables},
+		{"now", deepArray(engine.MaxVariableDepth + 3), limit, wire.CodeBadRequest},
 	} {
 		env := callT(t, m, tc.op, tc.req)
-		require.Equal(t, codeBadRequest, errCode(env), "%s %.80s: %v", tc.op, tc.req, env)
+		require.Equal(t, tc.code, errCode(env), "%s %.80s: %v", tc.op, tc.req, env)
 		assert.Contains(t, env["error"].(map[string]any)["message"], tc.names, "%s %.80s", tc.op, tc.req)
 	}
 	assert.Empty(t, m.eng.Instances(), "nothing started")

@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // maxRequestDepth bounds how deeply a request's JSON nests: the request
@@ -157,6 +159,11 @@ func (s *scan) depthError(op string, limit int) error {
 	where := "the request"
 	if s.tooDeep != nil {
 		where = "field " + quote(string(s.tooDeep))
+	}
+	if string(s.tooDeep) == "variables" {
+		// The same mistake as natively, where it is ErrBadVariables.
+		return &callError{Code: wire.CodeBadVariables, Message: fmt.Sprintf("%s: %s nests deeper than %d levels of arrays and objects; variable values may nest at most %d (engine.MaxVariableDepth)",
+			op, where, limit, engine.MaxVariableDepth)}
 	}
 	return badRequest("%s: %s nests deeper than %d levels of arrays and objects; variable values may nest at most %d (engine.MaxVariableDepth)",
 		op, where, limit, engine.MaxVariableDepth)

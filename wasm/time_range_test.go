@@ -11,6 +11,8 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // TestModule_RejectsTimesOutOfRange checks that advance and
@@ -20,12 +22,15 @@ func TestModule_RejectsTimesOutOfRange(t *testing.T) {
 	m := newModule()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	limit := formatTime(clock.Max)
-	for _, tc := range []struct{ op, req, code string }{
-		{"advance", `{"to":"2263-01-01T00:00:00Z"}`, codeTimeOutOfRange},
-		{"advance", `{"to":"+10000-01-01T00:00:00Z"}`, codeBadRequest},
-		{"advance", `{"byMs":9e12}`, codeTimeOutOfRange},
-		{"publish_message", `{"name":"m","ttlMs":9e12}`, codeTimeOutOfRange},
-		{"publish_message", `{"name":"m","ttlMs":1e300}`, codeBadRequest},
+	for _, tc := range []struct {
+		op, req string
+		code    wire.Code
+	}{
+		{"advance", `{"to":"2263-01-01T00:00:00Z"}`, wire.CodeTimeOutOfRange},
+		{"advance", `{"to":"+10000-01-01T00:00:00Z"}`, wire.CodeBadRequest},
+		{"advance", `{"byMs":9e12}`, wire.CodeTimeOutOfRange},
+		{"publish_message", `{"name":"m","ttlMs":9e12}`, wire.CodeTimeOutOfRange},
+		{"publish_message", `{"name":"m","ttlMs":1e300}`, wire.CodeBadRequest},
 	} {
 		env := callT(t, m, tc.op, tc.req)
 		require.Equal(t, tc.code, errCode(env), "%s %s: %v", tc.op, tc.req, env)

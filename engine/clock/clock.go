@@ -31,7 +31,7 @@ var (
 // ErrOutOfRange is returned for an instant outside [Min, Max] by the
 // Virtual clock's moves and CheckRange, and wrapped by every engine call
 // that rejects such an instant.
-var ErrOutOfRange = errors.New("flowtrack: time outside the range the engine represents")
+var ErrOutOfRange = errors.New("time outside the range the engine represents")
 
 // CheckRange returns nil when t lies in [Min, Max], and otherwise an error
 // wrapping ErrOutOfRange that names t and the limit it passes.

@@ -65,7 +65,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	for _, ev := range inst.History() {
+	history, err := inst.History(ctx)
+	if err != nil {
+		return err
+	}
+	for _, ev := range history {
 		printEvent(ev)
 	}
 	fmt.Printf("final state: %s, variables: %v\n", state, inst.Variables())

@@ -1,6 +1,7 @@
 // Copies the engine module built by `make wasm` next to the compiled SDK, so
 // that `new URL('./flowtrack.wasm', import.meta.url)` finds it in dist/ and
-// `npm pack` ships it.
+// `npm pack` ships it, and the repository's LICENSE into the package, which
+// npm ships from the package's own directory only.
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,3 +16,4 @@ if (!existsSync(from)) {
 mkdirSync(dirname(to), { recursive: true });
 copyFileSync(from, to);
 console.log(`copy-wasm: ${from} -> ${to}`);
+copyFileSync(resolve(root, '../LICENSE'), resolve(root, 'LICENSE'));

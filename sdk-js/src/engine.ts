@@ -3,10 +3,11 @@
 import { defaultWasmURL } from '#platform';
 import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
-import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, UnknownJobError } from './errors.js';
+import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
+  AnyFlowEvent,
   Deployment,
   EventType,
   FlowEvent,
@@ -65,7 +66,7 @@ export interface EngineOptions {
  * from the job's element; throwing anything else fails the job with one
  * retry less (an incident at zero).
  */
-export type JobHandler = (job: Job) => Variables | void | Promise<Variables | void>;
+export type JobHandler<V extends Variables = Variables> = (job: Job<V>) => Variables | void | Promise<Variables | void>;
 
 /** A listener of one event type, or of every type (`'*'`). */
 export type Listener<T extends EventType = EventType> = (event: FlowEvent<T>) => void;
@@ -238,7 +239,7 @@ export class Engine {
    * resolves once the instance has settled and the handlers are done, with
    * the instance's state at that moment.
    */
-  async start(processId: string, variables?: Variables): Promise<StartedInstance> {
+  async start<V extends Variables = Variables>(processId: string, variables?: V): Promise<StartedInstance> {
     const res = (await this.#exec('start', variables === undefined ? { processId } : { processId, variables })) as StartedInstance;
     if (this.#pendingTypes.size === 0) return res;
     this.#watch.set(res.instanceKey, res.state);
@@ -252,7 +253,11 @@ export class Engine {
 
   /** publishMessage correlates a message to an instance waiting for it, or buffers it for `ttl`. */
   async publishMessage(message: Message): Promise<void> {
-    const { name, correlationKey, variables, ttl, messageId } = message ?? ({} as Message);
+    const { name, correlationKey, variables, ttl, messageId, ...unknown } = message ?? ({} as Message);
+    const extra = Object.keys(unknown);
+    if (extra.length > 0) {
+      throw new BadRequestError({ code: 'BAD_REQUEST', message: `publishMessage: unknown field ${JSON.stringify(extra[0])} (a message has name, correlationKey, variables, ttl, messageId)` });
+    }
     const req: Record<string, unknown> = { name };
     if (correlationKey !== undefined) req.correlationKey = correlationKey;
     if (variables !== undefined) req.variables = variables;
@@ -267,8 +272,8 @@ export class Engine {
   }
 
   /** jobs returns the activatable jobs matching filter, ordered by key. */
-  async jobs(filter: JobFilter = {}): Promise<Job[]> {
-    return (await this.#exec('jobs', filter)) as Job[];
+  async jobs<V extends Variables = Variables>(filter: JobFilter = {}): Promise<Job<V>[]> {
+    return (await this.#exec('jobs', filter)) as Job<V>[];
   }
 
   /** completeJob completes a job; variables are merged into the instance. Throws UnknownJobError. */
@@ -338,13 +343,13 @@ export class Engine {
   }
 
   /** history returns the instance's whole event stream so far. */
-  async history(instanceKey: number): Promise<FlowEvent[]> {
-    return (await this.#exec('history', { instanceKey })) as FlowEvent[];
+  async history(instanceKey: number): Promise<AnyFlowEvent[]> {
+    return (await this.#exec('history', { instanceKey })) as AnyFlowEvent[];
   }
 
   /** instance returns the state, variables and open incidents of an instance. */
-  async instance(instanceKey: number): Promise<InstanceInfo> {
-    return (await this.#exec('instance', { instanceKey })) as InstanceInfo;
+  async instance<V extends Variables = Variables>(instanceKey: number): Promise<InstanceInfo<V>> {
+    return (await this.#exec('instance', { instanceKey })) as InstanceInfo<V>;
   }
 
   /** state returns an instance's lifecycle state. */
@@ -353,8 +358,8 @@ export class Engine {
   }
 
   /** variables returns an instance's variables. */
-  async variables(instanceKey: number): Promise<Variables> {
-    return (await this.instance(instanceKey)).variables;
+  async variables<V extends Variables = Variables>(instanceKey: number): Promise<V> {
+    return (await this.instance<V>(instanceKey)).variables;
   }
 
   /** cancel terminates an instance: its tokens are withdrawn, its jobs cancelled. */
@@ -387,12 +392,12 @@ export class Engine {
    * exist already) until none is left. It returns a function that removes
    * the handler.
    */
-  handle(type: string, handler: JobHandler): () => void {
+  handle<V extends Variables = Variables>(type: string, handler: JobHandler<V>): () => void {
     if (typeof handler !== 'function') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: handler must be a function` });
-    this.#handlers.set(type, handler);
+    this.#handlers.set(type, handler as JobHandler);
     this.#pendingTypes.add(type);
     return () => {
-      if (this.#handlers.get(type) === handler) this.#handlers.delete(type);
+      if (this.#handlers.get(type) === (handler as JobHandler)) this.#handlers.delete(type);
     };
   }
 
@@ -406,8 +411,12 @@ export class Engine {
     await this.#drain();
   }
 
-  /** close releases the module and stops real-time timers; later calls throw ClosedError. */
-  close(): void {
+  /**
+   * close releases the module and stops real-time timers; later calls throw
+   * ClosedError. It resolves once the module is released (a worker
+   * terminated); closing again does nothing.
+   */
+  async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#timer);
@@ -501,7 +510,7 @@ export class Engine {
             const handler = this.#handlers.get(type);
             if (!handler || this.#closed) break;
             if (++handled > this.#maxHandled) {
-              throw new FlowtrackError({
+              throw new TooManyJobsError({
                 code: 'TOO_MANY_JOBS',
                 message: `flowtrack: handlers worked ${this.#maxHandled} jobs after one call (last: ${type} at ${job.elementId}); is the model looping through jobs?`,
               });

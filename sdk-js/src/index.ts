@@ -12,11 +12,14 @@ export {
   BpmnError,
   ClosedError,
   DeployError,
+  DuplicateMessageError,
   FlowtrackError,
   InstanceEndedError,
   InternalError,
   NoNoneStartError,
   TimeOutOfRangeError,
+  TooManyFiringsError,
+  TooManyJobsError,
   TrappedError,
   UnknownIncidentError,
   UnknownInstanceError,
@@ -25,9 +28,10 @@ export {
   UnknownProcessError,
   UnsupportedError,
 } from './errors.js';
-export type { ErrorData } from './errors.js';
+export type { ErrorCode, ErrorData } from './errors.js';
 export { eventTypes } from './types.js';
 export type {
+  AnyFlowEvent,
   DeployedProcess,
   Deployment,
   EventType,

@@ -4,41 +4,10 @@
 // the JSON response back. Everything above this file speaks plain objects.
 
 import { ConsoleStdout, File, OpenFile, WASI, WASIProcExit } from '@bjorn3/browser_wasi_shim';
-import { BadRequestError, TrappedError, UnknownOperationError, type ErrorData } from './errors.js';
-import type { FlowEvent } from './types.js';
+import { ABI_VERSION, BadRequestError, BadVariablesError, TrappedError, UnknownOperationError, type Envelope, type Operation } from './contract.js';
 
-/** ABI_VERSION is the module ABI version this SDK speaks. */
-export const ABI_VERSION = 1;
-
-/** The response envelope of every operation. */
-export interface Envelope {
-  ok: boolean;
-  result?: unknown;
-  error?: ErrorData;
-  events: FlowEvent[];
-  now: string;
-  nextDeadline: string | null;
-}
-
-/** Operation names, each exported by the module under the same name. */
-export type Operation =
-  | 'deploy'
-  | 'start'
-  | 'publish_message'
-  | 'broadcast_signal'
-  | 'complete_job'
-  | 'fail_job'
-  | 'throw_error'
-  | 'resolve_incident'
-  | 'advance'
-  | 'tokens'
-  | 'instance'
-  | 'history'
-  | 'jobs'
-  | 'incidents'
-  | 'cancel'
-  | 'now'
-  | 'configure';
+export { ABI_VERSION };
+export type { Envelope, Operation };
 
 interface Exports {
   memory: WebAssembly.Memory;
@@ -65,20 +34,41 @@ export const MAX_VARIABLE_DEPTH = 64;
 // variable's value (as the module's bound on a request's bytes).
 const maxRequestDepth = MAX_VARIABLE_DEPTH + 2;
 
-// checkDepth throws BadRequestError if request nests deeper than
-// maxRequestDepth. It walks with an explicit stack, never recursing.
-function checkDepth(op: string, request: unknown): void {
+// checkRequest throws if request is not what the module would accept
+// as the same JSON, before it is encoded: a value JSON cannot hold (NaN,
+// infinities, BigInt, functions, symbols, Maps and Sets, which
+// JSON.stringify would drop, alter or throw on), `variables` that are not
+// an object, or nesting deeper than maxRequestDepth (a cycle does). Under
+// `variables` these are BadVariablesError, as natively; elsewhere
+// BadRequestError. It walks with an explicit stack, never recursing.
+function checkRequest(op: string, request: unknown): void {
   const stack: Array<[unknown, number, string]> = [[request, 0, '']];
   while (stack.length > 0) {
     const [v, depth, field] = stack.pop()!;
+    const fail = (what: string): never => {
+      const where = field ? `field ${JSON.stringify(field)}` : 'the request';
+      const data = { message: `${op}: ${where} ${what}` };
+      throw field === 'variables'
+        ? new BadVariablesError({ code: 'BAD_VARIABLES', ...data })
+        : new BadRequestError({ code: 'BAD_REQUEST', ...data });
+    };
+    if (depth === 1 && field === 'variables' && (v === null || typeof v !== 'object' || Array.isArray(v))) {
+      fail(`must be an object of JSON values, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+    }
+    switch (typeof v) {
+      case 'number':
+        if (!Number.isFinite(v)) fail(`holds ${v}, which is not a JSON number`);
+        continue;
+      case 'bigint':
+      case 'function':
+      case 'symbol':
+        fail(`holds a ${typeof v}, which is not a JSON value`);
+    }
     if (v === null || typeof v !== 'object') continue;
     if (depth >= maxRequestDepth) {
-      const where = field ? `field ${JSON.stringify(field)}` : 'the request';
-      throw new BadRequestError({
-        code: 'BAD_REQUEST',
-        message: `${op}: ${where} nests deeper than ${maxRequestDepth} levels of arrays and objects; variable values may nest at most ${MAX_VARIABLE_DEPTH} (engine.MaxVariableDepth)`,
-      });
+      fail(`nests deeper than ${maxRequestDepth} levels of arrays and objects; variable values may nest at most ${MAX_VARIABLE_DEPTH} (engine.MaxVariableDepth)`);
     }
+    if (v instanceof Map || v instanceof Set) fail(`holds a ${v.constructor.name}, which is not a JSON value`);
     if (v instanceof Uint8Array || v instanceof Date) continue;
     for (const [k, e] of Object.entries(v)) stack.push([e, depth + 1, depth === 0 ? k : field]);
   }
@@ -144,7 +134,7 @@ export class ModuleInstance {
   /** call runs one operation and returns its decoded response envelope. */
   call(op: Operation, request: unknown): Envelope {
     const fn = this.#op(op);
-    checkDepth(op, request);
+    checkRequest(op, request);
     const bytes = encoder.encode(request === undefined ? '{}' : JSON.stringify(request));
     const ex = this.#exports;
     return this.#guard(() => {

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   BadRequestError,
+  BadVariablesError,
   ClosedError,
   Engine,
   MAX_VARIABLE_DEPTH,
@@ -148,9 +149,9 @@ describe('variable depth', () => {
     cyclic.self = cyclic;
     for (const [name, value] of Object.entries({ over: nested(65), deep: nested(3000), huge: nested(100_000), cyclic })) {
       const err = await e.start('order', { deep: value }).catch((x) => x);
-      assert.ok(err instanceof BadRequestError, `${name}: ${err}`);
+      assert.ok(err instanceof BadVariablesError, `${name}: ${err}`);
       assert.match(err.message, /64/, name);
-      await assert.rejects(e.publishMessage({ name: 'm', variables: { deep: value } }), BadRequestError, name);
+      await assert.rejects(e.publishMessage({ name: 'm', variables: { deep: value } }), BadVariablesError, name);
     }
     const key = await runOrder(e, { deep: nested(64) });
     assert.deepEqual((await e.variables(key)).deep, nested(64));

@@ -21,7 +21,7 @@ import (
 
 // ErrDuplicateMessage is returned by Publish for a message whose ID matches
 // a message still buffered.
-var ErrDuplicateMessage = errors.New("flowtrack: a message with this id is already buffered")
+var ErrDuplicateMessage = errors.New("a message with this id is already buffered")
 
 // Kind is the trigger of a subscription.
 type Kind uint8

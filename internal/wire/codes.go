@@ -1,0 +1,130 @@
+package wire
+
+import (
+	"errors"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// Code is a stable error code of an error response.
+type Code string
+
+// The error codes. The module answers with the first group; hosts raise
+// the second themselves, for what happens outside the module.
+const (
+	CodeBadRequest       Code = "BAD_REQUEST"
+	CodeUnknownOperation Code = "UNKNOWN_OPERATION"
+	CodeDeployFailed     Code = "DEPLOY_FAILED"
+	CodeUnknownProcess   Code = "UNKNOWN_PROCESS"
+	CodeNoNoneStart      Code = "NO_NONE_START"
+	CodeUnknownInstance  Code = "UNKNOWN_INSTANCE"
+	CodeUnknownJob       Code = "UNKNOWN_JOB"
+	CodeUnknownIncident  Code = "UNKNOWN_INCIDENT"
+	CodeInstanceEnded    Code = "INSTANCE_ENDED"
+	CodeBadVariables     Code = "BAD_VARIABLES"
+	CodeDuplicateMessage Code = "DUPLICATE_MESSAGE"
+	CodeTimeOutOfRange   Code = "TIME_OUT_OF_RANGE"
+	CodeTooManyFirings   Code = "TOO_MANY_FIRINGS"
+	CodeUnsupported      Code = "UNSUPPORTED"
+	CodeInternal         Code = "INTERNAL"
+
+	CodeTrapped     Code = "TRAPPED"
+	CodeClosed      Code = "CLOSED"
+	CodeTooManyJobs Code = "TOO_MANY_JOBS"
+)
+
+// ErrTrapped is the error of a call on a module that trapped (stopped
+// without returning): the module was discarded with its instances.
+var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
+
+// ErrUnsupported is the error of an operation the module's engine cannot
+// do.
+var ErrUnsupported = errors.New("flowtrack: unsupported operation")
+
+// CodeInfo describes one error code.
+type CodeInfo struct {
+	Code Code
+	// Err is the sentinel error the code stands for in Go: the module
+	// answers with Code for an error that errors.Is matches Err, and the
+	// Go host's errors unwrap to Err. Nil for DEPLOY_FAILED (an
+	// *engine.DeployError), INTERNAL and codes only the SDK raises.
+	Err error
+	// Class is the SDK's error class for the code.
+	Class string
+	// Host marks a code that hosts raise and the module never answers.
+	Host bool
+	// When says when the code is reported (ABI.md's table, the SDK's
+	// class documentation).
+	When string
+}
+
+// Codes lists every error code. Order matters where one error matches two
+// sentinels: the first listed wins.
+var Codes = []CodeInfo{
+	{CodeBadRequest, engine.ErrInvalidArgument, "BadRequestError", false,
+		"malformed JSON, unknown/missing/mistyped field, oversized request, invalid argument (e.g. an empty signal name, negative `retries` or `byMs`)."},
+	{CodeUnknownOperation, engine.ErrInvalidArgument, "UnknownOperationError", false,
+		"`call` with an `op` that does not exist, or an operation the module does not export."},
+	{CodeDeployFailed, nil, "DeployError", false,
+		"the BPMN document is malformed or invalid; see `problems`."},
+	{CodeUnknownProcess, engine.ErrUnknownProcess, "UnknownProcessError", false,
+		"`start` of a process id never deployed."},
+	{CodeNoNoneStart, engine.ErrNoNoneStart, "NoNoneStartError", false,
+		"`start` of a process that only events can start."},
+	{CodeUnknownInstance, engine.ErrUnknownInstance, "UnknownInstanceError", false,
+		"an instance key that names no live or recently finished instance."},
+	{CodeUnknownJob, engine.ErrUnknownJob, "UnknownJobError", false,
+		"a job key that names no activatable job."},
+	{CodeUnknownIncident, engine.ErrUnknownIncident, "UnknownIncidentError", false,
+		"an incident key that names no open incident."},
+	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
+		"the instance has already ended (e.g. `cancel` twice)."},
+	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,
+		"variables that are not a JSON object of JSON values, or nest deeper than 64 levels."},
+	{CodeDuplicateMessage, engine.ErrDuplicateMessage, "DuplicateMessageError", false,
+		"`publish_message` with a `messageId` still buffered."},
+	{CodeTimeOutOfRange, engine.ErrTimeOutOfRange, "TimeOutOfRangeError", false,
+		"an instant the engine cannot represent (see [Time range](#time-range)): `advance` past the limit, a `ttlMs` that ends past it. Nothing moves."},
+	{CodeTooManyFirings, engine.ErrTooManyFirings, "TooManyFiringsError", false,
+		"`advance` over a span in which more than 100,000 timers fall due; the clock stops at the last firing, repeat the call."},
+	{CodeUnsupported, ErrUnsupported, "UnsupportedError", false,
+		"the operation exists in the ABI but this build's engine cannot do it."},
+	{CodeInternal, nil, "InternalError", false,
+		"a bug: the operation panicked; the panic was recovered and the engine stays usable."},
+	{CodeTrapped, ErrTrapped, "TrappedError", true,
+		"the module trapped (or a Go host's call was abandoned when its context ended) and was discarded with its instances; create a new engine."},
+	{CodeClosed, engine.ErrClosed, "ClosedError", true,
+		"a call on an engine after Close."},
+	{CodeTooManyJobs, nil, "TooManyJobsError", true,
+		"the SDK's job handlers worked more jobs after one call than its `maxHandledJobs` allows (a model that loops through jobs)."},
+}
+
+// CodeOf returns the code the module answers with for err: DEPLOY_FAILED
+// for a *engine.DeployError, the code of the first sentinel in Codes that
+// err matches, else INTERNAL.
+func CodeOf(err error) Code {
+	var we *Error
+	if errors.As(err, &we) {
+		return we.Code
+	}
+	var de *engine.DeployError
+	if errors.As(err, &de) {
+		return CodeDeployFailed
+	}
+	for _, c := range Codes {
+		if c.Err != nil && errors.Is(err, c.Err) {
+			return c.Code
+		}
+	}
+	return CodeInternal
+}
+
+// Sentinel returns the sentinel error of code, or nil.
+func Sentinel(code Code) error {
+	for _, c := range Codes {
+		if c.Code == code {
+			return c.Err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,246 @@
+// Package wire is the one definition of the JSON contract between
+// flowtrack's WebAssembly module and its callers (wasm/ABI.md): the
+// operations with their requests and results, the response envelope, the
+// event records and what each type carries, the wait reasons, and the
+// error codes with the sentinel errors they stand for.
+//
+// The module (wasm/) decodes requests into these types and encodes these
+// results; the Go host (host/) encodes and decodes the same types; the
+// TypeScript SDK's sdk-js/src/contract.ts is generated from them
+// (go generate ./internal/wire, program tsgen), and a test fails when that
+// file or ABI.md's tables no longer match. A new operation, field, event
+// type or error code is added here and reaches every surface.
+package wire
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+//go:generate go run ./tsgen -o ../../sdk-js/src/contract.ts
+
+// ABIVersion is the ABI version of wasm/ABI.md: the module exports it and
+// every caller refuses a module that reports another.
+const ABIVersion = 1
+
+// MaxRequest bounds a request (16 MiB): the module rejects a larger one as
+// BAD_REQUEST before decoding it.
+const MaxRequest = 16 << 20
+
+// Operation describes one operation export.
+type Operation struct {
+	// Name is the export's name and the name "call" takes.
+	Name string
+	// Request and Result are zero values of the request and result types;
+	// a nil Result means the result is JSON null.
+	Request, Result any
+	// Doc says what the operation does, in one sentence.
+	Doc string
+}
+
+// Operations lists every operation export of ABIVersion, in ABI.md's order.
+var Operations = []Operation{
+	{"deploy", DeployRequest{}, DeployResult{}, "Parses, validates and registers the executable processes of a BPMN 2.0 XML document."},
+	{"start", StartRequest{}, StartResult{}, "Starts an instance of the newest version of a process at its none start event."},
+	{"publish_message", MessageRequest{}, nil, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs."},
+	{"broadcast_signal", SignalRequest{}, nil, "Broadcasts a signal to every instance waiting for it."},
+	{"complete_job", CompleteJobRequest{}, nil, "Completes a job; its variables are merged into the instance."},
+	{"fail_job", FailJobRequest{}, nil, "Reports a failed attempt at a job; with retries 0 an incident holds the token."},
+	{"throw_error", ThrowErrorRequest{}, nil, "Raises a BPMN error from a job's element."},
+	{"resolve_incident", IncidentRequest{}, nil, "Retries what an incident holds."},
+	{"advance", AdvanceRequest{}, NowResult{}, "Moves the virtual clock forward, firing due timers in order."},
+	{"tokens", InstanceRequest{}, []engine.Token{}, "Where every token of an instance is and why it waits."},
+	{"instance", InstanceRequest{}, InstanceResult{}, "State, variables and open incidents of one instance."},
+	{"history", InstanceRequest{}, []engine.Event{}, "The instance's whole event stream so far."},
+	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
+	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
+	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
+	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
+	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
+	{"call", CallRequest{}, nil, "Runs the operation named by op with request as its request."},
+}
+
+// OperationNames returns the names of Operations, in order.
+func OperationNames() []string {
+	names := make([]string, len(Operations))
+	for i, op := range Operations {
+		names[i] = op.Name
+	}
+	return names
+}
+
+// Requests. A pointer field is one whose absence the module must tell from
+// its zero value (a required field, or one of two alternatives).
+
+// DeployRequest is deploy's request: exactly one of XML and XMLBase64.
+type DeployRequest struct {
+	// Name is the file name used in errors (default "model.bpmn").
+	Name string `json:"name,omitempty"`
+	// XML is the document as text; it reaches the engine as UTF-8.
+	XML *string `json:"xml,omitempty"`
+	// XMLBase64 is the document's bytes, standard padded base64.
+	XMLBase64 *string `json:"xmlBase64,omitempty"`
+}
+
+// StartRequest is start's request.
+type StartRequest struct {
+	ProcessID string         `json:"processId"`
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// MessageRequest is publish_message's request.
+type MessageRequest struct {
+	Name           string         `json:"name"`
+	CorrelationKey string         `json:"correlationKey,omitempty"`
+	Variables      map[string]any `json:"variables,omitempty"`
+	// TTLMs is how long, in virtual milliseconds, a message nobody waits
+	// for yet stays buffered; 0 is not buffered.
+	TTLMs float64 `json:"ttlMs,omitempty"`
+	// MessageID deduplicates: a second publish with the same id while the
+	// first is buffered is DUPLICATE_MESSAGE.
+	MessageID string `json:"messageId,omitempty"`
+}
+
+// SignalRequest is broadcast_signal's request.
+type SignalRequest struct {
+	Name      string         `json:"name"`
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// CompleteJobRequest is complete_job's request.
+type CompleteJobRequest struct {
+	JobKey    *int64         `json:"jobKey"`
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// FailJobRequest is fail_job's request.
+type FailJobRequest struct {
+	JobKey *int64 `json:"jobKey"`
+	// Retries is how many retries are left; 0 opens an incident.
+	Retries *int   `json:"retries"`
+	Message string `json:"message,omitempty"`
+}
+
+// ThrowErrorRequest is throw_error's request.
+type ThrowErrorRequest struct {
+	JobKey    *int64         `json:"jobKey"`
+	ErrorCode string         `json:"errorCode"`
+	Message   string         `json:"message,omitempty"`
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// IncidentRequest is resolve_incident's request.
+type IncidentRequest struct {
+	IncidentKey *int64 `json:"incidentKey"`
+}
+
+// AdvanceRequest is advance's request: exactly one of ByMs and To.
+type AdvanceRequest struct {
+	// ByMs is how many milliseconds to advance (>= 0, may be fractional).
+	ByMs *float64 `json:"byMs,omitempty"`
+	// To is the RFC 3339 instant to advance to.
+	To *string `json:"to,omitempty"`
+}
+
+// InstanceRequest is the request of tokens, instance, history and cancel.
+type InstanceRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+}
+
+// JobsRequest is jobs' request; zero fields match anything.
+type JobsRequest struct {
+	Type        string `json:"type,omitempty"`
+	InstanceKey int64  `json:"instanceKey,omitempty"`
+	ElementID   string `json:"elementId,omitempty"`
+}
+
+// IncidentsRequest is incidents' request; zero selects every instance.
+type IncidentsRequest struct {
+	InstanceKey int64 `json:"instanceKey,omitempty"`
+}
+
+// NowRequest is now's request: an empty object.
+type NowRequest struct{}
+
+// ConfigureRequest is configure's request; an absent field keeps its
+// setting.
+type ConfigureRequest struct {
+	// Events is whether responses carry the call's events (default true).
+	Events *bool `json:"events,omitempty"`
+	// Limits are the engine's limits, accepted only before the first
+	// deploy or publish_message.
+	Limits *engine.Limits `json:"limits,omitempty"`
+}
+
+// CallRequest is call's request.
+type CallRequest struct {
+	Op      string          `json:"op"`
+	Request json.RawMessage `json:"request,omitempty"`
+}
+
+// Results.
+
+// DeployResult is what deploy registered.
+type DeployResult struct {
+	Name      string           `json:"name"`
+	Processes []engine.Process `json:"processes"`
+	// Warnings lists what deploys but is probably not what the modeller
+	// meant; absent when there is nothing.
+	Warnings []engine.Problem `json:"warnings,omitempty"`
+}
+
+// StartResult is start's result: the instance and its state once settled.
+type StartResult struct {
+	InstanceKey int64        `json:"instanceKey"`
+	State       engine.State `json:"state"`
+}
+
+// NowResult is the clock's reading after the call.
+type NowResult struct {
+	// Now is RFC 3339, UTC.
+	Now string `json:"now"`
+}
+
+// InstanceResult is instance's result.
+type InstanceResult struct {
+	Key       int64        `json:"key"`
+	ProcessID string       `json:"processId"`
+	State     engine.State `json:"state"`
+	// Message explains a terminated or failed instance.
+	Message   string            `json:"message"`
+	Variables map[string]any    `json:"variables"`
+	Incidents []engine.Incident `json:"incidents"`
+}
+
+// Response is the envelope of every answer; R is the result's type as the
+// side that handles it holds it (any to encode, json.RawMessage to decode).
+type Response[R any] struct {
+	OK     bool   `json:"ok"`
+	Result R      `json:"result"`
+	Error  *Error `json:"error,omitempty"`
+	// Events are the records produced during the call, all instances, in
+	// each instance's order.
+	Events []engine.Event `json:"events"`
+	// Now is the virtual clock after the call.
+	Now time.Time `json:"now"`
+	// NextDeadline is when the earliest pending timer is due, or nil.
+	NextDeadline *time.Time `json:"nextDeadline"`
+}
+
+// Error is an error response's error object.
+type Error struct {
+	// Code is the stable error code (Codes).
+	Code Code `json:"code"`
+	// Message is a plain sentence naming the field, key or element.
+	Message string `json:"message"`
+	// ElementID and ProcessID locate the error, when there is an element.
+	ElementID string `json:"elementId,omitempty"`
+	ProcessID string `json:"processId,omitempty"`
+	// Problems lists every problem of a rejected document (DEPLOY_FAILED).
+	Problems []engine.Problem `json:"problems,omitempty"`
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
