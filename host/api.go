@@ -36,12 +36,29 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 // Start starts an instance of the newest version of processID and returns
 // its key once the engine has settled.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
+	s, err := e.StartInstance(ctx, processID, vars)
+	return s.Key, err
+}
+
+// Started is what StartInstance reports of a new instance.
+type Started struct {
+	Key int64
+	// State is the state the instance settled in before the call
+	// returned: Completed for a process that needs no outside input.
+	State engine.State
+}
+
+// StartInstance is Start that also returns the state the instance settled
+// in, which the module sends with its key: a caller that needs it (a
+// benchmark driver, a script that runs a process to its end) makes no
+// second call.
+func (e *Engine) StartInstance(ctx context.Context, processID string, vars map[string]any) (Started, error) {
 	if err := engine.CheckVariables(vars); err != nil {
-		return 0, fmt.Errorf("start %s: %w", processID, err)
+		return Started{}, fmt.Errorf("start %s: %w", processID, err)
 	}
 	var res wire.StartResult
 	err := e.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars}, &res)
-	return res.InstanceKey, err
+	return Started{Key: res.InstanceKey, State: res.State}, err
 }
 
 // PublishMessage publishes msg as engine.Engine.PublishMessage does: it

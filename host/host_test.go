@@ -239,3 +239,31 @@ func process(body string) string {
 	return `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" ` +
 		`id="d" targetNamespace="t"><bpmn:process id="p" isExecutable="true">` + body + `</bpmn:process></bpmn:definitions>`
 }
+
+// StartInstance reports the state the instance settled in, from the start
+// call alone: waiting at its first job, or completed when nothing waits.
+func TestStartInstance_ReportsTheSettledState(t *testing.T) {
+	ctx := context.Background()
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "order.bpmn", readFile(t, "order.bpmn"))
+	require.NoError(t, err)
+	waiting, err := e.StartInstance(ctx, "order", map[string]any{"amount": 40})
+	require.NoError(t, err)
+	assert.Equal(t, engine.Active, waiting.State)
+	st, err := e.State(ctx, waiting.Key)
+	require.NoError(t, err)
+	assert.Equal(t, st, waiting.State, "the same state a second call reads")
+
+	straight := `<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="straight" isExecutable="true">
+    <startEvent id="s"/><sequenceFlow id="f1" sourceRef="s" targetRef="a"/>
+    <task id="a"/><sequenceFlow id="f2" sourceRef="a" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>`
+	_, err = e.Deploy(ctx, "straight.bpmn", []byte(straight))
+	require.NoError(t, err)
+	done, err := e.StartInstance(ctx, "straight", nil)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, done.State)
+}

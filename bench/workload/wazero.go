@@ -26,6 +26,9 @@ type Wazero struct {
 type hostRef struct {
 	engine int
 	key    int64
+	// done is set when the instance had completed by the time Start
+	// returned, as the module reports with its key.
+	done bool
 }
 
 // NewWazero returns a target with size module instances.
@@ -55,14 +58,18 @@ func (w *Wazero) Deploy(name string, xml []byte) error {
 // Start implements Target.
 func (w *Wazero) Start(worker int, process string, vars map[string]any) (Ref, error) {
 	i := worker % len(w.engines)
-	key, err := w.engines[i].Start(context.Background(), process, vars)
-	return hostRef{i, key}, err
+	s, err := w.engines[i].StartInstance(context.Background(), process, vars)
+	return hostRef{engine: i, key: s.Key, done: s.State == engine.Completed}, err
 }
 
 // Finish implements Target: every call settles, so the instance has
-// completed by now if it ever will.
+// completed by now if it ever will. An instance Start saw complete needs
+// no call, as in the Node driver; one that waited for input is asked.
 func (w *Wazero) Finish(ref Ref) error {
 	r := ref.(hostRef)
+	if r.done {
+		return nil
+	}
 	st, err := w.engines[r.engine].State(context.Background(), r.key)
 	if err != nil || st != engine.Completed {
 		return fmt.Errorf("instance %d is %s (%v): %w", r.key, st, err, ErrNotCompleted)
