@@ -377,14 +377,18 @@ func (inst *Instance) publish(seq int) {
 
 // loop is the instance's single writer. It runs until the last token is
 // gone, then finalizes the instance.
+// A restored instance (restore.go) has no start: its tokens are parked
+// where the state document put them.
 func (inst *Instance) loop(start *model.Node, trigger *Event) {
-	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
-	if trigger != nil {
-		trigger.ElementID = start.ID
-		inst.record(*trigger)
+	if start != nil {
+		inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
+		if trigger != nil {
+			trigger.ElementID = start.ID
+			inst.record(*trigger)
+		}
+		inst.openEventSubprocesses(inst.root)
+		inst.spawn(start, nil, false, inst.root)
 	}
-	inst.openEventSubprocesses(inst.root)
-	inst.spawn(start, nil, false, inst.root)
 	for len(inst.tokens) > 0 {
 		inst.release()
 		if inst.direct && inst.driveDirect() {
