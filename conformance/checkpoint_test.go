@@ -13,20 +13,22 @@ import (
 
 // restoring is the native runner with a checkpoint after every step: each
 // time the engine settles, its state is written, restored into a fresh
-// engine, and the run goes on there, the old engine closed. Each restored
-// engine must also write back the very document it was restored from.
+// engine running its tokens the other way (goroutines, then direct
+// resumption, then goroutines...), and the run goes on there, the old
+// engine closed. Each restored engine must also write back the very
+// document it was restored from.
 type restoring struct {
 	*Native
-	opts        []engine.Option
+	mode        engine.Resumption
 	checkpoints int
 }
 
-func newRestoring(opts ...engine.Option) (*restoring, error) {
-	e, err := engine.New(append([]engine.Option{engine.WithClock(clock.NewVirtual(clock.Epoch))}, opts...)...)
+func newRestoring(mode engine.Resumption) (*restoring, error) {
+	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(mode))
 	if err != nil {
 		return nil, err
 	}
-	return &restoring{Native: &Native{e: e, insts: map[int64]*engine.Instance{}}, opts: opts}, nil
+	return &restoring{Native: &Native{e: e, insts: map[int64]*engine.Instance{}}, mode: mode}, nil
 }
 
 // Settle settles, then moves the run into an engine restored from a
@@ -36,7 +38,11 @@ func (r *restoring) Settle(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
-	next, err := engine.Restore(doc, r.opts...)
+	mode := engine.ResumeDirect
+	if r.mode == engine.ResumeDirect {
+		mode = engine.ResumeGoroutines
+	}
+	next, err := engine.Restore(doc, engine.WithResumption(mode))
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
@@ -50,14 +56,15 @@ func (r *restoring) Settle(ctx context.Context) error {
 	if err := r.e.Close(ctx); err != nil {
 		return fmt.Errorf("close the checkpointed engine: %w", err)
 	}
-	r.e, r.insts = next, map[int64]*engine.Instance{}
+	r.e, r.insts, r.mode = next, map[int64]*engine.Instance{}, mode
 	r.checkpoints++
 	return nil
 }
 
 // TestScenariosRestored plays every scenario with a checkpoint and restore
-// after every step, in both resumption modes, and requires the very
-// observations of the uninterrupted run: histories in full order, tokens,
+// after every step, starting in either resumption mode and switching mode
+// at every restore, and requires the very observations of the
+// uninterrupted run in that mode: histories in full order, tokens,
 // variables, jobs and incidents.
 func TestScenariosRestored(t *testing.T) {
 	scenarios, err := Load("scenarios")
@@ -74,9 +81,8 @@ func TestScenariosRestored(t *testing.T) {
 		}
 		t.Run(s.Name, func(t *testing.T) {
 			for _, m := range modes {
-				opts := []engine.Option{engine.WithResumption(m.r)}
 				plain, err := func() (*Result, error) {
-					e, err := engine.New(append([]engine.Option{engine.WithClock(clock.NewVirtual(clock.Epoch))}, opts...)...)
+					e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(m.r))
 					if err != nil {
 						return nil, err
 					}
@@ -87,7 +93,7 @@ func TestScenariosRestored(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: uninterrupted: %v", m.name, err)
 				}
-				r, err := newRestoring(opts...)
+				r, err := newRestoring(m.r)
 				if err != nil {
 					t.Fatal(err)
 				}
