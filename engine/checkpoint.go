@@ -59,7 +59,8 @@ func (e *Engine) Checkpoint(ctx context.Context) ([]byte, error) {
 // Without WithClock the engine gets a virtual clock reading the
 // document's time if the document was written on one, else the real
 // clock; on the real clock, timers that fell due meanwhile fire at once,
-// in due order. Options are not part of the document: pass the ones the
+// in due order. A virtual clock given with WithClock that reads earlier
+// than the document is set to the document's time. Options are not part of the document: pass the ones the
 // original engine had (budgets, WithStrict, WithRetainFinished) for it to
 // behave the same.
 //
@@ -89,19 +90,26 @@ func Restore(state []byte, opts ...Option) (*Engine, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
 	}
+	if err := clock.CheckRange(doc.Clock.Now); err != nil {
+		return nil, fmt.Errorf("%w: clock: %v", ErrBadState, err)
+	}
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.clock == nil {
-		var c clock.Clock = clock.Real{}
+	switch c := cfg.clock.(type) {
+	case nil:
+		var c2 clock.Clock = clock.Real{}
 		if doc.Clock.Virtual {
-			if err := clock.CheckRange(doc.Clock.Now); err != nil {
-				return nil, fmt.Errorf("%w: clock: %v", ErrBadState, err)
-			}
-			c = clock.NewVirtual(doc.Clock.Now)
+			c2 = clock.NewVirtual(doc.Clock.Now)
 		}
-		opts = append(opts[:len(opts):len(opts)], WithClock(c))
+		opts = append(opts[:len(opts):len(opts)], WithClock(c2))
+	case *clock.Virtual:
+		if c.Now().Before(doc.Clock.Now) {
+			if err := c.Set(doc.Clock.Now); err != nil {
+				return nil, err
+			}
+		}
 	}
 	e, err := New(opts...)
 	if err != nil {

@@ -37,6 +37,7 @@ var sentinels = map[string]error{
 	"DUPLICATE_MESSAGE": engine.ErrDuplicateMessage,
 	"TOO_MANY_FIRINGS":  engine.ErrTooManyFirings,
 	"TIME_OUT_OF_RANGE": engine.ErrTimeOutOfRange,
+	"BAD_STATE":         engine.ErrBadState,
 }
 
 // native returns the error a native engine call would return: a

@@ -267,7 +267,7 @@ func (e *Engine) release() { <-e.lock }
 var operations = []string{
 	"deploy", "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
 	"resolve_incident", "advance", "tokens", "instance", "history", "jobs", "incidents", "cancel", "now",
-	"configure", "call",
+	"configure", "call", "checkpoint", "restore",
 }
 
 // New instantiates the module and initialises it.

@@ -110,6 +110,7 @@ const (
 	codeDuplicate       = "DUPLICATE_MESSAGE"
 	codeTooManyFirings  = "TOO_MANY_FIRINGS"
 	codeTimeOutOfRange  = "TIME_OUT_OF_RANGE"
+	codeBadState        = "BAD_STATE"
 	codeInternal        = "INTERNAL"
 )
 
@@ -147,6 +148,7 @@ func toCallError(err error) *callError {
 		{engine.ErrTooManyFirings, codeTooManyFirings},
 		{engine.ErrTimeOutOfRange, codeTimeOutOfRange},
 		{engine.ErrNotVirtual, codeUnsupported},
+		{engine.ErrBadState, codeBadState},
 	} {
 		if errors.Is(err, c.err) {
 			code = c.code

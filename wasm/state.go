@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// stateResult carries a state document (engine/STATE.md) as a JSON value,
+// not as text inside a string.
+type stateResult struct {
+	State json.RawMessage `json:"state"`
+}
+
+// opCheckpoint writes the engine's state (ABI.md, "checkpoint").
+func opCheckpoint(ctx context.Context, m *module, data []byte) (any, error) {
+	var req struct{}
+	if err := decode("checkpoint", data, &req); err != nil {
+		return nil, err
+	}
+	doc, err := m.eng.Checkpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return stateResult{State: doc}, nil
+}
+
+// opRestore replaces the module's engine by one restored from a state
+// document, on a virtual clock reading the document's time, with the
+// module's limits. A document it cannot read leaves the engine as it was.
+func opRestore(_ context.Context, m *module, data []byte) (any, error) {
+	var req struct {
+		State json.RawMessage `json:"state"`
+	}
+	if err := decode("restore", data, &req); err != nil {
+		return nil, err
+	}
+	if len(req.State) == 0 {
+		return nil, badRequest("restore: field \"state\" is required")
+	}
+	c := clock.NewVirtual(clock.Epoch)
+	eng, err := engine.Restore(req.State, append([]engine.Option{engine.WithClock(c), engine.WithEventLog()}, m.settings.options()...)...)
+	if err != nil {
+		return nil, err
+	}
+	_ = m.eng.Close(context.Background()) // what it ran is replaced, not cancelled: its events are not reported
+	m.clock, m.eng, m.used = c, eng, true
+	m.eng.SetEventLog(m.events)
+	return nil, nil
+}
