@@ -8,6 +8,11 @@ import (
 	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
+// maxStateDepth bounds how deeply a restore request nests: variables sit
+// deepest in a job's, below request, state, instances, instance, jobs, job
+// entry and job: six levels more than in an ordinary request.
+const maxStateDepth = maxRequestDepth + 6
+
 // stateResult carries a state document (engine/STATE.md) as a JSON value,
 // not as text inside a string.
 type stateResult struct {
@@ -34,7 +39,7 @@ func opRestore(_ context.Context, m *module, data []byte) (any, error) {
 	var req struct {
 		State json.RawMessage `json:"state"`
 	}
-	if err := decode("restore", data, &req); err != nil {
+	if err := decodeNested("restore", data, &req, maxStateDepth); err != nil {
 		return nil, err
 	}
 	if len(req.State) == 0 {
