@@ -96,6 +96,10 @@ export class TimeOutOfRangeError extends FlowtrackError {
 export class UnsupportedError extends FlowtrackError {
   override readonly name: string = 'UnsupportedError';
 }
+/** restore of a state document the engine cannot read; the engine is left as it was. */
+export class BadStateError extends FlowtrackError {
+  override readonly name: string = 'BadStateError';
+}
 /** A bug inside the engine: the operation failed, the engine stays usable. */
 export class InternalError extends FlowtrackError {
   override readonly name: string = 'InternalError';
@@ -122,6 +126,7 @@ const byCode: Record<string, new (data: ErrorData) => FlowtrackError> = {
   BAD_VARIABLES: BadVariablesError,
   UNSUPPORTED: UnsupportedError,
   TIME_OUT_OF_RANGE: TimeOutOfRangeError,
+  BAD_STATE: BadStateError,
   INTERNAL: InternalError,
   TRAPPED: TrappedError,
   CLOSED: ClosedError,

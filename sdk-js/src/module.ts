@@ -38,7 +38,9 @@ export type Operation =
   | 'incidents'
   | 'cancel'
   | 'now'
-  | 'configure';
+  | 'configure'
+  | 'checkpoint'
+  | 'restore';
 
 interface Exports {
   memory: WebAssembly.Memory;
