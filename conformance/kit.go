@@ -343,8 +343,11 @@ func tokenString(element, waiting string) string {
 	return element + ":" + waiting
 }
 
+// sortPaths orders paths element by element (as joining them with a
+// separator below every character would, without building the strings:
+// a held instance has thousands of paths).
 func sortPaths(p [][]string) {
-	sort.Slice(p, func(i, j int) bool { return strings.Join(p[i], "\x00") < strings.Join(p[j], "\x00") })
+	sort.Slice(p, func(i, j int) bool { return slices.Compare(p[i], p[j]) < 0 })
 }
 
 // Check returns the expectations of e that obs does not meet.
