@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -223,4 +224,52 @@ func FuzzRestore(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkCheckpoint measures a checkpoint of an engine holding 10,000
+// instances parked on a job, and its restore, per instance.
+func BenchmarkCheckpoint(b *testing.B) {
+	const n = 10_000
+	ctx := context.Background()
+	for _, mode := range []engine.Resumption{engine.ResumeGoroutines, engine.ResumeDirect} {
+		e, err := engine.New(engine.WithResumption(mode))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Deploy("p.bpmn", []byte(twoStepsXML)); err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			if _, err := e.Start(ctx, "p", map[string]any{"key": fmt.Sprint(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var doc []byte
+		b.Run(fmt.Sprintf("checkpoint/%d", mode), func(b *testing.B) {
+			for b.Loop() {
+				if doc, err = e.Checkpoint(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/instance")
+			b.ReportMetric(float64(len(doc))/n, "bytes/instance")
+		})
+		b.Run(fmt.Sprintf("restore/%d", mode), func(b *testing.B) {
+			for b.Loop() {
+				r, err := engine.Restore(doc, engine.WithResumption(mode))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if err := r.Close(ctx); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/instance")
+		})
+		if err := e.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
