@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // twoStepsXML waits on a job "a", then on a job "b" guarded by a ten-minute
@@ -272,4 +273,32 @@ func BenchmarkCheckpoint(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestRestore_RealClockFiresOverdueTimers restores onto the real clock a
+// state whose boundary timer fell due long ago: it fires at once.
+func TestRestore_RealClockFiresOverdueTimers(t *testing.T) {
+	ctx := ctxT(t)
+	e, err := engine.New(engine.WithClock(clock.NewVirtual(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, e.Close(context.Background())) })
+	_, err = e.Deploy("p.bpmn", []byte(twoStepsXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "p", map[string]any{"key": "k1"})
+	require.NoError(t, err)
+	require.NoError(t, e.Settle(ctx))
+	require.NoError(t, e.CompleteJob(ctx, oneJob(t, e, "a").Key, nil))
+	doc, err := e.Checkpoint(ctx)
+	require.NoError(t, err)
+	doc = []byte(strings.Replace(string(doc), `"virtual":true`, `"virtual":false`, 1))
+
+	r, err := engine.Restore(doc)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close(context.Background())) })
+	got, ok := r.Instance(inst.Key())
+	require.True(t, ok)
+	st, err := got.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, st)
+	assert.Contains(t, completed(got), "late", "the overdue boundary timer fired")
 }

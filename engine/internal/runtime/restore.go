@@ -74,6 +74,13 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 		}
 		finished = append(finished, inst)
 	}
+	if doc.LastKey < rs.maxKey {
+		return fmt.Errorf("%w: lastKey %d is below key %d in use", ErrBadState, doc.LastKey, rs.maxKey)
+	}
+	// Keys go on from the document's before any timer can fire: on the
+	// real clock an overdue timer start fires, starting an instance, as
+	// soon as the hub holds it.
+	e.keys.Store(doc.LastKey)
 	hub, err := rs.hub(doc)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadState, err)
@@ -81,10 +88,6 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	if err := e.hub.Restore(hub); err != nil {
 		return fmt.Errorf("%w: %v", ErrBadState, err)
 	}
-	if doc.LastKey < rs.maxKey {
-		return fmt.Errorf("%w: lastKey %d is below key %d in use", ErrBadState, doc.LastKey, rs.maxKey)
-	}
-	e.keys.Store(doc.LastKey)
 	for _, inst := range finished {
 		e.finish(inst)
 	}
