@@ -49,6 +49,31 @@ func (e *Engine) Checkpoint(ctx context.Context) ([]byte, error) {
 	return json.Marshal(doc)
 }
 
+// ErrUnknownInstance is returned by CheckpointInstance for a key that
+// names no live instance.
+var ErrUnknownInstance = runtime.ErrUnknownInstance
+
+// CheckpointInstance settles the engine and returns the state document of
+// one live instance: the same format as Checkpoint, holding the
+// deployments, the clock, and the instance with the whole call tree it
+// belongs to (the instances that called it, up to the top one, and those
+// they called). The engine's buffered messages, timer start events and
+// finished instances are left out: Restore makes an engine that holds only
+// that tree, going on where it stands (to move an instance from a
+// simulator to a server, say). The concurrency rule of Checkpoint applies.
+//
+// # Errors
+//
+// ErrUnknownInstance; ErrClosed; ErrNotSettled when input arrived
+// meanwhile; the context's error.
+func (e *Engine) CheckpointInstance(ctx context.Context, key int64) ([]byte, error) {
+	doc, err := e.rt.CheckpointInstance(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(doc)
+}
+
 // Restore returns a new engine in the state a Checkpoint document
 // describes, configured by opts. Its instances go on from where their
 // tokens were parked: nothing in their history happens again (a job

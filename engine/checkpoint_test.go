@@ -302,3 +302,62 @@ func TestRestore_RealClockFiresOverdueTimers(t *testing.T) {
 	assert.Equal(t, engine.Completed, st)
 	assert.Contains(t, completed(got), "late", "the overdue boundary timer fired")
 }
+
+func TestEngine_CheckpointInstance(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEngine(t)
+	_, err := e.Deploy("p.bpmn", []byte(twoStepsXML))
+	require.NoError(t, err)
+	first, err := e.Start(ctx, "p", map[string]any{"key": "k1"})
+	require.NoError(t, err)
+	second, err := e.Start(ctx, "p", map[string]any{"key": "k2"})
+	require.NoError(t, err)
+	require.NoError(t, e.PublishMessage(ctx, engine.Message{Name: "go", CorrelationKey: "k2", TTL: time.Hour}))
+	require.NoError(t, e.Settle(ctx))
+
+	doc, err := e.CheckpointInstance(ctx, second.Key())
+	require.NoError(t, err)
+	r, err := engine.Restore(doc)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close(context.Background())) })
+	_, ok := r.Instance(first.Key())
+	assert.False(t, ok, "only the instance asked for moves")
+	got, ok := r.Instance(second.Key())
+	require.True(t, ok)
+	assert.Equal(t, second.History(), got.History())
+	jobs := r.Jobs(engine.JobFilter{})
+	require.Len(t, jobs, 1)
+	assert.Equal(t, second.Key(), jobs[0].InstanceKey)
+	for _, typ := range []string{"a", "b"} {
+		require.NoError(t, r.CompleteJob(ctx, oneJob(t, r, typ).Key, nil))
+		require.NoError(t, r.Settle(ctx))
+	}
+	toks, err := got.Tokens(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "wait", Waiting: engine.WaitReason("message")}}, toks,
+		"the buffered message stays with the engine it was published to")
+
+	_, err = e.CheckpointInstance(ctx, 12345)
+	assert.ErrorIs(t, err, engine.ErrUnknownInstance)
+}
+
+func TestEngine_CheckpointInstanceMovesTheCallTree(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEngine(t)
+	deploy(t, e, callDefs(``, ``))
+	parent := start(t, e, map[string]any{"target": "child", "order": "o-1"})
+	child := jobOf(t, e, "c").InstanceKey
+
+	doc, err := e.CheckpointInstance(ctx, child) // the called instance brings its caller
+	require.NoError(t, err)
+	r, err := engine.Restore(doc)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close(context.Background())) })
+	require.NoError(t, r.CompleteJob(ctx, oneJob(t, r, "c").Key, map[string]any{"result": 42}))
+	got, ok := r.Instance(parent.Key())
+	require.True(t, ok)
+	st, err := got.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, st)
+	assert.Equal(t, 42.0, got.Variables()["result"])
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
@@ -36,7 +37,19 @@ func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
 // Checkpoint settles the engine and returns its state document. It must
 // not run concurrently with calls that give the engine input: a state is
 // written as of one settled moment.
-func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
+func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) { return e.checkpoint(ctx, nil) }
+
+// CheckpointInstance settles the engine and returns the state document of
+// one live instance: the deployments, the clock, the instance and the
+// instances its call activities called, and those that called it, up to
+// the top one (a call tree moves whole). The engine's message buffer,
+// timer start events and finished instances are left out, so restoring
+// the document makes an engine that holds only that tree.
+func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, error) {
+	return e.checkpoint(ctx, &key)
+}
+
+func (e *Engine) checkpoint(ctx context.Context, only *int64) (*Document, error) {
 	if err := e.Settle(ctx); err != nil {
 		return nil, err
 	}
@@ -70,6 +83,18 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
 		doc.Deploys = append(doc.Deploys, dd)
 	}
 
+	if only != nil {
+		tree, err := e.treeDocs(ctx, *only, indexes)
+		if err != nil {
+			return nil, err
+		}
+		doc.Live = tree
+		hub := e.hub.State()
+		doc.Hub.LastSubscription = hub.LastID
+		e.markGone(doc, hub)
+		doc.LastKey = e.keys.Load()
+		return doc, nil
+	}
 	live, err := e.instanceDocs(ctx, e.Instances(), indexes)
 	if err != nil {
 		return nil, err
@@ -85,9 +110,7 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
 		doc.Hub.Messages = append(doc.Hub.Messages, MessageDoc{Name: m.Name, CorrelationKey: m.Key, MessageID: m.ID,
 			Variables: cloneVars(m.Variables), Expires: m.Expires.UTC(), Correlated: m.Correlated})
 	}
-	open := make(map[int64]bool, len(hub.Subs))
 	for _, s := range hub.Subs {
-		open[s.ID] = true
 		r, ok := s.R.(*timerStart)
 		if !ok || !timerStarts[s.ID] {
 			continue
@@ -95,14 +118,59 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
 		doc.Hub.TimerStarts = append(doc.Hub.TimerStarts, TimerDoc{Sub: s.ID, ProcessKey: r.target.plan.Key, Element: r.target.node.ID,
 			Due: s.Due.UTC(), Period: Duration(r.period), Left: r.left})
 	}
+	e.markGone(doc, hub)
+	doc.LastKey = e.keys.Load()
+	return doc, nil
+}
+
+// markGone marks the instances' subscriptions the hub no longer holds.
+func (e *Engine) markGone(doc *Document, hub eventhub.State) {
+	open := make(map[int64]bool, len(hub.Subs))
+	for _, s := range hub.Subs {
+		open[s.ID] = true
+	}
 	for i := range doc.Live {
 		for j := range doc.Live[i].Subs {
 			sd := &doc.Live[i].Subs[j]
 			sd.Gone = sd.Kind != kindConditional && !open[sd.ID]
 		}
 	}
-	doc.LastKey = e.keys.Load()
-	return doc, nil
+}
+
+// treeDocs writes the call tree of live instance key, from its top
+// caller down, callers before the instances they called.
+func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*planIndex) ([]InstDoc, error) {
+	e.mu.Lock()
+	inst := e.live[key]
+	e.mu.Unlock()
+	if inst == nil {
+		return nil, fmt.Errorf("checkpoint: instance %d: %w", key, ErrUnknownInstance)
+	}
+	for inst.parent != nil { // set before the instance started, never changed
+		inst = inst.parent
+	}
+	var out []InstDoc
+	for queue := []*Instance{inst}; len(queue) > 0; queue = queue[1:] {
+		docs, err := e.instanceDocs(ctx, queue[:1], indexes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, docs[0])
+		for _, td := range docs[0].Tokens {
+			if td.Child == 0 {
+				continue
+			}
+			e.mu.Lock()
+			child := e.live[td.Child]
+			e.mu.Unlock()
+			if child == nil {
+				return nil, fmt.Errorf("checkpoint: instance %d called by %d ended meanwhile: %w", td.Child, docs[0].Key, ErrNotSettled)
+			}
+			queue = append(queue, child)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
 }
 
 // instanceDocs asks each instance's loop for its state. The loops write
