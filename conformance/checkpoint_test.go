@@ -141,8 +141,8 @@ func TestScenariosRestored(t *testing.T) {
 // (native → wazero → native in the other mode → wazero → ...), and
 // requires the observations of the uninterrupted native run.
 func TestScenariosAcrossHosts(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a wazero module per step: long")
+	if testing.Short() || raceEnabled {
+		t.Skip("a wazero module per step: too long for -short and -race (make test runs it without, as restore-hosts)")
 	}
 	compareRotations(t, func(mode engine.Resumption) []target {
 		other := engine.ResumeDirect

@@ -178,6 +178,9 @@ func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*pla
 // many instances takes their work divided by the processors, not the sum
 // of their round trips.
 func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes map[*Plan]*planIndex) ([]InstDoc, error) {
+	if len(insts) == 0 {
+		return nil, nil // written as null, like every absent list
+	}
 	docs := make([]InstDoc, len(insts))
 	errs := make([]error, len(insts))
 	next := make(chan int)
