@@ -117,7 +117,7 @@ func TestExtism_ErrorCodes(t *testing.T) {
 		{"start", `{"processId":`, "BAD_REQUEST"},
 		{"start", `{"PROCESSID":"order"}`, "BAD_REQUEST"},
 		{"start", `{"processId":"order","variables":{"a":1,"a":2}}`, "BAD_REQUEST"},
-		{"start", `{"processId":"order","variables":{"deep":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`, "BAD_REQUEST"},
+		{"start", `{"processId":"order","variables":{"deep":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}}`, "BAD_VARIABLES"},
 		{"start", `[]`, "BAD_REQUEST"},
 		{"start", `{"processId":"nope"}`, "UNKNOWN_PROCESS"},
 		{"deploy", `{"name":"bad.bpmn","xml":"<definitions/>"}`, "DEPLOY_FAILED"},
