@@ -14,6 +14,7 @@ import {
   Engine,
   FlowtrackError,
   InstanceEndedError,
+  MAX_VARIABLE_DEPTH,
   TrappedError,
   UnknownInstanceError,
   UnknownJobError,
@@ -114,6 +115,19 @@ describe('checkpoint and restore', () => {
     for (const job of await r.jobs({ instanceKey })) await r.completeJob(job.key);
     assert.equal(await r.state(instanceKey), 'completed');
     assert.deepEqual(await r.variables(instanceKey), { amount: 50, valid: true });
+    r.close();
+  });
+
+  it('restores variables nested as deeply as variables may nest', async () => {
+    let deep = [];
+    for (let i = 1; i < MAX_VARIABLE_DEPTH; i++) deep = [deep];
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 50, deep });
+    const state = await e.checkpoint();
+    e.close();
+
+    const r = await Engine.create({ state });
+    assert.deepEqual(await r.variables(instanceKey), { amount: 50, deep });
     r.close();
   });
 
