@@ -7,7 +7,7 @@
 GO       ?= go
 export FLOWTRACK_EXTERNAL ?= $(abspath ../shared/conformance)
 
-.PHONY: all build wasm wasm-check check vet staticcheck tidy-check test race stress fuzz examples run bench size clean
+.PHONY: all build wasm wasm-check check vet staticcheck tidy-check test race restore-hosts stress fuzz examples run bench size clean
 
 all: build
 
@@ -51,6 +51,12 @@ race: wasm
 	$(GO) test -race -count=1 ./...
 	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
+# restore-hosts moves every scenario between the native engine and the
+# module in wazero after every step (conformance/checkpoint_test.go); it
+# skips itself under -race, where a module per step takes too long.
+restore-hosts: wasm
+	$(GO) test -count=1 -run '^TestScenariosAcrossHosts$$' ./conformance
+
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).
 FUZZ = $(GO) test -run='^$$' -fuzzminimizetime=2s
@@ -60,6 +66,7 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=5s ./engine/internal/runtime
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=5s ./wasm
+	$(FUZZ) -fuzz=FuzzRestore -fuzztime=10s ./engine
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
@@ -88,7 +95,7 @@ examples: wasm
 		if [ -f $$d/main.go ]; then echo "example $$d"; $(GO) run ./$$d || exit 1; fi; \
 	done
 
-test: wasm-check check race stress fuzz examples
+test: wasm-check check race restore-hosts stress fuzz examples
 
 # run deploys and runs a real order process through the CLI, i.e. through
 # the wasm module in wazero.

@@ -521,6 +521,7 @@ func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	if len(plans) == 0 {
 		return nil, deployError(name, defs, []*model.Problem{noExecutable()})
 	}
+	e.rt.Deployed(name, bpmn, plans)
 	d = &Deployment{Name: name, Warnings: publicProblems(warnings)}
 	for _, p := range plans {
 		d.Processes = append(d.Processes, Process{ID: p.Process.ID, Name: p.Process.Name, Key: p.Key, Version: p.Version})

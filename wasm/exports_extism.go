@@ -73,5 +73,11 @@ func extismConfigure() int32 { return serve("configure") }
 //go:wasmexport call
 func extismCall() int32 { return serve("call") }
 
+//go:wasmexport checkpoint
+func extismCheckpoint() int32 { return serve("checkpoint") }
+
+//go:wasmexport restore
+func extismRestore() int32 { return serve("restore") }
+
 //go:wasmexport debug_trap
 func extismDebugTrap() int32 { panic("flowtrack: debug_trap called: trapping on purpose") }

@@ -107,5 +107,11 @@ func exportConfigure(ptr, size uint32) uint64 { return invoke("configure", ptr, 
 //go:wasmexport call
 func exportCall(ptr, size uint32) uint64 { return invoke("call", ptr, size) }
 
+//go:wasmexport checkpoint
+func exportCheckpoint(ptr, size uint32) uint64 { return invoke("checkpoint", ptr, size) }
+
+//go:wasmexport restore
+func exportRestore(ptr, size uint32) uint64 { return invoke("restore", ptr, size) }
+
 //go:wasmexport debug_trap
 func debugTrap() { panic("flowtrack: debug_trap called: trapping on purpose") }

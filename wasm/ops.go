@@ -43,6 +43,8 @@ func init() {
 		"now":              opNow,
 		"configure":        opConfigure,
 		"call":             opCall,
+		"checkpoint":       opCheckpoint,
+		"restore":          opRestore,
 	}
 }
 

@@ -132,6 +132,8 @@ func TestExtism_ErrorCodes(t *testing.T) {
 		{"publish_message", `{"name":"m","messageId":"x","ttlMs":1000}`, ""},
 		{"publish_message", `{"name":"m","messageId":"x","ttlMs":1000}`, "DUPLICATE_MESSAGE"},
 		{"call", `{"op":"nope"}`, "UNKNOWN_OPERATION"},
+		{"restore", `{"state":{"format":"other","version":1}}`, "BAD_STATE"},
+		{"checkpoint", `{}`, ""},
 		{"configure", `{"limits":{"maxSteps":-1}}`, "BAD_REQUEST"},
 	}
 	engines := []*host.Engine{newExtism(t), newHost(t)}

@@ -26,6 +26,7 @@ const (
 	CodeTimeOutOfRange   Code = "TIME_OUT_OF_RANGE"
 	CodeTooManyFirings   Code = "TOO_MANY_FIRINGS"
 	CodeUnsupported      Code = "UNSUPPORTED"
+	CodeBadState         Code = "BAD_STATE"
 	CodeInternal         Code = "INTERNAL"
 
 	CodeTrapped     Code = "TRAPPED"
@@ -89,6 +90,8 @@ var Codes = []CodeInfo{
 		"`advance` over a span in which more than 100,000 timers fall due; the clock stops at the last firing, repeat the call."},
 	{CodeUnsupported, ErrUnsupported, "UnsupportedError", false,
 		"the operation exists in the ABI but this build's engine cannot do it."},
+	{CodeBadState, engine.ErrBadState, "BadStateError", false,
+		"`restore` of a document the engine cannot read: not a state document, a newer state version, or one that does not hold together. The engine is left as it was."},
 	{CodeInternal, nil, "InternalError", false,
 		"a bug: the operation panicked; the panic was recovered and the engine stays usable."},
 	{CodeTrapped, ErrTrapped, "TrappedError", true,

@@ -59,6 +59,8 @@ var Operations = []Operation{
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
+	{"checkpoint", CheckpointRequest{}, StateResult{}, "Writes the engine's state document: deployments, clock, messages and every instance where it stands."},
+	{"restore", RestoreRequest{}, nil, "Replaces the engine by one in the state of a checkpoint document; its instances go on where they stand."},
 	{"call", CallRequest{}, nil, "Runs the operation named by op with request as its request."},
 }
 
@@ -174,6 +176,15 @@ type ConfigureRequest struct {
 	Limits *engine.Limits `json:"limits,omitempty"`
 }
 
+// CheckpointRequest is checkpoint's request: an empty object.
+type CheckpointRequest struct{}
+
+// RestoreRequest is restore's request.
+type RestoreRequest struct {
+	// State is a state document (engine/STATE.md) as a JSON value.
+	State json.RawMessage `json:"state"`
+}
+
 // CallRequest is call's request.
 type CallRequest struct {
 	Op      string          `json:"op"`
@@ -201,6 +212,13 @@ type StartResult struct {
 type NowResult struct {
 	// Now is RFC 3339, UTC.
 	Now string `json:"now"`
+}
+
+// StateResult is checkpoint's result.
+type StateResult struct {
+	// State is the state document (engine/STATE.md) as a JSON value, not
+	// as text inside a string.
+	State json.RawMessage `json:"state"`
 }
 
 // InstanceResult is instance's result.

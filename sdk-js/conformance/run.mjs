@@ -18,17 +18,33 @@ export function loadScenarios(dir) {
 }
 
 /** runScenario plays one scenario on a fresh engine: {observations, mismatches} or throws. */
-export async function runScenario(scenario, createEngine = () => Engine.create()) {
-  const engine = await createEngine();
+//
+// With restoreEachStep, after every step the engine's state is checkpointed
+// and the run goes on in a new engine created from it, the old one closed;
+// each new engine must write back the very document it was created from.
+export async function runScenario(scenario, createEngine = () => Engine.create(), { restoreEachStep = false } = {}) {
+  const ru = { engine: await createEngine(), s: scenario, restoreEachStep, insts: new Map(), last: '', started: 0, deployErr: null, res: { observations: [], mismatches: [] } };
   try {
-    return await play(engine, scenario);
+    return await play(ru);
   } finally {
-    engine.close();
+    ru.engine.close();
   }
 }
 
-async function play(engine, s) {
-  const ru = { engine, s, insts: new Map(), last: '', started: 0, deployErr: null, res: { observations: [], mismatches: [] } };
+async function restore(ru) {
+  const state = await ru.engine.checkpoint();
+  const next = await Engine.create({ state });
+  const again = await next.checkpoint();
+  if (Buffer.compare(Buffer.from(state), Buffer.from(again)) !== 0) {
+    next.close();
+    throw new Error(`the restored engine writes another document:\n${Buffer.from(again)}\nthan the one it was created from:\n${Buffer.from(state)}`);
+  }
+  ru.engine.close();
+  ru.engine = next;
+}
+
+async function play(ru) {
+  const s = ru.s;
   if (s.bpmn) await deploy(ru, s.bpmn);
   for (const [i, st] of (s.steps ?? []).entries()) {
     let err = null;
@@ -41,6 +57,7 @@ async function play(engine, s) {
     if (st.error && !err) throw new Error(`${where}: succeeded, want error containing ${JSON.stringify(st.error)}`);
     if (st.error && !String(err.message).includes(st.error)) throw new Error(`${where}: error ${JSON.stringify(err.message)} does not contain ${JSON.stringify(st.error)}`);
     if (!st.error && err) throw new Error(`${where}: ${err.message}`, { cause: err });
+    if (ru.restoreEachStep && !err) await restore(ru);
   }
   if (s.expect) await expect(ru, 0, s.expect);
   return ru.res;

@@ -583,6 +583,15 @@ export interface NowResult {
   now: string;
 }
 
+/** StateResult is checkpoint's result. */
+export interface StateResult {
+  /**
+   * State is the state document (engine/STATE.md) as a JSON value, not
+   * as text inside a string.
+   */
+  state: unknown;
+}
+
 /**
  * Limits are the budgets that bound what one model, expression or input
  * can make the engine do (README, "Limits"), as one value, so that every
@@ -646,7 +655,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'incidents' | 'cancel' | 'now' | 'configure' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -772,6 +781,16 @@ export interface ConfigureRequest {
   limits?: Limits;
 }
 
+/** CheckpointRequest is checkpoint's request: an empty object. */
+export interface CheckpointRequest {
+}
+
+/** RestoreRequest is restore's request. */
+export interface RestoreRequest {
+  /** State is a state document (engine/STATE.md) as a JSON value. */
+  state: unknown;
+}
+
 /** CallRequest is call's request. */
 export interface CallRequest {
   op: string;
@@ -797,6 +816,8 @@ export interface Requests {
   cancel: InstanceRequest;
   now: NowRequest;
   configure: ConfigureRequest;
+  checkpoint: CheckpointRequest;
+  restore: RestoreRequest;
   call: CallRequest;
 }
 
@@ -836,12 +857,16 @@ export interface Results {
   now: NowResult;
   /** Sets whether responses carry events, and the engine's limits. */
   configure: null;
+  /** Writes the engine's state document: deployments, clock, messages and every instance where it stands. */
+  checkpoint: StateResult;
+  /** Replaces the engine by one in the state of a checkpoint document; its instances go on where they stand. */
+  restore: null;
   /** Runs the operation named by op with request as its request. */
   call: null;
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -942,6 +967,11 @@ export class UnsupportedError extends FlowtrackError {
   override readonly name: string = 'UnsupportedError';
 }
 
+/** BAD_STATE: `restore` of a document the engine cannot read: not a state document, a newer state version, or one that does not hold together. The engine is left as it was. */
+export class BadStateError extends FlowtrackError {
+  override readonly name: string = 'BadStateError';
+}
+
 /** INTERNAL: a bug: the operation panicked; the panic was recovered and the engine stays usable. */
 export class InternalError extends FlowtrackError {
   override readonly name: string = 'InternalError';
@@ -977,6 +1007,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   TIME_OUT_OF_RANGE: TimeOutOfRangeError,
   TOO_MANY_FIRINGS: TooManyFiringsError,
   UNSUPPORTED: UnsupportedError,
+  BAD_STATE: BadStateError,
   INTERNAL: InternalError,
   TRAPPED: TrappedError,
   CLOSED: ClosedError,

@@ -3,7 +3,8 @@
 import { defaultWasmURL } from '#platform';
 import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
-import { BadRequestError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
+import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
+import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
@@ -58,6 +59,13 @@ export interface EngineOptions {
    * the engine's defaults.
    */
   limits?: Limits;
+  /**
+   * A state document written by checkpoint (here, in the Go engine or in
+   * the Go host): the engine starts in that state, its instances going on
+   * where their tokens were parked. Throws BadStateError for a document
+   * the engine cannot read.
+   */
+  state?: Uint8Array | string;
 }
 
 /**
@@ -151,6 +159,7 @@ export class Engine {
   // asked for while a listener or a job handler needs them: encoding
   // records nobody reads is a large share of every call.
   #events = true;
+  #state: Uint8Array | string | undefined;
 
   private constructor(t: Transport, options: EngineOptions) {
     this.#t = t;
@@ -166,13 +175,14 @@ export class Engine {
       }
     }
     this.#limits = options.limits;
+    this.#state = options.state;
   }
 
   /** create loads the engine module and returns an engine running in this thread. */
   static async create(options: EngineOptions = {}): Promise<Engine> {
     const module = options.wasm === undefined ? await shippedModule(defaultWasmURL) : await compileSource(options.wasm);
     const engine = new Engine(new LocalTransport(await ModuleInstance.instantiate(module)), options);
-    await engine.#init();
+    await engine.#initOrClose();
     return engine;
   }
 
@@ -189,13 +199,28 @@ export class Engine {
     else if (src === undefined || src instanceof WebAssembly.Module) wasm = src;
     else wasm = await compileSource(src);
     const engine = new Engine(await WorkerTransport.start(createWorker(), wasm), options);
-    await engine.#init();
+    await engine.#initOrClose();
     return engine;
+  }
+
+  // #initOrClose runs #init; when it fails (a bad state document, say) the
+  // module is released before the error reaches the caller.
+  async #initOrClose(): Promise<void> {
+    try {
+      await this.#init();
+    } catch (err) {
+      this.close();
+      throw err;
+    }
   }
 
   async #init(): Promise<void> {
     // Engine options must reach the module before anything is deployed.
     if (this.#limits !== undefined) await this.#exec('configure', { limits: this.#limits });
+    if (this.#state !== undefined) {
+      await this.restore(this.#state);
+      this.#state = undefined;
+    }
     if (this.#time === 'real') await this.#exec('advance', { to: new Date().toISOString() });
     else await this.#exec('now', {});
   }
@@ -360,6 +385,34 @@ export class Engine {
   /** variables returns an instance's variables. */
   async variables<V extends Variables = Variables>(instanceKey: number): Promise<V> {
     return (await this.instance<V>(instanceKey)).variables;
+  }
+
+  /**
+   * checkpoint returns the engine's state as a JSON document (UTF-8 bytes,
+   * engine/STATE.md in the repository): deployments, clock, buffered
+   * messages, timers, and every instance with its tokens parked where they
+   * are. Engine.create({ state }) or restore, here or on any other host,
+   * goes on from there.
+   */
+  async checkpoint(): Promise<Uint8Array> {
+    const res = (await this.#exec('checkpoint', {})) as StateResult;
+    return new TextEncoder().encode(JSON.stringify(res.state));
+  }
+
+  /**
+   * restore replaces the engine's state by the one a checkpoint document
+   * describes; listeners and handlers stay. Throws BadStateError for a
+   * document the engine cannot read, leaving the engine as it was.
+   */
+  async restore(state: Uint8Array | string): Promise<void> {
+    const text = typeof state === 'string' ? state : new TextDecoder().decode(state);
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new BadStateError({ code: 'BAD_STATE', message: `restore: the state is not JSON: ${(err as Error).message}` });
+    }
+    await this.#call('restore', { state: doc });
   }
 
   /** cancel terminates an instance: its tokens are withdrawn, its jobs cancelled. */

@@ -6,6 +6,7 @@
 
 export {
   BadRequestError,
+  BadStateError,
   BadVariablesError,
   ClosedError,
   DeployError,

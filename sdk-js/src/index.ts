@@ -8,6 +8,7 @@ export { parseDuration } from './duration.js';
 export type { Duration } from './duration.js';
 export {
   BadRequestError,
+  BadStateError,
   BadVariablesError,
   BpmnError,
   ClosedError,

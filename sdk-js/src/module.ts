@@ -34,14 +34,20 @@ export const MAX_VARIABLE_DEPTH = 64;
 // variable's value (as the module's bound on a request's bytes).
 const maxRequestDepth = MAX_VARIABLE_DEPTH + 2;
 
+// maxStateDepth bounds restore's request, whose state document holds
+// variables six levels deeper than an ordinary request (the module's
+// maxStateDepth, wasm/state.go).
+const maxStateDepth = maxRequestDepth + 6;
+
 // checkRequest throws if request is not what the module would accept
 // as the same JSON, before it is encoded: a value JSON cannot hold (NaN,
 // infinities, BigInt, functions, symbols, Maps and Sets, which
 // JSON.stringify would drop, alter or throw on), `variables` that are not
-// an object, or nesting deeper than maxRequestDepth (a cycle does). Under
+// an object, or nesting deeper than maxRequestDepth (maxStateDepth for restore; a cycle does). Under
 // `variables` these are BadVariablesError, as natively; elsewhere
 // BadRequestError. It walks with an explicit stack, never recursing.
 function checkRequest(op: string, request: unknown): void {
+  const limit = op === 'restore' ? maxStateDepth : maxRequestDepth;
   const stack: Array<[unknown, number, string]> = [[request, 0, '']];
   while (stack.length > 0) {
     const [v, depth, field] = stack.pop()!;
@@ -65,8 +71,8 @@ function checkRequest(op: string, request: unknown): void {
         fail(`holds a ${typeof v}, which is not a JSON value`);
     }
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= maxRequestDepth) {
-      fail(`nests deeper than ${maxRequestDepth} levels of arrays and objects; variable values may nest at most ${MAX_VARIABLE_DEPTH} (engine.MaxVariableDepth)`);
+    if (depth >= limit) {
+      fail(`nests deeper than ${limit} levels of arrays and objects; variable values may nest at most ${MAX_VARIABLE_DEPTH} (engine.MaxVariableDepth)`);
     }
     if (v instanceof Map || v instanceof Set) fail(`holds a ${v.constructor.name}, which is not a JSON value`);
     if (v instanceof Uint8Array || v instanceof Date) continue;

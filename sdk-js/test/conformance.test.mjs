@@ -64,3 +64,23 @@ describe('conformance scenarios through the SDK', { skip: !existsSync(dir) && `n
     });
   }
 });
+
+// Every scenario again, the engine checkpointed after every step and the
+// run continued in a new engine created from the document: the
+// observations must be the native engine's (and so the uninterrupted
+// run's).
+describe('conformance scenarios through the SDK, restored after every step', { skip: !existsSync(dir) && `no ${dir}` }, () => {
+  const scenarios = existsSync(dir) ? loadScenarios(dir) : [];
+  for (const s of scenarios) {
+    it(s.name, { todo: knownDifferences[s.name], skip: s.skip?.sdk }, async () => {
+      const plain = await runScenario(s).catch((err) => ({ error: err.message }));
+      const res = await runScenario(s, undefined, { restoreEachStep: true }).catch((err) => ({ error: err.message }));
+      if (plain.error) {
+        assert.equal(res.error, plain.error, 'the uninterrupted run failed; the restored run must fail alike');
+        return;
+      }
+      assert.equal(res.error, undefined, 'restored run could not be played');
+      assert.equal(canonical(res.observations), canonical(plain.observations), 'observations differ from the uninterrupted run');
+    });
+  }
+});

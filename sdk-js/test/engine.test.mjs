@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   BadRequestError,
+  BadStateError,
   BadVariablesError,
   BpmnError,
   ClosedError,
@@ -13,6 +14,7 @@ import {
   Engine,
   FlowtrackError,
   InstanceEndedError,
+  MAX_VARIABLE_DEPTH,
   TrappedError,
   UnknownInstanceError,
   UnknownJobError,
@@ -93,6 +95,49 @@ describe('deploy', () => {
   it('rejects a non-string document', async () => {
     const e = await Engine.create();
     await assert.rejects(e.deploy(42), BadRequestError);
+    e.close();
+  });
+});
+
+describe('checkpoint and restore', () => {
+  it('moves a waiting instance into a new engine, where it goes on', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 50 });
+    const [check] = await e.jobs({ instanceKey });
+    await e.completeJob(check.key, { valid: true });
+    const state = await e.checkpoint();
+    const history = await e.history(instanceKey);
+    e.close();
+
+    const r = await Engine.create({ state });
+    assert.deepEqual(await r.history(instanceKey), history, 'the history is restored, not replayed');
+    await assert.rejects(r.completeJob(check.key), UnknownJobError, 'a completed job is not created again');
+    for (const job of await r.jobs({ instanceKey })) await r.completeJob(job.key);
+    assert.equal(await r.state(instanceKey), 'completed');
+    assert.deepEqual(await r.variables(instanceKey), { amount: 50, valid: true });
+    r.close();
+  });
+
+  it('restores variables nested as deeply as variables may nest', async () => {
+    let deep = [];
+    for (let i = 1; i < MAX_VARIABLE_DEPTH; i++) deep = [deep];
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 50, deep });
+    const state = await e.checkpoint();
+    e.close();
+
+    const r = await Engine.create({ state });
+    assert.deepEqual(await r.variables(instanceKey), { amount: 50, deep });
+    r.close();
+  });
+
+  it('refuses a document it cannot read and keeps its state', async () => {
+    const e = await engineWith('order.bpmn');
+    await e.start('order', { amount: 1 });
+    await assert.rejects(e.restore('{"format":"flowtrack-state","version":99}'), BadStateError);
+    await assert.rejects(e.restore('not json'), BadStateError);
+    await assert.rejects(Engine.create({ state: '{"format":"other","version":1}' }), BadStateError);
+    assert.equal((await e.jobs()).length, 1);
     e.close();
   });
 });

@@ -115,6 +115,9 @@ type Engine struct {
 	// correlation key, by process id and key: while one lives, the same
 	// message does not start another.
 	keyedStarts map[[2]string]int
+	// deployments are the sources of the successful deployments, in
+	// order, for checkpoints (checkpoint.go).
+	deployments []deployment
 
 	advanceMu sync.Mutex
 
@@ -360,6 +363,25 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	}
 	go inst.loop(t.node, trigger)
 	return inst, nil
+}
+
+// resume registers inst, restored from a state document with its tokens
+// parked where they were (restore.go), and sets its loop going. Nothing
+// runs until input comes, so nothing is counted as running.
+func (e *Engine) resume(inst *Instance) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return ErrClosed
+	}
+	e.live[inst.key] = inst
+	e.mu.Unlock()
+	if inst.direct {
+		e.schedule(inst) // nothing to begin: drive finds its tokens parked
+		return nil
+	}
+	go inst.loop(nil, nil)
+	return nil
 }
 
 // PublishMessage publishes a message: it correlates to the waiting

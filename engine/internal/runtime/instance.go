@@ -405,9 +405,12 @@ func (inst *Instance) publish(seq int) {
 // loop is the instance's single writer with goroutine tracks, run on a
 // goroutine of its own. It runs until the last token is gone, then
 // finalizes the instance. (With direct resumption, drive does the same on
-// the caller's goroutine: drive.go.)
+// the caller's goroutine: drive.go.) A restored instance (restore.go) has
+// no start: its tokens are parked where the state document put them.
 func (inst *Instance) loop(start *model.Node, trigger *Event) {
-	inst.begin(start, trigger)
+	if start != nil {
+		inst.begin(start, trigger)
+	}
 	for len(inst.tokens) > 0 {
 		if inst.proceed() {
 			continue

@@ -68,6 +68,7 @@ const (
 	cmdIncidents
 	cmdResolveIncident
 	cmdHistory
+	cmdCheckpoint
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -86,6 +87,9 @@ type command struct {
 	tokens    []Token
 	incidents []Incident
 	history   []Event
+
+	index *planIndex // cmdCheckpoint: the plan's names
+	doc   *InstDoc   // cmdCheckpoint: the instance's state
 }
 
 // deliveryKind says what a parked track is told.
@@ -104,6 +108,8 @@ type delivery struct {
 	// arm is the node whose event fired, for a token waiting at a catch
 	// node or event-based gateway.
 	arm *model.Node
+	// capture is where a goroutine track told to capture sends itself.
+	capture chan<- track
 }
 
 // handle applies one intake message. It is the only place instance state
@@ -725,6 +731,8 @@ func (inst *Instance) command(c *command) {
 		err = inst.resolveIncident(c.key)
 	case cmdHistory:
 		c.history = inst.expandHistory()
+	case cmdCheckpoint:
+		c.doc, err = inst.checkpoint(c.index)
 	}
 	inst.answer(c, err)
 }

@@ -123,6 +123,10 @@ func (t *track) run() {
 			if d, ok = <-t.ch; !ok {
 				d = delivery{kind: exit}
 			}
+			if d.kind == capture {
+				d.capture <- *t // a checkpoint reads the continuation; the track stays parked
+				continue
+			}
 		}
 		o = t.safeNext(d)
 	}

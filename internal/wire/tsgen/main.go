@@ -58,6 +58,7 @@ var named = []struct {
 	{wire.StartResult{}, "StartedInstance"},
 	{wire.InstanceResult{}, "InstanceInfo"},
 	{wire.NowResult{}, "NowResult"},
+	{wire.StateResult{}, "StateResult"},
 	{engine.Limits{}, "Limits"},
 	{wire.Error{}, "ErrorData"},
 	{wire.Response[json.RawMessage]{}, "Envelope"},

@@ -1,0 +1,133 @@
+package eventhub
+
+import (
+	"container/heap"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Subscription is an open subscription as a checkpoint writes it and a
+// restore opens it again: the receiver is the runtime's to name.
+type Subscription struct {
+	ID   int64
+	Kind Kind
+	// Name and Key are a message's name and correlation key, or a
+	// signal's name; Def is a message subscription's process definition.
+	Name, Key, Def string
+	// Due is a timer's due time.
+	Due time.Time
+	R   Receiver
+}
+
+// Buffered is a published message waiting in the TTL buffer.
+type Buffered struct {
+	Name, Key string
+	// ID is the message id that deduplicates publications while the
+	// message is buffered; empty for none.
+	ID        string
+	Variables map[string]any
+	Expires   time.Time
+	// Correlated lists the process definitions the message has served.
+	Correlated []string
+}
+
+// State is what a hub holds, for a checkpoint: its open subscriptions by
+// id, the buffered messages still alive at the hub clock's reading, in
+// publication order per name and key, and the last subscription id given.
+type State struct {
+	LastID   int64
+	Subs     []Subscription
+	Messages []Buffered
+}
+
+// State returns what the hub holds. Subscriptions come ordered by id, the
+// order in which signals reach them, messages correlate to them and equal
+// timers fire; messages ordered by name and key, and by publication
+// within one name and key.
+func (h *Hub) State() State {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := State{LastID: h.nextID}
+	for _, s := range h.subs {
+		st.Subs = append(st.Subs, Subscription{ID: s.id, Kind: s.kind, Name: s.mkey.name, Key: s.mkey.key, Def: s.def, Due: s.due, R: s.r})
+	}
+	sort.Slice(st.Subs, func(i, j int) bool { return st.Subs[i].ID < st.Subs[j].ID })
+	keys := make([]msgKey, 0, len(h.buffer))
+	for k := range h.buffer {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].name < keys[j].name || keys[i].name == keys[j].name && keys[i].key < keys[j].key
+	})
+	now := h.clock.Now()
+	for _, k := range keys {
+		for _, m := range h.buffer[k] {
+			if !m.expires.After(now) {
+				continue // expired: it correlates to nothing and deduplicates nothing any more
+			}
+			b := Buffered{Name: k.name, Key: k.key, ID: m.id, Variables: m.vars, Expires: m.expires}
+			for def := range m.correlated {
+				b.Correlated = append(b.Correlated, def)
+			}
+			sort.Strings(b.Correlated)
+			st.Messages = append(st.Messages, b)
+		}
+	}
+	return st
+}
+
+// Restore opens st's subscriptions under their own ids, in id order (so
+// that signals, message correlation and equal timers keep their order),
+// buffers its messages and goes on numbering after st.LastID. It is for a
+// hub that holds no subscription, before anything else uses it; timers
+// already due fire at the clock's next opportunity.
+func (h *Hub) Restore(st State) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.subs) > 0 {
+		return fmt.Errorf("eventhub: restore into a hub with %d open subscriptions", len(h.subs))
+	}
+	h.timers = nil
+	subs := append([]Subscription(nil), st.Subs...)
+	sort.Slice(subs, func(i, j int) bool { return subs[i].ID < subs[j].ID })
+	for i, s := range subs {
+		switch {
+		case s.ID <= 0 || s.ID > st.LastID:
+			return fmt.Errorf("eventhub: subscription %d is outside 1..%d, the ids given so far", s.ID, st.LastID)
+		case i > 0 && subs[i-1].ID == s.ID:
+			return fmt.Errorf("eventhub: subscription %d appears twice", s.ID)
+		case s.R == nil:
+			return fmt.Errorf("eventhub: subscription %d has no receiver", s.ID)
+		}
+		ns := &sub{id: s.ID, kind: s.Kind, def: s.Def, mkey: msgKey{s.Name, s.Key}, r: s.R, due: s.Due}
+		switch s.Kind {
+		case Message:
+			h.byMessage[ns.mkey] = append(h.byMessage[ns.mkey], ns)
+		case Signal:
+			if h.bySignal[s.Name] == nil {
+				h.bySignal[s.Name] = make(map[int64]*sub)
+			}
+			h.bySignal[s.Name][s.ID] = ns
+		case Timer:
+			id := s.ID
+			ns.timer = h.clock.AfterFunc(s.Due.Sub(h.clock.Now()), func() { h.fire(id) })
+			heap.Push(&h.timers, timerEntry{due: s.Due, id: id})
+		default:
+			return fmt.Errorf("eventhub: subscription %d has kind %d, which the hub does not hold", s.ID, s.Kind)
+		}
+		h.subs[s.ID] = ns
+	}
+	for _, b := range st.Messages {
+		m := &message{key: msgKey{b.Name, b.Key}, id: b.ID, vars: b.Variables, expires: b.Expires, correlated: map[string]bool{}}
+		for _, def := range b.Correlated {
+			m.correlated[def] = true
+		}
+		h.buffer[m.key] = append(h.buffer[m.key], m)
+		if m.id != "" {
+			h.bufferIDs[m.id] = m
+		}
+	}
+	h.nextID = st.LastID
+	return nil
+}

@@ -1,0 +1,480 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// ErrNotSettled is returned by Checkpoint when something still moved after
+// the engine settled: input given while the checkpoint was taken.
+var ErrNotSettled = errors.New("flowtrack: engine is not settled")
+
+// deployment is the source of one successful deployment, kept for
+// checkpoints: a restore deploys it again.
+type deployment struct {
+	name   string
+	source []byte
+	plans  []*Plan
+}
+
+// Deployed records the source of a deployment whose plans Install
+// registered, so that checkpoints can carry it.
+func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.deployments = append(e.deployments, deployment{name: name, source: append([]byte(nil), source...), plans: plans})
+}
+
+// Checkpoint settles the engine and returns its state document. It must
+// not run concurrently with calls that give the engine input: a state is
+// written as of one settled moment.
+func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) { return e.checkpoint(ctx, nil) }
+
+// CheckpointInstance settles the engine and returns the state document of
+// one live instance: the deployments, the clock, the instance and the
+// instances its call activities called, and those that called it, up to
+// the top one (a call tree moves whole). The engine's message buffer,
+// timer start events and finished instances are left out, so restoring
+// the document makes an engine that holds only that tree.
+func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, error) {
+	return e.checkpoint(ctx, &key)
+}
+
+func (e *Engine) checkpoint(ctx context.Context, only *int64) (*Document, error) {
+	if err := e.Settle(ctx); err != nil {
+		return nil, err
+	}
+	_, virtual := e.clock.(*clock.Virtual)
+	doc := &Document{Format: StateFormat, Version: StateVersion, Clock: ClockDoc{Now: e.clock.Now().UTC(), Virtual: virtual}}
+
+	e.mu.Lock()
+	deps := append([]deployment(nil), e.deployments...)
+	var finished []*Instance
+	for i := range e.finished {
+		if inst := e.finished[(e.finNext+i)%len(e.finished)]; inst != nil {
+			finished = append(finished, inst)
+		}
+	}
+	timerStarts := make(map[int64]bool)
+	for _, ids := range e.timerStarts {
+		for _, id := range ids {
+			timerStarts[id] = true
+		}
+	}
+	e.mu.Unlock()
+
+	sort.Slice(deps, func(i, j int) bool { return deps[i].plans[0].Key < deps[j].plans[0].Key })
+	indexes := map[*Plan]*planIndex{}
+	for _, d := range deps {
+		dd := Deploy{Name: d.name, Source: string(d.source)}
+		for _, p := range d.plans {
+			dd.Processes = append(dd.Processes, ProcessDoc{ID: p.Process.ID, Key: p.Key, Version: p.Version})
+			indexes[p] = indexPlan(p)
+		}
+		doc.Deploys = append(doc.Deploys, dd)
+	}
+
+	if only != nil {
+		tree, err := e.treeDocs(ctx, *only, indexes)
+		if err != nil {
+			return nil, err
+		}
+		doc.Live = tree
+		hub := e.hub.State()
+		doc.Hub.LastSubscription = hub.LastID
+		e.markGone(doc, hub)
+		doc.LastKey = e.keys.Load()
+		return doc, nil
+	}
+	live, err := e.instanceDocs(ctx, e.Instances(), indexes)
+	if err != nil {
+		return nil, err
+	}
+	doc.Live = live
+	for _, inst := range finished {
+		doc.Finished = append(doc.Finished, inst.finishedDoc())
+	}
+
+	hub := e.hub.State()
+	doc.Hub.LastSubscription = hub.LastID
+	for _, m := range hub.Messages {
+		doc.Hub.Messages = append(doc.Hub.Messages, MessageDoc{Name: m.Name, CorrelationKey: m.Key, MessageID: m.ID,
+			Variables: cloneVars(m.Variables), Expires: m.Expires.UTC(), Correlated: m.Correlated})
+	}
+	for _, s := range hub.Subs {
+		r, ok := s.R.(*timerStart)
+		if !ok || !timerStarts[s.ID] {
+			continue
+		}
+		doc.Hub.TimerStarts = append(doc.Hub.TimerStarts, TimerDoc{Sub: s.ID, ProcessKey: r.target.plan.Key, Element: r.target.node.ID,
+			Due: s.Due.UTC(), Period: Duration(r.period), Left: r.left})
+	}
+	e.markGone(doc, hub)
+	doc.LastKey = e.keys.Load()
+	return doc, nil
+}
+
+// markGone marks the instances' subscriptions the hub no longer holds.
+func (e *Engine) markGone(doc *Document, hub eventhub.State) {
+	open := make(map[int64]bool, len(hub.Subs))
+	for _, s := range hub.Subs {
+		open[s.ID] = true
+	}
+	for i := range doc.Live {
+		for j := range doc.Live[i].Subs {
+			sd := &doc.Live[i].Subs[j]
+			sd.Gone = sd.Kind != kindConditional && !open[sd.ID]
+		}
+	}
+}
+
+// treeDocs writes the call tree of live instance key, from its top
+// caller down, callers before the instances they called.
+func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*planIndex) ([]InstDoc, error) {
+	e.mu.Lock()
+	inst := e.live[key]
+	e.mu.Unlock()
+	if inst == nil {
+		return nil, fmt.Errorf("checkpoint: instance %d: %w", key, ErrUnknownInstance)
+	}
+	for inst.parent != nil { // set before the instance started, never changed
+		inst = inst.parent
+	}
+	var out []InstDoc
+	for queue := []*Instance{inst}; len(queue) > 0; queue = queue[1:] {
+		docs, err := e.instanceDocs(ctx, queue[:1], indexes)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, docs[0])
+		for _, td := range docs[0].Tokens {
+			if td.Child == 0 {
+				continue
+			}
+			e.mu.Lock()
+			child := e.live[td.Child]
+			e.mu.Unlock()
+			if child == nil {
+				return nil, fmt.Errorf("checkpoint: instance %d called by %d ended meanwhile: %w", td.Child, docs[0].Key, ErrNotSettled)
+			}
+			queue = append(queue, child)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// instanceDocs asks each instance's loop for its state. The loops write
+// theirs side by side, a few at a time per processor, so a checkpoint of
+// many instances takes their work divided by the processors, not the sum
+// of their round trips.
+func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes map[*Plan]*planIndex) ([]InstDoc, error) {
+	if len(insts) == 0 {
+		return nil, nil // written as null, like every absent list
+	}
+	docs := make([]InstDoc, len(insts))
+	errs := make([]error, len(insts))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(insts), 4*goruntime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				inst := insts[i]
+				cmd := &command{op: cmdCheckpoint, index: indexes[inst.plan]}
+				switch err := inst.call(ctx, cmd); {
+				case errors.Is(err, ErrInstanceEnded):
+					errs[i] = fmt.Errorf("checkpoint: instance %d ended meanwhile: %w", inst.key, ErrNotSettled)
+				case err != nil:
+					errs[i] = fmt.Errorf("checkpoint: instance %d: %w", inst.key, err)
+				default:
+					docs[i] = *cmd.doc
+				}
+			}
+		}()
+	}
+	for i := range insts {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return docs, nil
+}
+
+// planIndex names a plan's catches and handlers both ways, for writing
+// and reading subscriptions.
+type planIndex struct {
+	plan     *Plan
+	catchOf  map[*catchSpec]catchRef
+	handlers map[string]*handlerSpec
+	flows    map[string]*model.Flow
+}
+
+// catchRef names a catch: the node whose catches it is one of and its
+// index there.
+type catchRef struct {
+	node  *model.Node
+	index int
+}
+
+func indexPlan(p *Plan) *planIndex {
+	x := &planIndex{plan: p, catchOf: map[*catchSpec]catchRef{}, handlers: map[string]*handlerSpec{}, flows: map[string]*model.Flow{}}
+	for i := range p.nodes {
+		np := &p.nodes[i]
+		for j := range np.catches {
+			x.catchOf[&np.catches[j]] = catchRef{np.node, j}
+		}
+		for j := range np.boundaries {
+			x.handlers[np.boundaries[j].node.ID] = &np.boundaries[j]
+		}
+	}
+	for _, hs := range p.eventStarts {
+		for j := range hs {
+			x.handlers[hs[j].node.ID] = &hs[j]
+		}
+	}
+	for _, f := range p.Process.Flows {
+		x.flows[f.ID] = f
+	}
+	return x
+}
+
+// capture asks a parked goroutine track for a copy of itself, its
+// continuation, which it sends on delivery.capture; it stays parked.
+const capture = exit + 1
+
+// Subscription kinds as the document names them.
+const (
+	kindMessage     = "message"
+	kindSignal      = "signal"
+	kindTimer       = "timer"
+	kindConditional = "conditional"
+)
+
+func subKind(k model.EventKind) string {
+	switch k {
+	case model.EventMessage:
+		return kindMessage
+	case model.EventSignal:
+		return kindSignal
+	case model.EventConditional:
+		return kindConditional
+	}
+	return kindTimer
+}
+
+// Wait points and report kinds as the document names them.
+var (
+	waitPointNames = map[waitPoint]string{
+		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
+		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
+		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing",
+	}
+	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
+		evInnerDone: "innerDone"}
+)
+
+// checkpoint writes the instance's state; the loop calls it, with no
+// track running.
+func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
+	if inst.stopping.Load() || inst.moving() || len(inst.inputs) > 0 || inst.running != nil || len(inst.reports) > 0 {
+		return nil, fmt.Errorf("checkpoint: instance %d is moving: %w", inst.key, ErrNotSettled)
+	}
+	d := &InstDoc{
+		Key: inst.key, ProcessKey: inst.plan.Key, Process: inst.plan.Process.ID, State: Active, StartKey: inst.startKey,
+		ParentToken: inst.parentToken, Depth: inst.depth, NextToken: inst.nextToken, NextScope: inst.nextScope, HeldBy: inst.heldBy,
+	}
+	if inst.parent != nil {
+		d.Parent = inst.parent.key
+	}
+	if inst.lastNode != 0 {
+		d.LastElement = inst.plan.Process.Nodes[inst.lastNode-1].ID
+	}
+	scopes := map[int]*scope{}
+	var collect func(*scope)
+	collect = func(s *scope) {
+		if s == nil || scopes[s.id] != nil {
+			return
+		}
+		scopes[s.id] = s
+		collect(s.parent)
+		for _, c := range s.children {
+			collect(c)
+		}
+	}
+	collect(inst.root)
+	for _, id := range sortedKeys(inst.tokens) {
+		tv := inst.tokens[id]
+		if !tv.parked || tv.closed || tv.doomed {
+			return nil, fmt.Errorf("checkpoint: instance %d token %d is not parked: %w", inst.key, id, ErrNotSettled)
+		}
+		collect(tv.scope)
+		collect(tv.inner)
+		td, err := inst.tokenDoc(tv)
+		if err != nil {
+			return nil, err
+		}
+		d.Tokens = append(d.Tokens, td)
+	}
+	for _, js := range inst.joins {
+		collect(js.scope)
+		jd := JoinDoc{Scope: js.scope.id, Element: js.node.ID, Arrived: make([][]int, len(js.arrived)), Fired: js.fired}
+		for i, q := range js.arrived {
+			jd.Arrived[i] = append([]int{}, q...)
+		}
+		d.Joins = append(d.Joins, jd)
+	}
+	sort.Slice(d.Joins, func(i, j int) bool {
+		a, b := d.Joins[i], d.Joins[j]
+		return a.Scope < b.Scope || a.Scope == b.Scope && a.Element < b.Element
+	})
+	for _, id := range sortedKeys(inst.subs) {
+		ref := inst.subs[id]
+		collect(ref.scope)
+		sd := SubDoc{ID: id, Kind: subKind(ref.spec.def.Kind), Token: ref.token, Left: ref.left, Period: Duration(ref.period), Key: ref.key, Held: inst.condLast[id]}
+		if !ref.due.IsZero() {
+			sd.Due = timeOf(ref.due)
+		}
+		if ref.handler != nil {
+			sd.Handler = ref.handler.node.ID
+		} else {
+			c, ok := x.catchOf[ref.spec]
+			if !ok {
+				return nil, fmt.Errorf("checkpoint: instance %d subscription %d: its catch is not in the plan", inst.key, id)
+			}
+			sd.Catch, sd.Index = c.node.ID, c.index
+		}
+		if ref.scope != nil {
+			sd.Scope = &ref.scope.id
+		}
+		d.Subs = append(d.Subs, sd)
+	}
+	for _, id := range sortedKeys(scopes) {
+		s := scopes[id]
+		sd := ScopeDoc{ID: s.id, Parent: -1, Variables: cloneVars(s.vars), Token: s.token, Live: s.live,
+			Subs: append([]int64(nil), s.subs...), Interrupted: s.interrupted, Done: s.done}
+		if s.node != nil {
+			sd.Element = s.node.ID
+		}
+		sd.Inner, sd.Index = s.inner, s.index
+		if b := s.multi; b != nil {
+			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
+				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met}
+		}
+		if s.parent != nil {
+			sd.Parent = s.parent.id
+			sd.Detached = s.parent.children[s.id] != s
+		}
+		d.Scopes = append(d.Scopes, sd)
+	}
+	for _, key := range sortedKeys(inst.jobs) {
+		js := inst.jobs[key]
+		d.Jobs = append(d.Jobs, JobDoc{Job: js.job.clone(), Token: js.token, Incident: js.incident})
+	}
+	for _, key := range sortedKeys(inst.incidents) {
+		is := inst.incidents[key]
+		d.Incidents = append(d.Incidents, IncidentDoc{Incident: is.incident, Token: is.token, Reported: is.reported, Held: append([]int(nil), is.held...)})
+	}
+	d.History = inst.historyDoc()
+	return d, nil
+}
+
+// tokenDoc writes token tv with its track's continuation. A goroutine
+// track is asked for it over its channel, where it waits parked: only the
+// track may read its own state, and its answer is a copy.
+func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
+	td := TokenDoc{ID: tv.id, Scope: tv.scope.id, Wait: tv.wait, Job: tv.jobKey, Incident: tv.incident,
+		Subs: append([]int64(nil), tv.subs...), Boundary: append([]int64(nil), tv.boundary...), Locals: cloneVars(tv.locals),
+		AtJoin: tv.atJoin}
+	if tv.node != nil {
+		td.Element = tv.node.ID
+	}
+	if tv.inner != nil {
+		td.Inner = tv.inner.id
+	}
+	if tv.child != nil {
+		td.Child = tv.child.key
+	}
+	var t track
+	switch {
+	case tv.track != nil:
+		// Resumed directly, or a goroutine track that started parked and
+		// has had no goroutine yet: either way the loop holds it.
+		t = *tv.track
+	case inst.direct:
+		return td, fmt.Errorf("checkpoint: instance %d token %d has no track", inst.key, tv.id)
+	default:
+		reply := make(chan track, 1)
+		tv.ch <- delivery{kind: capture, capture: reply} // never blocks: the slot is empty while the track is parked
+		t = <-reply
+	}
+	name, ok := waitPointNames[t.at]
+	if !ok {
+		return td, fmt.Errorf("checkpoint: instance %d token %d: its track is not parked: %w", inst.key, tv.id, ErrNotSettled)
+	}
+	td.Track = TrackDoc{Element: t.node.ID, At: name, Iteration: t.iter}
+	if t.via != nil {
+		td.Track.Flow = t.via.ID
+	}
+	if t.report.kind != 0 {
+		r := &ReportDoc{Kind: reportNames[t.report.kind]}
+		if r.Kind == "" {
+			return td, fmt.Errorf("checkpoint: instance %d token %d parked with report kind %d, which has no name", inst.key, tv.id, t.report.kind)
+		}
+		if t.report.node != nil {
+			r.Element = t.report.node.ID
+		}
+		if t.report.flow != nil {
+			r.Flow = t.report.flow.ID
+		}
+		td.Track.Report = r
+	}
+	return td, nil
+}
+
+// historyDoc writes the instance's records.
+func (inst *Instance) historyDoc() []RecordDoc {
+	out := make([]RecordDoc, len(inst.history))
+	for i := range inst.history {
+		r := &inst.history[i]
+		rd := RecordDoc{At: time.Unix(0, r.at).UTC(), Type: eventTypes[r.typ], Token: int(r.token)}
+		if n := r.element(inst.plan.Process); n != nil {
+			rd.Element = n.ID
+		}
+		if r.flow != 0 {
+			rd.Flow = inst.plan.Process.Flows[r.flow-1].ID
+		}
+		if m := inst.detailsOf(r); m != nil {
+			if m.Variables != nil {
+				v := cloneVars(m.Variables)
+				rd.Variables = &v
+			}
+			rd.Message, rd.JobKey, rd.JobType, rd.IncidentKey = m.Message, m.JobKey, m.JobType, m.IncidentKey
+			rd.Name, rd.CorrelationKey, rd.Due = m.Name, m.CorrelationKey, m.Due
+		}
+		out[i] = rd
+	}
+	return out
+}
+
+// finishedDoc writes a finished instance: what stays readable of it.
+func (inst *Instance) finishedDoc() InstDoc {
+	return InstDoc{
+		Key: inst.key, ProcessKey: inst.plan.Key, Process: inst.plan.Process.ID, State: inst.State(), Message: inst.finalMsg,
+		Scopes:  []ScopeDoc{{ID: 0, Parent: -1, Variables: cloneVars(inst.root.vars), Live: inst.root.live}},
+		History: inst.historyDoc(),
+	}
+}

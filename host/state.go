@@ -1,0 +1,38 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
+)
+
+// Checkpoint returns the module engine's state document (engine/STATE.md):
+// the same document engine.Engine.Checkpoint writes, which
+// engine.Restore, Restore here, and the SDK read.
+func (e *Engine) Checkpoint(ctx context.Context) ([]byte, error) {
+	var out wire.StateResult
+	if err := e.call(ctx, "checkpoint", struct{}{}, &out); err != nil {
+		return nil, err
+	}
+	return out.State, nil
+}
+
+// Restore replaces the module's engine by one in the state of a
+// checkpoint document, written by this or any other host. Its instances go
+// on where their tokens were parked; the clock reads the document's time.
+// Observers stay subscribed and see what happens from here on.
+//
+// # Errors
+//
+// An error wrapping engine.ErrBadState for a document the engine cannot
+// read, JSON or not (the engine is then left as it was); ErrBadRequest for
+// one that exceeds the request limit.
+func (e *Engine) Restore(ctx context.Context, state []byte) error {
+	if !json.Valid(state) {
+		return fmt.Errorf("restore: %w: not JSON", engine.ErrBadState)
+	}
+	return e.call(ctx, "restore", wire.RestoreRequest{State: state}, nil)
+}

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/internal/wire"
+)
+
+// maxStateDepth bounds how deeply a restore request nests: variables sit
+// deepest in a job's, below request, state, instances, instance, jobs, job
+// entry and job: six levels more than in an ordinary request.
+const maxStateDepth = maxRequestDepth + 6
+
+// opCheckpoint writes the engine's state (ABI.md, "checkpoint").
+func opCheckpoint(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.CheckpointRequest
+	if err := decode("checkpoint", data, &req); err != nil {
+		return nil, err
+	}
+	doc, err := m.eng.Checkpoint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return wire.StateResult{State: doc}, nil
+}
+
+// opRestore replaces the module's engine by one restored from a state
+// document, on a virtual clock reading the document's time, with the
+// module's limits. A document it cannot read leaves the engine as it was.
+func opRestore(_ context.Context, m *module, data []byte) (any, error) {
+	var req wire.RestoreRequest
+	if err := decodeNested("restore", data, &req, maxStateDepth); err != nil {
+		return nil, err
+	}
+	if len(req.State) == 0 {
+		return nil, badRequest("restore: field \"state\" is required")
+	}
+	c := clock.NewVirtual(clock.Epoch)
+	eng, err := engine.Restore(req.State, append([]engine.Option{engine.WithClock(c), engine.WithEventLog()}, m.settings.options()...)...)
+	if err != nil {
+		return nil, err
+	}
+	_ = m.eng.Close(context.Background()) // what it ran is replaced, not cancelled: its events are not reported
+	m.clock, m.eng, m.used = c, eng, true
+	m.eng.SetEventLog(m.events)
+	return nil, nil
+}
