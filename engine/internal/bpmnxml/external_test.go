@@ -51,7 +51,7 @@ func countElements(d *model.Definitions) map[string]int {
 		counts["sequenceFlow"] += len(p.Flows)
 		for _, n := range p.Nodes {
 			counts[n.Kind.String()]++
-			if n.Kind == model.KindReceiveTask {
+			if n.Kind == model.KindReceiveTask || n.Kind == model.KindSendTask {
 				continue // its message definition is the messageRef attribute
 			}
 			for _, e := range n.Events {
