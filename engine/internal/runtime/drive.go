@@ -101,9 +101,6 @@ func (inst *Instance) drive() {
 // once when this goroutine drove, else when the goroutine driving gets to
 // it.
 func (inst *Instance) callDirect(ctx context.Context, cmd *command) error {
-	if err := ctx.Err(); err != nil {
-		return err // as a goroutine loop would answer too late for it
-	}
 	if !inst.post(message{kind: msgCommand, more: &messageMore{cmd: cmd}}) {
 		return ErrInstanceEnded
 	}

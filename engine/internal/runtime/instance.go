@@ -298,8 +298,12 @@ func (inst *Instance) Message() string {
 	}
 }
 
-// call hands cmd to the loop and waits for its answer.
+// call hands cmd to the loop and waits for its answer. A context already
+// done fails the call before the loop sees it, whichever answers first.
 func (inst *Instance) call(ctx context.Context, cmd *command) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	cmd.reply = make(chan error, 1)
 	if inst.direct {
 		return inst.callDirect(ctx, cmd)
