@@ -77,9 +77,9 @@ func (inst *Instance) drive() {
 		return
 	}
 	inst.now = 0 // records of this run read the clock afresh
-	if t := inst.starting; t != nil {
-		inst.starting = nil
-		inst.begin(t.node, inst.trigger)
+	if n := inst.startAt; n != nil {
+		inst.startAt = nil
+		inst.begin(n, inst.trigger)
 		inst.trigger = nil
 	}
 	for len(inst.tokens) > 0 {

@@ -356,8 +356,7 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	e.mu.Unlock()
 	e.busy.add(1) // the first token
 	if inst.direct {
-		inst.starting = &startTarget{node: t.node, plan: t.plan}
-		inst.trigger = trigger
+		inst.startAt, inst.trigger = t.node, trigger
 		e.schedule(inst)
 		return inst, nil
 	}

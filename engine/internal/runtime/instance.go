@@ -84,9 +84,9 @@ type Instance struct {
 	// when it runs next, and reports what it reported and the loop has
 	// not handled yet (reportBuf backs it, so steps cost no allocation).
 	direct    bool
-	starting  *startTarget // where drive begins the instance, until it has
-	trigger   *Event
-	queued    bool // in the engine's run queue; guarded by Engine.runMu
+	startAt   *model.Node // the start event drive begins the instance at, until it has
+	trigger   *Event      // what started it there, if an event did
+	queued    bool        // in the engine's run queue; guarded by Engine.runMu
 	ended     bool
 	running   *tokenView
 	handOver  delivery
