@@ -37,7 +37,9 @@ func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
 // Checkpoint settles the engine and returns its state document. It must
 // not run concurrently with calls that give the engine input: a state is
 // written as of one settled moment.
-func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) { return e.checkpoint(ctx, nil) }
+func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
+	return e.checkpoint(ctx, nil, nil)
+}
 
 // CheckpointInstance settles the engine and returns the state document of
 // one live instance: the deployments, the clock, the instance and the
@@ -46,10 +48,35 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) { return e.c
 // timer start events and finished instances are left out, so restoring
 // the document makes an engine that holds only that tree.
 func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, error) {
-	return e.checkpoint(ctx, &key)
+	return e.checkpoint(ctx, &key, nil)
 }
 
-func (e *Engine) checkpoint(ctx context.Context, only *int64) (*Document, error) {
+// CheckpointChanged settles the engine and returns what a store writes
+// after a batch of commands: the engine-level state (clock, key counter,
+// deployments, message buffer, timer start events) and, in Live, only the
+// live instances whose Changes reading differs from written[key] (or
+// that written lacks). changes holds every live instance's reading as of
+// its document (unchanged ones keep theirs), for the next call. Finished
+// instances are left out: a store deletes the keys changes lacks.
+func (e *Engine) CheckpointChanged(ctx context.Context, written map[int64]uint64) (doc *Document, changes map[int64]uint64, err error) {
+	changes = map[int64]uint64{}
+	doc, err = e.checkpoint(ctx, nil, func(inst *Instance) bool {
+		c := inst.Changes() // read before the document: a later change is written again next time
+		old, ok := written[inst.key]
+		changes[inst.key] = c
+		return !ok || old != c
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	doc.Finished = nil
+	return doc, changes, nil
+}
+
+// checkpoint writes the engine's state: with only, the call tree of that
+// instance; else the live instances pick selects (nil: all) and the
+// finished ones.
+func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func(*Instance) bool) (*Document, error) {
 	if err := e.Settle(ctx); err != nil {
 		return nil, err
 	}
@@ -95,7 +122,17 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64) (*Document, error)
 		doc.LastKey = e.keys.Load()
 		return doc, nil
 	}
-	live, err := e.instanceDocs(ctx, e.Instances(), indexes)
+	insts := e.Instances()
+	if pick != nil {
+		var picked []*Instance
+		for _, inst := range insts {
+			if pick(inst) {
+				picked = append(picked, inst)
+			}
+		}
+		insts = picked
+	}
+	live, err := e.instanceDocs(ctx, insts, indexes)
 	if err != nil {
 		return nil, err
 	}

@@ -107,7 +107,16 @@ type Instance struct {
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
+	// changes counts the intake messages that may have changed the
+	// instance's state (every one but a read-only command): a store
+	// writes an instance again only when it moved since the last write.
+	changes atomic.Uint64
 }
+
+// Changes returns a counter that grows whenever the instance's state may
+// have changed; equal readings bracket no change. A store compares it
+// with the reading it last wrote to find the instances to write again.
+func (inst *Instance) Changes() uint64 { return inst.changes.Load() }
 
 // tokenView is the loop's record of one token: where it is and why it
 // waits. It is the loop-owned position view of SRD-028: nothing else reads

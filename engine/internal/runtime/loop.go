@@ -71,6 +71,11 @@ const (
 	cmdCheckpoint
 )
 
+// readOnly reports whether the operation only reads the instance.
+func (op cmdOp) readOnly() bool {
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint
+}
+
 // command is a request from outside handled by the loop. The loop answers
 // on reply exactly once.
 type command struct {
@@ -115,6 +120,9 @@ type delivery struct {
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
+	if m.kind != msgCommand || !m.more.cmd.op.readOnly() {
+		inst.changes.Add(1)
+	}
 	switch m.kind {
 	case msgCommand:
 		inst.command(m.more.cmd)

@@ -1,0 +1,202 @@
+// Package boltstore is flowtrack's embedded store: an engine's state in one
+// local file, through bbolt, with no server to run.
+//
+//	s, err := boltstore.Open("flowtrack.db", nil)
+//	if err != nil { ... }
+//	defer s.Close()
+//	e, err := engine.New(engine.WithStore(s)) // resumes what the file holds
+//
+// The file holds three buckets: "engine" (the engine-level document under
+// the key "state"), "deployments" (one document per deployment, by an
+// 8-byte big-endian sequence number) and "instances" (one document per
+// live instance, by its 8-byte big-endian key). The documents are the
+// pieces of the state document of engine/STATE.md.
+//
+// It is a native package: the WebAssembly module does not import it.
+package boltstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	bolt "go.etcd.io/bbolt"
+)
+
+var (
+	bucketEngine      = []byte("engine")
+	bucketDeployments = []byte("deployments")
+	bucketInstances   = []byte("instances")
+	keyState          = []byte("state")
+)
+
+// Options configure Open. The zero value (or nil) is the durable default.
+type Options struct {
+	// NoSync skips the sync of each commit (bbolt's NoSync): a commit is
+	// handed to the operating system but not forced to the disk, so a
+	// crash of the process loses nothing, while a crash of the machine
+	// or a power loss may lose the last commits or damage the file. For
+	// tests and for work that can be redone; the default syncs.
+	NoSync bool
+	// LockTimeout is how long Open waits for another process holding the
+	// file to let it go; the default is one second. A file is used by
+	// one engine at a time.
+	LockTimeout time.Duration
+}
+
+// Store is an engine.Store in one bbolt file. It is safe for concurrent
+// use; an engine commits to it from one goroutine.
+type Store struct {
+	db *bolt.DB
+}
+
+var _ engine.Store = (*Store)(nil)
+
+// Open opens the store in the file at path, creating it if needed.
+//
+// # Errors
+//
+// The file's error (a file another process holds fails after
+// LockTimeout), or one naming a file that is not a bbolt database.
+func Open(path string, opts *Options) (*Store, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = time.Second
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, NoSync: o.NoSync, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
+	}
+	return &Store{db: db}, nil
+}
+
+// Close closes the file. Close the engine first.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Load returns everything the file holds.
+func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st := &engine.StoreState{Instances: map[int64][]byte{}}
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketEngine).Get(keyState); v != nil {
+			st.Engine = append([]byte(nil), v...)
+		}
+		err := tx.Bucket(bucketDeployments).ForEach(func(_, v []byte) error {
+			st.Deployments = append(st.Deployments, append([]byte(nil), v...))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return fmt.Errorf("instance key %x is not 8 bytes", k)
+			}
+			st.Instances[int64(binary.BigEndian.Uint64(k))] = append([]byte(nil), v...)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: load: %w", err)
+	}
+	return st, nil
+}
+
+// Instance returns the document of one instance.
+func (s *Store) Instance(ctx context.Context, key int64) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var doc []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketInstances).Get(keyOf(uint64(key))); v != nil {
+			doc = append([]byte(nil), v...)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: instance %d: %w", key, err)
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("boltstore: instance %d: %w", key, engine.ErrUnknownInstance)
+	}
+	return doc, nil
+}
+
+// ErrNoEngineDocument is returned by Commit for a batch without the
+// engine-level document, which every commit carries.
+var ErrNoEngineDocument = errors.New("boltstore: a commit must carry the engine document")
+
+// Commit writes b in one transaction (one sync unless NoSync).
+func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if b.Engine == nil {
+		return ErrNoEngineDocument
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketEngine).Put(keyState, b.Engine); err != nil {
+			return fmt.Errorf("engine document: %w", err)
+		}
+		deps := tx.Bucket(bucketDeployments)
+		for _, d := range b.Deployments {
+			seq, err := deps.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := deps.Put(keyOf(seq), d); err != nil {
+				return fmt.Errorf("deployment %d: %w", seq, err)
+			}
+		}
+		insts := tx.Bucket(bucketInstances)
+		keys := make([]int64, 0, len(b.Put))
+		for key := range b.Put {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys) // bbolt fills pages best in key order
+		for _, key := range keys {
+			if err := insts.Put(keyOf(uint64(key)), b.Put[key]); err != nil {
+				return fmt.Errorf("instance %d: %w", key, err)
+			}
+		}
+		for _, key := range b.Delete {
+			if err := insts.Delete(keyOf(uint64(key))); err != nil {
+				return fmt.Errorf("instance %d: %w", key, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("boltstore: commit: %w", err)
+	}
+	return nil
+}
+
+// keyOf is the 8-byte big-endian key of n, so keys sort as numbers.
+func keyOf(n uint64) []byte {
+	var k [8]byte
+	binary.BigEndian.PutUint64(k[:], n)
+	return k[:]
+}

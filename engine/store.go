@@ -1,0 +1,298 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/flowtrack/flowtrack/engine/internal/runtime"
+)
+
+// Store keeps an engine's state durable (WithStore). It holds the state
+// document of engine/STATE.md cut in pieces, so that a command rewrites
+// only what it changed: one engine-level document (clock, key counter,
+// message buffer, timer start events), the deployments (appended, never
+// rewritten) and one document per live instance, by instance key.
+//
+// engine/boltstore is the embedded implementation (one local file). A
+// Store is used by one engine at a time; the engine calls Commit from one
+// goroutine, never concurrently with itself.
+type Store interface {
+	// Load returns everything the store holds; an empty store returns a
+	// StoreState with a nil Engine.
+	Load(ctx context.Context) (*StoreState, error)
+	// Instance returns the document of one instance, or an error wrapping
+	// ErrUnknownInstance when the store holds none by that key.
+	Instance(ctx context.Context, key int64) ([]byte, error)
+	// Commit applies b atomically: after a crash the store holds all of
+	// it or none of it. Unless the store was opened without syncing, it
+	// is on stable storage when Commit returns.
+	Commit(ctx context.Context, b *StoreBatch) error
+}
+
+// StoreState is what a Store holds.
+type StoreState struct {
+	// Engine is the engine-level document; nil when the store is empty.
+	Engine []byte
+	// Deployments are the deployment documents, in the order committed.
+	Deployments [][]byte
+	// Instances are the instance documents by key.
+	Instances map[int64][]byte
+}
+
+// StoreBatch is what one commit writes: the state changed by the commands
+// it makes durable.
+type StoreBatch struct {
+	// Engine replaces the engine-level document.
+	Engine []byte
+	// Deployments are appended after those committed before.
+	Deployments [][]byte
+	// Put writes instance documents by key; Delete removes the documents
+	// of instances that have finished.
+	Put    map[int64][]byte
+	Delete []int64
+}
+
+// ErrStoreNotEmpty is returned by Restore given WithStore with a store that
+// already holds state: New opens such a store.
+var ErrStoreNotEmpty = errors.New("flowtrack: the store already holds an engine's state")
+
+// WithStore makes the engine durable in s. New with a store that holds
+// state resumes it: every instance goes on where it was (as Restore does,
+// so the clock rules of Restore apply), and on the real clock timers that
+// fell due while no engine ran fire at once, in due order. A store that is
+// empty gets the new engine's state.
+//
+// A command (Deploy, Start, CompleteJob, FailJob, ThrowError,
+// PublishMessage, BroadcastSignal, Advance, AdvanceTo, ResolveIncident,
+// Instance.Cancel) that returns without error has been made durable: the
+// engine settles after it and commits what changed. Commands that run at
+// the same time share one commit (group commit), so concurrent callers
+// share the cost of a sync. What changes without a command (timers firing
+// on the real clock) is committed with the next command, or by Close.
+//
+// The engine does not close s; close it after the engine. Observers
+// (Subscribe) must not give the engine input from inside their callback
+// (start a goroutine for that): a commit waits for the engine, observers
+// included, to settle, and the command would wait for the commit.
+//
+// # Why
+//
+// Writing after the command settles, rather than logging commands, needs
+// no replay on open (STATE.md: restore is not a replay), and writing only
+// the instances whose state changed keeps a commit proportional to the
+// work the commands did, not to the engine's size.
+func WithStore(s Store) Option { return func(cfg *config) { cfg.store = s } }
+
+// durability commits the engine's state to its store after commands.
+type durability struct {
+	store Store
+	// gate is held for reading by commands while they give the engine
+	// input, and for writing by a commit while it takes its snapshot: a
+	// snapshot never sees a command half given.
+	gate sync.RWMutex
+
+	mu      sync.Mutex
+	pending []chan error // the commands waiting for the next commit
+	closed  bool
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+
+	// The committer's own: what the store holds.
+	written map[int64]uint64 // instance key: its Changes reading
+	deploys int              // deployments written
+}
+
+// durably runs command apply under the store's rules: when it returns
+// without error, what it did has been committed. Without a store it only
+// runs apply.
+func (e *Engine) durably(ctx context.Context, apply func() error) error {
+	d := e.dur
+	if d == nil {
+		return apply()
+	}
+	d.gate.RLock()
+	err := apply()
+	d.gate.RUnlock()
+	if err != nil {
+		return err
+	}
+	return d.await(ctx)
+}
+
+// await waits for a commit whose snapshot is taken after now.
+func (d *durability) await(ctx context.Context) error {
+	ch := make(chan error, 1)
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("commit: %w", ErrClosed)
+	}
+	d.pending = append(d.pending, ch)
+	d.mu.Unlock()
+	select {
+	case d.kick <- struct{}{}:
+	default: // a kick is already waiting
+	}
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("commit: the command was taken but is not known to be durable: %w", ctx.Err())
+	}
+}
+
+// attach starts committing e's state to s. written and deploys say what s
+// holds already.
+func (e *Engine) attach(s Store, written map[int64]uint64, deploys int) {
+	d := &durability{store: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		written: written, deploys: deploys}
+	e.dur = d
+	go d.run(e)
+}
+
+// run is the committer: it takes the waiting commands, commits once for
+// all of them, and answers them. Commands arriving during a commit wait
+// for the next one, which is how several share one sync.
+func (d *durability) run(e *Engine) {
+	defer close(d.done)
+	for {
+		select {
+		case <-d.kick:
+		case <-d.stop:
+			return
+		}
+		d.gate.Lock()
+		d.mu.Lock()
+		batch := d.pending
+		d.pending = nil
+		d.mu.Unlock()
+		if len(batch) == 0 {
+			d.gate.Unlock()
+			continue
+		}
+		b, changes, deploys, err := d.snapshot(e)
+		d.gate.Unlock()
+		if err == nil {
+			err = d.commit(b, changes, deploys)
+		}
+		for _, ch := range batch {
+			ch <- err
+		}
+	}
+}
+
+// snapshot settles the engine and writes what changed since the last
+// commit. The caller holds the gate, so no command gives input meanwhile;
+// a timer firing on the real clock may still move an instance, and the
+// snapshot is then taken again.
+func (d *durability) snapshot(e *Engine) (*StoreBatch, map[int64]uint64, int, error) {
+	ctx := context.Background()
+	for {
+		doc, changes, err := e.rt.CheckpointChanged(ctx, d.written)
+		if errors.Is(err, ErrNotSettled) {
+			continue // a timer fired meanwhile: take it again
+		}
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("commit: %w", err)
+		}
+		deploys := len(doc.Deploys)
+		b, err := d.batchOf(doc, changes)
+		return b, changes, deploys, err
+	}
+}
+
+// batchOf cuts doc into what the store does not hold yet.
+func (d *durability) batchOf(doc *runtime.Document, changes map[int64]uint64) (*StoreBatch, error) {
+	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live))}
+	for _, dep := range doc.Deploys[d.deploys:] {
+		raw, err := json.Marshal(dep)
+		if err != nil {
+			return nil, fmt.Errorf("commit: deployment %s: %w", dep.Name, err)
+		}
+		b.Deployments = append(b.Deployments, raw)
+	}
+	for i := range doc.Live {
+		raw, err := json.Marshal(&doc.Live[i])
+		if err != nil {
+			return nil, fmt.Errorf("commit: instance %d: %w", doc.Live[i].Key, err)
+		}
+		b.Put[doc.Live[i].Key] = raw
+	}
+	for key := range d.written {
+		if _, live := changes[key]; !live {
+			b.Delete = append(b.Delete, key)
+		}
+	}
+	sort.Slice(b.Delete, func(i, j int) bool { return b.Delete[i] < b.Delete[j] })
+	doc.Deploys, doc.Live = nil, nil
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("commit: engine state: %w", err)
+	}
+	b.Engine = raw
+	return b, nil
+}
+
+// commit writes b and, once it is durable, records what the store holds.
+func (d *durability) commit(b *StoreBatch, changes map[int64]uint64, deploys int) error {
+	if err := d.store.Commit(context.Background(), b); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	d.written, d.deploys = changes, deploys
+	return nil
+}
+
+// close commits what changed without a command and stops the committer.
+func (d *durability) close() error {
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return nil
+	}
+	d.mu.Unlock()
+	err := d.await(context.Background())
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	close(d.stop)
+	<-d.done
+	return err
+}
+
+// documentOf puts what a store holds together into one state document.
+func documentOf(st *StoreState) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(st.Engine, &doc); err != nil {
+		return nil, fmt.Errorf("%w: the store's engine document: %v", ErrBadState, err)
+	}
+	deploys := make([]json.RawMessage, len(st.Deployments))
+	for i, raw := range st.Deployments {
+		deploys[i] = raw
+	}
+	keys := make([]int64, 0, len(st.Instances))
+	for k := range st.Instances {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	insts := make([]json.RawMessage, len(keys))
+	for i, k := range keys {
+		insts[i] = st.Instances[k]
+	}
+	var err error
+	if doc["deployments"], err = json.Marshal(deploys); err != nil {
+		return nil, fmt.Errorf("%w: the store's deployments: %v", ErrBadState, err)
+	}
+	if doc["instances"], err = json.Marshal(insts); err != nil {
+		return nil, fmt.Errorf("%w: the store's instances: %v", ErrBadState, err)
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
+	}
+	return raw, nil
+}
