@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -132,5 +134,89 @@ func TestStore_Reopen(t *testing.T) {
 		if count[typ] != want {
 			t.Errorf("%d %s records, want %d", count[typ], typ, want)
 		}
+	}
+}
+
+// wallClock stands for the real clock, reading a set time: it is not a
+// *clock.Virtual, so a restore fires overdue timers at once. It keeps the
+// callbacks due now for the test to run (the real clock runs them on
+// goroutines of their own); later ones never run.
+type wallClock struct {
+	now time.Time
+	mu  sync.Mutex
+	due []func()
+}
+
+func (c *wallClock) Now() time.Time { return c.now }
+
+func (c *wallClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	if d <= 0 {
+		c.mu.Lock()
+		c.due = append(c.due, f)
+		c.mu.Unlock()
+	}
+	return neverTimer{}
+}
+
+// run runs the callbacks due, in the order they were given.
+func (c *wallClock) run() {
+	c.mu.Lock()
+	due := c.due
+	c.due = nil
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+}
+
+type neverTimer struct{}
+
+func (neverTimer) Stop() bool { return true }
+
+// TestStore_OverdueTimers reopens a store after its timers fell due: on a
+// clock that is not virtual they fire at once, in due order.
+func TestStore_OverdueTimers(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "flowtrack.db")
+	e, s := open(t, path, engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	xml, err := os.ReadFile(filepath.Join("testdata", "timers.bpmn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy("timers.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := e.Start(ctx, "timers", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shut(t, e, s)
+
+	wall := &wallClock{now: clock.Epoch.Add(time.Hour)}
+	e, s = open(t, path, engine.WithClock(wall))
+	defer shut(t, e, s)
+	wall.run()
+	if err := e.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := e.Instance(inst.Key())
+	hist, err := got.History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fired, jobs []string
+	for _, ev := range hist {
+		switch ev.Type {
+		case engine.TimerFired:
+			fired = append(fired, ev.ElementID)
+		case engine.JobCreated:
+			jobs = append(jobs, ev.ElementID)
+		}
+	}
+	if want := []string{"t5", "t7", "t10"}; !slices.Equal(fired, want) {
+		t.Errorf("timers fired %v, want %v (due order)", fired, want)
+	}
+	if want := []string{"after5", "after7", "after10"}; !slices.Equal(jobs, want) {
+		t.Errorf("jobs created at %v, want %v", jobs, want)
 	}
 }

@@ -151,7 +151,9 @@ func (h *Hub) remove(id int64) {
 			delete(h.bySignal, s.mkey.name)
 		}
 	case Timer:
-		s.timer.Stop()
+		if s.timer != nil { // nil for an overdue timer of a restore (state.go)
+			s.timer.Stop()
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // Subscription is an open subscription as a checkpoint writes it and a
@@ -89,6 +91,13 @@ func (h *Hub) Restore(st State) error {
 		return fmt.Errorf("eventhub: restore into a hub with %d open subscriptions", len(h.subs))
 	}
 	h.timers = nil
+	// On a clock other than a virtual one, timers that fell due before
+	// the restore fire from one callback, in due order (subscription id
+	// among equals): separate callbacks would run in any order. A virtual
+	// clock fires them in due order at its next advance by itself.
+	_, virtual := h.clock.(*clock.Virtual)
+	now := h.clock.Now()
+	var overdue []timerEntry
 	subs := append([]Subscription(nil), st.Subs...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].ID < subs[j].ID })
 	for i, s := range subs {
@@ -111,7 +120,11 @@ func (h *Hub) Restore(st State) error {
 			h.bySignal[s.Name][s.ID] = ns
 		case Timer:
 			id := s.ID
-			ns.timer = h.clock.AfterFunc(s.Due.Sub(h.clock.Now()), func() { h.fire(id) })
+			if !virtual && !s.Due.After(now) {
+				overdue = append(overdue, timerEntry{due: s.Due, id: id}) // no timer of its own: fire skips it once gone
+			} else {
+				ns.timer = h.clock.AfterFunc(s.Due.Sub(now), func() { h.fire(id) })
+			}
 			heap.Push(&h.timers, timerEntry{due: s.Due, id: id})
 		default:
 			return fmt.Errorf("eventhub: subscription %d has kind %d, which the hub does not hold", s.ID, s.Kind)
@@ -129,5 +142,16 @@ func (h *Hub) Restore(st State) error {
 		}
 	}
 	h.nextID = st.LastID
+	if len(overdue) > 0 {
+		sort.Slice(overdue, func(i, j int) bool {
+			a, b := overdue[i], overdue[j]
+			return a.due.Before(b.due) || a.due.Equal(b.due) && a.id < b.id
+		})
+		h.clock.AfterFunc(0, func() {
+			for _, t := range overdue {
+				h.fire(t.id)
+			}
+		})
+	}
 	return nil
 }
