@@ -71,7 +71,9 @@ var ErrStoreNotEmpty = errors.New("flowtrack: the store already holds an engine'
 // Instance.Cancel) that returns without error has been made durable: the
 // engine settles after it and commits what changed. Commands that run at
 // the same time share one commit (group commit), so concurrent callers
-// share the cost of a sync. What changes without a command (timers firing
+// share the cost of a sync. A command whose commit fails returns the
+// store's error (wrapped): it was taken by the engine but is not known to
+// be durable, and the next commit writes it again. What changes without a command (timers firing
 // on the real clock) is committed with the next command, or by Close.
 //
 // The engine does not close s; close it after the engine. Observers

@@ -1,0 +1,199 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	goruntime "runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// jobXML waits on one job of type "work".
+const jobXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="work"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="done"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// memStore is a Store in memory that counts commits and can hold a commit
+// or fail it.
+type memStore struct {
+	mu      sync.Mutex
+	st      StoreState
+	commits int
+	fail    error
+	// hold, when set, makes the next Commit signal held and wait for
+	// release.
+	hold          bool
+	held, release chan struct{}
+}
+
+func newMemStore() *memStore {
+	return &memStore{st: StoreState{Instances: map[int64][]byte{}}}
+}
+
+func (m *memStore) Load(context.Context) (*StoreState, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := StoreState{Engine: m.st.Engine, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64][]byte{}}
+	for k, v := range m.st.Instances {
+		st.Instances[k] = v
+	}
+	return &st, nil
+}
+
+func (m *memStore) Instance(_ context.Context, key int64) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if doc, ok := m.st.Instances[key]; ok {
+		return doc, nil
+	}
+	return nil, ErrUnknownInstance
+}
+
+func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
+	m.mu.Lock()
+	if m.hold {
+		m.hold = false
+		m.mu.Unlock()
+		m.held <- struct{}{}
+		<-m.release
+		m.mu.Lock()
+	}
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.commits++
+	m.st.Engine = b.Engine
+	m.st.Deployments = append(m.st.Deployments, b.Deployments...)
+	for k, v := range b.Put {
+		m.st.Instances[k] = v
+	}
+	for _, k := range b.Delete {
+		delete(m.st.Instances, k)
+	}
+	return nil
+}
+
+func (m *memStore) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.commits
+}
+
+// TestWithStore_GroupCommit holds one commit while eight commands arrive:
+// they all wait for, and share, the one next commit.
+func TestWithStore_GroupCommit(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close(ctx)) }()
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+
+	m.mu.Lock()
+	m.hold, m.held, m.release = true, make(chan struct{}), make(chan struct{})
+	m.mu.Unlock()
+	before := m.count()
+	errs := make(chan error, 9)
+	go func() { _, err := e.Start(ctx, "p", nil); errs <- err }()
+	<-m.held // the first command's commit is under way
+	for range 8 {
+		go func() { _, err := e.Start(ctx, "p", nil); errs <- err }()
+	}
+	for pending := 0; pending < 8; goruntime.Gosched() {
+		e.dur.mu.Lock()
+		pending = len(e.dur.pending)
+		e.dur.mu.Unlock()
+	}
+	close(m.release)
+	for range 9 {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, before+2, m.count(), "nine commands, the last eight arriving during the first one's commit")
+	st, err := m.Load(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Instances, 9)
+}
+
+// TestWithStore_CommitError: a command whose commit fails returns the
+// store's error, and the next commit writes what the failed one did not.
+func TestWithStore_CommitError(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close(ctx)) }()
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+
+	errDisk := errors.New("disk full")
+	m.mu.Lock()
+	m.fail = errDisk
+	m.mu.Unlock()
+	inst, err := e.Start(ctx, "p", nil)
+	require.ErrorIs(t, err, errDisk)
+	require.Nil(t, inst)
+
+	m.mu.Lock()
+	m.fail = nil
+	m.mu.Unlock()
+	_, err = e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	st, err := m.Load(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Instances, 2, "the instance of the failed commit is written by the next one")
+
+	r, err := New(WithStore(m))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.Len(t, r.Instances(), 2)
+	require.Len(t, r.Jobs(JobFilter{Type: "work"}), 2)
+}
+
+// TestRestore_WithStore: Restore fills an empty store, which New then
+// resumes; it refuses a store that holds state.
+func TestRestore_WithStore(t *testing.T) {
+	ctx := context.Background()
+	e, err := New(WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close(ctx)) }()
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	doc, err := e.Checkpoint(ctx)
+	require.NoError(t, err)
+
+	m := newMemStore()
+	r, err := Restore(doc, WithStore(m))
+	require.NoError(t, err)
+	require.NoError(t, r.Close(ctx))
+	raw, err := m.Instance(ctx, inst.Key())
+	require.NoError(t, err)
+	require.Contains(t, string(raw), `"processKey"`)
+
+	_, err = Restore(doc, WithStore(m))
+	require.ErrorIs(t, err, ErrStoreNotEmpty)
+
+	again, err := New(WithStore(m))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, again.Close(ctx)) }()
+	jobs := again.Jobs(JobFilter{InstanceKey: inst.Key()})
+	require.Len(t, jobs, 1)
+	require.NoError(t, again.CompleteJob(ctx, jobs[0].Key, nil))
+	st, err := m.Load(ctx)
+	require.NoError(t, err)
+	require.Empty(t, st.Instances, "a finished instance leaves the store")
+}
