@@ -449,17 +449,18 @@ func New(opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	written := map[int64]uint64{}
-	for _, inst := range e.rt.Instances() {
-		written[inst.Key()] = inst.Changes()
+	stored := make(map[int64]bool, len(st.Instances))
+	for key := range st.Instances {
+		stored[key] = true
 	}
-	e.attach(cfg.store, written, len(st.Deployments))
+	e.attach(cfg.store, stored, len(st.Deployments))
 	return e, nil
 }
 
 // attachFresh attaches the empty store of the configuration and commits
 // the engine's state to it.
 func (e *Engine) attachFresh() error {
+	e.rt.Redirty(e.rt.Instances()) // a restored engine's instances are new to the store
 	e.attach(e.cfg.store, nil, 0)
 	if err := e.dur.await(context.Background()); err != nil {
 		_ = e.Close(context.Background())

@@ -105,8 +105,8 @@ type durability struct {
 	done    chan struct{}
 
 	// The committer's own: what the store holds.
-	written map[int64]uint64 // instance key: its Changes reading
-	deploys int              // deployments written
+	stored  map[int64]bool // the keys of the instances
+	deploys int            // deployments written
 }
 
 // durably runs command apply under the store's rules: when it returns
@@ -148,11 +148,14 @@ func (d *durability) await(ctx context.Context) error {
 	}
 }
 
-// attach starts committing e's state to s. written and deploys say what s
-// holds already.
-func (e *Engine) attach(s Store, written map[int64]uint64, deploys int) {
+// attach starts committing e's state to s. stored holds the keys of the
+// instances s holds, deploys how many deployments.
+func (e *Engine) attach(s Store, stored map[int64]bool, deploys int) {
+	if stored == nil {
+		stored = map[int64]bool{}
+	}
 	d := &durability{store: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		written: written, deploys: deploys}
+		stored: stored, deploys: deploys}
 	e.dur = d
 	go d.run(e)
 }
@@ -177,10 +180,15 @@ func (d *durability) run(e *Engine) {
 			d.gate.Unlock()
 			continue
 		}
-		b, changes, deploys, err := d.snapshot(e)
+		b, deploys, taken, err := d.snapshot(e)
 		d.gate.Unlock()
 		if err == nil {
-			err = d.commit(b, changes, deploys)
+			if err = d.store.Commit(context.Background(), b); err != nil {
+				err = fmt.Errorf("commit: %w", err)
+				e.rt.Redirty(taken) // the next commit writes them
+			} else {
+				d.committed(b, deploys)
+			}
 		}
 		for _, ch := range batch {
 			ch <- err
@@ -192,24 +200,27 @@ func (d *durability) run(e *Engine) {
 // commit. The caller holds the gate, so no command gives input meanwhile;
 // a timer firing on the real clock may still move an instance, and the
 // snapshot is then taken again.
-func (d *durability) snapshot(e *Engine) (*StoreBatch, map[int64]uint64, int, error) {
-	ctx := context.Background()
+func (d *durability) snapshot(e *Engine) (b *StoreBatch, deploys int, taken []*runtime.Instance, err error) {
 	for {
-		doc, changes, err := e.rt.CheckpointChanged(ctx, d.written)
+		doc, ended, taken, err := e.rt.CheckpointDirty(context.Background())
 		if errors.Is(err, ErrNotSettled) {
 			continue // a timer fired meanwhile: take it again
 		}
 		if err != nil {
-			return nil, nil, 0, fmt.Errorf("commit: %w", err)
+			return nil, 0, nil, fmt.Errorf("commit: %w", err)
 		}
 		deploys := len(doc.Deploys)
-		b, err := d.batchOf(doc, changes)
-		return b, changes, deploys, err
+		b, err := d.batchOf(doc, ended)
+		if err != nil {
+			e.rt.Redirty(taken)
+			return nil, 0, nil, err
+		}
+		return b, deploys, taken, nil
 	}
 }
 
 // batchOf cuts doc into what the store does not hold yet.
-func (d *durability) batchOf(doc *runtime.Document, changes map[int64]uint64) (*StoreBatch, error) {
+func (d *durability) batchOf(doc *runtime.Document, ended []int64) (*StoreBatch, error) {
 	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live))}
 	for _, dep := range doc.Deploys[d.deploys:] {
 		raw, err := json.Marshal(dep)
@@ -225,12 +236,11 @@ func (d *durability) batchOf(doc *runtime.Document, changes map[int64]uint64) (*
 		}
 		b.Put[doc.Live[i].Key] = raw
 	}
-	for key := range d.written {
-		if _, live := changes[key]; !live {
+	for _, key := range ended {
+		if d.stored[key] {
 			b.Delete = append(b.Delete, key)
 		}
 	}
-	sort.Slice(b.Delete, func(i, j int) bool { return b.Delete[i] < b.Delete[j] })
 	doc.Deploys, doc.Live = nil, nil
 	raw, err := json.Marshal(doc)
 	if err != nil {
@@ -240,13 +250,15 @@ func (d *durability) batchOf(doc *runtime.Document, changes map[int64]uint64) (*
 	return b, nil
 }
 
-// commit writes b and, once it is durable, records what the store holds.
-func (d *durability) commit(b *StoreBatch, changes map[int64]uint64, deploys int) error {
-	if err := d.store.Commit(context.Background(), b); err != nil {
-		return fmt.Errorf("commit: %w", err)
+// committed records what the store holds after b.
+func (d *durability) committed(b *StoreBatch, deploys int) {
+	for key := range b.Put {
+		d.stored[key] = true
 	}
-	d.written, d.deploys = changes, deploys
-	return nil
+	for _, key := range b.Delete {
+		delete(d.stored, key)
+	}
+	d.deploys = deploys
 }
 
 // close commits what changed without a command and stops the committer.

@@ -52,9 +52,38 @@ func (h *Hub) State() State {
 	defer h.mu.Unlock()
 	st := State{LastID: h.nextID}
 	for _, s := range h.subs {
-		st.Subs = append(st.Subs, Subscription{ID: s.id, Kind: s.kind, Name: s.mkey.name, Key: s.mkey.key, Def: s.def, Due: s.due, R: s.r})
+		st.Subs = append(st.Subs, s.state())
 	}
 	sort.Slice(st.Subs, func(i, j int) bool { return st.Subs[i].ID < st.Subs[j].ID })
+	st.Messages = h.buffered()
+	return st
+}
+
+// StateOf is State with only the open subscriptions among ids: what a
+// store that writes the instances a command changed needs, at the cost of
+// those, not of every subscription.
+func (h *Hub) StateOf(ids []int64) State {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := State{LastID: h.nextID}
+	for _, id := range ids {
+		if s := h.subs[id]; s != nil {
+			st.Subs = append(st.Subs, s.state())
+		}
+	}
+	sort.Slice(st.Subs, func(i, j int) bool { return st.Subs[i].ID < st.Subs[j].ID })
+	st.Messages = h.buffered()
+	return st
+}
+
+func (s *sub) state() Subscription {
+	return Subscription{ID: s.id, Kind: s.kind, Name: s.mkey.name, Key: s.mkey.key, Def: s.def, Due: s.due, R: s.r}
+}
+
+// buffered returns the messages alive in the buffer, ordered by name and
+// key, and by publication within one name and key. The caller holds mu.
+func (h *Hub) buffered() []Buffered {
+	var out []Buffered
 	keys := make([]msgKey, 0, len(h.buffer))
 	for k := range h.buffer {
 		keys = append(keys, k)
@@ -73,10 +102,10 @@ func (h *Hub) State() State {
 				b.Correlated = append(b.Correlated, def)
 			}
 			sort.Strings(b.Correlated)
-			st.Messages = append(st.Messages, b)
+			out = append(out, b)
 		}
 	}
-	return st
+	return out
 }
 
 // Restore opens st's subscriptions under their own ids, in id order (so

@@ -51,32 +51,54 @@ func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, 
 	return e.checkpoint(ctx, &key, nil)
 }
 
-// CheckpointChanged settles the engine and returns what a store writes
+// CheckpointDirty settles the engine and returns what a store writes
 // after a batch of commands: the engine-level state (clock, key counter,
-// deployments, message buffer, timer start events) and, in Live, only the
-// live instances whose Changes reading differs from written[key] (or
-// that written lacks). changes holds every live instance's reading as of
-// its document (unchanged ones keep theirs), for the next call. Finished
-// instances are left out: a store deletes the keys changes lacks.
-func (e *Engine) CheckpointChanged(ctx context.Context, written map[int64]uint64) (doc *Document, changes map[int64]uint64, err error) {
-	changes = map[int64]uint64{}
-	doc, err = e.checkpoint(ctx, nil, func(inst *Instance) bool {
-		c := inst.Changes() // read before the document: a later change is written again next time
-		old, ok := written[inst.key]
-		changes[inst.key] = c
-		return !ok || old != c
+// deployments, message buffer, timer start events) and, in Live, the
+// live instances changed since the last call. ended lists the keys of
+// the instances changed since then that are no longer live, and taken
+// every instance the call took off the dirty list: a caller that fails
+// to store the result gives them back with Redirty. Finished instances
+// are not written.
+func (e *Engine) CheckpointDirty(ctx context.Context) (doc *Document, ended []int64, taken []*Instance, err error) {
+	doc, err = e.checkpoint(ctx, nil, func() []*Instance {
+		e.dirtyMu.Lock()
+		taken = e.dirty
+		e.dirty = nil
+		for _, inst := range taken {
+			inst.dirty.Store(false) // before its document: a later change lists it again
+		}
+		e.dirtyMu.Unlock()
+		sort.Slice(taken, func(i, j int) bool { return taken[i].key < taken[j].key })
+		var live []*Instance
+		e.mu.Lock()
+		for _, inst := range taken {
+			if e.live[inst.key] == inst {
+				live = append(live, inst)
+			} else {
+				ended = append(ended, inst.key)
+			}
+		}
+		e.mu.Unlock()
+		return live
 	})
 	if err != nil {
-		return nil, nil, err
+		e.Redirty(taken)
+		return nil, nil, nil, err
 	}
-	doc.Finished = nil
-	return doc, changes, nil
+	return doc, ended, taken, nil
+}
+
+// Redirty lists insts as changed again, for the next CheckpointDirty.
+func (e *Engine) Redirty(insts []*Instance) {
+	for _, inst := range insts {
+		inst.markDirty()
+	}
 }
 
 // checkpoint writes the engine's state: with only, the call tree of that
-// instance; else the live instances pick selects (nil: all) and the
-// finished ones.
-func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func(*Instance) bool) (*Document, error) {
+// instance; with pick, the live instances it returns, called once the
+// engine has settled; else every live instance and the finished ones.
+func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func() []*Instance) (*Document, error) {
 	if err := e.Settle(ctx); err != nil {
 		return nil, err
 	}
@@ -122,15 +144,11 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func(*Instanc
 		doc.LastKey = e.keys.Load()
 		return doc, nil
 	}
-	insts := e.Instances()
+	var insts []*Instance
 	if pick != nil {
-		var picked []*Instance
-		for _, inst := range insts {
-			if pick(inst) {
-				picked = append(picked, inst)
-			}
-		}
-		insts = picked
+		insts = pick()
+	} else {
+		insts = e.Instances()
 	}
 	live, err := e.instanceDocs(ctx, insts, indexes)
 	if err != nil {
@@ -138,10 +156,29 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func(*Instanc
 	}
 	doc.Live = live
 	for _, inst := range finished {
+		if pick != nil {
+			break // a store keeps live instances only
+		}
 		doc.Finished = append(doc.Finished, inst.finishedDoc())
 	}
 
-	hub := e.hub.State()
+	var hub eventhub.State
+	if pick != nil {
+		// Only the subscriptions written matter: looking them up costs
+		// what the commands changed, not what the engine holds.
+		var ids []int64
+		for id := range timerStarts {
+			ids = append(ids, id)
+		}
+		for i := range doc.Live {
+			for _, sd := range doc.Live[i].Subs {
+				ids = append(ids, sd.ID)
+			}
+		}
+		hub = e.hub.StateOf(ids)
+	} else {
+		hub = e.hub.State()
+	}
 	doc.Hub.LastSubscription = hub.LastID
 	for _, m := range hub.Messages {
 		doc.Hub.Messages = append(doc.Hub.Messages, MessageDoc{Name: m.Name, CorrelationKey: m.Key, MessageID: m.ID,

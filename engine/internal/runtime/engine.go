@@ -93,10 +93,14 @@ type Engine struct {
 	keys  atomic.Int64
 	busy  *quiescence
 
-	mu        sync.Mutex
-	closed    bool
-	plans     map[string][]*Plan // by process id, oldest version first
-	live      map[int64]*Instance
+	mu     sync.Mutex
+	closed bool
+	plans  map[string][]*Plan // by process id, oldest version first
+	live   map[int64]*Instance
+	// dirty lists the instances changed since the last CheckpointDirty
+	// (Instance.dirty), live or finished since.
+	dirtyMu   sync.Mutex
+	dirty     []*Instance
 	finished  []*Instance // ring of recently finished instances
 	finNext   int
 	byKey     map[int64]*Instance // finished instances still in the ring
@@ -354,6 +358,7 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	}
 	e.live[inst.key] = inst
 	e.mu.Unlock()
+	inst.markDirty()
 	e.busy.add(1) // the first token
 	if inst.direct {
 		inst.startAt, inst.trigger = t.node, trigger

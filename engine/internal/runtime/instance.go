@@ -107,16 +107,24 @@ type Instance struct {
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
-	// changes counts the intake messages that may have changed the
-	// instance's state (every one but a read-only command): a store
-	// writes an instance again only when it moved since the last write.
-	changes atomic.Uint64
+	// dirty is set, and the instance listed in Engine.dirty, when an
+	// intake message may change its state (every one but a read-only
+	// command); CheckpointDirty clears it. A store writes only the
+	// instances listed.
+	dirty atomic.Bool
 }
 
-// Changes returns a counter that grows whenever the instance's state may
-// have changed; equal readings bracket no change. A store compares it
-// with the reading it last wrote to find the instances to write again.
-func (inst *Instance) Changes() uint64 { return inst.changes.Load() }
+// markDirty lists inst among the instances changed since the last
+// CheckpointDirty, once.
+func (inst *Instance) markDirty() {
+	if inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
+		return
+	}
+	e := inst.eng
+	e.dirtyMu.Lock()
+	e.dirty = append(e.dirty, inst)
+	e.dirtyMu.Unlock()
+}
 
 // tokenView is the loop's record of one token: where it is and why it
 // waits. It is the loop-owned position view of SRD-028: nothing else reads

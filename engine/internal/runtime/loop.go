@@ -121,7 +121,7 @@ type delivery struct {
 // changes.
 func (inst *Instance) handle(m message) {
 	if m.kind != msgCommand || !m.more.cmd.op.readOnly() {
-		inst.changes.Add(1)
+		inst.markDirty()
 	}
 	switch m.kind {
 	case msgCommand:
