@@ -1,10 +1,7 @@
 // Package boltstore is flowtrack's embedded store: an engine's state in one
-// local file, through bbolt, with no server to run.
-//
-//	s, err := boltstore.Open("flowtrack.db", nil)
-//	if err != nil { ... }
-//	defer s.Close()
-//	e, err := engine.New(engine.WithStore(s)) // resumes what the file holds
+// local file, through bbolt, with no server to run. Open the file and hand
+// it to engine.WithStore; a second engine opened on the file resumes what
+// it holds (see Example).
 //
 // The file holds three buckets: "engine" (the engine-level document under
 // the key "state"), "deployments" (one document per deployment, by an
