@@ -81,6 +81,17 @@ func (e *Engine) CheckpointDirty(ctx context.Context) (doc *Document, ended []in
 		e.mu.Unlock()
 		return live
 	})
+	if err == nil {
+		// An instance that moved while the documents were taken (a timer
+		// on the real clock) may have changed another one already
+		// written, as a called instance ending changes its caller: the
+		// documents would not be one settled moment.
+		e.dirtyMu.Lock()
+		if len(e.dirty) > 0 {
+			err = fmt.Errorf("checkpoint: %d instances moved meanwhile: %w", len(e.dirty), ErrNotSettled)
+		}
+		e.dirtyMu.Unlock()
+	}
 	if err != nil {
 		e.Redirty(taken)
 		return nil, nil, nil, err
