@@ -50,8 +50,14 @@ func TestMain(m *testing.M) {
 // instances whose key modulo crashWorkers is w.
 const crashWorkers = 4
 
-// crashChild runs the workload until it is killed. Each line it prints is
-// one acknowledged command:
+// crashChild runs the workload until it is killed. It prints a line
+// before a command that may start or end an instance, since a kill between
+// the commit and the acknowledgement leaves it done but not acknowledged:
+//
+//	try start ORDER   an instance with orderId ORDER is being started
+//	try ship KEY      the ship job of instance KEY is being completed
+//
+// and a line for each acknowledged command:
 //
 //	start KEY ORDER   an instance started with orderId ORDER
 //	complete JOB TYPE KEY   job JOB of type TYPE of instance KEY completed
@@ -97,6 +103,7 @@ func crashChild(path string, seed int64) {
 				switch r := rng.Intn(20); {
 				case r < 3:
 					order := fmt.Sprintf("s%d-w%d-%d", seed, w, i)
+					ack("try start %s", order)
 					inst, err := e.Start(ctx, "mixed", map[string]any{"orderId": order})
 					if err != nil {
 						fail("start", err)
@@ -116,6 +123,7 @@ func crashChild(path string, seed int64) {
 					vars := map[string]any{"packed": true}
 					if j.Type == "ship" {
 						vars = map[string]any{"shipped": true}
+						ack("try ship %d", j.InstanceKey)
 					}
 					if err := e.CompleteJob(ctx, j.Key, vars); err != nil {
 						fail("complete", err)
@@ -153,8 +161,11 @@ func crashChild(path string, seed int64) {
 	wg.Wait()
 }
 
-// acked is what the children acknowledged, over all their runs.
+// acked is what the children acknowledged, over all their runs, and
+// what they tried.
 type acked struct {
+	triedStart map[string]bool // orderIds
+	triedShip  map[int64]bool  // instance keys
 	starts    map[int64]string // instance key: orderId
 	completed map[int64]string // job key: type
 	shipped   map[int64]bool   // instance keys whose ship job completed
@@ -171,6 +182,14 @@ func (a *acked) read(t *testing.T, line string) {
 			t.Fatalf("child printed %q: %v", line, err)
 		}
 		return n
+	}
+	switch {
+	case len(f) == 3 && f[0] == "try" && f[1] == "start":
+		a.triedStart[f[2]] = true
+		return
+	case len(f) == 3 && f[0] == "try" && f[1] == "ship":
+		a.triedShip[num(2)] = true
+		return
 	}
 	a.commands++
 	switch {
@@ -197,7 +216,7 @@ func (a *acked) read(t *testing.T, line string) {
 func TestStore_Crash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	rng := rand.New(rand.NewSource(1))
-	a := &acked{starts: map[int64]string{}, completed: map[int64]string{}, shipped: map[int64]bool{}, published: map[string]bool{}}
+	a := &acked{triedStart: map[string]bool{}, triedShip: map[int64]bool{}, starts: map[int64]string{}, completed: map[int64]string{}, shipped: map[int64]bool{}, published: map[string]bool{}}
 	for kill := range *crashKills {
 		after := 20 + rng.Intn(150) // acknowledged commands before the kill
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -258,21 +277,25 @@ func verifyCrash(t *testing.T, path string, a *acked) {
 		}
 		orders[order] = inst.Key()
 		if _, ok := a.starts[inst.Key()]; !ok {
+			if !a.triedStart[order] {
+				t.Errorf("instance %d runs order %q, which no child started", inst.Key(), order)
+			}
 			unacked++ // started just before a kill: committed, not yet acknowledged
 		}
 	}
-	if unacked > *crashKills*crashWorkers {
-		t.Errorf("%d live instances whose start nobody acknowledged, more than the kills (%d) times the workers could leave", unacked, *crashKills)
-	}
+	finishedUnacked := 0
 	for key, order := range a.starts {
 		_, isLive := live[key]
 		switch {
 		case isLive && a.shipped[key]:
 			t.Errorf("instance %d (%s) is live, but its ship job's completion was acknowledged", key, order)
-		case !isLive && !a.shipped[key]:
+		case !isLive && !a.shipped[key] && !a.triedShip[key]:
 			t.Errorf("instance %d (%s) was acknowledged started and is lost", key, order)
+		case !isLive && !a.shipped[key]:
+			finishedUnacked++ // its ship job was being completed when the child was killed: committed, not acknowledged
 		}
 	}
+	t.Logf("committed but not acknowledged when killed: %d starts, %d last job completions", unacked, finishedUnacked)
 	open := map[int64]bool{}
 	for _, j := range e.Jobs(engine.JobFilter{}) {
 		open[j.Key] = true
