@@ -164,13 +164,13 @@ func crashChild(path string, seed int64) {
 // acked is what the children acknowledged, over all their runs, and
 // what they tried.
 type acked struct {
-	triedStart map[string]bool // orderIds
-	triedShip  map[int64]bool  // instance keys
-	starts    map[int64]string // instance key: orderId
-	completed map[int64]string // job key: type
-	shipped   map[int64]bool   // instance keys whose ship job completed
-	published map[string]bool  // orderIds
-	commands  int
+	triedStart map[string]bool  // orderIds
+	triedShip  map[int64]bool   // instance keys
+	starts     map[int64]string // instance key: orderId
+	completed  map[int64]string // job key: type
+	shipped    map[int64]bool   // instance keys whose ship job completed
+	published  map[string]bool  // orderIds
+	commands   int
 }
 
 func (a *acked) read(t *testing.T, line string) {
