@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -62,10 +63,24 @@ func jobOf(t *testing.T, e *engine.Engine, typ string, inst int64) engine.Job {
 // TestStore_Reopen runs an instance through every kind of wait, closing
 // and reopening the engine on the file between any two commands: each
 // command's effect is there after the reopen, and nothing happens twice.
+// The engine switches resumption mode at every reopen.
 func TestStore_Reopen(t *testing.T) {
+	t.Run("goroutines first", func(t *testing.T) { testReopen(t, engine.ResumeGoroutines) })
+	t.Run("direct first", func(t *testing.T) { testReopen(t, engine.ResumeDirect) })
+}
+
+func testReopen(t *testing.T, mode engine.Resumption) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "flowtrack.db")
-	e, s := open(t, path, engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	other := func() engine.Option {
+		if mode == engine.ResumeGoroutines {
+			mode = engine.ResumeDirect
+		} else {
+			mode = engine.ResumeGoroutines
+		}
+		return engine.WithResumption(mode)
+	}
+	e, s := open(t, path, engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(mode))
 	if _, err := e.Deploy("mixed.bpmn", mixedXML(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +91,7 @@ func TestStore_Reopen(t *testing.T) {
 	key := inst.Key()
 	shut(t, e, s)
 
-	e, s = open(t, path)
+	e, s = open(t, path, other())
 	if got := e.Now(); !got.Equal(clock.Epoch) {
 		t.Fatalf("reopened clock reads %s, want the virtual clock's %s", got, clock.Epoch)
 	}
@@ -90,7 +105,7 @@ func TestStore_Reopen(t *testing.T) {
 	}
 	shut(t, e, s)
 
-	e, s = open(t, path)
+	e, s = open(t, path, other())
 	if err := e.CompleteJob(ctx, pack.Key, nil); !errors.Is(err, engine.ErrUnknownJob) {
 		t.Fatalf("completing job %d again after a reopen: %v, want ErrUnknownJob", pack.Key, err)
 	}
@@ -102,7 +117,7 @@ func TestStore_Reopen(t *testing.T) {
 	}
 	shut(t, e, s)
 
-	e, s = open(t, path, engine.WithRetainFinished(8))
+	e, s = open(t, path, engine.WithRetainFinished(8), other())
 	defer shut(t, e, s)
 	ship := jobOf(t, e, "ship", key)
 	if err := e.CompleteJob(ctx, ship.Key, map[string]any{"shipped": true}); err != nil {
@@ -218,5 +233,72 @@ func TestStore_OverdueTimers(t *testing.T) {
 	}
 	if want := []string{"after5", "after7", "after10"}; !slices.Equal(jobs, want) {
 		t.Errorf("jobs created at %v, want %v", jobs, want)
+	}
+}
+
+func TestOpen_Errors(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := boltstore.Open(garbage, nil); err == nil || !strings.Contains(err.Error(), garbage) {
+		if s != nil {
+			_ = s.Close()
+		}
+		t.Fatalf("opening a file that is no database: %v, want an error naming it", err)
+	}
+
+	held := filepath.Join(dir, "held.db")
+	s, err := boltstore.Open(held, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s2, err := boltstore.Open(held, &boltstore.Options{LockTimeout: 10 * time.Millisecond}); err == nil {
+		_ = s2.Close()
+		t.Fatal("a second Open of a file in use succeeded")
+	}
+}
+
+func TestStore_InstanceAndCommit(t *testing.T) {
+	ctx := context.Background()
+	s, err := boltstore.Open(filepath.Join(t.TempDir(), "s.db"), &boltstore.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Commit(ctx, &engine.StoreBatch{}); !errors.Is(err, boltstore.ErrNoEngineDocument) {
+		t.Fatalf("a commit without the engine document: %v, want ErrNoEngineDocument", err)
+	}
+	st, err := s.Load(ctx)
+	if err != nil || st.Engine != nil || len(st.Instances) != 0 {
+		t.Fatalf("an empty store loads %+v, %v", st, err)
+	}
+	batch := &engine.StoreBatch{Engine: []byte(`{"e":1}`), Deployments: [][]byte{[]byte(`"d1"`), []byte(`"d2"`)},
+		Put: map[int64][]byte{3: []byte(`"i3"`), 1 << 40: []byte(`"big"`)}}
+	if err := s.Commit(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"e":2}`), Deployments: [][]byte{[]byte(`"d3"`)}, Delete: []int64{3}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Instance(ctx, 3); !errors.Is(err, engine.ErrUnknownInstance) {
+		t.Fatalf("a deleted instance: %v, want ErrUnknownInstance", err)
+	}
+	doc, err := s.Instance(ctx, 1<<40)
+	if err != nil || string(doc) != `"big"` {
+		t.Fatalf("instance 1<<40: %q, %v", doc, err)
+	}
+	st, err = s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deps []string
+	for _, d := range st.Deployments {
+		deps = append(deps, string(d))
+	}
+	if string(st.Engine) != `{"e":2}` || !slices.Equal(deps, []string{`"d1"`, `"d2"`, `"d3"`}) || len(st.Instances) != 1 {
+		t.Fatalf("loaded engine %s, deployments %v, %d instances", st.Engine, deps, len(st.Instances))
 	}
 }
