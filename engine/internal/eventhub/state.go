@@ -111,8 +111,8 @@ func (h *Hub) buffered() []Buffered {
 // Restore opens st's subscriptions under their own ids, in id order (so
 // that signals, message correlation and equal timers keep their order),
 // buffers its messages and goes on numbering after st.LastID. It is for a
-// hub that holds no subscription, before anything else uses it; timers
-// already due fire at the clock's next opportunity.
+// hub that holds no subscription, before anything else uses it. Its
+// timers do not run until Arm: the receivers must be ready first.
 func (h *Hub) Restore(st State) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -120,13 +120,7 @@ func (h *Hub) Restore(st State) error {
 		return fmt.Errorf("eventhub: restore into a hub with %d open subscriptions", len(h.subs))
 	}
 	h.timers = nil
-	// On a clock other than a virtual one, timers that fell due before
-	// the restore fire from one callback, in due order (subscription id
-	// among equals): separate callbacks would run in any order. A virtual
-	// clock fires them in due order at its next advance by itself.
-	_, virtual := h.clock.(*clock.Virtual)
-	now := h.clock.Now()
-	var overdue []timerEntry
+	h.unarmed = nil
 	subs := append([]Subscription(nil), st.Subs...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].ID < subs[j].ID })
 	for i, s := range subs {
@@ -148,13 +142,8 @@ func (h *Hub) Restore(st State) error {
 			}
 			h.bySignal[s.Name][s.ID] = ns
 		case Timer:
-			id := s.ID
-			if !virtual && !s.Due.After(now) {
-				overdue = append(overdue, timerEntry{due: s.Due, id: id}) // no timer of its own: fire skips it once gone
-			} else {
-				ns.timer = h.clock.AfterFunc(s.Due.Sub(now), func() { h.fire(id) })
-			}
-			heap.Push(&h.timers, timerEntry{due: s.Due, id: id})
+			heap.Push(&h.timers, timerEntry{due: s.Due, id: s.ID})
+			h.unarmed = append(h.unarmed, timerEntry{due: s.Due, id: s.ID})
 		default:
 			return fmt.Errorf("eventhub: subscription %d has kind %d, which the hub does not hold", s.ID, s.Kind)
 		}
@@ -171,16 +160,43 @@ func (h *Hub) Restore(st State) error {
 		}
 	}
 	h.nextID = st.LastID
-	if len(overdue) > 0 {
-		sort.Slice(overdue, func(i, j int) bool {
-			a, b := overdue[i], overdue[j]
-			return a.due.Before(b.due) || a.due.Equal(b.due) && a.id < b.id
-		})
-		h.clock.AfterFunc(0, func() {
-			for _, t := range overdue {
-				h.fire(t.id)
-			}
-		})
-	}
 	return nil
+}
+
+// Arm starts the timers of Restore still open, once their receivers can
+// take deliveries. On a clock other than a virtual one, timers that fell
+// due before the restore fire from one callback, in due order
+// (subscription id among equals): separate callbacks would run in any
+// order. A virtual clock fires them in due order at its next advance by
+// itself.
+func (h *Hub) Arm() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, virtual := h.clock.(*clock.Virtual)
+	now := h.clock.Now()
+	var overdue []timerEntry
+	for _, t := range h.unarmed {
+		s := h.subs[t.id]
+		switch {
+		case s == nil:
+		case !virtual && !t.due.After(now):
+			overdue = append(overdue, t) // no timer of its own: fire skips it once gone
+		default:
+			id := t.id
+			s.timer = h.clock.AfterFunc(t.due.Sub(now), func() { h.fire(id) })
+		}
+	}
+	h.unarmed = nil
+	if len(overdue) == 0 {
+		return
+	}
+	sort.Slice(overdue, func(i, j int) bool {
+		a, b := overdue[i], overdue[j]
+		return a.due.Before(b.due) || a.due.Equal(b.due) && a.id < b.id
+	})
+	h.clock.AfterFunc(0, func() {
+		for _, t := range overdue {
+			h.fire(t.id)
+		}
+	})
 }
