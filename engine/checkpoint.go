@@ -90,7 +90,10 @@ func (e *Engine) CheckpointInstance(ctx context.Context, key int64) ([]byte, err
 // An error wrapping ErrBadState for a document that is not a state
 // document, has a newer version, or does not hold together (a deployment
 // that no longer deploys, a token at an element the process lacks, ...);
-// nothing is left running then. The errors of New for bad options.
+// nothing is left running then. The errors of New for bad options. With
+// WithStore, ErrStoreNotEmpty for a store that holds state already (New
+// resumes that), or the store's error: the restored state is committed to
+// the store before Restore returns.
 func Restore(state []byte, opts ...Option) (*Engine, error) {
 	var cfg config
 	for _, o := range opts {

@@ -302,3 +302,30 @@ func TestStore_InstanceAndCommit(t *testing.T) {
 		t.Fatalf("loaded engine %s, deployments %v, %d instances", st.Engine, deps, len(st.Instances))
 	}
 }
+
+// TestStore_TimerStart reopens the store between the firings of a timer
+// start event's cycle: each reopen goes on with the firings left, none
+// twice and none lost.
+func TestStore_TimerStart(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "flowtrack.db")
+	e, s := open(t, path, engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	xml, err := os.ReadFile(filepath.Join("testdata", "tick.bpmn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy("tick.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	shut(t, e, s)
+	for want := 1; want <= 4; want++ {
+		e, s = open(t, path)
+		if err := e.Advance(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		if got, started := len(e.Jobs(engine.JobFilter{Type: "tick"})), min(want, 3); got != started {
+			t.Fatalf("after %d minutes, %d instances wait on their job, want %d (a cycle of three)", want, got, started)
+		}
+		shut(t, e, s)
+	}
+}
