@@ -329,3 +329,44 @@ func TestStore_TimerStart(t *testing.T) {
 		shut(t, e, s)
 	}
 }
+
+// TestStore_CallActivity reopens the store while a caller waits for the
+// instance it called: both come back, and the called one's end moves the
+// caller on.
+func TestStore_CallActivity(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "flowtrack.db")
+	e, s := open(t, path, engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	xml, err := os.ReadFile(filepath.Join("testdata", "call.bpmn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy("call.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := e.Start(ctx, "parent", map[string]any{"n": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shut(t, e, s)
+
+	e, s = open(t, path, engine.WithRetainFinished(8))
+	defer shut(t, e, s)
+	if n := len(e.Instances()); n != 2 {
+		t.Fatalf("%d live instances after the reopen, want the caller and the called", n)
+	}
+	job := jobOf(t, e, "child-work", 0)
+	if err := e.CompleteJob(ctx, job.Key, map[string]any{"done": true}); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := e.Instance(parent.Key())
+	if !ok {
+		t.Fatalf("caller %d is gone", parent.Key())
+	}
+	if st, err := got.Wait(ctx); err != nil || st != engine.Completed {
+		t.Fatalf("caller ended %s (%v), want completed", st, err)
+	}
+	if v := got.Variables()["done"]; v != true {
+		t.Fatalf("the caller's variable done = %v, want the called instance's true", v)
+	}
+}
