@@ -441,7 +441,7 @@ func New(opts ...Option) (*Engine, error) {
 		}
 		return e, e.attachFresh()
 	}
-	state, err := documentOf(st)
+	state, records, err := documentOf(st)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
@@ -449,11 +449,7 @@ func New(opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	stored := make(map[int64]bool, len(st.Instances))
-	for key := range st.Instances {
-		stored[key] = true
-	}
-	e.attach(cfg.store, stored, len(st.Deployments))
+	e.attach(cfg.store, records, len(st.Deployments))
 	return e, nil
 }
 

@@ -15,7 +15,9 @@ import (
 // document of engine/STATE.md cut in pieces, so that a command rewrites
 // only what it changed: one engine-level document (clock, key counter,
 // message buffer, timer start events), the deployments (appended, never
-// rewritten) and one document per live instance, by instance key.
+// rewritten), and per live instance, by instance key, its document
+// without history and its history in chunks (appended, never
+// rewritten).
 //
 // engine/boltstore is the embedded implementation (one local file). A
 // Store is used by one engine at a time; the engine calls Commit from one
@@ -24,9 +26,9 @@ type Store interface {
 	// Load returns everything the store holds; an empty store returns a
 	// StoreState with a nil Engine.
 	Load(ctx context.Context) (*StoreState, error)
-	// Instance returns the document of one instance, or an error wrapping
-	// ErrUnknownInstance when the store holds none by that key.
-	Instance(ctx context.Context, key int64) ([]byte, error)
+	// Instance returns one instance's document and history, or an error
+	// wrapping ErrUnknownInstance when the store holds none by that key.
+	Instance(ctx context.Context, key int64) (*StoredInstance, error)
 	// Commit applies b atomically: after a crash the store holds all of
 	// it or none of it. Unless the store was opened without syncing, it
 	// is on stable storage when Commit returns.
@@ -39,8 +41,25 @@ type StoreState struct {
 	Engine []byte
 	// Deployments are the deployment documents, in the order committed.
 	Deployments [][]byte
-	// Instances are the instance documents by key.
-	Instances map[int64][]byte
+	// Instances are the instances by key.
+	Instances map[int64]*StoredInstance
+}
+
+// StoredInstance is one instance as a Store holds it.
+type StoredInstance struct {
+	// Doc is the instance's document (STATE.md, Instance) without its
+	// history.
+	Doc []byte
+	// History is its history, in chunks in record order.
+	History []HistoryChunk
+}
+
+// HistoryChunk is a run of an instance's history records.
+type HistoryChunk struct {
+	// From is the index in the history of the chunk's first record.
+	From int
+	// Records is a JSON array of records (STATE.md, Instance, history).
+	Records []byte
 }
 
 // StoreBatch is what one commit writes: the state changed by the commands
@@ -50,10 +69,12 @@ type StoreBatch struct {
 	Engine []byte
 	// Deployments are appended after those committed before.
 	Deployments [][]byte
-	// Put writes instance documents by key; Delete removes the documents
-	// of instances that have finished.
-	Put    map[int64][]byte
-	Delete []int64
+	// Put writes instance documents (without history) by key; History
+	// appends a chunk to instances' histories, by key. Delete removes
+	// the documents and histories of instances that have finished.
+	Put     map[int64][]byte
+	History map[int64]HistoryChunk
+	Delete  []int64
 }
 
 // ErrStoreNotEmpty is returned by Restore given WithStore with a store that
@@ -105,8 +126,8 @@ type durability struct {
 	done    chan struct{}
 
 	// The committer's own: what the store holds.
-	stored  map[int64]bool // the keys of the instances
-	deploys int            // deployments written
+	stored  map[int64]int // the instances by key: their history records
+	deploys int           // deployments written
 }
 
 // durably runs command apply under the store's rules: when it returns
@@ -148,11 +169,12 @@ func (d *durability) await(ctx context.Context) error {
 	}
 }
 
-// attach starts committing e's state to s. stored holds the keys of the
-// instances s holds, deploys how many deployments.
-func (e *Engine) attach(s Store, stored map[int64]bool, deploys int) {
+// attach starts committing e's state to s. stored holds the instances s
+// holds and how many history records of each, deploys how many
+// deployments.
+func (e *Engine) attach(s Store, stored map[int64]int, deploys int) {
 	if stored == nil {
-		stored = map[int64]bool{}
+		stored = map[int64]int{}
 	}
 	d := &durability{store: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		stored: stored, deploys: deploys}
@@ -180,14 +202,14 @@ func (d *durability) run(e *Engine) {
 			d.gate.Unlock()
 			continue
 		}
-		b, deploys, taken, err := d.snapshot(e)
+		b, w, taken, err := d.snapshot(e)
 		d.gate.Unlock()
 		if err == nil {
 			if err = d.store.Commit(context.Background(), b); err != nil {
 				err = fmt.Errorf("commit: %w", err)
 				e.rt.Redirty(taken) // the next commit writes them
 			} else {
-				d.committed(b, deploys)
+				d.committed(b, w)
 			}
 		}
 		for _, ch := range batch {
@@ -200,65 +222,84 @@ func (d *durability) run(e *Engine) {
 // commit. The caller holds the gate, so no command gives input meanwhile;
 // a timer firing on the real clock may still move an instance, and the
 // snapshot is then taken again.
-func (d *durability) snapshot(e *Engine) (b *StoreBatch, deploys int, taken []*runtime.Instance, err error) {
+func (d *durability) snapshot(e *Engine) (b *StoreBatch, w *written, taken []*runtime.Instance, err error) {
 	for {
-		doc, ended, taken, err := e.rt.CheckpointDirty(context.Background())
+		doc, ended, taken, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
 		if errors.Is(err, ErrNotSettled) {
 			continue // a timer fired meanwhile: take it again
 		}
 		if err != nil {
-			return nil, 0, nil, fmt.Errorf("commit: %w", err)
+			return nil, nil, nil, fmt.Errorf("commit: %w", err)
 		}
-		deploys := len(doc.Deploys)
-		b, err := d.batchOf(doc, ended)
+		b, w, err := d.batchOf(doc, ended)
 		if err != nil {
 			e.rt.Redirty(taken)
-			return nil, 0, nil, err
+			return nil, nil, nil, err
 		}
-		return b, deploys, taken, nil
+		return b, w, taken, nil
 	}
 }
 
 // batchOf cuts doc into what the store does not hold yet.
-func (d *durability) batchOf(doc *runtime.Document, ended []int64) (*StoreBatch, error) {
-	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live))}
+func (d *durability) batchOf(doc *runtime.Document, ended []int64) (*StoreBatch, *written, error) {
+	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live)), History: make(map[int64]HistoryChunk, len(doc.Live))}
+	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live))}
 	for _, dep := range doc.Deploys[d.deploys:] {
 		raw, err := json.Marshal(dep)
 		if err != nil {
-			return nil, fmt.Errorf("commit: deployment %s: %w", dep.Name, err)
+			return nil, nil, fmt.Errorf("commit: deployment %s: %w", dep.Name, err)
 		}
 		b.Deployments = append(b.Deployments, raw)
 	}
 	for i := range doc.Live {
-		raw, err := json.Marshal(&doc.Live[i])
-		if err != nil {
-			return nil, fmt.Errorf("commit: instance %d: %w", doc.Live[i].Key, err)
+		inst := &doc.Live[i]
+		from := d.stored[inst.Key]
+		w.records[inst.Key] = from + len(inst.History)
+		if len(inst.History) > 0 {
+			raw, err := json.Marshal(inst.History)
+			if err != nil {
+				return nil, nil, fmt.Errorf("commit: instance %d history: %w", inst.Key, err)
+			}
+			b.History[inst.Key] = HistoryChunk{From: from, Records: raw}
+			inst.History = nil
 		}
-		b.Put[doc.Live[i].Key] = raw
+		raw, err := json.Marshal(inst)
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: instance %d: %w", inst.Key, err)
+		}
+		b.Put[inst.Key] = raw
 	}
 	for _, key := range ended {
-		if d.stored[key] {
+		if _, ok := d.stored[key]; ok {
 			b.Delete = append(b.Delete, key)
 		}
 	}
 	doc.Deploys, doc.Live = nil, nil
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("commit: engine state: %w", err)
+		return nil, nil, fmt.Errorf("commit: engine state: %w", err)
 	}
 	b.Engine = raw
-	return b, nil
+	return b, w, nil
 }
 
 // committed records what the store holds after b.
-func (d *durability) committed(b *StoreBatch, deploys int) {
-	for key := range b.Put {
-		d.stored[key] = true
+func (d *durability) committed(b *StoreBatch, w *written) {
+	for key, n := range w.records {
+		d.stored[key] = n
 	}
 	for _, key := range b.Delete {
 		delete(d.stored, key)
 	}
-	d.deploys = deploys
+	d.deploys = w.deploys
+}
+
+// written is what a batch adds to what the store holds, besides its
+// pieces: the deployments in all, and the history records of each
+// instance written.
+type written struct {
+	deploys int
+	records map[int64]int
 }
 
 // close commits what changed without a command and stops the committer.
@@ -278,11 +319,12 @@ func (d *durability) close() error {
 	return err
 }
 
-// documentOf puts what a store holds together into one state document.
-func documentOf(st *StoreState) ([]byte, error) {
+// documentOf puts what a store holds together into one state document,
+// and counts the history records of each instance.
+func documentOf(st *StoreState) ([]byte, map[int64]int, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(st.Engine, &doc); err != nil {
-		return nil, fmt.Errorf("%w: the store's engine document: %v", ErrBadState, err)
+		return nil, nil, fmt.Errorf("%w: the store's engine document: %v", ErrBadState, err)
 	}
 	deploys := make([]json.RawMessage, len(st.Deployments))
 	for i, raw := range st.Deployments {
@@ -294,19 +336,54 @@ func documentOf(st *StoreState) ([]byte, error) {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	insts := make([]json.RawMessage, len(keys))
+	counts := make(map[int64]int, len(keys))
 	for i, k := range keys {
-		insts[i] = st.Instances[k]
+		raw, n, err := instanceDocument(k, st.Instances[k])
+		if err != nil {
+			return nil, nil, err
+		}
+		insts[i], counts[k] = raw, n
 	}
 	var err error
 	if doc["deployments"], err = json.Marshal(deploys); err != nil {
-		return nil, fmt.Errorf("%w: the store's deployments: %v", ErrBadState, err)
+		return nil, nil, fmt.Errorf("%w: the store's deployments: %v", ErrBadState, err)
 	}
 	if doc["instances"], err = json.Marshal(insts); err != nil {
-		return nil, fmt.Errorf("%w: the store's instances: %v", ErrBadState, err)
+		return nil, nil, fmt.Errorf("%w: the store's instances: %v", ErrBadState, err)
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
+		return nil, nil, fmt.Errorf("%w: %v", ErrBadState, err)
 	}
-	return raw, nil
+	return raw, counts, nil
+}
+
+// instanceDocument puts a stored instance's document and history chunks
+// together into its document (STATE.md, Instance), and counts its
+// history records.
+func instanceDocument(key int64, si *StoredInstance) ([]byte, int, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(si.Doc, &doc); err != nil {
+		return nil, 0, fmt.Errorf("%w: the store's instance %d: %v", ErrBadState, key, err)
+	}
+	history := []json.RawMessage{}
+	for _, c := range si.History {
+		if c.From != len(history) {
+			return nil, 0, fmt.Errorf("%w: the store's instance %d: a history chunk starts at record %d, after %d records", ErrBadState, key, c.From, len(history))
+		}
+		var records []json.RawMessage
+		if err := json.Unmarshal(c.Records, &records); err != nil {
+			return nil, 0, fmt.Errorf("%w: the store's instance %d: history from record %d: %v", ErrBadState, key, c.From, err)
+		}
+		history = append(history, records...)
+	}
+	var err error
+	if doc["history"], err = json.Marshal(history); err != nil {
+		return nil, 0, fmt.Errorf("%w: the store's instance %d: %v", ErrBadState, key, err)
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w: the store's instance %d: %v", ErrBadState, key, err)
+	}
+	return raw, len(history), nil
 }

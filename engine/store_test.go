@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	goruntime "runtime"
 	"sync"
@@ -38,24 +39,24 @@ type memStore struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{st: StoreState{Instances: map[int64][]byte{}}}
+	return &memStore{st: StoreState{Instances: map[int64]*StoredInstance{}}}
 }
 
 func (m *memStore) Load(context.Context) (*StoreState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := StoreState{Engine: m.st.Engine, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64][]byte{}}
+	st := StoreState{Engine: m.st.Engine, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64]*StoredInstance{}}
 	for k, v := range m.st.Instances {
-		st.Instances[k] = v
+		st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
 	}
 	return &st, nil
 }
 
-func (m *memStore) Instance(_ context.Context, key int64) ([]byte, error) {
+func (m *memStore) Instance(_ context.Context, key int64) (*StoredInstance, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if doc, ok := m.st.Instances[key]; ok {
-		return doc, nil
+	if si, ok := m.st.Instances[key]; ok {
+		return &StoredInstance{Doc: si.Doc, History: append([]HistoryChunk(nil), si.History...)}, nil
 	}
 	return nil, ErrUnknownInstance
 }
@@ -77,7 +78,15 @@ func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
 	m.st.Engine = b.Engine
 	m.st.Deployments = append(m.st.Deployments, b.Deployments...)
 	for k, v := range b.Put {
-		m.st.Instances[k] = v
+		si := m.st.Instances[k]
+		if si == nil {
+			si = &StoredInstance{}
+			m.st.Instances[k] = si
+		}
+		si.Doc = v
+	}
+	for k, c := range b.History {
+		m.st.Instances[k].History = append(m.st.Instances[k].History, c)
 	}
 	for _, k := range b.Delete {
 		delete(m.st.Instances, k)
@@ -180,9 +189,11 @@ func TestRestore_WithStore(t *testing.T) {
 	r, err := Restore(doc, WithStore(m))
 	require.NoError(t, err)
 	require.NoError(t, r.Close(ctx))
-	raw, err := m.Instance(ctx, inst.Key())
+	si, err := m.Instance(ctx, inst.Key())
 	require.NoError(t, err)
-	require.Contains(t, string(raw), `"processKey"`)
+	require.Contains(t, string(si.Doc), `"processKey"`)
+	require.Len(t, si.History, 1, "the restored history, in one chunk")
+	require.Contains(t, string(si.History[0].Records), `"instanceStarted"`)
 
 	_, err = Restore(doc, WithStore(m))
 	require.ErrorIs(t, err, ErrStoreNotEmpty)
@@ -196,4 +207,61 @@ func TestRestore_WithStore(t *testing.T) {
 	st, err := m.Load(ctx)
 	require.NoError(t, err)
 	require.Empty(t, st.Instances, "a finished instance leaves the store")
+}
+
+// loopXML waits on a job "work" again and again.
+const loopXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="loop" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:exclusiveGateway id="m"/>
+    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="m"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="m" targetRef="work"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="work" targetRef="m"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// TestWithStore_HistoryAppended: a commit appends the records written
+// since the last one, not the instance's whole history, and a reopen puts
+// the chunks back together.
+func TestWithStore_HistoryAppended(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("loop.bpmn", []byte(loopXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "loop", nil)
+	require.NoError(t, err)
+	for range 20 {
+		jobs := e.Jobs(JobFilter{InstanceKey: inst.Key()})
+		require.Len(t, jobs, 1)
+		require.NoError(t, e.CompleteJob(ctx, jobs[0].Key, nil))
+	}
+	want, err := inst.History(ctx)
+	require.NoError(t, err)
+	require.NoError(t, e.Close(ctx))
+
+	si, err := m.Instance(ctx, inst.Key())
+	require.NoError(t, err)
+	require.Len(t, si.History, 21, "one chunk per command")
+	next := 0
+	for _, c := range si.History {
+		require.Equal(t, next, c.From, "chunks follow each other")
+		var records []json.RawMessage
+		require.NoError(t, json.Unmarshal(c.Records, &records))
+		require.Less(t, len(records), 10, "a chunk holds what one command wrote")
+		next += len(records)
+	}
+	require.Equal(t, len(want), next)
+
+	r, err := New(WithStore(m))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	again, ok := r.Instance(inst.Key())
+	require.True(t, ok)
+	got, err := again.History(ctx)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
 }

@@ -3,16 +3,19 @@
 // it to engine.WithStore; a second engine opened on the file resumes what
 // it holds (see Example).
 //
-// The file holds three buckets: "engine" (the engine-level document under
+// The file holds four buckets: "engine" (the engine-level document under
 // the key "state"), "deployments" (one document per deployment, by an
-// 8-byte big-endian sequence number) and "instances" (one document per
-// live instance, by its 8-byte big-endian key). The documents are the
+// 8-byte big-endian sequence number), "instances" (one document without
+// history per live instance, by its 8-byte big-endian key) and "history"
+// (an instance's history chunks, by its key followed by the 8-byte
+// big-endian index of the chunk's first record). The documents are the
 // pieces of the state document of engine/STATE.md.
 //
 // It is a native package: the WebAssembly module does not import it.
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -28,6 +31,7 @@ var (
 	bucketEngine      = []byte("engine")
 	bucketDeployments = []byte("deployments")
 	bucketInstances   = []byte("instances")
+	bucketHistory     = []byte("history")
 	keyState          = []byte("state")
 )
 
@@ -72,7 +76,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances} {
+		for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances, bucketHistory} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -94,7 +98,7 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st := &engine.StoreState{Instances: map[int64][]byte{}}
+	st := &engine.StoreState{Instances: map[int64]*engine.StoredInstance{}}
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketEngine).Get(keyState); v != nil {
 			st.Engine = append([]byte(nil), v...)
@@ -106,11 +110,26 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 		if err != nil {
 			return err
 		}
-		return tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
+		err = tx.Bucket(bucketInstances).ForEach(func(k, v []byte) error {
 			if len(k) != 8 {
 				return fmt.Errorf("instance key %x is not 8 bytes", k)
 			}
-			st.Instances[int64(binary.BigEndian.Uint64(k))] = append([]byte(nil), v...)
+			st.Instances[int64(binary.BigEndian.Uint64(k))] = &engine.StoredInstance{Doc: append([]byte(nil), v...)}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return tx.Bucket(bucketHistory).ForEach(func(k, v []byte) error {
+			if len(k) != 16 {
+				return fmt.Errorf("history key %x is not 16 bytes", k)
+			}
+			key := int64(binary.BigEndian.Uint64(k))
+			si := st.Instances[key]
+			if si == nil {
+				return fmt.Errorf("history of instance %d, which the file does not hold", key)
+			}
+			si.History = append(si.History, engine.HistoryChunk{From: int(binary.BigEndian.Uint64(k[8:])), Records: append([]byte(nil), v...)})
 			return nil
 		})
 	})
@@ -120,25 +139,32 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 	return st, nil
 }
 
-// Instance returns the document of one instance.
-func (s *Store) Instance(ctx context.Context, key int64) ([]byte, error) {
+// Instance returns the document and history of one instance.
+func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var doc []byte
+	var si *engine.StoredInstance
 	err := s.db.View(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bucketInstances).Get(keyOf(uint64(key))); v != nil {
-			doc = append([]byte(nil), v...)
+		k := keyOf(uint64(key))
+		v := tx.Bucket(bucketInstances).Get(k)
+		if v == nil {
+			return nil
+		}
+		si = &engine.StoredInstance{Doc: append([]byte(nil), v...)}
+		c := tx.Bucket(bucketHistory).Cursor()
+		for hk, hv := c.Seek(k); hk != nil && bytes.HasPrefix(hk, k); hk, hv = c.Next() {
+			si.History = append(si.History, engine.HistoryChunk{From: int(binary.BigEndian.Uint64(hk[8:])), Records: append([]byte(nil), hv...)})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: instance %d: %w", key, err)
 	}
-	if doc == nil {
+	if si == nil {
 		return nil, fmt.Errorf("boltstore: instance %d: %w", key, engine.ErrUnknownInstance)
 	}
-	return doc, nil
+	return si, nil
 }
 
 // ErrNoEngineDocument is returned by Commit for a batch without the
@@ -178,9 +204,28 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 				return fmt.Errorf("instance %d: %w", key, err)
 			}
 		}
+		hist := tx.Bucket(bucketHistory)
+		keys = keys[:0]
+		for key := range b.History {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
+			c := b.History[key]
+			if err := hist.Put(append(keyOf(uint64(key)), keyOf(uint64(c.From))...), c.Records); err != nil {
+				return fmt.Errorf("instance %d history from record %d: %w", key, c.From, err)
+			}
+		}
 		for _, key := range b.Delete {
-			if err := insts.Delete(keyOf(uint64(key))); err != nil {
+			k := keyOf(uint64(key))
+			if err := insts.Delete(k); err != nil {
 				return fmt.Errorf("instance %d: %w", key, err)
+			}
+			c := hist.Cursor()
+			for hk, _ := c.Seek(k); hk != nil && bytes.HasPrefix(hk, k); hk, _ = c.Seek(k) {
+				if err := c.Delete(); err != nil {
+					return fmt.Errorf("instance %d history: %w", key, err)
+				}
 			}
 		}
 		return nil

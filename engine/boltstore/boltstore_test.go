@@ -276,19 +276,26 @@ func TestStore_InstanceAndCommit(t *testing.T) {
 		t.Fatalf("an empty store loads %+v, %v", st, err)
 	}
 	batch := &engine.StoreBatch{Engine: []byte(`{"e":1}`), Deployments: [][]byte{[]byte(`"d1"`), []byte(`"d2"`)},
-		Put: map[int64][]byte{3: []byte(`"i3"`), 1 << 40: []byte(`"big"`)}}
+		Put:     map[int64][]byte{3: []byte(`"i3"`), 4: []byte(`"i4"`), 1 << 40: []byte(`"big"`)},
+		History: map[int64]engine.HistoryChunk{3: {From: 0, Records: []byte(`[1]`)}, 4: {From: 0, Records: []byte(`[1,2]`)}}}
 	if err := s.Commit(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"e":2}`), Deployments: [][]byte{[]byte(`"d3"`)}, Delete: []int64{3}}); err != nil {
+	batch = &engine.StoreBatch{Engine: []byte(`{"e":2}`), Deployments: [][]byte{[]byte(`"d3"`)}, Delete: []int64{3},
+		History: map[int64]engine.HistoryChunk{4: {From: 2, Records: []byte(`[3]`)}}}
+	if err := s.Commit(ctx, batch); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Instance(ctx, 3); !errors.Is(err, engine.ErrUnknownInstance) {
 		t.Fatalf("a deleted instance: %v, want ErrUnknownInstance", err)
 	}
-	doc, err := s.Instance(ctx, 1<<40)
-	if err != nil || string(doc) != `"big"` {
-		t.Fatalf("instance 1<<40: %q, %v", doc, err)
+	si, err := s.Instance(ctx, 1<<40)
+	if err != nil || string(si.Doc) != `"big"` || len(si.History) != 0 {
+		t.Fatalf("instance 1<<40: %+v, %v", si, err)
+	}
+	si, err = s.Instance(ctx, 4)
+	if err != nil || string(si.Doc) != `"i4"` || len(si.History) != 2 || si.History[1].From != 2 || string(si.History[1].Records) != `[3]` {
+		t.Fatalf("instance 4: %+v, %v", si, err)
 	}
 	st, err = s.Load(ctx)
 	if err != nil {
@@ -298,7 +305,7 @@ func TestStore_InstanceAndCommit(t *testing.T) {
 	for _, d := range st.Deployments {
 		deps = append(deps, string(d))
 	}
-	if string(st.Engine) != `{"e":2}` || !slices.Equal(deps, []string{`"d1"`, `"d2"`, `"d3"`}) || len(st.Instances) != 1 {
+	if string(st.Engine) != `{"e":2}` || !slices.Equal(deps, []string{`"d1"`, `"d2"`, `"d3"`}) || len(st.Instances) != 2 || len(st.Instances[4].History) != 2 {
 		t.Fatalf("loaded engine %s, deployments %v, %d instances", st.Engine, deps, len(st.Instances))
 	}
 }

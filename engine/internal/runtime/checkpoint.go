@@ -38,7 +38,7 @@ func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
 // not run concurrently with calls that give the engine input: a state is
 // written as of one settled moment.
 func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
-	return e.checkpoint(ctx, nil, nil)
+	return e.checkpoint(ctx, nil, nil, nil)
 }
 
 // CheckpointInstance settles the engine and returns the state document of
@@ -48,7 +48,7 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
 // timer start events and finished instances are left out, so restoring
 // the document makes an engine that holds only that tree.
 func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, error) {
-	return e.checkpoint(ctx, &key, nil)
+	return e.checkpoint(ctx, &key, nil, nil)
 }
 
 // CheckpointDirty settles the engine and returns what a store writes
@@ -58,9 +58,10 @@ func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, 
 // the instances changed since then that are no longer live, and taken
 // every instance the call took off the dirty list: a caller that fails
 // to store the result gives them back with Redirty. Finished instances
-// are not written.
-func (e *Engine) CheckpointDirty(ctx context.Context) (doc *Document, ended []int64, taken []*Instance, err error) {
-	doc, err = e.checkpoint(ctx, nil, func() []*Instance {
+// are not written. An instance's History holds only its records from
+// stored(key) on, the ones a store that holds the first stored(key) lacks.
+func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int) (doc *Document, ended []int64, taken []*Instance, err error) {
+	doc, err = e.checkpoint(ctx, nil, stored, func() []*Instance {
 		e.dirtyMu.Lock()
 		taken = e.dirty
 		e.dirty = nil
@@ -108,8 +109,9 @@ func (e *Engine) Redirty(insts []*Instance) {
 
 // checkpoint writes the engine's state: with only, the call tree of that
 // instance; with pick, the live instances it returns, called once the
-// engine has settled; else every live instance and the finished ones.
-func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func() []*Instance) (*Document, error) {
+// engine has settled, their history from the record from(key) returns;
+// else every live instance and the finished ones.
+func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) int, pick func() []*Instance) (*Document, error) {
 	if err := e.Settle(ctx); err != nil {
 		return nil, err
 	}
@@ -161,7 +163,7 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64, pick func() []*Ins
 	} else {
 		insts = e.Instances()
 	}
-	live, err := e.instanceDocs(ctx, insts, indexes)
+	live, err := e.instanceDocs(ctx, insts, indexes, from)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +238,7 @@ func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*pla
 	}
 	var out []InstDoc
 	for queue := []*Instance{inst}; len(queue) > 0; queue = queue[1:] {
-		docs, err := e.instanceDocs(ctx, queue[:1], indexes)
+		docs, err := e.instanceDocs(ctx, queue[:1], indexes, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +264,7 @@ func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*pla
 // theirs side by side, a few at a time per processor, so a checkpoint of
 // many instances takes their work divided by the processors, not the sum
 // of their round trips.
-func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes map[*Plan]*planIndex) ([]InstDoc, error) {
+func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes map[*Plan]*planIndex, from func(int64) int) ([]InstDoc, error) {
 	if len(insts) == 0 {
 		return nil, nil // written as null, like every absent list
 	}
@@ -277,6 +279,9 @@ func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes ma
 			for i := range next {
 				inst := insts[i]
 				cmd := &command{op: cmdCheckpoint, index: indexes[inst.plan]}
+				if from != nil {
+					cmd.from = from(inst.key)
+				}
 				switch err := inst.call(ctx, cmd); {
 				case errors.Is(err, ErrInstanceEnded):
 					errs[i] = fmt.Errorf("checkpoint: instance %d ended meanwhile: %w", inst.key, ErrNotSettled)
@@ -372,9 +377,12 @@ var (
 		evInnerDone: "innerDone"}
 )
 
-// checkpoint writes the instance's state; the loop calls it, with no
-// track running.
-func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
+// checkpoint writes the instance's state, its history from the record at
+// index from; the loop calls it, with no track running.
+func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
+	if from < 0 || from > len(inst.history) {
+		return nil, fmt.Errorf("checkpoint: instance %d: history from record %d of %d", inst.key, from, len(inst.history))
+	}
 	if inst.stopping.Load() || inst.moving() || len(inst.inputs) > 0 || inst.running != nil || len(inst.reports) > 0 {
 		return nil, fmt.Errorf("checkpoint: instance %d is moving: %w", inst.key, ErrNotSettled)
 	}
@@ -473,7 +481,7 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 		is := inst.incidents[key]
 		d.Incidents = append(d.Incidents, IncidentDoc{Incident: is.incident, Token: is.token, Reported: is.reported, Held: append([]int(nil), is.held...)})
 	}
-	d.History = inst.historyDoc()
+	d.History = inst.historyDoc(from)
 	return d, nil
 }
 
@@ -530,11 +538,11 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	return td, nil
 }
 
-// historyDoc writes the instance's records.
-func (inst *Instance) historyDoc() []RecordDoc {
-	out := make([]RecordDoc, len(inst.history))
-	for i := range inst.history {
-		r := &inst.history[i]
+// historyDoc writes the instance's records from the one at index from.
+func (inst *Instance) historyDoc(from int) []RecordDoc {
+	out := make([]RecordDoc, len(inst.history)-from)
+	for i := range out {
+		r := &inst.history[from+i]
 		rd := RecordDoc{At: time.Unix(0, r.at).UTC(), Type: eventTypes[r.typ], Token: int(r.token)}
 		if n := r.element(inst.plan.Process); n != nil {
 			rd.Element = n.ID
@@ -560,6 +568,6 @@ func (inst *Instance) finishedDoc() InstDoc {
 	return InstDoc{
 		Key: inst.key, ProcessKey: inst.plan.Key, Process: inst.plan.Process.ID, State: inst.State(), Message: inst.finalMsg,
 		Scopes:  []ScopeDoc{{ID: 0, Parent: -1, Variables: cloneVars(inst.root.vars), Live: inst.root.live}},
-		History: inst.historyDoc(),
+		History: inst.historyDoc(0),
 	}
 }

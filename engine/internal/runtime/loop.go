@@ -95,6 +95,7 @@ type command struct {
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
+	from  int        // cmdCheckpoint: the first history record to write
 }
 
 // deliveryKind says what a parked track is told.
@@ -740,7 +741,7 @@ func (inst *Instance) command(c *command) {
 	case cmdHistory:
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
-		c.doc, err = inst.checkpoint(c.index)
+		c.doc, err = inst.checkpoint(c.index, c.from)
 	}
 	inst.answer(c, err)
 }
