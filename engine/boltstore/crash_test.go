@@ -56,12 +56,14 @@ const crashWorkers = 4
 //
 //	try start ORDER   an instance with orderId ORDER is being started
 //	try ship KEY      the ship job of instance KEY is being completed
+//	try cancel KEY    instance KEY is being cancelled
 //
 // and a line for each acknowledged command:
 //
 //	start KEY ORDER   an instance started with orderId ORDER
 //	complete JOB TYPE KEY   job JOB of type TYPE of instance KEY completed
 //	publish ORDER     the "paid" message for ORDER published (id pay-ORDER)
+//	cancel KEY        instance KEY cancelled
 //	advance           the virtual clock moved one minute
 func crashChild(path string, seed int64) {
 	fail := func(what string, err error) {
@@ -100,7 +102,7 @@ func crashChild(path string, seed int64) {
 			rng := rand.New(rand.NewSource(seed*crashWorkers + int64(w)))
 			mine := func(key int64) bool { return key%crashWorkers == int64(w) }
 			for i := 0; ; i++ {
-				switch r := rng.Intn(20); {
+				switch r := rng.Intn(21); {
 				case r < 3:
 					order := fmt.Sprintf("s%d-w%d-%d", seed, w, i)
 					ack("try start %s", order)
@@ -149,6 +151,22 @@ func crashChild(path string, seed int64) {
 					default:
 						ack("publish %s", order)
 					}
+				case r == 20: // now and then an instance is cancelled
+					var insts []*engine.Instance
+					for _, inst := range e.Instances() {
+						if mine(inst.Key()) {
+							insts = append(insts, inst)
+						}
+					}
+					if len(insts) == 0 {
+						continue
+					}
+					inst := insts[rng.Intn(len(insts))]
+					ack("try cancel %d", inst.Key())
+					if err := inst.Cancel(ctx); err != nil {
+						fail("cancel", err)
+					}
+					ack("cancel %d", inst.Key())
 				case w == 0:
 					if err := e.Advance(ctx, time.Minute); err != nil {
 						fail("advance", err)
@@ -166,6 +184,8 @@ func crashChild(path string, seed int64) {
 type acked struct {
 	triedStart map[string]bool  // orderIds
 	triedShip  map[int64]bool   // instance keys
+	triedEnd   map[int64]bool   // instance keys being cancelled
+	cancelled  map[int64]bool   // instance keys
 	starts     map[int64]string // instance key: orderId
 	completed  map[int64]string // job key: type
 	shipped    map[int64]bool   // instance keys whose ship job completed
@@ -190,6 +210,9 @@ func (a *acked) read(t *testing.T, line string) {
 	case len(f) == 3 && f[0] == "try" && f[1] == "ship":
 		a.triedShip[num(2)] = true
 		return
+	case len(f) == 3 && f[0] == "try" && f[1] == "cancel":
+		a.triedEnd[num(2)] = true
+		return
 	}
 	a.commands++
 	switch {
@@ -202,6 +225,8 @@ func (a *acked) read(t *testing.T, line string) {
 		}
 	case len(f) == 2 && f[0] == "publish":
 		a.published[f[1]] = true
+	case len(f) == 2 && f[0] == "cancel":
+		a.cancelled[num(1)] = true
 	case len(f) == 1 && f[0] == "advance":
 	default:
 		t.Fatalf("child printed %q", line)
@@ -216,9 +241,9 @@ func (a *acked) read(t *testing.T, line string) {
 func TestStore_Crash(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	rng := rand.New(rand.NewSource(1))
-	a := &acked{triedStart: map[string]bool{}, triedShip: map[int64]bool{}, starts: map[int64]string{}, completed: map[int64]string{}, shipped: map[int64]bool{}, published: map[string]bool{}}
+	a := &acked{triedStart: map[string]bool{}, triedShip: map[int64]bool{}, triedEnd: map[int64]bool{}, cancelled: map[int64]bool{}, starts: map[int64]string{}, completed: map[int64]string{}, shipped: map[int64]bool{}, published: map[string]bool{}}
 	for kill := range *crashKills {
-		after := 20 + rng.Intn(150) // acknowledged commands before the kill
+		after := 1 + rng.Intn(170) // lines before the kill: now and then right after the open
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), envCrashStore+"="+path, envCrashSeed+"="+strconv.Itoa(kill+1))
 		var stderr strings.Builder
@@ -289,13 +314,15 @@ func verifyCrash(t *testing.T, path string, a *acked) {
 		switch {
 		case isLive && a.shipped[key]:
 			t.Errorf("instance %d (%s) is live, but its ship job's completion was acknowledged", key, order)
-		case !isLive && !a.shipped[key] && !a.triedShip[key]:
+		case isLive && a.cancelled[key]:
+			t.Errorf("instance %d (%s) is live, but its cancellation was acknowledged", key, order)
+		case !isLive && !a.shipped[key] && !a.cancelled[key] && !a.triedShip[key] && !a.triedEnd[key]:
 			t.Errorf("instance %d (%s) was acknowledged started and is lost", key, order)
-		case !isLive && !a.shipped[key]:
-			finishedUnacked++ // its ship job was being completed when the child was killed: committed, not acknowledged
+		case !isLive && !a.shipped[key] && !a.cancelled[key]:
+			finishedUnacked++ // its ship job was being completed, or it was being cancelled, when the child was killed
 		}
 	}
-	t.Logf("committed but not acknowledged when killed: %d starts, %d last job completions", unacked, finishedUnacked)
+	t.Logf("committed but not acknowledged when killed: %d starts, %d last job completions or cancellations", unacked, finishedUnacked)
 	open := map[int64]bool{}
 	for _, j := range e.Jobs(engine.JobFilter{}) {
 		open[j.Key] = true
