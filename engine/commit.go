@@ -57,15 +57,20 @@ func (d *durability) await(ctx context.Context) error {
 	}
 	d.pending = append(d.pending, ch)
 	d.mu.Unlock()
-	select {
-	case d.kick <- struct{}{}:
-	default: // a kick is already waiting
-	}
+	d.signal()
 	select {
 	case err := <-ch:
 		return err
 	case <-ctx.Done():
 		return fmt.Errorf("commit: the command was taken but is not known to be durable: %w", ctx.Err())
+	}
+}
+
+// signal wakes the committer.
+func (d *durability) signal() {
+	select {
+	case d.kick <- struct{}{}:
+	default: // a kick is already waiting
 	}
 }
 
@@ -203,17 +208,21 @@ type written struct {
 }
 
 // close commits what changed without a command and stops the committer.
+// Commands that come after it are refused with ErrClosed; those that came
+// before share its commit.
 func (d *durability) close() error {
+	ch := make(chan error, 1)
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		<-d.done // another Close commits: the engine must not stop before
 		return nil
 	}
-	d.mu.Unlock()
-	err := d.await(context.Background())
-	d.mu.Lock()
 	d.closed = true
+	d.pending = append(d.pending, ch) // the last commit: every command waiting is in it or before it
 	d.mu.Unlock()
+	d.signal()
+	err := <-ch
 	close(d.stop)
 	<-d.done
 	return err

@@ -81,3 +81,47 @@ func TestWithStore_CommitError(t *testing.T) {
 	require.Len(t, r.Instances(), 2)
 	require.Len(t, r.Jobs(JobFilter{Type: "work"}), 2)
 }
+
+// TestWithStore_CloseDuringCommands closes the engine, twice at once,
+// while commands keep coming: every command returns, durable or refused
+// with ErrClosed, and what returned without error is in the store.
+func TestWithStore_CloseDuringCommands(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+
+	started := make(chan int64, 1024)
+	done := make(chan error, 8)
+	for range 8 {
+		go func() {
+			for {
+				inst, err := e.Start(ctx, "p", nil)
+				if err != nil {
+					done <- err
+					return
+				}
+				started <- inst.Key()
+			}
+		}()
+	}
+	<-started // commands are flowing
+	closed := make(chan error, 2)
+	for range 2 {
+		go func() { closed <- e.Close(ctx) }()
+	}
+	for range 2 {
+		require.NoError(t, <-closed)
+	}
+	for range 8 {
+		require.ErrorIs(t, <-done, ErrClosed)
+	}
+	close(started)
+	st, err := m.Load(ctx)
+	require.NoError(t, err)
+	for key := range started {
+		require.Contains(t, st.Instances, key, "instance %d was started without error", key)
+	}
+}
