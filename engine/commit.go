@@ -107,12 +107,12 @@ func (d *durability) run(e *Engine) {
 			d.gate.Unlock()
 			continue
 		}
-		b, w, taken, err := d.snapshot(e)
+		b, w, dirty, err := d.snapshot(e)
 		d.gate.Unlock()
 		if err == nil {
 			if err = d.store.Commit(context.Background(), b); err != nil {
 				err = fmt.Errorf("commit: %w", err)
-				e.rt.Redirty(taken) // the next commit writes them
+				e.rt.Redirty(dirty) // the next commit writes them
 			} else {
 				d.committed(b, w)
 			}
@@ -127,27 +127,28 @@ func (d *durability) run(e *Engine) {
 // commit. The caller holds the gate, so no command gives input meanwhile;
 // a timer firing on the real clock may still move an instance, and the
 // snapshot is then taken again.
-func (d *durability) snapshot(e *Engine) (b *StoreBatch, w *written, taken []*runtime.Instance, err error) {
+func (d *durability) snapshot(e *Engine) (*StoreBatch, *written, *runtime.Dirty, error) {
 	for {
-		doc, ended, taken, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
+		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
 		if errors.Is(err, ErrNotSettled) {
 			continue // a timer fired meanwhile: take it again
 		}
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("commit: %w", err)
 		}
-		b, w, err := d.batchOf(doc, ended)
+		b, w, err := d.batchOf(dirty)
 		if err != nil {
-			e.rt.Redirty(taken)
+			e.rt.Redirty(dirty)
 			return nil, nil, nil, err
 		}
-		return b, w, taken, nil
+		return b, w, dirty, nil
 	}
 }
 
-// batchOf cuts doc into what the store does not hold yet.
-func (d *durability) batchOf(doc *runtime.Document, ended []int64) (*StoreBatch, *written, error) {
-	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live)), History: make(map[int64]HistoryChunk, len(doc.Live))}
+// batchOf cuts what changed into what the store does not hold yet.
+func (d *durability) batchOf(dirty *runtime.Dirty) (*StoreBatch, *written, error) {
+	doc := dirty.Doc
+	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live)), History: make(map[int64]HistoryChunk, len(doc.Live)), Evict: dirty.Evicted}
 	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live))}
 	for _, dep := range doc.Deploys[d.deploys:] {
 		raw, err := json.Marshal(dep)
@@ -174,12 +175,19 @@ func (d *durability) batchOf(doc *runtime.Document, ended []int64) (*StoreBatch,
 		}
 		b.Put[inst.Key] = raw
 	}
-	for _, key := range ended {
+	for _, key := range dirty.Ended {
 		if _, ok := d.stored[key]; ok {
 			b.Delete = append(b.Delete, key)
 		}
 	}
-	doc.Deploys, doc.Live = nil, nil
+	for i := range doc.Finished {
+		raw, err := json.Marshal(&doc.Finished[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: finished instance %d: %w", doc.Finished[i].Key, err)
+		}
+		b.Finished = append(b.Finished, FinishedInstance{Key: doc.Finished[i].Key, Doc: raw})
+	}
+	doc.Deploys, doc.Live, doc.Finished = nil, nil, nil
 	raw, err := json.Marshal(doc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("commit: engine state: %w", err)

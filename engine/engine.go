@@ -456,7 +456,7 @@ func New(opts ...Option) (*Engine, error) {
 // attachFresh attaches the empty store of the configuration and commits
 // the engine's state to it.
 func (e *Engine) attachFresh() error {
-	e.rt.Redirty(e.rt.Instances()) // a restored engine's instances are new to the store
+	e.rt.MarkAllDirty() // a restored engine's instances are new to the store
 	e.attach(e.cfg.store, nil, 0)
 	if err := e.dur.await(context.Background()); err != nil {
 		_ = e.Close(context.Background())
@@ -502,7 +502,7 @@ func newEngine(opts []Option) (*Engine, error) {
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
-		Resumption: cfg.resumption,
+		Resumption: cfg.resumption, Durable: cfg.store != nil,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,

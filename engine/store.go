@@ -38,8 +38,11 @@ type StoreState struct {
 	Engine []byte
 	// Deployments are the deployment documents, in the order committed.
 	Deployments [][]byte
-	// Instances are the instances by key.
+	// Instances are the live instances by key.
 	Instances map[int64]*StoredInstance
+	// Finished are the documents of the finished instances still
+	// findable (WithRetainFinished), oldest first.
+	Finished [][]byte
 }
 
 // StoredInstance is one instance as a Store holds it.
@@ -72,6 +75,18 @@ type StoreBatch struct {
 	Put     map[int64][]byte
 	History map[int64]HistoryChunk
 	Delete  []int64
+	// Finished adds the documents of instances that have finished and
+	// stay findable, oldest first (they are deleted from the live ones);
+	// Evict removes those of finished instances no longer findable.
+	Finished []FinishedInstance
+	Evict    []int64
+}
+
+// FinishedInstance is the document of a finished instance (STATE.md,
+// finished).
+type FinishedInstance struct {
+	Key int64
+	Doc []byte
 }
 
 // ErrStoreNotEmpty is returned by Restore given WithStore with a store that
@@ -123,6 +138,10 @@ func documentOf(st *StoreState) ([]byte, map[int64]int, error) {
 		keys = append(keys, k)
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	finished := make([]json.RawMessage, len(st.Finished))
+	for i, raw := range st.Finished {
+		finished[i] = raw
+	}
 	insts := make([]json.RawMessage, len(keys))
 	counts := make(map[int64]int, len(keys))
 	for i, k := range keys {
@@ -138,6 +157,11 @@ func documentOf(st *StoreState) ([]byte, map[int64]int, error) {
 	}
 	if doc["instances"], err = json.Marshal(insts); err != nil {
 		return nil, nil, fmt.Errorf("%w: the store's instances: %v", ErrBadState, err)
+	}
+	if len(finished) > 0 {
+		if doc["finished"], err = json.Marshal(finished); err != nil {
+			return nil, nil, fmt.Errorf("%w: the store's finished instances: %v", ErrBadState, err)
+		}
 	}
 	raw, err := json.Marshal(doc)
 	if err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 
@@ -26,10 +27,11 @@ const jobXML = `<?xml version="1.0" encoding="UTF-8"?>
 // memStore is a Store in memory that counts commits and can hold a commit
 // or fail it.
 type memStore struct {
-	mu      sync.Mutex
-	st      StoreState
-	commits int
-	fail    error
+	mu       sync.Mutex
+	st       StoreState
+	finished []FinishedInstance
+	commits  int
+	fail     error
 	// hold, when set, makes the next Commit signal held and wait for
 	// release.
 	hold          bool
@@ -46,6 +48,9 @@ func (m *memStore) Load(context.Context) (*StoreState, error) {
 	st := StoreState{Engine: m.st.Engine, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64]*StoredInstance{}}
 	for k, v := range m.st.Instances {
 		st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
+	}
+	for _, f := range m.finished {
+		st.Finished = append(st.Finished, f.Doc)
 	}
 	return &st, nil
 }
@@ -88,6 +93,10 @@ func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
 	}
 	for _, k := range b.Delete {
 		delete(m.st.Instances, k)
+	}
+	m.finished = append(m.finished, b.Finished...)
+	for _, k := range b.Evict {
+		m.finished = slices.DeleteFunc(m.finished, func(f FinishedInstance) bool { return f.Key == k })
 	}
 	return nil
 }

@@ -3,13 +3,16 @@
 // it to engine.WithStore; a second engine opened on the file resumes what
 // it holds (see Example).
 //
-// The file holds four buckets: "engine" (the engine-level document under
+// The file holds six buckets: "engine" (the engine-level document under
 // the key "state"), "deployments" (one document per deployment, by an
 // 8-byte big-endian sequence number), "instances" (one document without
-// history per live instance, by its 8-byte big-endian key) and "history"
+// history per live instance, by its 8-byte big-endian key), "history"
 // (an instance's history chunks, by its key followed by the 8-byte
-// big-endian index of the chunk's first record). The documents are the
-// pieces of the state document of engine/STATE.md.
+// big-endian index of the chunk's first record), "finished" (the
+// documents of finished instances still findable, by an 8-byte big-endian
+// sequence number, oldest first) and "finishedKeys" (that number by
+// instance key). The documents are the pieces of the state document of
+// engine/STATE.md.
 //
 // It is a native package: the WebAssembly module does not import it.
 package boltstore
@@ -32,6 +35,8 @@ var (
 	bucketDeployments = []byte("deployments")
 	bucketInstances   = []byte("instances")
 	bucketHistory     = []byte("history")
+	bucketFinished    = []byte("finished")
+	bucketFinishedKey = []byte("finishedKeys")
 	keyState          = []byte("state")
 )
 
@@ -76,7 +81,7 @@ func Open(path string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances, bucketHistory} {
+		for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances, bucketHistory, bucketFinished, bucketFinishedKey} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -105,6 +110,13 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 		}
 		err := tx.Bucket(bucketDeployments).ForEach(func(_, v []byte) error {
 			st.Deployments = append(st.Deployments, append([]byte(nil), v...))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		err = tx.Bucket(bucketFinished).ForEach(func(_, v []byte) error {
+			st.Finished = append(st.Finished, append([]byte(nil), v...))
 			return nil
 		})
 		if err != nil {
@@ -214,6 +226,37 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 			c := b.History[key]
 			if err := hist.Put(append(keyOf(uint64(key)), keyOf(uint64(c.From))...), c.Records); err != nil {
 				return fmt.Errorf("instance %d history from record %d: %w", key, c.From, err)
+			}
+		}
+		fin, finKeys := tx.Bucket(bucketFinished), tx.Bucket(bucketFinishedKey)
+		evict := func(key int64) error {
+			k := keyOf(uint64(key))
+			if seq := finKeys.Get(k); seq != nil {
+				if err := fin.Delete(seq); err != nil {
+					return fmt.Errorf("finished instance %d: %w", key, err)
+				}
+				return finKeys.Delete(k)
+			}
+			return nil
+		}
+		for _, f := range b.Finished {
+			if err := evict(f.Key); err != nil { // written again after a failed commit
+				return err
+			}
+			seq, err := fin.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := fin.Put(keyOf(seq), f.Doc); err != nil {
+				return fmt.Errorf("finished instance %d: %w", f.Key, err)
+			}
+			if err := finKeys.Put(keyOf(uint64(f.Key)), keyOf(seq)); err != nil {
+				return fmt.Errorf("finished instance %d: %w", f.Key, err)
+			}
+		}
+		for _, key := range b.Evict {
+			if err := evict(key); err != nil {
+				return err
 			}
 		}
 		for _, key := range b.Delete {

@@ -377,3 +377,52 @@ func TestStore_CallActivity(t *testing.T) {
 		t.Fatalf("the caller's variable done = %v, want the called instance's true", v)
 	}
 }
+
+// TestStore_Finished: finished instances stay findable across a reopen, as
+// many as WithRetainFinished keeps, the oldest leaving first.
+func TestStore_Finished(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "flowtrack.db")
+	e, s := open(t, path, engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithRetainFinished(2))
+	xml, err := os.ReadFile(filepath.Join("testdata", "call.bpmn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy("call.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	var keys []int64
+	for i := range 3 {
+		inst, err := e.Start(ctx, "child", map[string]any{"i": i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, inst.Key())
+		if err := e.CompleteJob(ctx, jobOf(t, e, "child-work", inst.Key()).Key, map[string]any{"done": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shut(t, e, s)
+
+	e, s = open(t, path, engine.WithRetainFinished(2))
+	defer shut(t, e, s)
+	if _, ok := e.Instance(keys[0]); ok {
+		t.Errorf("instance %d, the oldest of three finished with two retained, is findable", keys[0])
+	}
+	for i, key := range keys[1:] {
+		inst, ok := e.Instance(key)
+		if !ok {
+			t.Fatalf("finished instance %d is not findable after the reopen", key)
+		}
+		if inst.State() != engine.Completed || inst.Variables()["done"] != float64(i+1) {
+			t.Errorf("finished instance %d: %s with %v", key, inst.State(), inst.Variables())
+		}
+	}
+	st, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Finished) != 2 || len(st.Instances) != 0 {
+		t.Errorf("the store holds %d finished and %d live instances, want 2 and 0", len(st.Finished), len(st.Instances))
+	}
+}

@@ -51,35 +51,59 @@ func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, 
 	return e.checkpoint(ctx, &key, nil, nil)
 }
 
+// Dirty is what changed since the last CheckpointDirty.
+type Dirty struct {
+	// Doc is the engine-level state (clock, key counter, deployments,
+	// message buffer, timer start events), with in Live the live
+	// instances changed, and in Finished those that have finished and
+	// are still findable, oldest first.
+	Doc *Document
+	// Ended lists the keys of the instances changed that are no longer
+	// live; Evicted those of finished instances no longer findable.
+	Ended, Evicted []int64
+	// taken are the instances taken off the dirty list.
+	taken []*Instance
+}
+
 // CheckpointDirty settles the engine and returns what a store writes
-// after a batch of commands: the engine-level state (clock, key counter,
-// deployments, message buffer, timer start events) and, in Live, the
-// live instances changed since the last call. ended lists the keys of
-// the instances changed since then that are no longer live, and taken
-// every instance the call took off the dirty list: a caller that fails
-// to store the result gives them back with Redirty. Finished instances
-// are not written. An instance's History holds only its records from
-// stored(key) on, the ones a store that holds the first stored(key) lacks.
-func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int) (doc *Document, ended []int64, taken []*Instance, err error) {
-	doc, err = e.checkpoint(ctx, nil, stored, func() []*Instance {
+// after a batch of commands: what changed since the last call. A live
+// instance's History holds only its records from stored(key) on, the
+// ones a store that holds the first stored(key) lacks. A caller that
+// fails to store the result gives it back with Redirty.
+func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int) (*Dirty, error) {
+	d := &Dirty{}
+	var finished []InstDoc
+	doc, err := e.checkpoint(ctx, nil, stored, func() []*Instance {
 		e.dirtyMu.Lock()
-		taken = e.dirty
+		d.taken = e.dirty
 		e.dirty = nil
-		for _, inst := range taken {
+		for _, inst := range d.taken {
 			inst.dirty.Store(false) // before its document: a later change lists it again
 		}
 		e.dirtyMu.Unlock()
-		sort.Slice(taken, func(i, j int) bool { return taken[i].key < taken[j].key })
+		sort.Slice(d.taken, func(i, j int) bool { return d.taken[i].key < d.taken[j].key })
 		var live []*Instance
+		ended := map[int64]bool{}
 		e.mu.Lock()
-		for _, inst := range taken {
+		for _, inst := range d.taken {
 			if e.live[inst.key] == inst {
 				live = append(live, inst)
 			} else {
-				ended = append(ended, inst.key)
+				d.Ended = append(d.Ended, inst.key)
+				ended[inst.key] = true
+			}
+		}
+		d.Evicted, e.evicted = e.evicted, nil
+		var retained []*Instance
+		for i := range e.finished {
+			if inst := e.finished[(e.finNext+i)%len(e.finished)]; inst != nil && ended[inst.key] {
+				retained = append(retained, inst)
 			}
 		}
 		e.mu.Unlock()
+		for _, inst := range retained {
+			finished = append(finished, inst.finishedDoc())
+		}
 		return live
 	})
 	if err == nil {
@@ -94,15 +118,40 @@ func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int
 		e.dirtyMu.Unlock()
 	}
 	if err != nil {
-		e.Redirty(taken)
-		return nil, nil, nil, err
+		e.Redirty(d)
+		return nil, err
 	}
-	return doc, ended, taken, nil
+	doc.Finished = finished
+	d.Doc = doc
+	return d, nil
 }
 
-// Redirty lists insts as changed again, for the next CheckpointDirty.
-func (e *Engine) Redirty(insts []*Instance) {
-	for _, inst := range insts {
+// Redirty gives back what CheckpointDirty returned, for the next call to
+// return again.
+func (e *Engine) Redirty(d *Dirty) {
+	for _, inst := range d.taken {
+		inst.markDirty()
+	}
+	if len(d.Evicted) > 0 {
+		e.mu.Lock()
+		e.evicted = append(d.Evicted, e.evicted...)
+		e.mu.Unlock()
+	}
+}
+
+// MarkAllDirty lists every instance, live or still findable finished, as
+// changed, for a store that holds none of them yet.
+func (e *Engine) MarkAllDirty() {
+	e.mu.Lock()
+	all := make([]*Instance, 0, len(e.live)+len(e.byKey))
+	for _, inst := range e.live {
+		all = append(all, inst)
+	}
+	for _, inst := range e.byKey {
+		all = append(all, inst)
+	}
+	e.mu.Unlock()
+	for _, inst := range all {
 		inst.markDirty()
 	}
 }
