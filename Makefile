@@ -52,10 +52,12 @@ race: wasm
 	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
 # restore-hosts moves every scenario between the native engine and the
-# module in wazero after every step (conformance/checkpoint_test.go); it
-# skips itself under -race, where a module per step takes too long.
+# module in wazero after every step (conformance/checkpoint_test.go), and
+# plays it on the embedded store reopened after every step
+# (conformance/store_test.go); both skip themselves under -race, where a
+# module or a store file per step takes too long.
 restore-hosts: wasm
-	$(GO) test -count=1 -run '^TestScenariosAcrossHosts$$' ./conformance
+	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestScenariosStored)$$' ./conformance
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).
