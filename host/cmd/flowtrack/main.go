@@ -1,8 +1,9 @@
-// Command flowtrack runs and validates BPMN 2.0 models on flowtrack's
-// WebAssembly module (embedded), through wazero.
+// Command flowtrack runs, validates and steps BPMN 2.0 models on
+// flowtrack's WebAssembly module (embedded), through wazero.
 //
 //	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
 //	flowtrack validate [--json] model.bpmn
+//	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //
 // run deploys the model, starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
@@ -14,9 +15,25 @@
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
 //
-// Exit codes: 0 the instance completed (validate: the model is valid);
-// 1 the instance failed, was terminated, holds an incident or is stuck
-// waiting; 2 usage error, unreadable file or invalid model.
+// The state commands let separate invocations drive one engine, as a
+// script or a person at a shell would: deploy, start, jobs, complete,
+// fail, throw, publish, signal, advance, incidents, resolve, cancel,
+// instances, instance, tokens, history, variables. Each loads the engine
+// from the state file (engine/STATE.md; $FLOWTRACK_STATE by default),
+// applies itself, lets the engine settle, and, if it changed the engine,
+// writes the file back atomically (a temporary file renamed over it). Only
+// deploy starts a missing state file. Time is virtual: it moves only with
+// advance, and the state file keeps it. The output is the trace of what
+// the command made happen and its answer, or with --json one object
+// {"command", "ok", "result", "events", "now", "nextDeadline", "error"}
+// (README.md, "The CLI"). Invocations on one state file must not overlap:
+// the last to write wins.
+//
+// Exit codes: 0 the instance completed (validate: the model is valid; a
+// state command: it succeeded); 1 the instance failed, was terminated,
+// holds an incident or is stuck waiting (a state command: the engine
+// refused it, e.g. an unknown key); 2 usage error, unreadable or invalid
+// input (model, variables, state file).
 package main
 
 import (
@@ -41,11 +58,18 @@ const (
 	exitUsage   = 2
 )
 
-const usage = `usage:
+// usage is the top-level usage text; stateUsage adds the state commands.
+var usage = `usage:
   flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
   flowtrack validate [--json] model.bpmn
+` + stateUsage() + `
+Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
+itself, and writes the file back when it changed the engine; --json prints
+one JSON object. "flowtrack COMMAND --help" describes a command's flags.
 
-Exit codes: 0 ok, 1 process failed/incident/stuck, 2 usage or invalid model.
+Exit codes: 0 ok; 1 process failed/incident/stuck (run), or the engine
+refused the command (unknown key, ended instance...); 2 usage error,
+unreadable or invalid input (model, variables, state file).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -55,26 +79,41 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// helpError is a request for a command's usage (-h, --help): the text.
+type helpError struct{ text string }
+
+func (e helpError) Error() string { return e.text }
+
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	ctx := context.Background()
 	var code int
 	var err error
-	switch args[0] {
-	case "run":
-		code, err = runCmd(ctx, args[1:], stdout)
-	case "validate":
-		code, err = validateCmd(ctx, args[1:], stdout)
-	default:
-		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+	if c, ok := findStateCommand(args[0]); ok {
+		code, err = stateCmd(ctx, c, args[1:], stdout)
+	} else {
+		switch args[0] {
+		case "run":
+			code, err = runCmd(ctx, args[1:], stdout)
+		case "validate":
+			code, err = validateCmd(ctx, args[1:], stdout)
+		default:
+			err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+		}
 	}
 	if err != nil {
+		var he helpError
+		if errors.As(err, &he) {
+			fmt.Fprint(stdout, he.text)
+			return exitOK
+		}
 		fmt.Fprintln(stderr, "flowtrack:", err)
 		var ue usageError
 		var de *engine.DeployError
@@ -98,14 +137,36 @@ func run(args []string, stdout, stderr io.Writer) int {
 // errInput marks unreadable or malformed input files.
 var errInput = errors.New("bad input")
 
-// parse parses flags that may come before or after the one positional
-// argument (the model file).
+// synopses are the argument lines of run and validate, for their --help.
+var synopses = map[string]string{
+	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE]",
+	"validate": "[--json] model.bpmn",
+}
+
+// parse parses flags around the one positional argument (the model file).
 func parse(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usageError{fmt.Sprintf("%s needs exactly one model file, got %d", fs.Name(), len(pos))}
+	}
+	return pos[0], nil
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments, and returns those. -h or --help is a helpError
+// holding the command's usage.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return "", usageError{err.Error()}
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, helpError{commandUsage(fs)}
+			}
+			return nil, usageError{err.Error()}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -113,10 +174,21 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) != 1 {
-		return "", usageError{fmt.Sprintf("%s needs exactly one model file, got %d", fs.Name(), len(pos))}
+	return pos, nil
+}
+
+// commandUsage is one command's usage: its synopsis, what it does, its flags.
+func commandUsage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	if c, ok := findStateCommand(fs.Name()); ok {
+		fmt.Fprintf(&b, "usage: flowtrack %s\n\n%s.\n\nflags:\n", strings.TrimSpace(c.name+" --state FILE [flags] "+c.args), c.doc)
+	} else {
+		fmt.Fprintf(&b, "usage: flowtrack %s %s\n\nflags:\n", fs.Name(), synopses[fs.Name()])
 	}
-	return pos[0], nil
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	return b.String()
 }
 
 func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
