@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -276,7 +277,8 @@ func findStateCommand(name string) (stateCommand, bool) {
 type outcome struct {
 	Command string `json:"command"`
 	OK      bool   `json:"ok"`
-	// Result is the command's answer (null for commands that only act).
+	// Result is the command's answer (null for commands that only act; for
+	// run, the instance with its tokens).
 	Result any `json:"result"`
 	// Events are the records the command made, in order.
 	Events []engine.Event `json:"events"`
@@ -331,19 +333,9 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 		*file = os.Getenv(stateEnv)
 	}
 	out := outcome{Command: c.name, Events: []engine.Event{}}
-	defer func() {
-		if *asJSON && !errors.As(err, new(helpError)) {
-			if err != nil {
-				out.Error = failureOf(err)
-			}
-			out.OK = err == nil
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if encErr := enc.Encode(out); err == nil {
-				err = encErr
-			}
-		}
-	}()
+	if *asJSON {
+		defer func() { err = printOutcome(stdout, &out, code, err) }()
+	}
 	switch {
 	case c.nargs >= 0 && len(pos) != c.nargs:
 		return 0, usageError{fmt.Sprintf("%s needs %s, got %d arguments", c.name, plural(c.nargs, "argument"), len(pos))}
@@ -384,6 +376,21 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 		}
 	}
 	return exitOK, nil
+}
+
+// printOutcome prints out with err, the command's error, and returns err
+// (or the printing's error).
+func printOutcome(stdout io.Writer, out *outcome, code int, err error) error {
+	if err != nil {
+		out.Error = failureOf(err)
+	}
+	out.OK = err == nil && code == exitOK
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if encErr := enc.Encode(out); err == nil {
+		return encErr
+	}
+	return err
 }
 
 // texter is a result that prints itself readably.
@@ -547,7 +554,7 @@ func instancesAction(ctx context.Context, e *host.Engine, _ []string) (any, erro
 	for _, i := range doc.Finished {
 		list = append(list, instanceSummary{Key: i.Key, ProcessID: i.Process, State: i.State})
 	}
-	slices.SortFunc(list, func(a, b instanceSummary) int { return int(a.Key - b.Key) })
+	slices.SortFunc(list, func(a, b instanceSummary) int { return cmp.Compare(a.Key, b.Key) })
 	return list, nil
 }
 

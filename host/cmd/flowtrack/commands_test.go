@@ -287,3 +287,43 @@ func TestUsage(t *testing.T) {
 }
 
 func itoa(k int64) string { return strconv.FormatInt(k, 10) }
+
+// TestRun_JSON checks that run --json prints the object the state
+// commands print, its result the instance with its tokens.
+func TestRun_JSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		state  engine.State
+		tokens []engine.Token
+		last   engine.EventType
+	}{
+		{"completed", []string{"run", "testdata/timer.bpmn", "--json"}, exitOK, engine.Completed, []engine.Token{}, engine.InstanceCompleted},
+		{"stuck", []string{"run", "--json", "testdata/message.bpmn", "--vars", `{"key":"x"}`}, exitProcess, engine.Active,
+			[]engine.Token{{ID: 1, ElementID: "wait_go", Waiting: engine.WaitMessage}}, engine.MessageSubscribed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			require.Equal(t, tc.code, run(tc.args, &stdout, &stderr), "%s%s", stdout.String(), stderr.String())
+			var p printed
+			dec := json.NewDecoder(&stdout)
+			dec.DisallowUnknownFields()
+			require.NoError(t, dec.Decode(&p))
+			assert.Equal(t, "run", p.Command)
+			assert.Equal(t, tc.code == exitOK, p.OK)
+			assert.Nil(t, p.Error)
+			var view struct {
+				State  engine.State   `json:"state"`
+				Tokens []engine.Token `json:"tokens"`
+			}
+			require.NoError(t, json.Unmarshal(p.Result, &view))
+			assert.Equal(t, tc.state, view.State)
+			assert.Equal(t, tc.tokens, view.Tokens)
+			require.NotEmpty(t, p.Events)
+			assert.Equal(t, tc.last, p.Events[len(p.Events)-1].Type)
+			assert.False(t, dec.More(), "one object")
+		})
+	}
+}

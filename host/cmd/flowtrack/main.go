@@ -1,14 +1,15 @@
 // Command flowtrack runs, validates and steps BPMN 2.0 models on
 // flowtrack's WebAssembly module (embedded), through wazero.
 //
-//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
+//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //
 // run deploys the model, starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
 // scenario's steps, advances virtual time to each next timer, and prints
-// the trace, the final state and the variables.
+// the trace, the final state and the variables; with --json one object
+// shaped as a state command's, its result the instance with its tokens.
 //
 // validate deploys the model and prints every problem and warning, one a
 // line, as "file:line:col: rule: element: message" (the form editors and CI
@@ -60,7 +61,7 @@ const (
 
 // usage is the top-level usage text; stateUsage adds the state commands.
 var usage = `usage:
-  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
+  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--json]
   flowtrack validate [--json] model.bpmn
 ` + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
@@ -139,7 +140,7 @@ var errInput = errors.New("bad input")
 
 // synopses are the argument lines of run and validate, for their --help.
 var synopses = map[string]string{
-	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE]",
+	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--json]",
 	"validate": "[--json] model.bpmn",
 }
 
@@ -356,14 +357,19 @@ func readScenario(file string) (*scenario, error) {
 // maxRounds bounds the run loop (a timer cycle would otherwise run forever).
 const maxRounds = 10_000
 
-func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the trace")
 	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
 	varsJSON := fs.String("vars", "", "start variables as a JSON object")
 	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
+	}
+	out := outcome{Command: "run", Events: []engine.Event{}}
+	if *asJSON {
+		defer func() { err = printOutcome(stdout, &out, code, err) }()
 	}
 	sc := &scenario{}
 	if *scenarioFile != "" {
@@ -392,8 +398,15 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		sc.Process = d.Processes[0].ID
 	}
 	tr := &tracer{out: stdout, epoch: e.Now()}
-	e.Subscribe(tr.print)
-	fmt.Fprintf(stdout, "deployed %s: process %s\n", file, sc.Process)
+	e.Subscribe(func(ev engine.Event) {
+		out.Events = append(out.Events, ev)
+		if !*asJSON {
+			tr.print(ev)
+		}
+	})
+	if !*asJSON {
+		fmt.Fprintf(stdout, "deployed %s: process %s\n", file, sc.Process)
+	}
 
 	key, err := e.Start(ctx, sc.Process, sc.Variables)
 	if err != nil {
@@ -434,12 +447,23 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		if !ok {
 			break // waiting for something nobody will send
 		}
-		fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
+		if !*asJSON {
+			fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
+		}
 		if err := e.AdvanceTo(ctx, due); err != nil {
 			return 0, err
 		}
 	}
-	return report(ctx, e, key, stdout)
+	view, code, err := report(ctx, e, key, stdout, *asJSON)
+	if err != nil {
+		return 0, err
+	}
+	now := e.Now()
+	out.Result, out.Now = view, &now
+	if due, ok := e.NextDeadline(); ok {
+		out.NextDeadline = &due
+	}
+	return code, nil
 }
 
 // work answers one job as the scenario says (complete by default).
@@ -466,11 +490,25 @@ func do(ctx context.Context, e *host.Engine, st step) error {
 	}
 }
 
-// report prints the final state and returns the exit code.
-func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer) (int, error) {
+// report returns the instance's final state and the exit code, and
+// prints them unless quiet.
+func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer, quiet bool) (instanceView, int, error) {
 	info, err := e.Instance(ctx, key)
 	if err != nil {
-		return 0, err
+		return instanceView{}, 0, err
+	}
+	toks, err := e.Tokens(ctx, key)
+	if err != nil {
+		return instanceView{}, 0, err
+	}
+	info.Incidents = orEmpty(info.Incidents)
+	view := instanceView{InstanceInfo: info, Tokens: orEmpty(toks)}
+	code := exitProcess
+	if info.State == engine.Completed {
+		code = exitOK
+	}
+	if quiet {
+		return view, code, nil
 	}
 	vars, _ := json.Marshal(info.Variables) // map keys are sorted
 	fmt.Fprintf(stdout, "final state: %s\nvariables: %s\n", info.State, vars)
@@ -480,19 +518,12 @@ func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer) (i
 	for _, inc := range info.Incidents {
 		fmt.Fprintf(stdout, "incident %d at %s: %s\n", inc.Key, inc.ElementID, inc.Message)
 	}
-	if info.State == engine.Completed {
-		return exitOK, nil
-	}
 	if info.State == engine.Active && len(info.Incidents) == 0 {
-		toks, err := e.Tokens(ctx, key)
-		if err != nil {
-			return 0, err
-		}
 		for _, t := range toks {
 			fmt.Fprintf(stdout, "stuck: token %d at %s waiting for %s\n", t.ID, t.ElementID, t.Waiting)
 		}
 	}
-	return exitProcess, nil
+	return view, code, nil
 }
 
 // tracer prints events as a readable trace.
