@@ -290,7 +290,7 @@ type outcome struct {
 }
 
 // failure is a failed command's error: the ABI's error code (wasm/ABI.md)
-// or one of the CLI's own (USAGE, BAD_INPUT, NO_TIMER).
+// or one of the CLI's own (USAGE, BAD_INPUT, NO_TIMER, STATE_CHANGED).
 type failure struct {
 	Code     string           `json:"code"`
 	Message  string           `json:"message"`
@@ -306,6 +306,8 @@ func failureOf(err error) *failure {
 		f.Code = "USAGE"
 	case errors.Is(err, errNoTimer):
 		f.Code = "NO_TIMER"
+	case errors.Is(err, errStateChanged):
+		f.Code = "STATE_CHANGED"
 	case errors.Is(err, engine.ErrBadState):
 		f.Code = string(wire.CodeBadState)
 	case errors.Is(err, errInput):
@@ -344,7 +346,7 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 	case *file == "":
 		return 0, usageError{fmt.Sprintf("%s needs --state FILE (or $%s)", c.name, stateEnv)}
 	}
-	e, err := openState(ctx, *file, c.create)
+	e, sf, err := openState(ctx, *file, c.create)
 	if err != nil {
 		return 0, err
 	}
@@ -361,7 +363,7 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 		return 0, err
 	}
 	if c.mutates {
-		if err := saveState(ctx, e, *file); err != nil {
+		if err := sf.save(ctx, e); err != nil {
 			return 0, err
 		}
 	}

@@ -27,8 +27,8 @@
 // advance, and the state file keeps it. The output is the trace of what
 // the command made happen and its answer, or with --json one object
 // {"command", "ok", "result", "events", "now", "nextDeadline", "error"}
-// (README.md, "The CLI"). Invocations on one state file must not overlap:
-// the last to write wins.
+// (README.md, "The CLI"). An invocation that finds the file changed by
+// another since it read it writes nothing and fails (STATE_CHANGED).
 //
 // Exit codes: 0 the instance completed (validate: the model is valid; a
 // state command: it succeeded); 1 the instance failed, was terminated,
