@@ -327,16 +327,14 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 	file := fs.String("state", "", "state `FILE` (default $"+stateEnv+")")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the trace")
 	act := c.setup(fs)
+	out := outcome{Command: c.name, Events: []engine.Event{}}
+	defer func() { err = printOutcomeIf(*asJSON, args, stdout, &out, code, err) }()
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 0, err
 	}
 	if *file == "" {
 		*file = os.Getenv(stateEnv)
-	}
-	out := outcome{Command: c.name, Events: []engine.Event{}}
-	if *asJSON {
-		defer func() { err = printOutcome(stdout, &out, code, err) }()
 	}
 	switch {
 	case c.nargs >= 0 && len(pos) != c.nargs:
@@ -378,6 +376,21 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 		}
 	}
 	return exitOK, nil
+}
+
+// printOutcomeIf prints out as printOutcome does when --json was given,
+// and also when the flags did not parse but args ask for JSON; never for
+// --help.
+func printOutcomeIf(asJSON bool, args []string, stdout io.Writer, out *outcome, code int, err error) error {
+	if errors.As(err, new(helpError)) {
+		return err
+	}
+	if !asJSON && (err == nil || !slices.ContainsFunc(args, func(a string) bool {
+		return a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true"
+	})) {
+		return err
+	}
+	return printOutcome(stdout, out, code, err)
 }
 
 // printOutcome prints out with err, the command's error, and returns err

@@ -217,6 +217,8 @@ func TestStateFile_Errors(t *testing.T) {
 		{"missing argument", good, []string{"throw", "3"}, exitUsage, "USAGE", "throw needs 2 arguments, got 1"},
 		{"two ways to advance", good, []string{"advance", "1h", "--next"}, exitUsage, "USAGE", "exactly one of DURATION, --to TIME, --next"},
 		{"bad duration", good, []string{"advance", "soon"}, exitUsage, "BAD_INPUT", `"soon" is not a duration`},
+		{"unknown flag", good, []string{"jobs", "--bogus"}, exitUsage, "USAGE", "flag provided but not defined: -bogus"},
+		{"run takes no state file", good, []string{"run", "testdata/timer.bpmn"}, exitUsage, "USAGE", "flag provided but not defined: -state"},
 		{"invalid model", filepath.Join(dir, "invalid.json"), []string{"deploy", "testdata/invalid.bpmn"}, exitUsage, "DEPLOY_FAILED", "targetRef nowhere"},
 		{"unwritable state file", filepath.Join(dir, "no-dir", "s.json"), []string{"deploy", "testdata/timer.bpmn"}, exitUsage, "BAD_INPUT", "write state file"},
 	} {

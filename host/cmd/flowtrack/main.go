@@ -363,13 +363,11 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
 	varsJSON := fs.String("vars", "", "start variables as a JSON object")
 	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
+	out := outcome{Command: "run", Events: []engine.Event{}}
+	defer func() { err = printOutcomeIf(*asJSON, args, stdout, &out, code, err) }()
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
-	}
-	out := outcome{Command: "run", Events: []engine.Event{}}
-	if *asJSON {
-		defer func() { err = printOutcome(stdout, &out, code, err) }()
 	}
 	sc := &scenario{}
 	if *scenarioFile != "" {
