@@ -115,6 +115,7 @@ async function refresh() {
 }
 
 function clearInstance() {
+  clearTimeout(sim.timer); // a pending playback step would find the queue gone
   sim.instanceKey = 0;
   sim.state = '';
   sim.queue = [];
