@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -327,5 +328,22 @@ func TestRun_JSON(t *testing.T) {
 			assert.Equal(t, tc.last, p.Events[len(p.Events)-1].Type)
 			assert.False(t, dec.More(), "one object")
 		})
+	}
+}
+
+// TestUsage_EveryCommand checks that every command answers --help with
+// its own usage, on stdout, and exit 0.
+func TestUsage_EveryCommand(t *testing.T) {
+	t.Parallel()
+	names := []string{"run", "validate"}
+	for _, c := range stateCommands {
+		names = append(names, c.name)
+	}
+	for _, name := range names {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, exitOK, run([]string{name, "--help"}, &stdout, &stderr), name)
+		assert.True(t, strings.HasPrefix(stdout.String(), "usage: flowtrack "+name+" "), "%s: %s", name, stdout.String())
+		assert.Contains(t, stdout.String(), "-json", name)
+		assert.Empty(t, stderr.String(), name)
 	}
 }
