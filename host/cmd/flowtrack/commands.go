@@ -344,6 +344,9 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 	case *file == "":
 		return 0, usageError{fmt.Sprintf("%s needs --state FILE (or $%s)", c.name, stateEnv)}
 	}
+	if i := slices.Index(pos, ""); i >= 0 {
+		return 0, usageError{fmt.Sprintf("%s: %s is empty", c.name, strings.Trim(strings.Fields(c.args)[i], "[]"))}
+	}
 	e, sf, err := openState(ctx, *file, c.create)
 	if err != nil {
 		return 0, err

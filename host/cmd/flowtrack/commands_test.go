@@ -216,6 +216,8 @@ func TestStateFile_Errors(t *testing.T) {
 		{"variables not an object", good, []string{"publish", "paid", "--vars", `[1]`}, exitUsage, "BAD_INPUT", "--vars: not a JSON object"},
 		{"key not a number", good, []string{"complete", "three"}, exitUsage, "USAGE", `job key "three" is not a positive integer`},
 		{"missing argument", good, []string{"throw", "3"}, exitUsage, "USAGE", "throw needs 2 arguments, got 1"},
+		{"empty name", good, []string{"publish", ""}, exitUsage, "USAGE", "publish: MESSAGE is empty"},
+		{"empty error code", good, []string{"throw", "3", ""}, exitUsage, "USAGE", "throw: CODE is empty"},
 		{"two ways to advance", good, []string{"advance", "1h", "--next"}, exitUsage, "USAGE", "exactly one of DURATION, --to TIME, --next"},
 		{"bad duration", good, []string{"advance", "soon"}, exitUsage, "BAD_INPUT", `"soon" is not a duration`},
 		{"unknown flag", good, []string{"jobs", "--bogus"}, exitUsage, "USAGE", "flag provided but not defined: -bogus"},
