@@ -415,11 +415,7 @@ func printOutcome(stdout io.Writer, out *outcome, code int, err error) error {
 type texter interface{ text(w io.Writer, tr *tracer) }
 
 func deployAction(ctx context.Context, e *host.Engine, args []string) (any, error) {
-	xml, err := os.ReadFile(args[0])
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errInput, err)
-	}
-	d, err := e.Deploy(ctx, args[0], xml)
+	d, err := deploy(ctx, e, args[0])
 	if err != nil {
 		return nil, err
 	}

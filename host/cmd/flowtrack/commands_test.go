@@ -178,7 +178,7 @@ func TestStateFile_ReadOnly(t *testing.T) {
 		"token 1 at pack waiting for job (job 3)\ntoken 2 at cool waiting for timer\n", out.String())
 	after, err := os.ReadFile(state)
 	require.NoError(t, err)
-	assert.Equal(t, before, after)
+	assert.True(t, bytes.Equal(before, after), "a command that only looks wrote the state file")
 }
 
 func TestStateFile_Errors(t *testing.T) {
@@ -221,7 +221,7 @@ func TestStateFile_Errors(t *testing.T) {
 		{"two ways to advance", good, []string{"advance", "1h", "--next"}, exitUsage, "USAGE", "exactly one of DURATION, --to TIME, --next"},
 		{"bad duration", good, []string{"advance", "soon"}, exitUsage, "BAD_INPUT", `"soon" is not a duration`},
 		{"unknown flag", good, []string{"jobs", "--bogus"}, exitUsage, "USAGE", "flag provided but not defined: -bogus"},
-		{"run takes no state file", good, []string{"run", "testdata/timer.bpmn"}, exitUsage, "USAGE", "flag provided but not defined: -state"},
+		{"run with a missing model", good, []string{"run", "testdata/none.bpmn"}, exitUsage, "BAD_INPUT", "testdata/none.bpmn: no such file"},
 		{"invalid model", filepath.Join(dir, "invalid.json"), []string{"deploy", "testdata/invalid.bpmn"}, exitUsage, "DEPLOY_FAILED", "targetRef nowhere"},
 		{"unwritable state file", filepath.Join(dir, "no-dir", "s.json"), []string{"deploy", "testdata/timer.bpmn"}, exitUsage, "BAD_INPUT", "write state file"},
 	} {
@@ -235,7 +235,7 @@ func TestStateFile_Errors(t *testing.T) {
 	// Nothing above changed the good state file, nor created a new one.
 	after, err := os.ReadFile(good)
 	require.NoError(t, err)
-	assert.Equal(t, goodDoc, after)
+	assert.True(t, bytes.Equal(goodDoc, after), "the good state file changed")
 	assert.NoFileExists(t, filepath.Join(dir, "invalid.json"))
 	assert.NoFileExists(t, filepath.Join(dir, "none.json"))
 }
@@ -348,4 +348,24 @@ func TestUsage_EveryCommand(t *testing.T) {
 		assert.Contains(t, stdout.String(), "-json", name)
 		assert.Empty(t, stderr.String(), name)
 	}
+}
+
+// TestRun_State checks that run --state leaves a stuck instance in the
+// state file, where the state commands go on with it.
+func TestRun_State(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	var out bytes.Buffer
+	require.Equal(t, exitProcess, run([]string{"run", "testdata/message.bpmn", "--vars", `{"key":"k-1"}`, "--state", state}, &out, &out), out.String())
+	assert.Contains(t, out.String(), "stuck: token 1 at wait_go waiting for message")
+	p := ft(t, exitOK, state, "publish", "go", "--key", "k-1")
+	assert.Equal(t, engine.InstanceCompleted, p.Events[len(p.Events)-1].Type)
+	// A second run deploys the model again into the same engine: a new
+	// version, and the first instance is still found.
+	out.Reset()
+	require.Equal(t, exitOK, run([]string{"run", "testdata/timer.bpmn", "--state", state}, &out, &out), out.String())
+	list := result[[]instanceSummary](t, ft(t, exitOK, state, "instances"))
+	require.Len(t, list, 2)
+	assert.Equal(t, instanceSummary{Key: list[0].Key, ProcessID: "message", State: engine.Completed}, list[0])
+	assert.Equal(t, "timer", list[1].ProcessID)
 }

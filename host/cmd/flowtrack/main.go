@@ -1,7 +1,7 @@
 // Command flowtrack runs, validates and steps BPMN 2.0 models on
 // flowtrack's WebAssembly module (embedded), through wazero.
 //
-//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--json]
+//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //
@@ -10,6 +10,11 @@
 // scenario's steps, advances virtual time to each next timer, and prints
 // the trace, the final state and the variables; with --json one object
 // shaped as a state command's, its result the instance with its tokens.
+// With --state FILE it runs in the engine the file holds (a new one if
+// there is no file) and writes the engine back at the end, so the state
+// commands go on from where the run stopped (a stuck instance, an
+// incident); its virtual time is the engine's, and advancing it fires the
+// other instances' timers too.
 //
 // validate deploys the model and prints every problem and warning, one a
 // line, as "file:line:col: rule: element: message" (the form editors and CI
@@ -61,7 +66,7 @@ const (
 
 // usage is the top-level usage text; stateUsage adds the state commands.
 var usage = `usage:
-  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--json]
+  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
 ` + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
@@ -140,7 +145,7 @@ var errInput = errors.New("bad input")
 
 // synopses are the argument lines of run and validate, for their --help.
 var synopses = map[string]string{
-	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--json]",
+	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
 	"validate": "[--json] model.bpmn",
 }
 
@@ -244,21 +249,27 @@ type validation struct {
 	Warnings  []engine.Problem `json:"warnings"`
 }
 
+// deployFile deploys a model file into a new engine.
 func deployFile(ctx context.Context, file string) (*host.Engine, *engine.Deployment, error) {
-	xml, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errInput, err)
-	}
 	e, err := host.New(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := e.Deploy(ctx, file, xml)
+	d, err := deploy(ctx, e, file)
 	if err != nil {
 		e.Close(ctx)
 		return nil, nil, err
 	}
 	return e, d, nil
+}
+
+// deploy deploys a model file into e.
+func deploy(ctx context.Context, e *host.Engine, file string) (*engine.Deployment, error) {
+	xml, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInput, err)
+	}
+	return e.Deploy(ctx, file, xml)
 }
 
 // problem renders p as "file:line:col: rule: element: message", leaving
@@ -363,6 +374,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
 	varsJSON := fs.String("vars", "", "start variables as a JSON object")
 	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
+	statePath := fs.String("state", "", "start from the engine in state `FILE` (none: a fresh one) and write it back at the end")
 	out := outcome{Command: "run", Events: []engine.Event{}}
 	defer func() { err = printOutcomeIf(*asJSON, args, stdout, &out, code, err) }()
 	file, err := parse(fs, args)
@@ -384,7 +396,16 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		sc.Process = *processID
 	}
 
-	e, d, err := deployFile(ctx, file)
+	var e *host.Engine
+	var d *engine.Deployment
+	var sf *stateFile
+	if *statePath == "" {
+		e, d, err = deployFile(ctx, file)
+	} else if e, sf, err = openState(ctx, *statePath, true); err == nil {
+		if d, err = deploy(ctx, e, file); err != nil {
+			e.Close(ctx)
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -455,6 +476,11 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 	view, code, err := report(ctx, e, key, stdout, *asJSON)
 	if err != nil {
 		return 0, err
+	}
+	if sf != nil {
+		if err := sf.save(ctx, e); err != nil {
+			return 0, err
+		}
 	}
 	now := e.Now()
 	out.Result, out.Now = view, &now
