@@ -27,13 +27,14 @@
 // instances, instance, tokens, history, variables. Each loads the engine
 // from the state file (engine/STATE.md; $FLOWTRACK_STATE by default),
 // applies itself, lets the engine settle, and, if it changed the engine,
-// writes the file back atomically (a temporary file renamed over it). Only
-// deploy starts a missing state file. Time is virtual: it moves only with
-// advance, and the state file keeps it. The output is the trace of what
-// the command made happen and its answer, or with --json one object
-// {"command", "ok", "result", "events", "now", "nextDeadline", "error"}
-// (README.md, "The CLI"). An invocation that finds the file changed by
-// another since it read it writes nothing and fails (STATE_CHANGED).
+// writes the file back atomically (a temporary file renamed over it).
+// Only deploy (and run --state) starts a missing state file. Time is
+// virtual: it moves only with advance, and the state file keeps it. The
+// output is the trace of what the command made happen and its answer, or
+// with --json one object {"command", "ok", "result", "events", "now",
+// "nextDeadline", "error"} (README.md, "The CLI"). An invocation that
+// finds the file changed by another since it read it writes nothing and
+// fails (STATE_CHANGED).
 //
 // Exit codes: 0 the instance completed (validate: the model is valid; a
 // state command: it succeeded); 1 the instance failed, was terminated,
@@ -140,7 +141,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// errInput marks unreadable or malformed input files.
+// errInput marks bad input (exit 2): a file that cannot be read or is
+// malformed (model, scenario, state file), variables that are not a JSON
+// object, a flag value out of range, a state file that cannot be written.
 var errInput = errors.New("bad input")
 
 // synopses are the argument lines of run and validate, for their --help.
