@@ -454,7 +454,15 @@ async function loadSession(text, source) {
     const key = newest(doc);
     await restore(text, key); // a document the engine refuses leaves everything as it was
     if (dep.bpmn !== sim.xml) {
-      await viewer.importXML(dep.bpmn);
+      try {
+        await viewer.importXML(dep.bpmn);
+      } catch (err) {
+        // The engine took the document but the diagram cannot show it:
+        // go back to the session shown (or a fresh engine).
+        const cur = sim.checkpoints.at(-1);
+        if (cur) await restore(cur.state, cur.instanceKey);
+        throw Object.assign(new Error(`cannot render ${dep.name}: ${err.message}`), { name: 'InputError' });
+      }
       canvas.zoom('fit-viewport', 'auto');
       sim.markers.clear();
       await restore(text, key); // marks and tokens onto the new diagram
@@ -474,8 +482,12 @@ async function loadSession(text, source) {
   }
 }
 
+// currentState is the newest checkpoint as text, or null when the engine
+// has none (its model did not deploy).
 function currentState() {
-  return new TextDecoder().decode(sim.checkpoints.at(-1).state);
+  const cur = sim.checkpoints.at(-1);
+  if (!cur) log('error', 'no session to keep: the engine holds no model');
+  return cur ? new TextDecoder().decode(cur.state) : null;
 }
 
 // ---- controls -----------------------------------------------------------------
@@ -522,7 +534,9 @@ $('play').onclick = () => {
 $('step').onclick = () => step();
 $('back').onclick = () => back();
 $('save').onclick = () => {
-  localStorage.setItem(sessionKey, currentState());
+  const state = currentState();
+  if (state === null) return;
+  localStorage.setItem(sessionKey, state);
   log('info', `session saved in this browser (${sim.engine.now.toISOString()})`);
 };
 $('load-saved').onclick = () => {
@@ -531,8 +545,10 @@ $('load-saved').onclick = () => {
   else loadSession(text, 'this browser');
 };
 $('download').onclick = () => {
+  const state = currentState();
+  if (state === null) return;
   const a = document.createElement('a');
-  a.href = URL.createObjectURL(new Blob([currentState()], { type: 'application/json' }));
+  a.href = URL.createObjectURL(new Blob([state], { type: 'application/json' }));
   a.download = 'flowtrack-state.json';
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 0);
