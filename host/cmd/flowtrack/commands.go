@@ -17,7 +17,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/host"
-	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // stateCommand is a command that works on the engine a state file holds.
@@ -272,54 +271,6 @@ func findStateCommand(name string) (stateCommand, bool) {
 	return stateCommands[i], true
 }
 
-// outcome is what a state command prints with --json: one object, the
-// same shape for every command (README, "The CLI").
-type outcome struct {
-	Command string `json:"command"`
-	OK      bool   `json:"ok"`
-	// Result is the command's answer (null for commands that only act; for
-	// run, the instance with its tokens).
-	Result any `json:"result"`
-	// Events are the records the command made, in order.
-	Events []engine.Event `json:"events"`
-	// Now is the engine clock after the command; NextDeadline is when the
-	// next timer is due (absent: none pending).
-	Now          *time.Time `json:"now,omitempty"`
-	NextDeadline *time.Time `json:"nextDeadline,omitempty"`
-	Error        *failure   `json:"error,omitempty"`
-}
-
-// failure is a failed command's error: the ABI's error code (wasm/ABI.md)
-// or one of the CLI's own (USAGE, BAD_INPUT, NO_TIMER, STATE_CHANGED).
-type failure struct {
-	Code     string           `json:"code"`
-	Message  string           `json:"message"`
-	Problems []engine.Problem `json:"problems,omitempty"`
-}
-
-func failureOf(err error) *failure {
-	f := &failure{Message: err.Error()}
-	var ue usageError
-	var de *engine.DeployError
-	switch {
-	case errors.As(err, &ue):
-		f.Code = "USAGE"
-	case errors.Is(err, errNoTimer):
-		f.Code = "NO_TIMER"
-	case errors.Is(err, errStateChanged):
-		f.Code = "STATE_CHANGED"
-	case errors.Is(err, engine.ErrBadState):
-		f.Code = string(wire.CodeBadState)
-	case errors.Is(err, errInput):
-		f.Code = "BAD_INPUT"
-	case errors.As(err, &de):
-		f.Code, f.Problems = string(wire.CodeDeployFailed), de.Problems
-	default:
-		f.Code = string(wire.CodeOf(err))
-	}
-	return f
-}
-
 // stateCmd runs one state command: it loads the state file, applies the
 // command, and writes the file back if the command changed the engine.
 func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writer) (code int, err error) {
@@ -381,39 +332,6 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 	return exitOK, nil
 }
 
-// printOutcomeIf prints out as printOutcome does when --json was given,
-// and also when the flags did not parse but args ask for JSON; never for
-// --help.
-func printOutcomeIf(asJSON bool, args []string, stdout io.Writer, out *outcome, code int, err error) error {
-	if errors.As(err, new(helpError)) {
-		return err
-	}
-	if !asJSON && (err == nil || !slices.ContainsFunc(args, func(a string) bool {
-		return a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true"
-	})) {
-		return err
-	}
-	return printOutcome(stdout, out, code, err)
-}
-
-// printOutcome prints out with err, the command's error, and returns err
-// (or the printing's error).
-func printOutcome(stdout io.Writer, out *outcome, code int, err error) error {
-	if err != nil {
-		out.Error = failureOf(err)
-	}
-	out.OK = err == nil && code == exitOK
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	if encErr := enc.Encode(out); err == nil {
-		return encErr
-	}
-	return err
-}
-
-// texter is a result that prints itself readably.
-type texter interface{ text(w io.Writer, tr *tracer) }
-
 func deployAction(ctx context.Context, e *host.Engine, args []string) (any, error) {
 	d, err := deploy(ctx, e, args[0])
 	if err != nil {
@@ -421,119 +339,6 @@ func deployAction(ctx context.Context, e *host.Engine, args []string) (any, erro
 	}
 	d.Warnings = orEmpty(d.Warnings)
 	return deployed(*d), nil
-}
-
-type deployed engine.Deployment
-
-func (d deployed) text(w io.Writer, _ *tracer) {
-	for _, p := range d.Warnings {
-		fmt.Fprintln(w, problem(d.Name, p, "warning: "))
-	}
-	for _, p := range d.Processes {
-		fmt.Fprintf(w, "deployed %s: process %s (version %d)\n", d.Name, p.ID, p.Version)
-	}
-}
-
-type started struct {
-	InstanceKey int64        `json:"instanceKey"`
-	ProcessID   string       `json:"processId"`
-	State       engine.State `json:"state"`
-}
-
-func (s started) text(w io.Writer, _ *tracer) {
-	fmt.Fprintf(w, "instance %d of %s: %s\n", s.InstanceKey, s.ProcessID, s.State)
-}
-
-type jobList []engine.Job
-
-func (l jobList) text(w io.Writer, _ *tracer) {
-	for _, j := range l {
-		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, vars(j.Variables))
-	}
-	if len(l) == 0 {
-		fmt.Fprintln(w, "no jobs")
-	}
-}
-
-type incidentList []engine.Incident
-
-func (l incidentList) text(w io.Writer, _ *tracer) {
-	for _, inc := range l {
-		fmt.Fprintf(w, "incident %d at %s (instance %d): %s\n", inc.Key, inc.ElementID, inc.InstanceKey, inc.Message)
-	}
-	if len(l) == 0 {
-		fmt.Fprintln(w, "no incidents")
-	}
-}
-
-type nowResult struct {
-	Now time.Time `json:"now"`
-}
-
-func (n nowResult) text(w io.Writer, tr *tracer) {
-	fmt.Fprintf(w, "%s  now %s\n", tr.stamp(n.Now), n.Now.Format(time.RFC3339Nano))
-}
-
-type tokenList []engine.Token
-
-func (l tokenList) text(w io.Writer, _ *tracer) {
-	for _, t := range l {
-		fmt.Fprintf(w, "token %d at %s", t.ID, t.ElementID)
-		if t.Waiting != "" {
-			fmt.Fprintf(w, " waiting for %s", t.Waiting)
-		}
-		if t.JobKey != 0 {
-			fmt.Fprintf(w, " (job %d)", t.JobKey)
-		}
-		if t.IncidentKey != 0 {
-			fmt.Fprintf(w, " (incident %d)", t.IncidentKey)
-		}
-		fmt.Fprintln(w)
-	}
-	if len(l) == 0 {
-		fmt.Fprintln(w, "no tokens")
-	}
-}
-
-type history []engine.Event
-
-func (h history) text(_ io.Writer, tr *tracer) {
-	for _, ev := range h {
-		tr.print(ev)
-	}
-}
-
-type variables map[string]any
-
-func (v variables) text(w io.Writer, _ *tracer) {
-	data, _ := json.Marshal(map[string]any(v)) // map keys are sorted
-	fmt.Fprintf(w, "%s\n", data)
-}
-
-// instanceView is what instance shows: the instance and its tokens.
-type instanceView struct {
-	*host.InstanceInfo
-	Tokens []engine.Token `json:"tokens"`
-}
-
-func (v instanceView) text(w io.Writer, tr *tracer) {
-	fmt.Fprintf(w, "instance %d of %s: %s\n", v.Key, v.ProcessID, v.State)
-	if v.Message != "" {
-		fmt.Fprintf(w, "reason: %s\n", v.Message)
-	}
-	data, _ := json.Marshal(v.Variables) // map keys are sorted
-	fmt.Fprintf(w, "variables: %s\n", data)
-	incidentList(v.Incidents).text(w, tr)
-	tokenList(v.Tokens).text(w, tr)
-}
-
-// instanceSummary is one line of instances.
-type instanceSummary struct {
-	Key       int64        `json:"key"`
-	ProcessID string       `json:"processId"`
-	State     engine.State `json:"state"`
-	// Parent is the calling instance of one a call activity started.
-	Parent int64 `json:"parent,omitempty"`
 }
 
 // instancesAction lists instances from the engine's state document
@@ -570,17 +375,6 @@ func instancesAction(ctx context.Context, e *host.Engine, _ []string) (any, erro
 	}
 	slices.SortFunc(list, func(a, b instanceSummary) int { return cmp.Compare(a.Key, b.Key) })
 	return list, nil
-}
-
-type instanceList []instanceSummary
-
-func (l instanceList) text(w io.Writer, _ *tracer) {
-	for _, i := range l {
-		fmt.Fprintf(w, "instance %d of %s: %s\n", i.Key, i.ProcessID, i.State)
-	}
-	if len(l) == 0 {
-		fmt.Fprintln(w, "no instances")
-	}
 }
 
 // varsFlag registers --vars and returns its parser: the variables as a
