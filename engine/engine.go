@@ -790,10 +790,17 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt
 func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-// The loops of the instances answer it; if ctx ends first Incidents
-// returns the context's error.
+// It reads the engine's incident index (kept by the instance loops as they
+// open and resolve incidents), so it never waits for a busy instance.
+//
+// # Errors
+//
+// The context's error if ctx has already ended.
 func (e *Engine) Incidents(ctx context.Context) ([]Incident, error) {
-	return await(ctx, e.rt.Incidents)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.rt.Incidents(), nil
 }
 
 // ResolveIncident retries what an incident holds: a failed job becomes

@@ -102,7 +102,7 @@ type Engine struct {
 	byKey     map[int64]*Instance // finished instances still in the ring
 	jobs      map[int64]*Instance // activatable jobs → owning instance
 	jobRecs   map[int64]*Job
-	incidents map[int64]*Instance
+	incidents map[int64]incidentEntry
 
 	subs atomic.Pointer[[]*subscriber]
 
@@ -184,7 +184,7 @@ func NewEngine(opts Options) *Engine {
 		byKey:     make(map[int64]*Instance),
 		jobs:      make(map[int64]*Instance),
 		jobRecs:   make(map[int64]*Job),
-		incidents: make(map[int64]*Instance),
+		incidents: make(map[int64]incidentEntry),
 	}
 	if opts.RetainFinished > 0 {
 		e.finished = make([]*Instance, opts.RetainFinished)
@@ -680,11 +680,15 @@ func jobCall(key int64, err error) error {
 }
 
 // Incidents returns the open incidents of live instances, ordered by key.
+// It reads the engine's incident index, so it costs no round trip to any
+// instance loop.
 func (e *Engine) Incidents() []Incident {
-	var out []Incident
-	for _, inst := range e.Instances() {
-		out = append(out, inst.Incidents()...)
+	e.mu.Lock()
+	out := make([]Incident, 0, len(e.incidents))
+	for _, ie := range e.incidents {
+		out = append(out, ie.incident)
 	}
+	e.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
@@ -694,7 +698,7 @@ func (e *Engine) Incidents() []Incident {
 // re-executes its element.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	e.mu.Lock()
-	inst, closed := e.incidents[key], e.closed
+	inst, closed := e.incidents[key].inst, e.closed
 	e.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -705,13 +709,25 @@ func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	return inst.call(ctx, &command{op: cmdResolveIncident, key: key})
 }
 
-func (e *Engine) setIncident(key int64, inst *Instance) {
+// incidentEntry is the engine's index entry of an open incident: the
+// instance whose loop owns it and a copy of the record (an Incident never
+// changes once opened).
+type incidentEntry struct {
+	inst     *Instance
+	incident Incident
+}
+
+// indexIncident adds an incident the loop of inst opened to the index.
+func (e *Engine) indexIncident(inst *Instance, inc Incident) {
 	e.mu.Lock()
-	if inst == nil {
-		delete(e.incidents, key)
-	} else {
-		e.incidents[key] = inst
-	}
+	e.incidents[inc.Key] = incidentEntry{inst: inst, incident: inc}
+	e.mu.Unlock()
+}
+
+// unindexIncident removes a resolved or discarded incident from the index.
+func (e *Engine) unindexIncident(key int64) {
+	e.mu.Lock()
+	delete(e.incidents, key)
 	e.mu.Unlock()
 }
 

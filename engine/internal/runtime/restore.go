@@ -98,8 +98,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 				e.jobs[key], e.jobRecs[key] = inst, js.job
 			}
 		}
-		for key := range inst.incidents {
-			e.incidents[key] = inst
+		for key, is := range inst.incidents {
+			e.incidents[key] = incidentEntry{inst: inst, incident: is.incident}
 		}
 		if inst.startKey != "" {
 			e.keyedStarts[[2]string{inst.plan.Process.ID, inst.startKey}]++
