@@ -437,7 +437,7 @@ func New(opts ...Option) (*Engine, error) {
 		}
 	}
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
-		return nil, fmt.Errorf("flowtrack: WithResumption(%d): not a Resumption", r)
+		return nil, fmt.Errorf("WithResumption(%d): not a Resumption", r)
 	}
 	if cfg.maxEvalSteps < 0 {
 		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)

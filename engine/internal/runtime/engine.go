@@ -17,15 +17,15 @@ import (
 // Sentinel errors. The public engine package re-exports them, so callers
 // test them with errors.Is against engine.ErrX.
 var (
-	ErrUnknownProcess  = errors.New("flowtrack: unknown process")
-	ErrNoNoneStart     = errors.New("flowtrack: process has no none start event")
-	ErrUnknownJob      = errors.New("flowtrack: unknown job")
-	ErrUnknownInstance = errors.New("flowtrack: unknown instance")
-	ErrUnknownIncident = errors.New("flowtrack: unknown incident")
-	ErrInstanceEnded   = errors.New("flowtrack: instance has ended")
-	ErrClosed          = errors.New("flowtrack: engine is closed")
-	ErrNotVirtual      = errors.New("flowtrack: clock is not virtual")
-	ErrBadVariables    = errors.New("flowtrack: variables are not JSON-compatible")
+	ErrUnknownProcess  = errors.New("unknown process")
+	ErrNoNoneStart     = errors.New("process has no none start event")
+	ErrUnknownJob      = errors.New("unknown job")
+	ErrUnknownInstance = errors.New("unknown instance")
+	ErrUnknownIncident = errors.New("unknown incident")
+	ErrInstanceEnded   = errors.New("instance has ended")
+	ErrClosed          = errors.New("engine is closed")
+	ErrNotVirtual      = errors.New("clock is not virtual")
+	ErrBadVariables    = errors.New("variables are not JSON-compatible")
 )
 
 // Options configure a runtime Engine. The public engine package fills them
@@ -484,7 +484,7 @@ const MaxFiringsPerAdvance = 100_000
 
 // ErrTooManyFirings is returned by AdvanceTo when more timers fell due in
 // the span than MaxFiringsPerAdvance.
-var ErrTooManyFirings = errors.New("flowtrack: too many timer firings in one advance")
+var ErrTooManyFirings = errors.New("too many timer firings in one advance")
 
 // AdvanceTo moves a virtual clock to t, firing due timers one due time at a
 // time, in order, and settling after each, so that a timer started by an

@@ -13,7 +13,7 @@ const DefaultObserverBacklog = 1 << 16
 
 // ErrObserverDropped is returned by the unsubscribe function of an
 // observer the engine dropped because its backlog passed the limit.
-var ErrObserverDropped = errors.New("flowtrack: observer dropped: it fell too far behind")
+var ErrObserverDropped = errors.New("observer dropped: it fell too far behind")
 
 // subscriber delivers records to one observer on its own goroutine, in
 // order and without loss, so a slow observer never blocks an instance loop.

@@ -12,7 +12,7 @@ import (
 
 // ErrBadState is wrapped by every error Restore returns for a document it
 // cannot read: a newer version, a corrupted or hand-edited one.
-var ErrBadState = errors.New("flowtrack: bad state document")
+var ErrBadState = errors.New("bad state document")
 
 // Parse reads the BPMN source of a deployment into definitions that
 // passed the model checks; the engine package supplies it, since the
