@@ -57,6 +57,10 @@ type Options struct {
 	// ObserverBacklog is how many records an observer may have waiting
 	// before it is dropped. Zero means DefaultObserverBacklog.
 	ObserverBacklog int
+	// OnError receives the errors no caller is there to get: an
+	// observer's panic, as an *ObserverPanicError. Nil means
+	// LogError.
+	OnError func(error)
 	// Resumption says who runs tokens: a goroutine per token or the
 	// instance loop itself (track.go). Zero means DefaultResumption.
 	Resumption Resumption
@@ -174,6 +178,9 @@ func NewEngine(opts Options) *Engine {
 	}
 	if opts.ObserverBacklog <= 0 {
 		opts.ObserverBacklog = DefaultObserverBacklog
+	}
+	if opts.OnError == nil {
+		opts.OnError = LogError
 	}
 	e := &Engine{
 		opts:      opts,
