@@ -42,8 +42,9 @@
 //     the record and the panic value. The default handler logs it.
 //
 // Natively, an observer that falls more than WithObserverBacklog records
-// behind is dropped (see Subscribe); the WebAssembly hosts deliver each
-// call's records before the call returns, so they never build a backlog.
+// behind is dropped (see Subscribe). The Go host and the SDK deliver
+// records on the goroutine or thread of the calls that produced them, so
+// they hold no backlog and drop no observer.
 package engine
 
 import (
