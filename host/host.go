@@ -227,8 +227,9 @@ func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache, cl
 //
 // Its methods are safe for concurrent use: a lock serialises them, so one
 // wasm instance is never entered from two goroutines. Observers registered
-// with Subscribe run on the goroutine that made the call, after the call has
-// released the lock, so they may call the Engine.
+// with Subscribe follow the observer contract of package engine; they run
+// on the goroutine of a call, after the call has released the lock, so
+// they may call the Engine.
 //
 // Every call honours its context: waiting for the lock, and while the
 // module works. A call whose context ends mid-call returns the context's
