@@ -55,8 +55,22 @@ describe('Engine.create', () => {
     await assert.rejects(Engine.create({ time: 'fast' }), BadRequestError);
   });
 
-  it('is not available in a worker under Node', async () => {
-    await assert.rejects(Engine.createInWorker(), /Web Workers/);
+  it('runs in a Web Worker in browsers, and is refused under Node', async () => {
+    // npm run test:browser runs this file in Chromium, on a page and inside
+    // a worker (the engine then runs in a worker of that worker).
+    if (typeof Worker === 'undefined') {
+      await assert.rejects(Engine.createInWorker(), /Web Workers/);
+      return;
+    }
+    const e = await Engine.createInWorker();
+    const seen = [];
+    e.on('*', (ev) => seen.push(ev.type));
+    await e.deploy(fixture('order.bpmn'));
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    for (const job of await e.jobs({ instanceKey })) await e.completeJob(job.key, { valid: true });
+    assert.equal(seen[0], 'instanceStarted');
+    assert.ok(seen.includes('jobCompleted'));
+    e.close();
   });
 });
 
