@@ -16,9 +16,10 @@ export async function run() {
       results.push({ name: t.name, status: 'skip', why: String(t.skip) });
       continue;
     }
+    const context = { name: t.name, skipped: undefined, skip: (why = 'skipped') => (context.skipped = why) };
     try {
-      await t.fn();
-      results.push({ name: t.name, status: 'pass' });
+      await t.fn(context);
+      results.push(context.skipped === undefined ? { name: t.name, status: 'pass' } : { name: t.name, status: 'skip', why: String(context.skipped) });
     } catch (err) {
       results.push({ name: t.name, status: 'fail', error: `${err?.stack ?? err}` });
     }

@@ -1,6 +1,7 @@
 // node:test for the browser run of the SDK's test files: describe and it
-// register the tests; run (harness.mjs) runs them in order, as node --test
-// does for one file. Only what the SDK's tests use is here.
+// register the tests; run (suite.mjs) runs them in order, as node --test
+// does for one file, passing each a context whose skip marks it skipped.
+// Only what the SDK's tests use is here.
 
 const tests = [];
 const stack = [];
