@@ -258,7 +258,7 @@ func (inst *Instance) cancelWork(tv *tokenView) {
 	}
 	if tv.incident != 0 && tv.incident != inst.heldBy { // a budget incident stays for the other held tokens
 		delete(inst.incidents, tv.incident)
-		inst.eng.setIncident(tv.incident, nil)
+		inst.eng.unindexIncident(tv.incident)
 	}
 	tv.incident = 0
 	inst.unsubscribeAll(tv)

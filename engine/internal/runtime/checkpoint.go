@@ -16,7 +16,7 @@ import (
 
 // ErrNotSettled is returned by Checkpoint when something still moved after
 // the engine settled: input given while the checkpoint was taken.
-var ErrNotSettled = errors.New("flowtrack: engine is not settled")
+var ErrNotSettled = errors.New("engine is not settled")
 
 // deployment is the source of one successful deployment, kept for
 // checkpoints: a restore deploys it again.

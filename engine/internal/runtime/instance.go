@@ -649,7 +649,7 @@ func (inst *Instance) stopAll(final State, why string) {
 	inst.finalMsg = why
 	inst.terminateIn(inst.root, nil)
 	for _, key := range sortedKeys(inst.incidents) { // a budget incident has no token to go with
-		inst.eng.setIncident(key, nil)
+		inst.eng.unindexIncident(key)
 		delete(inst.incidents, key)
 	}
 	inst.closeScopeSubs(inst.root)
@@ -704,7 +704,7 @@ func (inst *Instance) openIncident(tv *tokenView, n *model.Node, jobKey int64, m
 	}
 	inc := Incident{Key: key, InstanceKey: inst.key, ElementID: n.ID, JobKey: jobKey, Message: msg}
 	inst.incidents[key] = &incidentState{incident: inc, token: tv.id}
-	inst.eng.setIncident(key, inst)
+	inst.eng.indexIncident(inst, inc)
 	tv.incident = key
 	inst.record(Event{Type: IncidentCreated, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
 		IncidentKey: key, JobKey: jobKey, Message: msg})

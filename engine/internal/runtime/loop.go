@@ -828,7 +828,7 @@ func (inst *Instance) resolveIncident(key int64) error {
 		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
 	}
 	delete(inst.incidents, key)
-	inst.eng.setIncident(key, nil)
+	inst.eng.unindexIncident(key)
 	if key == inst.heldBy {
 		inst.releaseHeld(is)
 		return nil

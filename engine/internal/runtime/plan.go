@@ -393,8 +393,9 @@ func supported(n *model.Node) error {
 		switch {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
-		case n.Parent != nil && len(n.Events) > 0:
-			return broke("EXT.100", "a start event inside a bpmn:subProcess must be a none start event: remove its event definition")
+		case n.Parent != nil:
+			// A sub-process's start event is a none start event: model
+			// validation refuses any other (EXT.100).
 		default:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
@@ -406,9 +407,6 @@ func supported(n *model.Node) error {
 	case model.KindBoundaryEvent:
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
 	case model.KindIntermediateCatchEvent:
-		if len(n.Events) == 0 {
-			return broke("EXT.148", "bpmn:%s needs an event definition", n.Kind)
-		}
 		if n.ParallelMultiple {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
 		}
@@ -417,15 +415,7 @@ func supported(n *model.Node) error {
 		}
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
 	case model.KindReceiveTask:
-		if len(n.Events) == 0 {
-			return broke("EXT.127", "bpmn:%s needs a messageRef", n.Kind)
-		}
 	case model.KindEventBasedGateway:
-		for _, f := range n.Outgoing {
-			if f.Target.Kind == model.KindReceiveTask && len(f.Target.Boundaries) > 0 {
-				return broke("EXT.140", "a receive task arm of an event-based gateway must not have boundary events")
-			}
-		}
 		if n.Instantiate {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
 		}
@@ -529,8 +519,11 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 	c := catchSpec{arm: n, def: d}
 	switch d.Kind {
 	case model.EventMessage:
-		if d.Message == nil || d.Message.Name == "" {
-			return c, messageMissing(d)
+		if d.Message == nil {
+			return c, nil // model validation refuses the model (EXT.127)
+		}
+		if d.Message.Name == "" {
+			return c, broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
 		}
 		if !d.Message.CorrelationKey.IsZero() {
 			prog, err := expr.Compile(d.Message.CorrelationKey, expr.Static, opts)
@@ -562,14 +555,6 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		return c, broke("FT.unsupported", "unsupported %s event here", d.Kind)
 	}
 	return c, nil
-}
-
-// messageMissing says what a message event without a named message lacks.
-func messageMissing(d *model.EventDefinition) error {
-	if d.Message == nil {
-		return broke("EXT.127", "message event needs a message: set messageRef to a bpmn:message")
-	}
-	return broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
 }
 
 // signalMissing says what a signal event without a named signal lacks.
