@@ -206,7 +206,7 @@ func TestStateFile_Errors(t *testing.T) {
 	}{
 		{"missing state file", filepath.Join(dir, "none.json"), []string{"jobs"}, exitUsage, "BAD_INPUT", "none.json does not exist"},
 		{"truncated state file", truncated, []string{"jobs"}, exitUsage, "BAD_INPUT", "truncated.json: not JSON at byte"},
-		{"not a state document", foreign, []string{"jobs"}, exitUsage, "BAD_STATE", `foreign.json: flowtrack: bad state document: format "something-else"`},
+		{"not a state document", foreign, []string{"jobs"}, exitUsage, "BAD_STATE", `foreign.json: bad state document: format "something-else"`},
 		{"empty state file", empty, []string{"jobs"}, exitUsage, "BAD_INPUT", "empty.json is empty"},
 		{"unknown job", good, []string{"complete", "99"}, exitProcess, "UNKNOWN_JOB", "job 99"},
 		{"unknown instance", good, []string{"tokens", "99"}, exitProcess, "UNKNOWN_INSTANCE", "99"},
