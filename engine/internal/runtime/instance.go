@@ -148,6 +148,9 @@ type tokenView struct {
 	inner *scope
 	// child is the instance the token's call activity waits for.
 	child *Instance
+	// raising is set while the token waits for the calling instances to
+	// deal with an error or escalation it raised (raiseToCaller).
+	raising bool
 }
 
 type jobState struct {

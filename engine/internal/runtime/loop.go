@@ -32,6 +32,8 @@ const (
 	evRaise                        // parked at an error or escalation end or throw event
 	evLinked                       // left link throw event node for the link catch event it names
 	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
+	evChildRaised                  // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
+	evRaiseAnswered                // the call tree has dealt with what this instance raised (posted to the thrower)
 	msgCommand
 )
 
@@ -54,6 +56,9 @@ type messageMore struct {
 	cmd   *command
 	ev    *eventhub.Delivery
 	child *Instance
+	// raised is what a called instance raised, for evChildRaised and
+	// evRaiseAnswered.
+	raised *raised
 }
 
 // cmdOp is the operation of a command.
@@ -129,6 +134,12 @@ func (inst *Instance) handle(m message) {
 	case evCancel:
 		inst.released++ // counted by post
 		inst.stopAll(Terminated, "cancelled with the instance that called it")
+		return
+	case evChildRaised, evRaiseAnswered:
+		inst.released++ // counted by post
+		if !inst.stopping.Load() {
+			inst.raisedInTree(m)
+		}
 		return
 	case evDeliver:
 		inst.released++ // counted by post
