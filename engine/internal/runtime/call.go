@@ -141,7 +141,7 @@ func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, m
 		tv.wait = WaitEvent // its job is over: it waits for the call tree
 	}
 	r := &raised{kind: kind, code: code, message: msg, origin: inst, token: tv.id}
-	inst.parent.post(message{kind: evChildRaised, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
+	inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
 }
 
 // raisedInTree applies a message about an error or escalation travelling
@@ -151,7 +151,7 @@ func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, m
 func (inst *Instance) raisedInTree(m message) {
 	r := m.more.raised
 	tv := inst.tokens[m.token]
-	if m.kind == evRaiseAnswered {
+	if m.kind == evAnswered {
 		if tv == nil || !tv.raising || !tv.parked || tv.closed || tv.doomed {
 			return // withdrawn meanwhile
 		}
@@ -169,13 +169,13 @@ func (inst *Instance) raisedInTree(m message) {
 	case caught && goesOn:
 		answer := *r
 		answer.caught = true
-		r.origin.post(message{kind: evRaiseAnswered, token: r.token, more: &messageMore{raised: &answer}})
+		r.origin.post(message{kind: evAnswered, token: r.token, more: &messageMore{raised: &answer}})
 	case caught:
 		// An interrupting handler withdrew the call activity, and so
 		// cancelled the child, the thrower's instance or its ancestor.
 	case inst.parent != nil:
-		inst.parent.post(message{kind: evChildRaised, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
+		inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
 	default:
-		r.origin.post(message{kind: evRaiseAnswered, token: r.token, more: &messageMore{raised: r}})
+		r.origin.post(message{kind: evAnswered, token: r.token, more: &messageMore{raised: r}})
 	}
 }

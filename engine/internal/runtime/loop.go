@@ -15,25 +15,25 @@ type msgKind uint8
 // Track events report what a track did; msgCommand carries a request from
 // outside the instance.
 const (
-	evMoved         msgKind = iota + 1 // left node through flow onto flow.Target
-	evFork                             // left node through several flows at once
-	evJob                              // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
-	evArrive                           // parked at the join node, arrived through flow
-	evIncident                         // parked on an incident at node
-	evEnded                            // finished at end event node
-	evTerminate                        // reached terminate end event node
-	evExited                           // stopped: its channel was closed or the instance is stopping
-	evFailed                           // the track failed (a recovered panic)
-	evThrow                            // parked at a throw node until the loop has published its event
-	evDeliver                          // the hub fired a subscription (posted, not sent by a track)
-	evIteration                        // a looping activity starts its next iteration
-	evCallEnded                        // a called instance ended (posted by the child to its parent)
-	evCancel                           // the calling instance asks this one to terminate (posted)
-	evRaise                            // parked at an error or escalation end or throw event
-	evLinked                           // left link throw event node for the link catch event it names
-	evInnerDone                        // an inner instance of multi-instance activity node is done with its work
-	evChildRaised                      // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
-	evRaiseAnswered                    // the call tree has dealt with what this instance raised (posted to the thrower)
+	evMoved     msgKind = iota + 1 // left node through flow onto flow.Target
+	evFork                         // left node through several flows at once
+	evJob                          // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
+	evArrive                       // parked at the join node, arrived through flow
+	evIncident                     // parked on an incident at node
+	evEnded                        // finished at end event node
+	evTerminate                    // reached terminate end event node
+	evExited                       // stopped: its channel was closed or the instance is stopping
+	evFailed                       // the track failed (a recovered panic)
+	evThrow                        // parked at a throw node until the loop has published its event
+	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
+	evIteration                    // a looping activity starts its next iteration
+	evCallEnded                    // a called instance ended (posted by the child to its parent)
+	evCancel                       // the calling instance asks this one to terminate (posted)
+	evRaise                        // parked at an error or escalation end or throw event
+	evLinked                       // left link throw event node for the link catch event it names
+	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
+	evRaisedUp                     // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
+	evAnswered                     // the call tree has dealt with what this instance raised (posted to the thrower)
 	msgCommand
 )
 
@@ -56,8 +56,8 @@ type messageMore struct {
 	cmd   *command
 	ev    *eventhub.Delivery
 	child *Instance
-	// raised is what a called instance raised, for evChildRaised and
-	// evRaiseAnswered.
+	// raised is what a called instance raised, for evRaisedUp and
+	// evAnswered.
 	raised *raised
 }
 
@@ -135,7 +135,7 @@ func (inst *Instance) handle(m message) {
 		inst.released++ // counted by post
 		inst.stopAll(Terminated, "cancelled with the instance that called it")
 		return
-	case evChildRaised, evRaiseAnswered:
+	case evRaisedUp, evAnswered:
 		inst.released++ // counted by post
 		if !inst.stopping.Load() {
 			inst.raisedInTree(m)
