@@ -350,6 +350,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			np.waits = true // the body: the loop sets it up on entry
 		}
 	}
+	for _, n := range p.Top {
+		if err := plan.compileInstantiation(n); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -425,9 +430,6 @@ func supported(n *model.Node) error {
 			if f.Target.Kind == model.KindReceiveTask && len(f.Target.Boundaries) > 0 {
 				return broke("EXT.140", "a receive task arm of an event-based gateway must not have boundary events")
 			}
-		}
-		if n.Instantiate {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
 		}
 	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
 		model.KindComplexGateway:
