@@ -441,10 +441,13 @@ func (b *builder) attributes(n *model.Node, e *element) {
 		}
 	}
 	if n.Kind.IsActivity() {
-		for _, attr := range []string{"startQuantity", "completionQuantity"} {
-			// Values below 1 are the catalogue's (EXT.037, EXT.038).
-			if q, err := strconv.Atoi(strings.TrimSpace(e.get(attr))); err == nil && q > 1 {
-				b.imp.problemAt(e, b.p.ID, "FT.unsupported", "unsupported: %s=\"%d\" (flowtrack runs an activity once per arriving token and sends one token on): set it to 1 or remove it", attr, q)
+		// Values below 1 are the catalogue's (EXT.037, EXT.038).
+		for _, q := range []struct {
+			attr string
+			to   *int
+		}{{"startQuantity", &n.StartQuantity}, {"completionQuantity", &n.CompletionQuantity}} {
+			if v, err := strconv.Atoi(strings.TrimSpace(e.get(q.attr))); err == nil && v > 1 {
+				*q.to = v
 			}
 		}
 	}

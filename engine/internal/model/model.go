@@ -302,6 +302,11 @@ type Node struct {
 	// Instantiate marks a receive task or event-based gateway that starts
 	// instances.
 	Instantiate bool
+	// StartQuantity is how many tokens must arrive at an activity before
+	// it starts, and CompletionQuantity how many it sends on each
+	// outgoing flow when it completes (BPMN 2.0 §10.3.1); 0 means the
+	// default, 1.
+	StartQuantity, CompletionQuantity int
 
 	// CalledElement is a call activity's process id expression.
 	CalledElement Expression

@@ -281,7 +281,7 @@ var (
 	waitPointNames = map[waitPoint]string{
 		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
-		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing",
+		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
 	}
 	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
 		evInnerDone: "innerDone"}

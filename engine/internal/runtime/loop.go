@@ -343,6 +343,9 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 	case np.complex:
 		inst.tryComplex(js)
 		return
+	case n.Kind.IsActivity():
+		inst.tryQuantity(js) // quantity.go
+		return
 	}
 	for _, q := range js.arrived {
 		if len(q) == 0 {

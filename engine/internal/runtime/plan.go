@@ -102,6 +102,9 @@ type nodePlan struct {
 	multi *multiSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// startsWaiting marks an activity with a start quantity (a join)
+	// that, once started, waits for what the loop sets up (quantity.go).
+	startsWaiting bool
 }
 
 // loopSpec is a compiled standard loop.
@@ -343,6 +346,9 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			if err := compileUserTask(np, opts.Expr); err != nil {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
+		}
+		if err := compileStartQuantity(np); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
 		}
 		np.waits = waitsOnEntry(np)
 		np.innerWaits = np.waits
