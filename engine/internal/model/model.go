@@ -356,6 +356,22 @@ type MultiInstance struct {
 	// Both or neither are set.
 	OutputCollection string
 	OutputElement    Expression
+	// Behavior says which events the activity throws as its inner
+	// instances complete (BPMN 2.0 §10.2.8): "All" (or empty, the
+	// default) none; "None" NoneEvent as each completes; "One" OneEvent
+	// as the first completes; "Complex" the Event of every
+	// ComplexBehavior whose Condition holds as each completes.
+	Behavior         string
+	NoneEvent        *EventDefinition
+	OneEvent         *EventDefinition
+	ComplexBehaviors []ComplexBehavior
+}
+
+// ComplexBehavior is a complexBehaviorDefinition of a multi-instance
+// activity: the event it throws (nil: none) when its condition holds.
+type ComplexBehavior struct {
+	Condition Expression
+	Event     *EventDefinition
 }
 
 // Flow is a sequence flow.

@@ -140,7 +140,13 @@ func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, m
 	if tv.wait == WaitJob {
 		tv.wait = WaitEvent // its job is over: it waits for the call tree
 	}
-	r := &raised{kind: kind, code: code, message: msg, origin: inst, token: tv.id}
+	inst.postRaise(kind, code, msg, tv.id)
+}
+
+// postRaise hands an error or escalation raised by token (0: by no token,
+// which waits for no answer) to the calling instance.
+func (inst *Instance) postRaise(kind model.EventKind, code, msg string, token int) {
+	r := &raised{kind: kind, code: code, message: msg, origin: inst, token: token}
 	inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
 }
 
