@@ -201,3 +201,15 @@ func TestCallActivity_ChildEscalationGoesOnAfterNonInterruptingCatch(t *testing.
 	assert.Equal(t, 1, count(parent, engine.ElementLeft, "call"), "the called instance completed after the escalation")
 	assert.Equal(t, true, parent.Variables()["done"])
 }
+
+func TestCallActivity_GlobalTaskIsRefused(t *testing.T) {
+	e := newEngine(t)
+	_, err := e.Deploy("global.bpmn", []byte(`<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">`+
+		`<bpmn:globalUserTask id="approve"/>`+
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/><bpmn:callActivity id="call" calledElement="approve"/>`+
+		`<bpmn:endEvent id="e"/>`+flows("s", "call", "call", "e")+`</bpmn:process></bpmn:definitions>`))
+	var de *engine.DeployError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "call", de.ElementID)
+	assert.Contains(t, de.Rule, `calledElement "approve" is a bpmn:globalUserTask`)
+}

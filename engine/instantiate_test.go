@@ -88,3 +88,15 @@ func TestInstantiate_LoopingReceiveTaskIsRefused(t *testing.T) {
 	assert.Equal(t, "r", de.ElementID)
 	assert.Contains(t, de.Rule, "instantiating bpmn:receiveTask with loop characteristics")
 }
+
+func TestInstantiate_ParallelEventGatewayIsRefused(t *testing.T) {
+	e := newEngine(t)
+	_, err := e.Deploy("par.bpmn", []byte(instantiatingDefs(`<bpmn:eventBasedGateway id="g" instantiate="true" eventGatewayType="Parallel"/>`+
+		`<bpmn:intermediateCatchEvent id="bySignal"><bpmn:signalEventDefinition signalRef="S"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:receiveTask id="byMessage" messageRef="M"/>`,
+		flows("g", "bySignal", "g", "byMessage", "bySignal", "work", "byMessage", "work"))))
+	var de *engine.DeployError
+	require.ErrorAs(t, err, &de)
+	assert.Equal(t, "g", de.ElementID)
+	assert.Contains(t, de.Rule, `eventGatewayType="Parallel"`)
+}

@@ -51,6 +51,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 		errors:      map[string]*model.Error{},
 		escalations: map[string]*model.Escalation{},
 		eventDefs:   map[string]*element{},
+		globalTasks: map[string]string{},
 	}
 	imp.defs.Positions = imp.positions
 	imp.references(root)
@@ -88,6 +89,9 @@ type importer struct {
 	// eventDefs are definitions-level event definitions, which events can
 	// use through eventDefinitionRef.
 	eventDefs map[string]*element
+	// globalTasks are the element names of the global tasks, by id: a
+	// call activity cannot call them (yet).
+	globalTasks map[string]string
 }
 
 // problem records a Problem on the element with id elementID.
@@ -147,6 +151,8 @@ func (imp *importer) globals(root *element) {
 			e := &model.Escalation{ID: id, Name: c.get("name"), Code: c.get("escalationCode")}
 			imp.defs.Escalations = append(imp.defs.Escalations, e)
 			putFirst(imp.escalations, id, e)
+		case "globalTask", "globalUserTask", "globalManualTask", "globalScriptTask", "globalBusinessRuleTask":
+			imp.globalTasks[id] = c.local
 		default:
 			if _, ok := eventDefinitionKinds[c.local]; ok && id != "" {
 				imp.eventDefs[id] = c
@@ -408,6 +414,7 @@ func isEvent(k model.Kind) bool {
 func (b *builder) attributes(n *model.Node, e *element) {
 	n.ParallelMultiple = e.get("parallelMultiple") == "true"
 	n.Instantiate = e.get("instantiate") == "true"
+	n.ParallelEvents = n.Kind == model.KindEventBasedGateway && e.get("eventGatewayType") == "Parallel"
 	n.TriggeredByEvent = e.get("triggeredByEvent") == "true"
 	switch n.Kind {
 	case model.KindBoundaryEvent:
@@ -438,6 +445,9 @@ func (b *builder) attributes(n *model.Node, e *element) {
 	case model.KindCallActivity:
 		if ce := e.get("calledElement"); ce != "" {
 			n.CalledElement = model.Expression{Text: ce}
+			if g, ok := lookup(b.imp.globalTasks, ce); ok {
+				b.problem(n.ID, "FT.unsupported", "unsupported: calledElement %q is a bpmn:%s: flowtrack calls processes only; call a process, or put the task in this one", ce, g)
+			}
 		}
 	}
 	if n.Kind.IsActivity() {

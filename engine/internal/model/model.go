@@ -302,6 +302,9 @@ type Node struct {
 	// Instantiate marks a receive task or event-based gateway that starts
 	// instances.
 	Instantiate bool
+	// ParallelEvents marks an event-based gateway with
+	// eventGatewayType="Parallel" (BPMN 2.0 §10.6.6).
+	ParallelEvents bool
 	// StartQuantity is how many tokens must arrive at an activity before
 	// it starts, and CompletionQuantity how many it sends on each
 	// outgoing flow when it completes (BPMN 2.0 §10.3.1); 0 means the

@@ -27,6 +27,11 @@ func (plan *Plan) compileInstantiation(n *model.Node) error {
 		}
 		catches = []*model.Node{n}
 	case model.KindEventBasedGateway:
+		if n.ParallelEvents {
+			// The first event starts an instance, and the later events of
+			// the other arms would have to find that same instance.
+			return broke("FT.unsupported", "unsupported: an instantiating bpmn:eventBasedGateway with eventGatewayType=\"Parallel\": use eventGatewayType=\"Exclusive\", or a message or signal start event for each arm and a parallel gateway to join them")
+		}
 		for _, f := range n.Outgoing {
 			catches = append(catches, f.Target)
 		}
