@@ -202,14 +202,22 @@ func TestCallActivity_ChildEscalationGoesOnAfterNonInterruptingCatch(t *testing.
 	assert.Equal(t, true, parent.Variables()["done"])
 }
 
-func TestCallActivity_GlobalTaskIsRefused(t *testing.T) {
+func TestCallActivity_GlobalTaskRunsInItsPlace(t *testing.T) {
 	e := newEngine(t)
-	_, err := e.Deploy("global.bpmn", []byte(`<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">`+
-		`<bpmn:globalUserTask id="approve"/>`+
-		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/><bpmn:callActivity id="call" calledElement="approve"/>`+
-		`<bpmn:endEvent id="e"/>`+flows("s", "call", "call", "e")+`</bpmn:process></bpmn:definitions>`))
-	var de *engine.DeployError
-	require.ErrorAs(t, err, &de)
-	assert.Equal(t, "call", de.ElementID)
-	assert.Contains(t, de.Rule, `calledElement "approve" is a bpmn:globalUserTask`)
+	deploy(t, e, `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" `+
+		`xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">`+
+		`<bpmn:globalScriptTask id="review" scriptFormat="text"><bpmn:extensionElements><zeebe:taskDefinition type="reviewer"/></bpmn:extensionElements>`+
+		`<bpmn:script>check it</bpmn:script></bpmn:globalScriptTask>`+
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/>`+
+		`<bpmn:callActivity id="call" calledElement="review"><bpmn:extensionElements><zeebe:ioMapping><zeebe:output source="= verdict" target="outcome"/></zeebe:ioMapping></bpmn:extensionElements></bpmn:callActivity>`+
+		`<bpmn:endEvent id="e"/>`+flows("s", "call", "call", "e")+`</bpmn:process></bpmn:definitions>`)
+	inst := start(t, e, nil)
+	j := jobOf(t, e, "reviewer")
+	assert.Equal(t, "call", j.ElementID, "the call activity performs the global task's job itself")
+	assert.Equal(t, inst.Key(), j.InstanceKey, "in the calling instance: no instance is started")
+	require.NoError(t, e.CompleteJob(ctxT(t), j.Key, map[string]any{"verdict": "ok"}))
+	st, _ := inst.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, "ok", inst.Variables()["outcome"], "the call activity's own mappings apply")
+	assert.Zero(t, count(inst, engine.CallStarted, "call"))
 }

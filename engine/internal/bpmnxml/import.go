@@ -51,7 +51,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 		errors:      map[string]*model.Error{},
 		escalations: map[string]*model.Escalation{},
 		eventDefs:   map[string]*element{},
-		globalTasks: map[string]string{},
+		globalTasks: map[string]*element{},
 	}
 	imp.defs.Positions = imp.positions
 	imp.references(root)
@@ -89,9 +89,9 @@ type importer struct {
 	// eventDefs are definitions-level event definitions, which events can
 	// use through eventDefinitionRef.
 	eventDefs map[string]*element
-	// globalTasks are the element names of the global tasks, by id: a
-	// call activity cannot call them (yet).
-	globalTasks map[string]string
+	// globalTasks are the global tasks call activities may call, by id
+	// (global.go).
+	globalTasks map[string]*element
 }
 
 // problem records a Problem on the element with id elementID.
@@ -152,7 +152,9 @@ func (imp *importer) globals(root *element) {
 			imp.defs.Escalations = append(imp.defs.Escalations, e)
 			putFirst(imp.escalations, id, e)
 		case "globalTask", "globalUserTask", "globalManualTask", "globalScriptTask", "globalBusinessRuleTask":
-			imp.globalTasks[id] = c.local
+			if id != "" {
+				imp.globalTasks[id] = c
+			}
 		default:
 			if _, ok := eventDefinitionKinds[c.local]; ok && id != "" {
 				imp.eventDefs[id] = c
@@ -341,6 +343,7 @@ func (b *builder) flow(e *element) {
 
 // node reads one flow node and, for a sub-process, its content.
 func (b *builder) node(e *element, parent *model.Node) {
+	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
@@ -445,9 +448,6 @@ func (b *builder) attributes(n *model.Node, e *element) {
 	case model.KindCallActivity:
 		if ce := e.get("calledElement"); ce != "" {
 			n.CalledElement = model.Expression{Text: ce}
-			if g, ok := lookup(b.imp.globalTasks, ce); ok {
-				b.problem(n.ID, "FT.unsupported", "unsupported: calledElement %q is a bpmn:%s: flowtrack calls processes only; call a process, or put the task in this one", ce, g)
-			}
 		}
 	}
 	if n.Kind.IsActivity() {
