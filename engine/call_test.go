@@ -221,3 +221,45 @@ func TestCallActivity_GlobalTaskRunsInItsPlace(t *testing.T) {
 	assert.Equal(t, "ok", inst.Variables()["outcome"], "the call activity's own mappings apply")
 	assert.Zero(t, count(inst, engine.CallStarted, "call"))
 }
+
+func TestCallActivity_ChildErrorReachesMultiInstanceBoundary(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" `+
+		`xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t"><bpmn:error id="E1" errorCode="E1"/>`+
+		`<bpmn:process id="child" isExecutable="true"><bpmn:startEvent id="cs"/>`+task("cwork", "c")+`<bpmn:endEvent id="ce"/>`+
+		flows("cs", "cwork", "cwork", "ce")+`</bpmn:process>`+
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/>`+
+		`<bpmn:callActivity id="call"><bpmn:extensionElements><zeebe:calledElement processId="child"/></bpmn:extensionElements>`+
+		`<bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:callActivity>`+
+		`<bpmn:boundaryEvent id="b" attachedToRef="call"><bpmn:errorEventDefinition errorRef="E1"/></bpmn:boundaryEvent>`+
+		`<bpmn:endEvent id="e"/><bpmn:endEvent id="caught"/>`+flows("s", "call", "call", "e", "b", "caught")+
+		`</bpmn:process></bpmn:definitions>`)
+	parent := start(t, e, nil)
+	jobs := e.Jobs(engine.JobFilter{Type: "c"})
+	require.Len(t, jobs, 2)
+	require.NoError(t, e.ThrowError(ctxT(t), jobs[1].Key, "E1", "", nil))
+	st, _ := parent.Wait(ctxT(t))
+	require.Equal(t, engine.Completed, st)
+	assert.Equal(t, 1, count(parent, engine.ElementLeft, "caught"))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Empty(t, e.Jobs(engine.JobFilter{}), "both called instances ended with the body")
+	assert.Equal(t, engine.Stats{}, e.Stats())
+}
+
+func TestCallActivity_ResolvedUnhandledErrorIsThrownAgain(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, errorCallDefs(`<bpmn:endEvent id="ce"><bpmn:errorEventDefinition errorRef="E1"/></bpmn:endEvent>`,
+		`<bpmn:boundaryEvent id="b" attachedToRef="call"><bpmn:errorEventDefinition errorRef="E2"/></bpmn:boundaryEvent>`))
+	parent := start(t, e, nil)
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "c").Key, nil))
+	require.NoError(t, e.Settle(ctxT(t)))
+	incs := openIncidents(e)
+	require.Len(t, incs, 1)
+	require.NoError(t, e.ResolveIncident(ctxT(t), incs[0].Key))
+	require.NoError(t, e.Settle(ctxT(t)))
+	again := openIncidents(e)
+	require.Len(t, again, 1, "nobody catches it the second time either")
+	assert.Equal(t, "ce", again[0].ElementID)
+	assert.NotEqual(t, incs[0].Key, again[0].Key)
+	assert.Equal(t, []engine.Token{{ID: 1, ElementID: "call", Waiting: "call"}}, tokens(t, parent))
+}
