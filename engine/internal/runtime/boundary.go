@@ -466,12 +466,12 @@ func (inst *Instance) startEventSubprocess(sc *scope, h *handlerSpec, vars map[s
 // the call tree (raiseToCaller). It reports whether tv goes on now: false
 // when tv was consumed by the handling, waits for the calling instance's
 // answer, or, for an error nobody catches, holds an incident.
-func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool) bool {
-	if caught, goesOn := inst.catch(tv, n, kind, code, message, fromActivity); caught {
+func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool, vars map[string]any) bool {
+	if caught, goesOn := inst.catch(tv, n, kind, code, message, fromActivity, nil); caught {
 		return goesOn
 	}
 	if inst.parent != nil {
-		inst.raiseToCaller(tv, kind, code, message)
+		inst.raiseToCaller(tv, kind, code, message, vars)
 		return false
 	}
 	return inst.unhandled(tv, n, kind, code, message)
@@ -491,11 +491,15 @@ func (inst *Instance) unhandled(tv *tokenView, n *model.Node, kind model.EventKi
 }
 
 // catch hands an error or escalation thrown by tv at n to the nearest
-// handler in this instance (see raise). caught reports whether one took
+// handler in this instance (see raise); thrown are variables the thrower
+// gave with it, set where it is caught. caught reports whether one took
 // it; goesOn whether tv goes on (a non-interrupting handler) rather than
 // being withdrawn by the interrupt.
-func (inst *Instance) catch(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool) (caught, goesOn bool) {
-	vars := map[string]any{}
+func (inst *Instance) catch(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool, thrown map[string]any) (caught, goesOn bool) {
+	vars := cloneVars(thrown)
+	if vars == nil {
+		vars = map[string]any{}
+	}
 	if kind == model.EventError {
 		vars["errorCode"], vars["errorMessage"] = code, message
 	} else {
@@ -579,7 +583,7 @@ func (inst *Instance) raiseAt(tv *tokenView, n *model.Node) {
 	inst.park(tv, WaitEvent)
 	r := inst.plan.nodes[n.Index].raise
 	inst.record(Event{Type: thrownType(r.kind), ElementID: n.ID, TokenID: tv.id, Name: r.code})
-	if inst.raise(tv, n, r.kind, r.code, "", false) && !tv.doomed {
+	if inst.raise(tv, n, r.kind, r.code, "", false, nil) && !tv.doomed {
 		inst.deliver(tv, delivery{kind: resume})
 	}
 }

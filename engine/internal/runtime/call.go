@@ -120,8 +120,11 @@ func (inst *Instance) cancelChild(tv *tokenView) {
 type raised struct {
 	kind          model.EventKind
 	code, message string
-	origin        *Instance
-	token         int
+	// vars are the variables the thrower gave (a job's error variables),
+	// set where the event is caught.
+	vars   map[string]any
+	origin *Instance
+	token  int
 	// caught is set on an answer when a non-interrupting handler took it.
 	caught bool
 }
@@ -135,18 +138,19 @@ type raised struct {
 // handler took the event or nobody caught an escalation, holds an
 // incident when nobody caught an error, and is withdrawn with its
 // instance when an interrupting handler up the tree ended the call.
-func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, msg string) {
+func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, msg string, vars map[string]any) {
 	tv.raising = true
 	if tv.wait == WaitJob {
 		tv.wait = WaitEvent // its job is over: it waits for the call tree
 	}
-	inst.postRaise(kind, code, msg, tv.id)
+	inst.postRaise(kind, code, msg, vars, tv.id)
 }
 
 // postRaise hands an error or escalation raised by token (0: by no token,
-// which waits for no answer) to the calling instance.
-func (inst *Instance) postRaise(kind model.EventKind, code, msg string, token int) {
-	r := &raised{kind: kind, code: code, message: msg, origin: inst, token: token}
+// which waits for no answer), with the variables the thrower gave, to the
+// calling instance.
+func (inst *Instance) postRaise(kind model.EventKind, code, msg string, vars map[string]any, token int) {
+	r := &raised{kind: kind, code: code, message: msg, vars: cloneVars(vars), origin: inst, token: token}
 	inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
 }
 
@@ -170,7 +174,7 @@ func (inst *Instance) raisedInTree(m message) {
 	if tv == nil || tv.child != m.more.child || !tv.parked || tv.closed || tv.doomed {
 		return // the call activity ended meanwhile: its child is cancelled with it
 	}
-	caught, goesOn := inst.catch(tv, tv.node, r.kind, r.code, r.message, true)
+	caught, goesOn := inst.catch(tv, tv.node, r.kind, r.code, r.message, true, r.vars)
 	switch {
 	case caught && goesOn:
 		answer := *r

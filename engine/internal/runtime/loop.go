@@ -832,7 +832,7 @@ func (inst *Instance) throwError(c *command) error {
 	n := inst.plan.Process.Node(js.job.ElementID)
 	inst.record(Event{Type: ErrorThrown, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: c.key, Name: c.code, Message: c.msg})
 	tv.scope.set(c.vars)
-	inst.raise(tv, n, model.EventError, c.code, c.msg, true)
+	inst.raise(tv, n, model.EventError, c.code, c.msg, true, c.vars)
 	return nil
 }
 

@@ -135,8 +135,8 @@ func (inst *Instance) throwBehavior(tv *tokenView, n *model.Node, vars map[strin
 			}
 		case model.EventEscalation:
 			inst.record(Event{Type: EscalationThrown, ElementID: n.ID, TokenID: tv.id, Name: ev.name})
-			if caught, _ := inst.catch(owner, n, model.EventEscalation, ev.name, "", true); !caught && inst.parent != nil {
-				inst.postRaise(model.EventEscalation, ev.name, "", 0)
+			if caught, _ := inst.catch(owner, n, model.EventEscalation, ev.name, "", true, nil); !caught && inst.parent != nil {
+				inst.postRaise(model.EventEscalation, ev.name, "", nil, 0)
 			}
 		}
 	}
