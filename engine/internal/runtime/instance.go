@@ -144,13 +144,13 @@ type tokenView struct {
 	// it has not entered: a join is entered when it fires, so withdrawing
 	// such a token terminates no element.
 	atJoin bool
+	// raising is set while the token waits for the calling instances to
+	// deal with an error or escalation it raised (raiseToCaller).
+	raising bool
 	// inner is the scope of the sub-process the token waits at.
 	inner *scope
 	// child is the instance the token's call activity waits for.
 	child *Instance
-	// raising is set while the token waits for the calling instances to
-	// deal with an error or escalation it raised (raiseToCaller).
-	raising bool
 }
 
 type jobState struct {
