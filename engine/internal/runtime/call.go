@@ -11,6 +11,9 @@ import (
 // call activity plus the activity's input mappings; when it completes, its
 // variables come back through the output mappings, or all of them without
 // mappings. Cancelling or interrupting the call activity cancels the child.
+// An error or escalation the child does not catch goes on to the call
+// activity's boundary events and the parent's scopes, and so up the call
+// tree (raiseToCaller).
 // The parent and the child are separate instances with separate loops; they
 // talk only through each other's non-blocking mailbox.
 
