@@ -70,3 +70,28 @@ func TestStartQuantity_RefusedOnMultiInstance(t *testing.T) {
 	assert.Equal(t, "a", de.ElementID)
 	assert.Contains(t, de.Rule, `startQuantity="2" on a looping or multi-instance activity`)
 }
+
+func TestStartQuantity_WaitStatesStartOnce(t *testing.T) {
+	for name, activity := range map[string]string{
+		"sub-process": `<bpmn:subProcess id="a" startQuantity="2"><bpmn:startEvent id="ss"/>` + task("inner", "w") + `<bpmn:endEvent id="se"/>` +
+			flows("ss", "inner", "inner", "se") + `</bpmn:subProcess>`,
+		"receive task": `<bpmn:receiveTask id="a" startQuantity="2" messageRef="Msg_go"/>`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, defs(goMessage, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+activity+`<bpmn:endEvent id="e"/>`+
+				flows("s", "fork", "a", "e")+`<bpmn:sequenceFlow id="in0" sourceRef="fork" targetRef="a"/><bpmn:sequenceFlow id="in1" sourceRef="fork" targetRef="a"/>`))
+			inst := start(t, e, map[string]any{"key": "k"})
+			if j := e.Jobs(engine.JobFilter{Type: "w"}); len(j) > 0 {
+				require.Len(t, j, 1, "one sub-process for two tokens")
+				require.NoError(t, e.CompleteJob(ctxT(t), j[0].Key, nil))
+			} else {
+				require.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: "k"}))
+			}
+			st, _ := inst.Wait(ctxT(t))
+			require.Equal(t, engine.Completed, st)
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "a"))
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "e"))
+		})
+	}
+}
