@@ -281,7 +281,7 @@ var (
 	waitPointNames = map[waitPoint]string{
 		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
-		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing",
+		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
 	}
 	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
 		evInnerDone: "innerDone"}
@@ -372,7 +372,8 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 		sd.Inner, sd.Index = s.inner, s.index
 		if b := s.multi; b != nil {
 			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
-				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met}
+				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met,
+				ThrownOne: b.thrownOne}
 		}
 		if s.parent != nil {
 			sd.Parent = s.parent.id

@@ -267,10 +267,9 @@ func (e *Engine) registerStarts(plan *Plan) {
 		e.hub.Unsubscribe(sub)
 	}
 	delete(e.timerStarts, id)
-	for _, n := range plan.Process.StartEvents() {
-		if len(n.Events) != 1 {
-			continue
-		}
+	for _, n := range plan.Process.Top {
+		// Event start events, instantiating receive tasks and the arms of
+		// an instantiating event-based gateway (instantiate.go).
 		c := plan.nodes[n.Index].startCatch
 		if c == nil {
 			continue // Compile reports a start trigger it cannot compile

@@ -102,6 +102,9 @@ type nodePlan struct {
 	multi *multiSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// startsWaiting marks an activity with a start quantity (a join)
+	// that, once started, waits for what the loop sets up (quantity.go).
+	startsWaiting bool
 }
 
 // loopSpec is a compiled standard loop.
@@ -344,10 +347,18 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if err := compileStartQuantity(np); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
+		}
 		np.waits = waitsOnEntry(np)
 		np.innerWaits = np.waits
 		if np.multi != nil {
 			np.waits = true // the body: the loop sets it up on entry
+		}
+	}
+	for _, n := range p.Top {
+		if err := plan.compileInstantiation(n); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
 		}
 	}
 	if len(errs) > 0 {
@@ -414,13 +425,8 @@ func supported(n *model.Node) error {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
 		}
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
-	case model.KindReceiveTask:
-	case model.KindEventBasedGateway:
-		if n.Instantiate {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
-		}
-	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
-		model.KindComplexGateway:
+	case model.KindTask, model.KindManualTask, model.KindReceiveTask, model.KindExclusiveGateway, model.KindParallelGateway,
+		model.KindInclusiveGateway, model.KindComplexGateway, model.KindEventBasedGateway:
 	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()

@@ -282,7 +282,8 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 		multi := n != nil && inst.plan.nodes[n.Index].multi != nil
 		if m := sd.Multi; m != nil && multi {
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
-				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met}
+				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met,
+				thrownOne: m.ThrownOne}
 		}
 		switch {
 		case sd.ID == 0:
