@@ -178,7 +178,7 @@ func (n *Native) instance(key int64) (*engine.Instance, error) {
 		n.insts[key] = inst
 		return inst, nil
 	}
-	return nil, fmt.Errorf("conformance: unknown instance %d", key)
+	return nil, fmt.Errorf("instance %d: %w", key, engine.ErrUnknownInstance)
 }
 
 // Cancel implements Runner on the native engine.

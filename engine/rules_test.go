@@ -191,6 +191,8 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
 	{rule: "EXT.126", valid: link("go", "go"), invalid: link("go", "elsewhere")},
 	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")), invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t"/>`, "t"))},
+	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements><zeebe:taskDefinition type="send"/></bpmn:extensionElements><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t"))},
 	{rule: "EXT.131", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
 		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration><bpmn:timeCycle>R2/PT1M</bpmn:timeCycle>`), "t"))},
 	{rule: "EXT.132", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDate>2030-01-31T09:00:00Z</bpmn:timeDate>`), "t")),
@@ -509,4 +511,35 @@ func TestRules_EveryRuleHasACase(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Greater(t, found, 50, "rule ids found in the code")
+}
+
+// TestRules_CheckedInOnePlace fails when a rule id is checked by both model
+// validation and the runtime's plan compilation: Deploy runs validation
+// first and compilation trusts it, so a second check is dead weight that
+// drifts (the two once worded EXT.127 differently).
+func TestRules_CheckedInOnePlace(t *testing.T) {
+	where := map[string]map[string]bool{} // rule -> packages that name it
+	for _, dir := range []string{"internal/model", "internal/runtime"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			for _, m := range ruleLiteral.FindAllStringSubmatch(string(src), -1) {
+				if where[m[1]] == nil {
+					where[m[1]] = map[string]bool{}
+				}
+				where[m[1]][dir] = true
+			}
+		}
+	}
+	require.NotEmpty(t, where)
+	for rule, dirs := range where {
+		if strings.HasPrefix(rule, "EXT.") {
+			assert.Len(t, dirs, 1, "rule %s is checked in %v: keep it in model validation", rule, dirs)
+		}
+	}
 }

@@ -51,6 +51,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 		errors:      map[string]*model.Error{},
 		escalations: map[string]*model.Escalation{},
 		eventDefs:   map[string]*element{},
+		globalTasks: map[string]*element{},
 	}
 	imp.defs.Positions = imp.positions
 	imp.references(root)
@@ -88,6 +89,9 @@ type importer struct {
 	// eventDefs are definitions-level event definitions, which events can
 	// use through eventDefinitionRef.
 	eventDefs map[string]*element
+	// globalTasks are the global tasks call activities may call, by id
+	// (global.go).
+	globalTasks map[string]*element
 }
 
 // problem records a Problem on the element with id elementID.
@@ -147,6 +151,10 @@ func (imp *importer) globals(root *element) {
 			e := &model.Escalation{ID: id, Name: c.get("name"), Code: c.get("escalationCode")}
 			imp.defs.Escalations = append(imp.defs.Escalations, e)
 			putFirst(imp.escalations, id, e)
+		case "globalTask", "globalUserTask", "globalManualTask", "globalScriptTask", "globalBusinessRuleTask":
+			if id != "" {
+				imp.globalTasks[id] = c
+			}
 		default:
 			if _, ok := eventDefinitionKinds[c.local]; ok && id != "" {
 				imp.eventDefs[id] = c
@@ -335,6 +343,7 @@ func (b *builder) flow(e *element) {
 
 // node reads one flow node and, for a sub-process, its content.
 func (b *builder) node(e *element, parent *model.Node) {
+	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
@@ -408,6 +417,7 @@ func isEvent(k model.Kind) bool {
 func (b *builder) attributes(n *model.Node, e *element) {
 	n.ParallelMultiple = e.get("parallelMultiple") == "true"
 	n.Instantiate = e.get("instantiate") == "true"
+	n.ParallelEvents = n.Kind == model.KindEventBasedGateway && e.get("eventGatewayType") == "Parallel"
 	n.TriggeredByEvent = e.get("triggeredByEvent") == "true"
 	switch n.Kind {
 	case model.KindBoundaryEvent:
@@ -441,10 +451,13 @@ func (b *builder) attributes(n *model.Node, e *element) {
 		}
 	}
 	if n.Kind.IsActivity() {
-		for _, attr := range []string{"startQuantity", "completionQuantity"} {
-			// Values below 1 are the catalogue's (EXT.037, EXT.038).
-			if q, err := strconv.Atoi(strings.TrimSpace(e.get(attr))); err == nil && q > 1 {
-				b.imp.problemAt(e, b.p.ID, "FT.unsupported", "unsupported: %s=\"%d\" (flowtrack runs an activity once per arriving token and sends one token on): set it to 1 or remove it", attr, q)
+		// Values below 1 are the catalogue's (EXT.037, EXT.038).
+		for _, q := range []struct {
+			attr string
+			to   *int
+		}{{"startQuantity", &n.StartQuantity}, {"completionQuantity", &n.CompletionQuantity}} {
+			if v, err := strconv.Atoi(strings.TrimSpace(e.get(q.attr))); err == nil && v > 1 {
+				*q.to = v
 			}
 		}
 	}

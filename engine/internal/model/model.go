@@ -302,6 +302,14 @@ type Node struct {
 	// Instantiate marks a receive task or event-based gateway that starts
 	// instances.
 	Instantiate bool
+	// ParallelEvents marks an event-based gateway with
+	// eventGatewayType="Parallel" (BPMN 2.0 §10.6.6).
+	ParallelEvents bool
+	// StartQuantity is how many tokens must arrive at an activity before
+	// it starts, and CompletionQuantity how many it sends on each
+	// outgoing flow when it completes (BPMN 2.0 §10.3.1); 0 means the
+	// default, 1.
+	StartQuantity, CompletionQuantity int
 
 	// CalledElement is a call activity's process id expression.
 	CalledElement Expression
@@ -351,6 +359,22 @@ type MultiInstance struct {
 	// Both or neither are set.
 	OutputCollection string
 	OutputElement    Expression
+	// Behavior says which events the activity throws as its inner
+	// instances complete (BPMN 2.0 §10.2.8): "All" (or empty, the
+	// default) none; "None" NoneEvent as each completes; "One" OneEvent
+	// as the first completes; "Complex" the Event of every
+	// ComplexBehavior whose Condition holds as each completes.
+	Behavior         string
+	NoneEvent        *EventDefinition
+	OneEvent         *EventDefinition
+	ComplexBehaviors []ComplexBehavior
+}
+
+// ComplexBehavior is a complexBehaviorDefinition of a multi-instance
+// activity: the event it throws (nil: none) when its condition holds.
+type ComplexBehavior struct {
+	Condition Expression
+	Event     *EventDefinition
 }
 
 // Flow is a sequence flow.

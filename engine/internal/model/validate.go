@@ -443,12 +443,16 @@ func (v *validator) eventDefinitions(n *Node) {
 				v.report(n.ID, "EXT.131", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle: keep one, with a value")
 			}
 		case EventMessage:
-			if e.Message == nil && n.isCatch() {
-				if n.Kind == KindReceiveTask {
-					v.report(n.ID, "EXT.127", "receive task needs a message: set messageRef to a bpmn:message")
-				} else {
-					v.report(n.ID, "EXT.127", "message catch event needs a message: set messageRef to a bpmn:message")
-				}
+			switch {
+			case e.Message != nil:
+			case n.Kind == KindReceiveTask:
+				v.report(n.ID, "EXT.127", "receive task needs a message: set messageRef to a bpmn:message")
+			case n.isCatch():
+				v.report(n.ID, "EXT.127", "message catch event needs a message: set messageRef to a bpmn:message")
+			case n.Job == nil || n.Job.Type.IsZero():
+				// Without a job type the engine publishes the message itself;
+				// with one a worker sends it, as in Zeebe.
+				v.report(n.ID, "EXT.127", "message throw event needs a message: set messageRef to a bpmn:message, or give it a job type for a worker to send it")
 			}
 		}
 	}

@@ -16,7 +16,7 @@ import (
 
 // ErrNotSettled is returned by Checkpoint when something still moved after
 // the engine settled: input given while the checkpoint was taken.
-var ErrNotSettled = errors.New("flowtrack: engine is not settled")
+var ErrNotSettled = errors.New("engine is not settled")
 
 // deployment is the source of one successful deployment, kept for
 // checkpoints: a restore deploys it again.
@@ -420,7 +420,7 @@ var (
 	waitPointNames = map[waitPoint]string{
 		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
-		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing",
+		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
 	}
 	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
 		evInnerDone: "innerDone"}
@@ -514,7 +514,8 @@ func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
 		sd.Inner, sd.Index = s.inner, s.index
 		if b := s.multi; b != nil {
 			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
-				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met}
+				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met,
+				ThrownOne: b.thrownOne}
 		}
 		if s.parent != nil {
 			sd.Parent = s.parent.id

@@ -146,8 +146,9 @@ type MultiDoc struct {
 	Started   int   `json:"started"`
 	Active    int   `json:"active"`
 	Completed int   `json:"completed"`
-	Results   []any `json:"results,omitempty"` // by instance index, with an output collection
-	Met       bool  `json:"met,omitempty"`     // the completion condition has held
+	Results   []any `json:"results,omitempty"`   // by instance index, with an output collection
+	Met       bool  `json:"met,omitempty"`       // the completion condition has held
+	ThrownOne bool  `json:"thrownOne,omitempty"` // behavior One has thrown its event
 }
 
 // TokenDoc is one token: the loop's view of it and its track's

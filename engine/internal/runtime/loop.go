@@ -32,6 +32,8 @@ const (
 	evRaise                        // parked at an error or escalation end or throw event
 	evLinked                       // left link throw event node for the link catch event it names
 	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
+	evRaisedUp                     // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
+	evAnswered                     // the call tree has dealt with what this instance raised (posted to the thrower)
 	msgCommand
 )
 
@@ -54,6 +56,9 @@ type messageMore struct {
 	cmd   *command
 	ev    *eventhub.Delivery
 	child *Instance
+	// raised is what a called instance raised, for evRaisedUp and
+	// evAnswered.
+	raised *raised
 }
 
 // cmdOp is the operation of a command.
@@ -138,6 +143,12 @@ func (inst *Instance) handle(m message) {
 	case evCancel:
 		inst.released++ // counted by post
 		inst.stopAll(Terminated, "cancelled with the instance that called it")
+		return
+	case evRaisedUp, evAnswered:
+		inst.released++ // counted by post
+		if !inst.stopping.Load() {
+			inst.raisedInTree(m)
+		}
 		return
 	case evDeliver:
 		inst.released++ // counted by post
@@ -340,6 +351,9 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 		return
 	case np.complex:
 		inst.tryComplex(js)
+		return
+	case n.Kind.IsActivity():
+		inst.tryQuantity(js) // quantity.go
 		return
 	}
 	for _, q := range js.arrived {
@@ -827,7 +841,7 @@ func (inst *Instance) throwError(c *command) error {
 	n := inst.plan.Process.Node(js.job.ElementID)
 	inst.record(Event{Type: ErrorThrown, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: c.key, Name: c.code, Message: c.msg})
 	tv.scope.set(c.vars)
-	inst.raise(tv, n, model.EventError, c.code, c.msg, true)
+	inst.raise(tv, n, model.EventError, c.code, c.msg, true, c.vars)
 	return nil
 }
 
@@ -837,7 +851,7 @@ func (inst *Instance) resolveIncident(key int64) error {
 		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
 	}
 	delete(inst.incidents, key)
-	inst.eng.setIncident(key, nil)
+	inst.eng.unindexIncident(key)
 	if key == inst.heldBy {
 		inst.releaseHeld(is)
 		return nil

@@ -54,6 +54,9 @@ type multiSpec struct {
 	outputCollection string
 	outputElement    *expr.Program
 	outputLocal      string
+	// behavior is what the activity throws as instances complete
+	// (multi_behavior.go).
+	behavior behaviorSpec
 }
 
 // multiBody is the loop's state of one running multi-instance body.
@@ -67,6 +70,8 @@ type multiBody struct {
 	// met is set once the completion condition held: no instance starts
 	// any more, and the body completes when the active ones have gone.
 	met bool
+	// thrownOne is set once behavior One has thrown its event.
+	thrownOne bool
 }
 
 // variableName matches an output element that is just a variable, in
@@ -121,6 +126,9 @@ func compileMulti(np *nodePlan, opts CompileOptions) error {
 	}
 	if m := variableName.FindStringSubmatch(mi.OutputElement.Text); m != nil {
 		ms.outputLocal = m[1]
+	}
+	if ms.behavior, err = compileBehavior(mi, opts); err != nil {
+		return err
 	}
 	np.multi = ms
 	return nil
@@ -284,6 +292,13 @@ func (inst *Instance) completing(tv *tokenView, n *model.Node) {
 			mb.met = true
 			inst.cancelInstances(sc.parent, sc)
 		}
+	}
+	if err := inst.throwBehavior(tv, n, vars); err != nil {
+		fail(err)
+		return
+	}
+	if tv.doomed {
+		return // what it threw interrupted the activity
 	}
 	inst.deliver(tv, delivery{kind: resume})
 }

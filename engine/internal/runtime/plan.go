@@ -102,6 +102,9 @@ type nodePlan struct {
 	multi *multiSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// startsWaiting marks an activity with a start quantity (a join)
+	// that, once started, waits for what the loop sets up (quantity.go).
+	startsWaiting bool
 }
 
 // loopSpec is a compiled standard loop.
@@ -344,10 +347,18 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if err := compileStartQuantity(np); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
+		}
 		np.waits = waitsOnEntry(np)
 		np.innerWaits = np.waits
 		if np.multi != nil {
 			np.waits = true // the body: the loop sets it up on entry
+		}
+	}
+	for _, n := range p.Top {
+		if err := plan.compileInstantiation(n); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
 		}
 	}
 	if len(errs) > 0 {
@@ -393,8 +404,9 @@ func supported(n *model.Node) error {
 		switch {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
-		case n.Parent != nil && len(n.Events) > 0:
-			return broke("EXT.100", "a start event inside a bpmn:subProcess must be a none start event: remove its event definition")
+		case n.Parent != nil:
+			// A sub-process's start event is a none start event: model
+			// validation refuses any other (EXT.100).
 		default:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
@@ -406,9 +418,6 @@ func supported(n *model.Node) error {
 	case model.KindBoundaryEvent:
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
 	case model.KindIntermediateCatchEvent:
-		if len(n.Events) == 0 {
-			return broke("EXT.148", "bpmn:%s needs an event definition", n.Kind)
-		}
 		if n.ParallelMultiple {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
 		}
@@ -416,21 +425,8 @@ func supported(n *model.Node) error {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
 		}
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
-	case model.KindReceiveTask:
-		if len(n.Events) == 0 {
-			return broke("EXT.127", "bpmn:%s needs a messageRef", n.Kind)
-		}
-	case model.KindEventBasedGateway:
-		for _, f := range n.Outgoing {
-			if f.Target.Kind == model.KindReceiveTask && len(f.Target.Boundaries) > 0 {
-				return broke("EXT.140", "a receive task arm of an event-based gateway must not have boundary events")
-			}
-		}
-		if n.Instantiate {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
-		}
-	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
-		model.KindComplexGateway:
+	case model.KindTask, model.KindManualTask, model.KindReceiveTask, model.KindExclusiveGateway, model.KindParallelGateway,
+		model.KindInclusiveGateway, model.KindComplexGateway, model.KindEventBasedGateway:
 	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()
@@ -529,8 +525,11 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 	c := catchSpec{arm: n, def: d}
 	switch d.Kind {
 	case model.EventMessage:
-		if d.Message == nil || d.Message.Name == "" {
-			return c, messageMissing(d)
+		if d.Message == nil {
+			return c, nil // model validation refuses the model (EXT.127)
+		}
+		if d.Message.Name == "" {
+			return c, broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
 		}
 		if !d.Message.CorrelationKey.IsZero() {
 			prog, err := expr.Compile(d.Message.CorrelationKey, expr.Static, opts)
@@ -562,14 +561,6 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		return c, broke("FT.unsupported", "unsupported %s event here", d.Kind)
 	}
 	return c, nil
-}
-
-// messageMissing says what a message event without a named message lacks.
-func messageMissing(d *model.EventDefinition) error {
-	if d.Message == nil {
-		return broke("EXT.127", "message event needs a message: set messageRef to a bpmn:message")
-	}
-	return broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
 }
 
 // signalMissing says what a signal event without a named signal lacks.

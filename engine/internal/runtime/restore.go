@@ -12,7 +12,7 @@ import (
 
 // ErrBadState is wrapped by every error Restore returns for a document it
 // cannot read: a newer version, a corrupted or hand-edited one.
-var ErrBadState = errors.New("flowtrack: bad state document")
+var ErrBadState = errors.New("bad state document")
 
 // Parse reads the BPMN source of a deployment into definitions that
 // passed the model checks; the engine package supplies it, since the
@@ -98,8 +98,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 				e.jobs[key], e.jobRecs[key] = inst, js.job
 			}
 		}
-		for key := range inst.incidents {
-			e.incidents[key] = inst
+		for key, is := range inst.incidents {
+			e.incidents[key] = incidentEntry{inst: inst, incident: is.incident}
 		}
 		if inst.startKey != "" {
 			e.keyedStarts[[2]string{inst.plan.Process.ID, inst.startKey}]++
@@ -283,7 +283,8 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 		multi := n != nil && inst.plan.nodes[n.Index].multi != nil
 		if m := sd.Multi; m != nil && multi {
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
-				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met}
+				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met,
+				thrownOne: m.ThrownOne}
 		}
 		switch {
 		case sd.ID == 0:
