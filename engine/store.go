@@ -91,7 +91,7 @@ type FinishedInstance struct {
 
 // ErrStoreNotEmpty is returned by Restore given WithStore with a store that
 // already holds state: New opens such a store.
-var ErrStoreNotEmpty = errors.New("flowtrack: the store already holds an engine's state")
+var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 
 // WithStore makes the engine durable in s. New with a store that holds
 // state resumes it: every instance goes on where it was (as Restore does,

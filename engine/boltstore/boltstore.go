@@ -181,7 +181,7 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 
 // ErrNoEngineDocument is returned by Commit for a batch without the
 // engine-level document, which every commit carries.
-var ErrNoEngineDocument = errors.New("boltstore: a commit must carry the engine document")
+var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
 
 // Commit writes b in one transaction (one sync unless NoSync).
 func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
