@@ -113,7 +113,9 @@ func Restore(state []byte, opts ...Option) (*Engine, error) {
 		return nil, err
 	}
 	if cfg.store != nil {
-		return e, e.attachFresh()
+		if err := e.attachFresh(); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }

@@ -125,3 +125,14 @@ func TestWithStore_CloseDuringCommands(t *testing.T) {
 		require.Contains(t, st.Instances, key, "instance %d was started without error", key)
 	}
 }
+
+// TestWithStore_OpenError: a store that cannot take the new engine's
+// state fails New, which returns no engine.
+func TestWithStore_OpenError(t *testing.T) {
+	m := newMemStore()
+	errDisk := errors.New("disk full")
+	m.fail = errDisk
+	e, err := New(WithStore(m))
+	require.ErrorIs(t, err, errDisk)
+	require.Nil(t, e)
+}

@@ -482,7 +482,10 @@ func New(opts ...Option) (*Engine, error) {
 		if err != nil {
 			return nil, err
 		}
-		return e, e.attachFresh()
+		if err := e.attachFresh(); err != nil {
+			return nil, err
+		}
+		return e, nil
 	}
 	state, records, err := documentOf(st)
 	if err != nil {
