@@ -107,15 +107,10 @@ func (d *durability) run(e *Engine) {
 			d.gate.Unlock()
 			continue
 		}
-		b, w, dirty, err := d.snapshot(e)
-		d.gate.Unlock()
+		dirty, err := d.snapshot(e)
+		d.gate.Unlock() // the documents are copies: encoding and syncing them holds no command back
 		if err == nil {
-			if err = d.store.Commit(context.Background(), b); err != nil {
-				err = fmt.Errorf("commit: %w", err)
-				e.rt.Redirty(dirty) // the next commit writes them
-			} else {
-				d.committed(b, w)
-			}
+			err = d.commit(e, dirty)
 		}
 		for _, ch := range batch {
 			ch <- err
@@ -123,25 +118,37 @@ func (d *durability) run(e *Engine) {
 	}
 }
 
+// commit writes what changed to the store, or gives it back to the engine
+// for the next commit.
+func (d *durability) commit(e *Engine, dirty *runtime.Dirty) error {
+	b, w, err := d.batchOf(dirty)
+	if err == nil {
+		if err = d.store.Commit(context.Background(), b); err != nil {
+			err = fmt.Errorf("commit: %w", err)
+		}
+	}
+	if err != nil {
+		e.rt.Redirty(dirty) // the next commit writes them
+		return err
+	}
+	d.committed(b, w)
+	return nil
+}
+
 // snapshot settles the engine and writes what changed since the last
 // commit. The caller holds the gate, so no command gives input meanwhile;
 // a timer firing on the real clock may still move an instance, and the
 // snapshot is then taken again.
-func (d *durability) snapshot(e *Engine) (*StoreBatch, *written, *runtime.Dirty, error) {
+func (d *durability) snapshot(e *Engine) (*runtime.Dirty, error) {
 	for {
 		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
 		if errors.Is(err, ErrNotSettled) {
 			continue // a timer fired meanwhile: take it again
 		}
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("commit: %w", err)
+			return nil, fmt.Errorf("commit: %w", err)
 		}
-		b, w, err := d.batchOf(dirty)
-		if err != nil {
-			e.rt.Redirty(dirty)
-			return nil, nil, nil, err
-		}
-		return b, w, dirty, nil
+		return dirty, nil
 	}
 }
 
