@@ -242,6 +242,7 @@ func (v *validator) node(n *Node) {
 	}
 	v.triggers(n)
 	v.link(n)
+	v.compensation(n)
 	if n.Kind.IsGateway() {
 		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")

@@ -103,6 +103,10 @@ type Instance struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// runs are the compensations in progress, by id; nextRun is the last
+	// id given (compensation.go).
+	runs    map[int]*compRun
+	nextRun int
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -148,6 +152,13 @@ type tokenView struct {
 	inner *scope
 	// child is the instance the token's call activity waits for.
 	child *Instance
+	// comp is the compensation whose handler the token runs (0: none);
+	// compInner and compVars are what the scope of the sub-process or
+	// multi-instance body it leaves left to compensate, until the loop
+	// records its completion (compensation.go).
+	comp      int
+	compInner []*compRecord
+	compVars  map[string]any
 }
 
 type jobState struct {
@@ -683,6 +694,9 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.released++
 	sc := tv.scope
 	sc.live--
+	if tv.comp != 0 {
+		inst.handlerEnded(tv, !terminated)
+	}
 	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
 		inst.completeScope(sc)
 	}

@@ -285,6 +285,7 @@ func (inst *Instance) completing(tv *tokenView, n *model.Node) {
 			inst.cancelInstances(sc.parent, sc)
 		}
 	}
+	inst.instanceCompleted(tv, sc, n)
 	inst.deliver(tv, delivery{kind: resume})
 }
 
@@ -335,6 +336,7 @@ func (inst *Instance) completeBody(body *scope) {
 	tv := inst.tokens[body.token]
 	tv.inner = nil
 	inst.closeBoundaries(tv)
+	inst.keepCompensable(tv, body)
 	body.close()
 	if oc := body.multi.spec.outputCollection; oc != "" {
 		tv.scope.set(map[string]any{oc: body.multi.results})

@@ -102,6 +102,9 @@ type nodePlan struct {
 	multi *multiSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// comp is the node's part in compensation and transactions
+	// (compensation.go); nil for most nodes.
+	comp *compPlan
 }
 
 // loopSpec is a compiled standard loop.
@@ -166,6 +169,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			problem(n.ID, "FT.unsupported", err, "%s", err)
 			continue
 		}
+		np.comp = compileCompensation(p, n)
 		var err error
 		if np.inputs, err = compileMappings(n.Inputs, opts.Expr); err != nil {
 			problem(n.ID, "FT.mapping", err, "input %v", err)
@@ -399,12 +403,14 @@ func supported(n *model.Node) error {
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
 	case model.KindEndEvent:
-		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
+		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation,
+			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateThrowEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink, model.EventCompensation)
 	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
+			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateCatchEvent:
 		if len(n.Events) == 0 {
 			return broke("EXT.148", "bpmn:%s needs an event definition", n.Kind)

@@ -43,6 +43,12 @@ type scope struct {
 	multi *multiBody
 	inner bool
 	index int
+	// compensable are the records of the activities that completed in
+	// the scope and can be compensated, in order of completion; revived
+	// marks a scope revived to compensate what completed in it, which no
+	// token waits at (compensation.go).
+	compensable []*compRecord
+	revived     bool
 }
 
 // emptyView is the view of a scope with no variables anywhere above it.

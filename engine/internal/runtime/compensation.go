@@ -1,0 +1,445 @@
+package runtime
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// Compensation (BPMN 2.0 §10.6) and transactions (§10.7).
+//
+// Every activity instance that completes and can be compensated (it has
+// a compensation boundary event, or is a sub-process or multi-instance
+// activity with such activities inside) leaves a compRecord in the scope
+// it ran in, in order of completion. A sub-process's record holds the
+// records of its content and a snapshot of its variables; a multi-instance
+// activity's holds one record per completed inner instance, with its
+// locals. A compensation throw or end event takes the records of its scope
+// (all of them, or those of its activityRef), so each completed instance
+// is compensated once, and runs them in reverse order of completion, one
+// at a time: for each, the compensation boundary event is recorded entered
+// and left, and a token starts at its handler; when the handler's token
+// ends the next record runs. A record with content runs its content's
+// records, latest first, in a scope revived from the snapshot (flagged
+// revived: no token waits at it, and its compRun closes it). The throwing
+// token waits for all of it (waitForCompletion, the default) or goes on at
+// once.
+//
+// A cancel end event cancels the nearest enclosing transaction: the
+// event is left, everything running in the transaction is withdrawn, the
+// transaction's records are compensated as above, inside the transaction's
+// scope, and then the transaction is terminated and its token goes on at
+// its cancel boundary event.
+//
+// Why one handler at a time: the spec compensates a sub-process's content
+// in reverse order of completion; Zeebe starts all handlers at once in no
+// specified order. One at a time, latest first, satisfies both readings and
+// makes the history a function of the model and its inputs.
+
+// compPlan is what a node needs for compensation and transactions; nil on
+// nodes that take no part.
+type compPlan struct {
+	// compensable: completing the activity leaves a record.
+	compensable bool
+	// handler is the activity's compensation handler, boundary the
+	// compensation boundary event associating it.
+	handler, boundary *model.Node
+	// throw marks a compensation throw or end event, which compensates
+	// activity (nil: every record of its scope) and waits for the end of
+	// the compensation when wait is set.
+	throw    bool
+	activity *model.Node
+	wait     bool
+	// cancel marks a cancel end event; cancelBoundary is, on a
+	// transaction, its cancel boundary event.
+	cancel         bool
+	cancelBoundary *model.Node
+}
+
+// throws reports whether a token at the node parks for the loop to throw
+// compensation or cancel.
+func (cp *compPlan) throws() bool { return cp != nil && (cp.throw || cp.cancel) }
+
+// compileCompensation compiles node n's part in compensation; Validate
+// has checked the model.
+func compileCompensation(p *model.Process, n *model.Node) *compPlan {
+	cp := &compPlan{}
+	if n.Kind.IsActivity() && !n.TriggeredByEvent && !n.ForCompensation {
+		cp.compensable = model.Compensable(n)
+		for _, b := range n.Boundaries {
+			switch {
+			case b.HasEvent(model.EventCompensation) && b.Compensation != nil:
+				cp.handler, cp.boundary = b.Compensation, b
+			case b.HasEvent(model.EventCancel):
+				cp.cancelBoundary = b
+			}
+		}
+	}
+	if (n.Kind == model.KindEndEvent || n.Kind == model.KindIntermediateThrowEvent) && len(n.Events) == 1 {
+		switch d := n.Events[0]; d.Kind {
+		case model.EventCompensation:
+			cp.throw, cp.wait = true, d.WaitForCompletion
+			if d.Activity != "" {
+				cp.activity = p.Node(d.Activity)
+			}
+		case model.EventCancel:
+			cp.cancel = true
+		}
+	}
+	if *cp == (compPlan{}) {
+		return nil
+	}
+	return cp
+}
+
+// compRecord is one completed activity instance that can be compensated.
+type compRecord struct {
+	node *model.Node
+	// vars are the variables of the scope its handler or content runs in:
+	// a sub-process's own at completion, an inner instance's locals; nil
+	// when the handler runs in the scope the activity ran in.
+	vars map[string]any
+	// content marks a record compensated through inner, the records of
+	// what completed inside it, in order of completion; without it, the
+	// record runs the activity's handler.
+	content bool
+	inner   []*compRecord
+}
+
+// compRun is one compensation in progress: the records it has still to
+// run, in order, in scope sc.
+type compRun struct {
+	id    int
+	scope *scope
+	// pending are the records to run, next first.
+	pending []*compRecord
+	// handler is the token of the handler running now, child the run of
+	// the content of the record running now; both 0 between records.
+	handler, child int
+	// parent is the run this one compensates the content of a record
+	// for (0: none); revived says that this run's scope was revived for
+	// it, so it closes the scope when done.
+	parent  int
+	revived bool
+	// token waits at the throw event for the end of the compensation
+	// (0: none). For a cancellation, owner is the token waiting at the
+	// transaction, and cancel its cancel boundary event.
+	token  int
+	owner  int
+	cancel *model.Node
+}
+
+// completedActivity leaves a record for activity n, which tv completed,
+// in tv's scope, if n can be compensated. What the scope of a sub-process
+// or the body of a multi-instance activity recorded came with tv from
+// completeScope or completeBody (tv.compInner).
+func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
+	inner, vars := tv.compInner, tv.compVars
+	tv.compInner, tv.compVars = nil, nil
+	np := &inst.plan.nodes[n.Index]
+	if !np.comp.leavesRecord() || tv.scope.instanceOf(n) {
+		return
+	}
+	rec := &compRecord{node: n}
+	if np.multi != nil || np.comp.handler == nil {
+		// A multi-instance body holds its instances' records; a
+		// sub-process without a handler of its own is compensated by
+		// its content.
+		if len(inner) == 0 {
+			return
+		}
+		rec.content, rec.inner = true, inner
+		if np.multi == nil {
+			rec.vars = vars
+		}
+	}
+	tv.scope.compensable = append(tv.scope.compensable, rec)
+}
+
+// compensable reports whether completing the plan's activity leaves a
+// record.
+func (cp *compPlan) leavesRecord() bool { return cp != nil && cp.compensable }
+
+// instanceCompleted leaves the record of inner instance sc of
+// multi-instance activity n, whose token tv is done with its work, in the
+// body: its locals, and, for a sub-process without a handler, its content.
+func (inst *Instance) instanceCompleted(tv *tokenView, sc *scope, n *model.Node) {
+	inner := tv.compInner
+	tv.compInner, tv.compVars = nil, nil
+	cp := inst.plan.nodes[n.Index].comp
+	if !cp.leavesRecord() {
+		return
+	}
+	rec := &compRecord{node: n, vars: cloneVars(sc.vars)}
+	if cp.handler == nil {
+		if len(inner) == 0 {
+			return
+		}
+		rec.content, rec.inner = true, inner
+	}
+	sc.parent.compensable = append(sc.parent.compensable, rec)
+}
+
+// keepCompensable hands the records of scope sc, which completes, to tv,
+// the token leaving its activity, with a snapshot of its variables.
+func (inst *Instance) keepCompensable(tv *tokenView, sc *scope) {
+	if len(sc.compensable) == 0 {
+		return
+	}
+	tv.compInner, tv.compVars = sc.compensable, cloneVars(sc.vars)
+	sc.compensable = nil
+}
+
+// compensationScope is the scope a compensation thrown in sc compensates:
+// sc, or, in an event sub-process, the scope the event sub-process is in.
+func compensationScope(sc *scope) *scope {
+	for sc.parent != nil && sc.node != nil && sc.node.TriggeredByEvent {
+		sc = sc.parent
+	}
+	return sc
+}
+
+// takeRecords removes from sc the records to compensate, latest first:
+// all of them, or those of activity when it is set.
+func takeRecords(sc *scope, activity *model.Node) []*compRecord {
+	var out, keep []*compRecord
+	for _, r := range sc.compensable {
+		if activity == nil || r.node == activity {
+			out = append(out, r)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	sc.compensable = keep
+	slices.Reverse(out)
+	return out
+}
+
+// throwCompensation applies the compensation throw or end event n that
+// tv, parked there, has reached.
+func (inst *Instance) throwCompensation(tv *tokenView, n *model.Node) {
+	cp := inst.plan.nodes[n.Index].comp
+	if cp.cancel {
+		inst.cancelTransaction(tv, n)
+		return
+	}
+	sc := compensationScope(tv.scope)
+	run := inst.newRun(sc, takeRecords(sc, cp.activity))
+	if cp.wait {
+		run.token = tv.id
+	} else {
+		inst.deliver(tv, delivery{kind: resume})
+	}
+	inst.advance(run)
+}
+
+// cancelTransaction applies cancel end event n, reached by tv: the
+// nearest enclosing transaction is cancelled.
+func (inst *Instance) cancelTransaction(tv *tokenView, n *model.Node) {
+	tx := tv.scope
+	for tx.parent != nil && !tx.node.Transaction {
+		tx = tx.parent
+	}
+	owner := inst.tokens[tx.token]
+	inst.recordNode(ElementLeft, n, tv.id)
+	tv.node = nil // left: withdrawing it terminates no element
+	inst.terminateIn(tx, nil)
+	inst.closeScopeSubs(tx)
+	tx.interrupted = true
+	tx.live++ // the cancellation holds the transaction open while it compensates
+	run := inst.newRun(tx, takeRecords(tx, nil))
+	run.owner, run.cancel = owner.id, inst.plan.nodes[tx.node.Index].comp.cancelBoundary
+	inst.advance(run)
+}
+
+// newRun registers a compensation of records in sc.
+func (inst *Instance) newRun(sc *scope, records []*compRecord) *compRun {
+	if inst.runs == nil {
+		inst.runs = make(map[int]*compRun)
+	}
+	inst.nextRun++
+	run := &compRun{id: inst.nextRun, scope: sc, pending: records}
+	inst.runs[run.id] = run
+	return run
+}
+
+// advance starts the next record of run, or ends the run when none is
+// left.
+func (inst *Instance) advance(run *compRun) {
+	if len(run.pending) == 0 {
+		inst.finishRun(run)
+		return
+	}
+	r := run.pending[0]
+	run.pending = run.pending[1:]
+	if r.content || r.vars != nil {
+		// The content, or the handler with the instance's locals, runs in
+		// a scope revived for it.
+		inst.nextScope++
+		rs := newScope(inst.nextScope, r.node, run.scope, cloneVars(r.vars))
+		rs.revived = true
+		pending := []*compRecord{{node: r.node}}
+		if r.content {
+			pending = slices.Clone(r.inner)
+			slices.Reverse(pending)
+		}
+		child := inst.newRun(rs, pending)
+		child.parent, child.revived = run.id, true
+		run.child = child.id
+		inst.advance(child)
+		return
+	}
+	cp := inst.plan.nodes[r.node.Index].comp
+	id := inst.nextToken + 1 // the handler's token
+	inst.recordNode(ElementEntered, cp.boundary, id)
+	inst.recordNode(ElementLeft, cp.boundary, id)
+	inst.spawn(cp.handler, nil, true, run.scope)
+	inst.tokens[id].comp = run.id
+	run.handler = id
+}
+
+// finishRun ends run, whose records have all run: a revived scope
+// closes, the run it was part of goes on, and the throwing token goes on,
+// or the cancelled transaction's token leaves by its cancel boundary.
+func (inst *Instance) finishRun(run *compRun) {
+	delete(inst.runs, run.id)
+	if run.revived {
+		inst.closeScopeSubs(run.scope)
+		run.scope.close()
+	}
+	if run.parent != 0 {
+		if p := inst.runs[run.parent]; p != nil {
+			p.child = 0
+			inst.advance(p)
+		}
+		return
+	}
+	if run.cancel != nil {
+		tx := run.scope
+		tx.live--
+		if owner := inst.tokens[run.owner]; owner != nil {
+			inst.interruptActivity(owner, run.cancel)
+		}
+		return
+	}
+	if tv := inst.tokens[run.token]; run.token != 0 && tv != nil {
+		inst.deliver(tv, delivery{kind: resume})
+	}
+}
+
+// handlerEnded goes on with the compensation whose handler token tv has
+// gone. A handler that did not complete (withdrawn by an interrupt or the
+// instance stopping) ends its compensation, and the compensations it was
+// part of, there.
+func (inst *Instance) handlerEnded(tv *tokenView, completed bool) {
+	run := inst.runs[tv.comp]
+	if run == nil || run.handler != tv.id {
+		return
+	}
+	run.handler = 0
+	if completed && !tv.doomed && !inst.stopping.Load() {
+		inst.advance(run)
+		return
+	}
+	for run != nil {
+		delete(inst.runs, run.id)
+		run = inst.runs[run.parent]
+	}
+}
+
+// compDocs writes records for the state document.
+func compDocs(rs []*compRecord) []CompDoc {
+	if len(rs) == 0 {
+		return nil
+	}
+	out := make([]CompDoc, len(rs))
+	for i, r := range rs {
+		out[i] = CompDoc{Element: r.node.ID, Variables: cloneVars(r.vars), Content: r.content, Inner: compDocs(r.inner)}
+	}
+	return out
+}
+
+// runDocs writes the compensations in progress, by id.
+func (inst *Instance) runDocs() []CompRunDoc {
+	var out []CompRunDoc
+	for _, id := range sortedKeys(inst.runs) {
+		r := inst.runs[id]
+		rd := CompRunDoc{ID: r.id, Scope: r.scope.id, Pending: compDocs(r.pending), Handler: r.handler, Child: r.child,
+			Parent: r.parent, Revived: r.revived, Token: r.token, Owner: r.owner}
+		if r.cancel != nil {
+			rd.Cancel = r.cancel.ID
+		}
+		out = append(out, rd)
+	}
+	return out
+}
+
+// compRecords reads records of the state document.
+func (nm names) compRecords(docs []CompDoc) ([]*compRecord, error) {
+	if len(docs) == 0 {
+		return nil, nil
+	}
+	out := make([]*compRecord, len(docs))
+	for i, d := range docs {
+		n, err := nm.node(d.Element)
+		if err != nil || n == nil {
+			return nil, fmt.Errorf("compensation record: no activity %q", d.Element)
+		}
+		cp := nm.x.plan.nodes[n.Index].comp
+		if !cp.leavesRecord() {
+			return nil, fmt.Errorf("compensation record of %s: the activity cannot be compensated", d.Element)
+		}
+		inner, err := nm.compRecords(d.Inner)
+		if err != nil {
+			return nil, err
+		}
+		if !d.Content && cp.handler == nil {
+			return nil, fmt.Errorf("compensation record of %s: the activity has no compensation handler", d.Element)
+		}
+		out[i] = &compRecord{node: n, vars: d.Variables, content: d.Content, inner: inner}
+	}
+	return out, nil
+}
+
+// runs rebuilds the compensations in progress of inst, whose scopes and
+// tokens are restored.
+func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) error {
+	for _, d := range docs {
+		what := fmt.Sprintf("compensation %d", d.ID)
+		sc := scopes[d.Scope]
+		if d.ID <= 0 || inst.runs[d.ID] != nil || sc == nil {
+			return fmt.Errorf("%s: a repeated id or no scope %d", what, d.Scope)
+		}
+		pending, err := nm.compRecords(d.Pending)
+		if err != nil {
+			return fmt.Errorf("%s: %v", what, err)
+		}
+		for _, t := range []int{d.Handler, d.Token, d.Owner} {
+			if t != 0 && inst.tokens[t] == nil {
+				return fmt.Errorf("%s: no token %d", what, t)
+			}
+		}
+		if d.Handler != 0 && inst.tokens[d.Handler].comp != d.ID {
+			return fmt.Errorf("%s: token %d runs no handler of it", what, d.Handler)
+		}
+		run := &compRun{id: d.ID, scope: sc, pending: pending, handler: d.Handler, child: d.Child, parent: d.Parent,
+			revived: d.Revived, token: d.Token, owner: d.Owner}
+		if d.Cancel != "" {
+			if run.cancel, err = nm.node(d.Cancel); err != nil || run.cancel == nil || !run.cancel.HasEvent(model.EventCancel) {
+				return fmt.Errorf("%s: %q is no cancel boundary event", what, d.Cancel)
+			}
+		}
+		if inst.runs == nil {
+			inst.runs = make(map[int]*compRun)
+		}
+		inst.runs[d.ID] = run
+		inst.nextRun = max(inst.nextRun, d.ID)
+	}
+	for _, run := range inst.runs {
+		if run.parent != 0 && inst.runs[run.parent] == nil || run.child != 0 && inst.runs[run.child] == nil {
+			return fmt.Errorf("compensation %d: its parent %d or child %d is missing", run.id, run.parent, run.child)
+		}
+	}
+	return nil
+}
