@@ -217,6 +217,8 @@ var ruleCases = []ruleCase{
 	{rule: "FT.compensation-activity", valid: compensateActivity("t"), invalid: compensateActivity("u")},
 	{rule: "EXT.106", valid: transaction(true), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:cancelEventDefinition/></bpmn:endEvent>`+flows("s", "e"))},
 	{rule: "FT.cancel-boundary", valid: transaction(true), invalid: transaction(false)},
+	{rule: "FT.compensation-event-subprocess", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/>`+compensationEventSub+`</bpmn:subProcess>`, "t")),
+		invalid: ruleDoc("", startEnd+compensationEventSub)},
 	{rule: "EXT.146", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e">`+timerDef+`</bpmn:endEvent>`+flows("s", "e"))},
 	{rule: "EXT.148", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"/>`, "t"))},
@@ -415,6 +417,10 @@ func compensateActivity(ref string) string {
 		`<bpmn:task id="h" isForCompensation="true"/><bpmn:association id="as" sourceRef="b" targetRef="h"/><bpmn:task id="u"/>`+
 		`<bpmn:endEvent id="e"><bpmn:compensateEventDefinition activityRef="`+ref+`"/></bpmn:endEvent>`+flows("s", "t", "t", "u", "u", "e"))
 }
+
+// compensationEventSub is a compensation event sub-process.
+const compensationEventSub = `<bpmn:subProcess id="ces" triggeredByEvent="true"><bpmn:startEvent id="cs"><bpmn:compensateEventDefinition/></bpmn:startEvent>` +
+	`<bpmn:endEvent id="ce"/><bpmn:sequenceFlow id="cf" sourceRef="cs" targetRef="ce"/></bpmn:subProcess>`
 
 // transaction builds a transaction with a cancel end event and, with
 // cancelBoundary, the cancel boundary event it needs.

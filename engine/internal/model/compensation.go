@@ -11,6 +11,9 @@ package model
 //     a compensation boundary event, or is a sub-process whose content
 //     can be (FT.compensation-activity); a throw in an event sub-process
 //     compensates the scope the event sub-process is in;
+//   - a compensation event sub-process is inside a sub-process, which it
+//     compensates: a process is never compensated
+//     (FT.compensation-event-subprocess);
 //   - a cancel end event is inside a transaction (EXT.106), and that
 //     transaction has a cancel boundary event, where the token goes on
 //     once the transaction is cancelled (FT.cancel-boundary).
@@ -33,6 +36,8 @@ func (v *validator) compensation(n *Node) {
 		if len(n.Boundaries) > 0 {
 			v.report(n.ID, "FT.compensation-handler", "compensation handler must not have boundary events: remove them")
 		}
+	case n.Kind == KindStartEvent && n.HasEvent(EventCompensation) && n.Parent != nil && n.Parent.TriggeredByEvent && n.Parent.Parent == nil:
+		v.report(n.ID, "FT.compensation-event-subprocess", "a compensation event sub-process compensates the sub-process it is in, and a process is never compensated: move it into a sub-process")
 	case n.Kind == KindEndEvent && n.HasEvent(EventCancel):
 		tx := n.Parent
 		for tx != nil && !tx.Transaction {
@@ -74,15 +79,19 @@ func (v *validator) compensation(n *Node) {
 
 // Compensable reports whether completing activity a leaves something to
 // compensate: it has a compensation boundary event with a handler, or it
-// is a sub-process with a compensable activity inside (at any depth).
+// is a sub-process with a compensation event sub-process or a compensable
+// activity inside (at any depth).
 func Compensable(a *Node) bool {
 	for _, b := range a.Boundaries {
 		if b.HasEvent(EventCompensation) && b.Compensation != nil {
 			return true
 		}
 	}
-	if a.Kind != KindSubProcess {
+	if a.Kind != KindSubProcess || a.TriggeredByEvent {
 		return false
+	}
+	if CompensationStart(a) != nil {
+		return true
 	}
 	for _, c := range a.Children {
 		if c.Kind.IsActivity() && !c.TriggeredByEvent && Compensable(c) {
@@ -90,4 +99,20 @@ func Compensable(a *Node) bool {
 		}
 	}
 	return false
+}
+
+// CompensationStart returns the start event of sub-process a's
+// compensation event sub-process, or nil.
+func CompensationStart(a *Node) *Node {
+	for _, c := range a.Children {
+		if !c.TriggeredByEvent {
+			continue
+		}
+		for _, s := range c.Children {
+			if s.Kind == KindStartEvent && s.HasEvent(EventCompensation) {
+				return s
+			}
+		}
+	}
+	return nil
 }

@@ -45,8 +45,8 @@ func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error
 			h.code = d.Escalation.Code
 		}
 	case model.EventCompensation:
-		// Nothing to subscribe: compensation reaches the boundary event
-		// from a throw (compensation.go).
+		// Nothing to subscribe: compensation reaches the boundary event,
+		// or the event sub-process, from a throw (compensation.go).
 	case model.EventCancel:
 		h.interrupting = true // a cancellation ends the transaction
 	case model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional:
@@ -200,6 +200,10 @@ func (inst *Instance) completeScope(sc *scope) {
 	if sc.parent == nil || sc.done {
 		return
 	}
+	if sc.revived {
+		inst.revivedDone(sc)
+		return
+	}
 	if sc.inner {
 		inst.instanceDone(sc)
 		return
@@ -299,6 +303,7 @@ func (inst *Instance) terminateIn(sc *scope, keep *tokenView) {
 		esc := sc.children[id]
 		if esc.revived && !esc.done {
 			inst.terminateScope(esc) // a compensation running in sc
+			sc.live--                // it held sc open
 			continue
 		}
 		if !esc.node.TriggeredByEvent || esc.done {

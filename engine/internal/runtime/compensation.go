@@ -51,6 +51,9 @@ type compPlan struct {
 	throw    bool
 	activity *model.Node
 	wait     bool
+	// eventSub is, on a sub-process, the start event of its compensation
+	// event sub-process, which compensates it instead of its content.
+	eventSub *model.Node
 	// cancel marks a cancel end event; cancelBoundary is, on a
 	// transaction, its cancel boundary event.
 	cancel         bool
@@ -75,6 +78,7 @@ func compileCompensation(p *model.Process, n *model.Node) *compPlan {
 				cp.cancelBoundary = b
 			}
 		}
+		cp.eventSub = model.CompensationStart(n)
 	}
 	if (n.Kind == model.KindEndEvent || n.Kind == model.KindIntermediateThrowEvent) && len(n.Events) == 1 {
 		switch d := n.Events[0]; d.Kind {
@@ -101,10 +105,13 @@ type compRecord struct {
 	// when the handler runs in the scope the activity ran in.
 	vars map[string]any
 	// content marks a record compensated through inner, the records of
-	// what completed inside it, in order of completion; without it, the
-	// record runs the activity's handler.
-	content bool
-	inner   []*compRecord
+	// what completed inside it, in order of completion; eventSub one
+	// compensated by its compensation event sub-process, which may
+	// compensate inner in turn; without either, the record runs the
+	// activity's handler.
+	content  bool
+	eventSub bool
+	inner    []*compRecord
 }
 
 // compRun is one compensation in progress: the records it has still to
@@ -119,9 +126,11 @@ type compRun struct {
 	handler, child int
 	// parent is the run this one compensates the content of a record
 	// for (0: none); revived says that this run's scope was revived for
-	// it, so it closes the scope when done.
-	parent  int
-	revived bool
+	// it, so it closes the scope when done; eventSub that it waits for the
+	// compensation event sub-process running in its scope.
+	parent   int
+	revived  bool
+	eventSub bool
 	// token waits at the throw event for the end of the compensation
 	// (0: none). For a cancellation, owner is the token waiting at the
 	// transaction, and cancel its cancel boundary event.
@@ -142,7 +151,10 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 		return
 	}
 	rec := &compRecord{node: n}
-	if np.multi != nil || np.comp.handler == nil {
+	switch {
+	case np.multi == nil && np.comp.handler == nil && np.comp.eventSub != nil:
+		rec.eventSub, rec.vars, rec.inner = true, vars, inner
+	case np.multi != nil || np.comp.handler == nil:
 		// A multi-instance body holds its instances' records; a
 		// sub-process without a handler of its own is compensated by
 		// its content.
@@ -157,7 +169,7 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 	tv.scope.compensable = append(tv.scope.compensable, rec)
 }
 
-// compensable reports whether completing the plan's activity leaves a
+// leavesRecord reports whether completing the plan's activity leaves a
 // record.
 func (cp *compPlan) leavesRecord() bool { return cp != nil && cp.compensable }
 
@@ -184,7 +196,7 @@ func (inst *Instance) instanceCompleted(tv *tokenView, sc *scope, n *model.Node)
 // keepCompensable hands the records of scope sc, which completes, to tv,
 // the token leaving its activity, with a snapshot of its variables.
 func (inst *Instance) keepCompensable(tv *tokenView, sc *scope) {
-	if len(sc.compensable) == 0 {
+	if len(sc.compensable) == 0 && (sc.node == nil || inst.plan.nodes[sc.node.Index].comp == nil || inst.plan.nodes[sc.node.Index].comp.eventSub == nil) {
 		return
 	}
 	tv.compInner, tv.compVars = sc.compensable, cloneVars(sc.vars)
@@ -273,21 +285,36 @@ func (inst *Instance) advance(run *compRun) {
 	}
 	r := run.pending[0]
 	run.pending = run.pending[1:]
-	if r.content || r.vars != nil {
-		// The content, or the handler with the instance's locals, runs in
-		// a scope revived for it.
+	if r.content || r.eventSub || r.vars != nil {
+		// The content, the compensation event sub-process, or the handler
+		// with the instance's locals, runs in a scope revived for it,
+		// which holds the scope of run open.
 		inst.nextScope++
 		rs := newScope(inst.nextScope, r.node, run.scope, cloneVars(r.vars))
 		rs.revived = true
-		pending := []*compRecord{{node: r.node}}
-		if r.content {
+		run.scope.live++
+		var pending []*compRecord
+		switch {
+		case r.eventSub:
+			rs.compensable = r.inner // what a throw in the event sub-process compensates
+		case r.content:
 			pending = slices.Clone(r.inner)
 			slices.Reverse(pending)
+		default:
+			pending = []*compRecord{{node: r.node}}
 		}
 		child := inst.newRun(rs, pending)
-		child.parent, child.revived = run.id, true
+		child.parent, child.revived, child.eventSub = run.id, true, r.eventSub
 		run.child = child.id
-		inst.advance(child)
+		if !r.eventSub {
+			inst.advance(child)
+			return
+		}
+		for i, h := range inst.plan.eventStarts[r.node.Index] {
+			if h.node == inst.plan.nodes[r.node.Index].comp.eventSub {
+				inst.startEventSubprocess(rs, &inst.plan.eventStarts[r.node.Index][i], nil)
+			}
+		}
 		return
 	}
 	cp := inst.plan.nodes[r.node.Index].comp
@@ -307,6 +334,7 @@ func (inst *Instance) finishRun(run *compRun) {
 	if run.revived {
 		inst.closeScopeSubs(run.scope)
 		run.scope.close()
+		run.scope.parent.live--
 	}
 	if run.parent != 0 {
 		if p := inst.runs[run.parent]; p != nil {
@@ -325,6 +353,17 @@ func (inst *Instance) finishRun(run *compRun) {
 	}
 	if tv := inst.tokens[run.token]; run.token != 0 && tv != nil {
 		inst.deliver(tv, delivery{kind: resume})
+	}
+}
+
+// revivedDone ends the compensation waiting for the compensation event
+// sub-process of revived scope sc, which has completed.
+func (inst *Instance) revivedDone(sc *scope) {
+	for _, id := range sortedKeys(inst.runs) {
+		if run := inst.runs[id]; run.scope == sc && run.eventSub && run.handler == 0 && run.child == 0 {
+			inst.finishRun(run)
+			return
+		}
 	}
 }
 
@@ -355,7 +394,7 @@ func compDocs(rs []*compRecord) []CompDoc {
 	}
 	out := make([]CompDoc, len(rs))
 	for i, r := range rs {
-		out[i] = CompDoc{Element: r.node.ID, Variables: cloneVars(r.vars), Content: r.content, Inner: compDocs(r.inner)}
+		out[i] = CompDoc{Element: r.node.ID, Variables: cloneVars(r.vars), Content: r.content, EventSub: r.eventSub, Inner: compDocs(r.inner)}
 	}
 	return out
 }
@@ -366,7 +405,7 @@ func (inst *Instance) runDocs() []CompRunDoc {
 	for _, id := range sortedKeys(inst.runs) {
 		r := inst.runs[id]
 		rd := CompRunDoc{ID: r.id, Scope: r.scope.id, Pending: compDocs(r.pending), Handler: r.handler, Child: r.child,
-			Parent: r.parent, Revived: r.revived, Token: r.token, Owner: r.owner}
+			Parent: r.parent, Revived: r.revived, EventSub: r.eventSub, Token: r.token, Owner: r.owner}
 		if r.cancel != nil {
 			rd.Cancel = r.cancel.ID
 		}
@@ -394,10 +433,10 @@ func (nm names) compRecords(docs []CompDoc) ([]*compRecord, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !d.Content && cp.handler == nil {
+		if !d.Content && !d.EventSub && cp.handler == nil || d.EventSub && cp.eventSub == nil {
 			return nil, fmt.Errorf("compensation record of %s: the activity has no compensation handler", d.Element)
 		}
-		out[i] = &compRecord{node: n, vars: d.Variables, content: d.Content, inner: inner}
+		out[i] = &compRecord{node: n, vars: d.Variables, content: d.Content, eventSub: d.EventSub, inner: inner}
 	}
 	return out, nil
 }
@@ -424,7 +463,7 @@ func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) e
 			return fmt.Errorf("%s: token %d runs no handler of it", what, d.Handler)
 		}
 		run := &compRun{id: d.ID, scope: sc, pending: pending, handler: d.Handler, child: d.Child, parent: d.Parent,
-			revived: d.Revived, token: d.Token, owner: d.Owner}
+			revived: d.Revived, eventSub: d.EventSub, token: d.Token, owner: d.Owner}
 		if d.Cancel != "" {
 			if run.cancel, err = nm.node(d.Cancel); err != nil || run.cancel == nil || !run.cancel.HasEvent(model.EventCancel) {
 				return fmt.Errorf("%s: %q is no cancel boundary event", what, d.Cancel)

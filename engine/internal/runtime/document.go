@@ -153,6 +153,7 @@ type CompDoc struct {
 	Element   string         `json:"element"`
 	Variables map[string]any `json:"variables,omitempty"`
 	Content   bool           `json:"content,omitempty"`
+	EventSub  bool           `json:"eventSub,omitempty"`
 	Inner     []CompDoc      `json:"inner,omitempty"`
 }
 
@@ -160,16 +161,17 @@ type CompDoc struct {
 // records still to run, what runs now (a handler's token, or the run of
 // a record's content), the run it is part of, and who waits for it.
 type CompRunDoc struct {
-	ID      int       `json:"id"`
-	Scope   int       `json:"scope"`
-	Pending []CompDoc `json:"pending,omitempty"`
-	Handler int       `json:"handler,omitempty"`
-	Child   int       `json:"child,omitempty"`
-	Parent  int       `json:"parent,omitempty"`
-	Revived bool      `json:"revived,omitempty"`
-	Token   int       `json:"token,omitempty"`
-	Owner   int       `json:"owner,omitempty"`
-	Cancel  string    `json:"cancel,omitempty"`
+	ID       int       `json:"id"`
+	Scope    int       `json:"scope"`
+	Pending  []CompDoc `json:"pending,omitempty"`
+	Handler  int       `json:"handler,omitempty"`
+	Child    int       `json:"child,omitempty"`
+	Parent   int       `json:"parent,omitempty"`
+	Revived  bool      `json:"revived,omitempty"`
+	EventSub bool      `json:"eventSub,omitempty"`
+	Token    int       `json:"token,omitempty"`
+	Owner    int       `json:"owner,omitempty"`
+	Cancel   string    `json:"cancel,omitempty"`
 }
 
 // MultiDoc is the state of a running multi-instance body.

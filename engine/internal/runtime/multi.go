@@ -352,7 +352,9 @@ func (inst *Instance) completeBody(body *scope) {
 // that is an inner instance has its event sub-processes only.
 func (inst *Instance) handlersAt(sc *scope) (starts, boundaries bool) {
 	switch {
-	case sc.inner:
+	case sc.inner, sc.revived:
+		// A revived scope runs a compensation only: what its handlers
+		// throw goes to the scope it was revived in.
 		return false, false
 	case sc.multi != nil:
 		return false, true

@@ -396,7 +396,8 @@ func supported(n *model.Node) error {
 	case model.KindStartEvent:
 		switch {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
-			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
+			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
+				model.EventCompensation)
 		case n.Parent != nil && len(n.Events) > 0:
 			return broke("EXT.100", "a start event inside a bpmn:subProcess must be a none start event: remove its event definition")
 		default:
