@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -205,4 +206,40 @@ func TestTransaction_CancelFromNestedSubProcess(t *testing.T) {
 	assert.Equal(t, 1, count(inst, engine.ElementTerminated, "tx"))
 	assert.Equal(t, 1, count(inst, engine.ElementTerminated, "inner"))
 	assert.Zero(t, count(inst, engine.ElementLeft, "e"))
+}
+
+// TestCompensation_RestoreRefusesBadState: a state document whose
+// compensation fields do not fit the model or the instance is refused
+// with ErrBadState, never restored into an engine that would fail later.
+func TestCompensation_RestoreRefusesBadState(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+compensated("a")+compensated("b")+
+		`<bpmn:intermediateThrowEvent id="undo">`+compensateThrow+`</bpmn:intermediateThrowEvent><bpmn:endEvent id="end"/>`+
+		flows("s", "a", "a", "b", "b", "undo", "undo", "end")))
+	start(t, e, nil)
+	complete(t, e, "a")
+	complete(t, e, "b")
+	state, err := e.Checkpoint(ctxT(t))
+	require.NoError(t, err)
+	doc := string(state)
+	require.Contains(t, doc, `"compensations":[{"id":1,"scope":0,"pending":[{"element":"a"}],"handler":2,"token":1}]`)
+	for name, edit := range map[string][2]string{
+		"no handler token":         {`"handler":2`, `"handler":9`},
+		"not compensable":          {`"pending":[{"element":"a"}]`, `"pending":[{"element":"end"}]`},
+		"no such activity":         {`"pending":[{"element":"a"}]`, `"pending":[{"element":"nowhere"}]`},
+		"no scope":                 {`"id":1,"scope":0`, `"id":1,"scope":7`},
+		"revived process scope":    {`"handler":2,"token":1`, `"handler":2,"token":1,"revived":true`},
+		"cancel without owner":     {`"handler":2,"token":1`, `"handler":2,"token":1,"cancel":"a_comp"`},
+		"token of no compensation": {`"compensation":1`, `"compensation":3`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := strings.Replace(doc, edit[0], edit[1], 1)
+			require.NotEqual(t, doc, bad)
+			r, err := engine.Restore([]byte(bad))
+			if err == nil {
+				r.Close(context.Background())
+			}
+			assert.ErrorIs(t, err, engine.ErrBadState)
+		})
+	}
 }

@@ -47,6 +47,10 @@ func (v *validator) compensation(n *Node) {
 			v.report(n.ID, "EXT.106", "a cancel end event is only allowed inside a transaction: use a terminate or error end event, or put it in a bpmn:transaction")
 			return
 		}
+		if tx.Multi != nil || tx.Loop != nil {
+			v.report(n.ID, "FT.unsupported", "unsupported: a cancel end event in a looping or multi-instance transaction (%s): cancel from a transaction inside the loop instead", tx.ID)
+			return
+		}
 		for _, b := range tx.Boundaries {
 			if b.HasEvent(EventCancel) {
 				return

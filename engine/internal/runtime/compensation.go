@@ -465,9 +465,13 @@ func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) e
 		run := &compRun{id: d.ID, scope: sc, pending: pending, handler: d.Handler, child: d.Child, parent: d.Parent,
 			revived: d.Revived, eventSub: d.EventSub, token: d.Token, owner: d.Owner}
 		if d.Cancel != "" {
-			if run.cancel, err = nm.node(d.Cancel); err != nil || run.cancel == nil || !run.cancel.HasEvent(model.EventCancel) {
-				return fmt.Errorf("%s: %q is no cancel boundary event", what, d.Cancel)
+			if run.cancel, err = nm.node(d.Cancel); err != nil || run.cancel == nil || !run.cancel.HasEvent(model.EventCancel) ||
+				sc.node == nil || run.cancel.AttachedTo != sc.node || inst.tokens[d.Owner] == nil {
+				return fmt.Errorf("%s: %q is no cancel boundary event of its transaction, with its token", what, d.Cancel)
 			}
+		}
+		if d.Revived != sc.revived || d.Revived && sc.parent == nil || d.EventSub && !d.Revived {
+			return fmt.Errorf("%s: revived does not match scope %d", what, d.Scope)
 		}
 		if inst.runs == nil {
 			inst.runs = make(map[int]*compRun)
