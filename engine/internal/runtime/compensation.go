@@ -470,7 +470,7 @@ func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) e
 				return fmt.Errorf("%s: %q is no cancel boundary event of its transaction, with its token", what, d.Cancel)
 			}
 		}
-		if d.Revived != sc.revived || d.Revived && sc.parent == nil || d.EventSub && !d.Revived {
+		if d.Revived && (!sc.revived || sc.parent == nil) || d.EventSub && !d.Revived {
 			return fmt.Errorf("%s: revived does not match scope %d", what, d.Scope)
 		}
 		if inst.runs == nil {
