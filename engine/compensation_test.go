@@ -243,3 +243,23 @@ func TestCompensation_RestoreRefusesBadState(t *testing.T) {
 		})
 	}
 }
+
+// TestTransaction_CancelOutsideRunningTransaction: a cancel end event in
+// a handler compensating a transaction that has completed has no running
+// transaction to cancel: an incident says so, naming the event.
+func TestTransaction_CancelOutsideRunningTransaction(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:transaction id="tx"><bpmn:startEvent id="ts"/>`+task("a", "a")+
+		`<bpmn:boundaryEvent id="a_comp" attachedToRef="a"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`+
+		`<bpmn:subProcess id="undo_a" isForCompensation="true"><bpmn:startEvent id="us"/><bpmn:endEvent id="abort"><bpmn:cancelEventDefinition/></bpmn:endEvent>`+flows("us", "abort")+`</bpmn:subProcess>`+
+		`<bpmn:association id="as" sourceRef="a_comp" targetRef="undo_a"/><bpmn:endEvent id="te"/>`+flows("ts", "a", "a", "te")+`</bpmn:transaction>`+
+		`<bpmn:boundaryEvent id="cancelled" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent>`+
+		`<bpmn:endEvent id="undo">`+compensateThrow+`</bpmn:endEvent><bpmn:endEvent id="e2"/>`+flows("s", "tx", "tx", "undo", "cancelled", "e2")))
+	inst := start(t, e, nil)
+	complete(t, e, "a")
+	incs := incidents(inst)
+	require.Len(t, incs, 1)
+	assert.Equal(t, "abort", incs[0].ElementID)
+	assert.Contains(t, incs[0].Message, "no running transaction to cancel")
+	require.NoError(t, inst.Cancel(ctxT(t)))
+}

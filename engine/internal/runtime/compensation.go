@@ -22,9 +22,11 @@ import (
 // and left, and a token starts at its handler; when the handler's token
 // ends the next record runs. A record with content runs its content's
 // records, latest first, in a scope revived from the snapshot (flagged
-// revived: no token waits at it, and its compRun closes it). The throwing
-// token waits for all of it (waitForCompletion, the default) or goes on at
-// once.
+// revived: no token waits at it, and its compRun closes it); a sub-process
+// with a compensation event sub-process runs that instead, in the revived
+// scope, where a compensation throw finds the content's records. The
+// throwing token waits for all of it (waitForCompletion, the default) or
+// goes on at once.
 //
 // A cancel end event cancels the nearest enclosing transaction: the
 // event is left, everything running in the transaction is withdrawn, the
@@ -34,8 +36,8 @@ import (
 //
 // Why one handler at a time: the spec compensates a sub-process's content
 // in reverse order of completion; Zeebe starts all handlers at once in no
-// specified order. One at a time, latest first, satisfies both readings and
-// makes the history a function of the model and its inputs.
+// specified order. One at a time, latest first, satisfies both (RATIONALE:
+// "Why are compensation handlers run one at a time, latest first?").
 
 // compPlan is what a node needs for compensation and transactions; nil on
 // nodes that take no part.
@@ -250,10 +252,18 @@ func (inst *Instance) throwCompensation(tv *tokenView, n *model.Node) {
 // nearest enclosing transaction is cancelled.
 func (inst *Instance) cancelTransaction(tv *tokenView, n *model.Node) {
 	tx := tv.scope
-	for tx.parent != nil && !tx.node.Transaction {
+	for tx.parent != nil && (tx.revived || !tx.node.Transaction) {
 		tx = tx.parent
 	}
 	owner := inst.tokens[tx.token]
+	if tx.parent == nil || owner == nil {
+		// Validate puts every cancel end event in a transaction; only a
+		// handler compensating a completed transaction's content runs
+		// one outside a running transaction.
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, fmt.Sprintf("cancel end event %s: no running transaction to cancel (it runs in a compensation of a completed one)", n.ID))
+		return
+	}
 	inst.recordNode(ElementLeft, n, tv.id)
 	tv.node = nil // left: withdrawing it terminates no element
 	inst.terminateIn(tx, nil)
