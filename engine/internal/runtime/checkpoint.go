@@ -370,7 +370,7 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 			sd.Element = s.node.ID
 		}
 		sd.Inner, sd.Index = s.inner, s.index
-		sd.Compensable, sd.Revived = compDocs(s.compensable), s.revived
+		sd.Compensable, sd.Revived = compDocs(s.records()), s.revived
 		if b := s.multi; b != nil {
 			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
 				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met}
@@ -400,7 +400,7 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	td := TokenDoc{ID: tv.id, Scope: tv.scope.id, Wait: tv.wait, Job: tv.jobKey, Incident: tv.incident,
 		Subs: append([]int64(nil), tv.subs...), Boundary: append([]int64(nil), tv.boundary...), Locals: cloneVars(tv.locals),
-		AtJoin: tv.atJoin, Compensation: tv.comp}
+		AtJoin: tv.atJoin}
 	if tv.node != nil {
 		td.Element = tv.node.ID
 	}

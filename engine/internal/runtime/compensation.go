@@ -116,6 +116,63 @@ type compRecord struct {
 	inner    []*compRecord
 }
 
+// instComp is an instance's state of compensation: the compensations in
+// progress by id and the last id given, and, by token id, what the scope
+// of the sub-process or multi-instance body a token leaves left to
+// compensate (inner, vars), until the loop records its completion. Most
+// instances never compensate, and pay one nil pointer for it.
+type instComp struct {
+	runs    map[int]*compRun
+	nextRun int
+	left    map[int]*compRecord
+}
+
+// state returns the instance's compensation state, making it.
+func (inst *Instance) compState() *instComp {
+	if inst.comp == nil {
+		inst.comp = &instComp{runs: map[int]*compRun{}, left: map[int]*compRecord{}}
+	}
+	return inst.comp
+}
+
+// compRuns returns the compensations in progress, by id (nil: none).
+func (inst *Instance) compRuns() map[int]*compRun {
+	if inst.comp == nil {
+		return nil
+	}
+	return inst.comp.runs
+}
+
+// takeLeft returns and forgets what token tv's scope left to compensate.
+func (inst *Instance) takeLeft(tv *tokenView) *compRecord {
+	if inst.comp == nil {
+		return nil
+	}
+	r := inst.comp.left[tv.id]
+	delete(inst.comp.left, tv.id)
+	return r
+}
+
+// records returns the records of the scope.
+func (s *scope) records() []*compRecord {
+	if s.compensable == nil {
+		return nil
+	}
+	return *s.compensable
+}
+
+// setRecords replaces the records of the scope.
+func (s *scope) setRecords(rs []*compRecord) {
+	switch {
+	case len(rs) == 0:
+		s.compensable = nil
+	case s.compensable == nil:
+		s.compensable = &rs
+	default:
+		*s.compensable = rs
+	}
+}
+
 // compRun is one compensation in progress: the records it has still to
 // run, in order, in scope sc.
 type compRun struct {
@@ -144,12 +201,18 @@ type compRun struct {
 // completedActivity leaves a record for activity n, which tv completed,
 // in tv's scope, if n can be compensated. What the scope of a sub-process
 // or the body of a multi-instance activity recorded came with tv from
-// completeScope or completeBody (tv.compInner).
+// completeScope or completeBody (instComp.left).
 func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
-	inner, vars := tv.compInner, tv.compVars
-	tv.compInner, tv.compVars = nil, nil
 	np := &inst.plan.nodes[n.Index]
-	if !np.comp.leavesRecord() || tv.scope.instanceOf(n) {
+	if !np.comp.leavesRecord() {
+		return // the common case: nothing to record, and nothing left
+	}
+	var inner []*compRecord
+	var vars map[string]any
+	if left := inst.takeLeft(tv); left != nil {
+		inner, vars = left.inner, left.vars
+	}
+	if tv.scope.instanceOf(n) {
 		return
 	}
 	rec := &compRecord{node: n}
@@ -168,7 +231,7 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 			rec.vars = vars
 		}
 	}
-	tv.scope.compensable = append(tv.scope.compensable, rec)
+	tv.scope.setRecords(append(tv.scope.records(), rec))
 }
 
 // leavesRecord reports whether completing the plan's activity leaves a
@@ -179,11 +242,13 @@ func (cp *compPlan) leavesRecord() bool { return cp != nil && cp.compensable }
 // multi-instance activity n, whose token tv is done with its work, in the
 // body: its locals, and, for a sub-process without a handler, its content.
 func (inst *Instance) instanceCompleted(tv *tokenView, sc *scope, n *model.Node) {
-	inner := tv.compInner
-	tv.compInner, tv.compVars = nil, nil
 	cp := inst.plan.nodes[n.Index].comp
 	if !cp.leavesRecord() {
 		return
+	}
+	var inner []*compRecord
+	if left := inst.takeLeft(tv); left != nil {
+		inner = left.inner
 	}
 	rec := &compRecord{node: n, vars: cloneVars(sc.vars)}
 	if cp.handler == nil {
@@ -192,16 +257,16 @@ func (inst *Instance) instanceCompleted(tv *tokenView, sc *scope, n *model.Node)
 		}
 		rec.content, rec.inner = true, inner
 	}
-	sc.parent.compensable = append(sc.parent.compensable, rec)
+	sc.parent.setRecords(append(sc.parent.records(), rec))
 }
 
 // keepCompensable hands the records of scope sc, which completes, to tv,
 // the token leaving its activity, with a snapshot of its variables.
 func (inst *Instance) keepCompensable(tv *tokenView, sc *scope) {
-	if len(sc.compensable) == 0 && (sc.node == nil || inst.plan.nodes[sc.node.Index].comp == nil || inst.plan.nodes[sc.node.Index].comp.eventSub == nil) {
+	if sc.compensable == nil && (sc.node == nil || inst.plan.nodes[sc.node.Index].comp == nil || inst.plan.nodes[sc.node.Index].comp.eventSub == nil) {
 		return
 	}
-	tv.compInner, tv.compVars = sc.compensable, cloneVars(sc.vars)
+	inst.compState().left[tv.id] = &compRecord{inner: sc.records(), vars: cloneVars(sc.vars)}
 	sc.compensable = nil
 }
 
@@ -218,14 +283,14 @@ func compensationScope(sc *scope) *scope {
 // all of them, or those of activity when it is set.
 func takeRecords(sc *scope, activity *model.Node) []*compRecord {
 	var out, keep []*compRecord
-	for _, r := range sc.compensable {
+	for _, r := range sc.records() {
 		if activity == nil || r.node == activity {
 			out = append(out, r)
 		} else {
 			keep = append(keep, r)
 		}
 	}
-	sc.compensable = keep
+	sc.setRecords(keep)
 	slices.Reverse(out)
 	return out
 }
@@ -277,12 +342,10 @@ func (inst *Instance) cancelTransaction(tv *tokenView, n *model.Node) {
 
 // newRun registers a compensation of records in sc.
 func (inst *Instance) newRun(sc *scope, records []*compRecord) *compRun {
-	if inst.runs == nil {
-		inst.runs = make(map[int]*compRun)
-	}
-	inst.nextRun++
-	run := &compRun{id: inst.nextRun, scope: sc, pending: records}
-	inst.runs[run.id] = run
+	cs := inst.compState()
+	cs.nextRun++
+	run := &compRun{id: cs.nextRun, scope: sc, pending: records}
+	cs.runs[run.id] = run
 	return run
 }
 
@@ -306,7 +369,7 @@ func (inst *Instance) advance(run *compRun) {
 		var pending []*compRecord
 		switch {
 		case r.eventSub:
-			rs.compensable = r.inner // what a throw in the event sub-process compensates
+			rs.setRecords(r.inner) // what a throw in the event sub-process compensates
 		case r.content:
 			pending = slices.Clone(r.inner)
 			slices.Reverse(pending)
@@ -332,7 +395,6 @@ func (inst *Instance) advance(run *compRun) {
 	inst.recordNode(ElementEntered, cp.boundary, id)
 	inst.recordNode(ElementLeft, cp.boundary, id)
 	inst.spawn(cp.handler, nil, true, run.scope)
-	inst.tokens[id].comp = run.id
 	run.handler = id
 }
 
@@ -340,14 +402,14 @@ func (inst *Instance) advance(run *compRun) {
 // closes, the run it was part of goes on, and the throwing token goes on,
 // or the cancelled transaction's token leaves by its cancel boundary.
 func (inst *Instance) finishRun(run *compRun) {
-	delete(inst.runs, run.id)
+	delete(inst.comp.runs, run.id)
 	if run.revived {
 		inst.closeScopeSubs(run.scope)
 		run.scope.close()
 		run.scope.parent.live--
 	}
 	if run.parent != 0 {
-		if p := inst.runs[run.parent]; p != nil {
+		if p := inst.comp.runs[run.parent]; p != nil {
 			p.child = 0
 			inst.advance(p)
 		}
@@ -369,21 +431,28 @@ func (inst *Instance) finishRun(run *compRun) {
 // revivedDone ends the compensation waiting for the compensation event
 // sub-process of revived scope sc, which has completed.
 func (inst *Instance) revivedDone(sc *scope) {
-	for _, id := range sortedKeys(inst.runs) {
-		if run := inst.runs[id]; run.scope == sc && run.eventSub && run.handler == 0 && run.child == 0 {
+	for _, id := range sortedKeys(inst.compRuns()) {
+		if run := inst.comp.runs[id]; run.scope == sc && run.eventSub && run.handler == 0 && run.child == 0 {
 			inst.finishRun(run)
 			return
 		}
 	}
 }
 
-// handlerEnded goes on with the compensation whose handler token tv has
-// gone. A handler that did not complete (withdrawn by an interrupt or the
-// instance stopping) ends its compensation, and the compensations it was
-// part of, there.
-func (inst *Instance) handlerEnded(tv *tokenView, completed bool) {
-	run := inst.runs[tv.comp]
-	if run == nil || run.handler != tv.id {
+// tokenGone forgets what token tv left and, when it ran a compensation
+// handler, goes on with that compensation. A handler that did not
+// complete (withdrawn by an interrupt or the instance stopping) ends its
+// compensation, and the compensations it was part of, there.
+func (inst *Instance) tokenGone(tv *tokenView, completed bool) {
+	delete(inst.comp.left, tv.id)
+	var run *compRun
+	for _, r := range inst.comp.runs {
+		if r.handler == tv.id {
+			run = r
+			break
+		}
+	}
+	if run == nil {
 		return
 	}
 	run.handler = 0
@@ -392,8 +461,8 @@ func (inst *Instance) handlerEnded(tv *tokenView, completed bool) {
 		return
 	}
 	for run != nil {
-		delete(inst.runs, run.id)
-		run = inst.runs[run.parent]
+		delete(inst.comp.runs, run.id)
+		run = inst.comp.runs[run.parent]
 	}
 }
 
@@ -412,8 +481,8 @@ func compDocs(rs []*compRecord) []CompDoc {
 // runDocs writes the compensations in progress, by id.
 func (inst *Instance) runDocs() []CompRunDoc {
 	var out []CompRunDoc
-	for _, id := range sortedKeys(inst.runs) {
-		r := inst.runs[id]
+	for _, id := range sortedKeys(inst.compRuns()) {
+		r := inst.comp.runs[id]
 		rd := CompRunDoc{ID: r.id, Scope: r.scope.id, Pending: compDocs(r.pending), Handler: r.handler, Child: r.child,
 			Parent: r.parent, Revived: r.revived, EventSub: r.eventSub, Token: r.token, Owner: r.owner}
 		if r.cancel != nil {
@@ -454,10 +523,11 @@ func (nm names) compRecords(docs []CompDoc) ([]*compRecord, error) {
 // runs rebuilds the compensations in progress of inst, whose scopes and
 // tokens are restored.
 func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) error {
+	handlers := map[int]bool{}
 	for _, d := range docs {
 		what := fmt.Sprintf("compensation %d", d.ID)
 		sc := scopes[d.Scope]
-		if d.ID <= 0 || inst.runs[d.ID] != nil || sc == nil {
+		if d.ID <= 0 || inst.compRuns()[d.ID] != nil || sc == nil {
 			return fmt.Errorf("%s: a repeated id or no scope %d", what, d.Scope)
 		}
 		pending, err := nm.compRecords(d.Pending)
@@ -469,9 +539,10 @@ func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) e
 				return fmt.Errorf("%s: no token %d", what, t)
 			}
 		}
-		if d.Handler != 0 && inst.tokens[d.Handler].comp != d.ID {
-			return fmt.Errorf("%s: token %d runs no handler of it", what, d.Handler)
+		if d.Handler != 0 && handlers[d.Handler] {
+			return fmt.Errorf("%s: token %d runs the handler of another compensation", what, d.Handler)
 		}
+		handlers[d.Handler] = true
 		run := &compRun{id: d.ID, scope: sc, pending: pending, handler: d.Handler, child: d.Child, parent: d.Parent,
 			revived: d.Revived, eventSub: d.EventSub, token: d.Token, owner: d.Owner}
 		if d.Cancel != "" {
@@ -483,14 +554,12 @@ func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) e
 		if d.Revived && (!sc.revived || sc.parent == nil) || d.EventSub && !d.Revived {
 			return fmt.Errorf("%s: revived does not match scope %d", what, d.Scope)
 		}
-		if inst.runs == nil {
-			inst.runs = make(map[int]*compRun)
-		}
-		inst.runs[d.ID] = run
-		inst.nextRun = max(inst.nextRun, d.ID)
+		cs := inst.compState()
+		cs.runs[d.ID] = run
+		cs.nextRun = max(cs.nextRun, d.ID)
 	}
-	for _, run := range inst.runs {
-		if run.parent != 0 && inst.runs[run.parent] == nil || run.child != 0 && inst.runs[run.child] == nil {
+	for _, run := range inst.compRuns() {
+		if run.parent != 0 && inst.comp.runs[run.parent] == nil || run.child != 0 && inst.comp.runs[run.child] == nil {
 			return fmt.Errorf("compensation %d: its parent %d or child %d is missing", run.id, run.parent, run.child)
 		}
 	}

@@ -200,9 +200,7 @@ type TokenDoc struct {
 	AtJoin   bool           `json:"atJoin,omitempty"`
 	Inner    int            `json:"inner,omitempty"`
 	Child    int64          `json:"child,omitempty"`
-	// Compensation is the compensation whose handler the token runs.
-	Compensation int      `json:"compensation,omitempty"`
-	Track        TrackDoc `json:"track"`
+	Track    TrackDoc       `json:"track"`
 }
 
 // TrackDoc is a parked track's continuation.

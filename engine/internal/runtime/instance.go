@@ -103,10 +103,9 @@ type Instance struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
-	// runs are the compensations in progress, by id; nextRun is the last
-	// id given (compensation.go).
-	runs    map[int]*compRun
-	nextRun int
+	// comp is the state of compensations in progress (compensation.go),
+	// nil until the first one.
+	comp *instComp
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -152,13 +151,6 @@ type tokenView struct {
 	inner *scope
 	// child is the instance the token's call activity waits for.
 	child *Instance
-	// comp is the compensation whose handler the token runs (0: none);
-	// compInner and compVars are what the scope of the sub-process or
-	// multi-instance body it leaves left to compensate, until the loop
-	// records its completion (compensation.go).
-	comp      int
-	compInner []*compRecord
-	compVars  map[string]any
 }
 
 type jobState struct {
@@ -519,7 +511,7 @@ func (inst *Instance) end() {
 // more than their history and variables.
 func (inst *Instance) compact() {
 	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
-	inst.subs, inst.condLast = nil, nil
+	inst.subs, inst.condLast, inst.comp = nil, nil, nil
 	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
 	inst.running, inst.cause = nil, nil
 }
@@ -694,8 +686,8 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.released++
 	sc := tv.scope
 	sc.live--
-	if tv.comp != 0 {
-		inst.handlerEnded(tv, !terminated)
+	if inst.comp != nil {
+		inst.tokenGone(tv, !terminated)
 	}
 	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
 		inst.completeScope(sc)

@@ -279,9 +279,11 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 		s := &scope{id: sd.ID, node: n, vars: sd.Variables, token: sd.Token, live: sd.Live,
 			subs: append([]int64(nil), sd.Subs...), interrupted: sd.Interrupted, done: sd.Done,
 			inner: sd.Inner, index: sd.Index, revived: sd.Revived}
-		if s.compensable, err = nm.compRecords(sd.Compensable); err != nil {
+		records, err := nm.compRecords(sd.Compensable)
+		if err != nil {
 			return nil, fmt.Errorf("scope %d: %v", sd.ID, err)
 		}
+		s.setRecords(records)
 		multi := n != nil && inst.plan.nodes[n.Index].multi != nil
 		if m := sd.Multi; m != nil && multi {
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
@@ -347,8 +349,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 		}
 		what := fmt.Sprintf("token %d", td.ID)
 		tv := &tokenView{id: td.ID, parked: true, wait: td.Wait, jobKey: td.Job, incident: td.Incident,
-			subs: append([]int64(nil), td.Subs...), boundary: append([]int64(nil), td.Boundary...), locals: td.Locals, atJoin: td.AtJoin,
-			comp: td.Compensation}
+			subs: append([]int64(nil), td.Subs...), boundary: append([]int64(nil), td.Boundary...), locals: td.Locals, atJoin: td.AtJoin}
 		if tv.node, err = nm.node(td.Element); err != nil {
 			return nil, fmt.Errorf("%s: %v", what, err)
 		}
