@@ -262,3 +262,33 @@ func TestTransaction_CancelOutsideRunningTransaction(t *testing.T) {
 	assert.Contains(t, incs[0].Message, "no running transaction to cancel")
 	require.NoError(t, inst.Cancel(ctxT(t)))
 }
+
+// TestCompensation_SubProcessHandlerReplacesContent: a sub-process with a
+// compensation handler of its own is compensated by that handler alone;
+// one without is compensated through its content, also when a throw names
+// it (activityRef).
+func TestCompensation_SubProcessHandlerReplacesContent(t *testing.T) {
+	sub := func(id, inner string) string {
+		return `<bpmn:subProcess id="` + id + `"><bpmn:startEvent id="` + id + `_s"/>` + compensated(inner) + `<bpmn:endEvent id="` + id + `_e"/>` +
+			flows(id+"_s", inner, inner, id+"_e") + `</bpmn:subProcess>`
+	}
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+sub("with", "a")+
+		`<bpmn:boundaryEvent id="with_comp" attachedToRef="with"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`+
+		`<bpmn:serviceTask id="undo_with" isForCompensation="true"><bpmn:extensionElements><zeebe:taskDefinition type="undo-with"/></bpmn:extensionElements></bpmn:serviceTask>`+
+		`<bpmn:association id="as_with" sourceRef="with_comp" targetRef="undo_with"/>`+sub("without", "b")+
+		`<bpmn:intermediateThrowEvent id="undo_without"><bpmn:compensateEventDefinition activityRef="without"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:endEvent id="undo_rest">`+compensateThrow+`</bpmn:endEvent>`+
+		flows("s", "with", "with", "without", "without", "undo_without", "undo_without", "undo_rest")))
+	inst := start(t, e, nil)
+	complete(t, e, "a")
+	complete(t, e, "b")
+	assert.Equal(t, []string{"undo-b"}, jobTypes(e), "activityRef names the sub-process without a handler: its content is compensated")
+	complete(t, e, "undo-b")
+	assert.Equal(t, []string{"undo-with"}, jobTypes(e), "the sub-process's own handler, not its content's")
+	complete(t, e, "undo-with")
+	state, err := inst.Wait(ctxT(t))
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, state)
+	assert.Zero(t, count(inst, engine.ElementEntered, "undo_a"))
+}
