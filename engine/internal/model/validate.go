@@ -32,7 +32,9 @@ import (
 //   - catch events have an event definition; message catches (and receive
 //     tasks) name a message; a timer has exactly one of date, duration or
 //     cycle;
-//   - event-based gateways follow SRD-024 FR-6/FR-7 (see eventGateway).
+//   - event-based gateways follow SRD-024 FR-6/FR-7 (see eventGateway);
+//   - compensation handlers, compensation throws and cancel end events
+//     follow BPMN 2.0 §10.6 and §10.7 (see compensation).
 //
 // Activities and intermediate events without outgoing flows are allowed:
 // BPMN treats them as implicit ends.
