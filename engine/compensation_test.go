@@ -292,3 +292,25 @@ func TestCompensation_SubProcessHandlerReplacesContent(t *testing.T) {
 	assert.Equal(t, engine.Completed, state)
 	assert.Zero(t, count(inst, engine.ElementEntered, "undo_a"))
 }
+
+// TestCompensation_MultiInstanceEventSubProcess: each completed instance
+// of a multi-instance sub-process is compensated by its compensation event
+// sub-process, latest first, which sees that instance's input element and
+// the sub-process's own variables.
+func TestCompensation_MultiInstanceEventSubProcess(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:subProcess id="ship">`+
+		`<bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="= &quot;T-&quot; + parcel" target="tracking"/></zeebe:ioMapping></bpmn:extensionElements>`+
+		`<bpmn:multiInstanceLoopCharacteristics isSequential="true"><bpmn:extensionElements><zeebe:loopCharacteristics inputCollection="= parcels" inputElement="parcel"/></bpmn:extensionElements></bpmn:multiInstanceLoopCharacteristics>`+
+		`<bpmn:startEvent id="ss"/><bpmn:endEvent id="se"/>`+flows("ss", "se")+
+		`<bpmn:subProcess id="recall" triggeredByEvent="true"><bpmn:startEvent id="rs"><bpmn:compensateEventDefinition/></bpmn:startEvent>`+
+		`<bpmn:scriptTask id="note"><bpmn:extensionElements><zeebe:script expression="= append(recalled, parcel + &quot;/&quot; + tracking)" resultVariable="recalled"/></bpmn:extensionElements></bpmn:scriptTask>`+
+		`<bpmn:endEvent id="re"/>`+flows("rs", "note", "note", "re")+`</bpmn:subProcess></bpmn:subProcess>`+
+		`<bpmn:endEvent id="undo">`+compensateThrow+`</bpmn:endEvent>`+flows("s", "ship", "ship", "undo")))
+	inst := start(t, e, map[string]any{"parcels": []any{"a", "b"}, "recalled": []any{}})
+	state, err := inst.Wait(ctxT(t))
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, state)
+	assert.Equal(t, []any{"b/T-b", "a/T-a"}, inst.Variables()["recalled"])
+	assert.Equal(t, 2, count(inst, engine.ElementLeft, "recall"))
+}

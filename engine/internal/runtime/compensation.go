@@ -240,21 +240,32 @@ func (cp *compPlan) leavesRecord() bool { return cp != nil && cp.compensable }
 
 // instanceCompleted leaves the record of inner instance sc of
 // multi-instance activity n, whose token tv is done with its work, in the
-// body: its locals, and, for a sub-process without a handler, its content.
+// body: its locals (and a sub-process's own variables over them), and,
+// for a sub-process without a handler, its content or its compensation
+// event sub-process.
 func (inst *Instance) instanceCompleted(tv *tokenView, sc *scope, n *model.Node) {
 	cp := inst.plan.nodes[n.Index].comp
 	if !cp.leavesRecord() {
 		return
 	}
+	rec := &compRecord{node: n, vars: cloneVars(sc.vars)}
 	var inner []*compRecord
 	if left := inst.takeLeft(tv); left != nil {
 		inner = left.inner
-	}
-	rec := &compRecord{node: n, vars: cloneVars(sc.vars)}
-	if cp.handler == nil {
-		if len(inner) == 0 {
-			return
+		if len(left.vars) > 0 && rec.vars == nil {
+			rec.vars = make(map[string]any, len(left.vars))
 		}
+		for k, v := range left.vars {
+			rec.vars[k] = v
+		}
+	}
+	switch {
+	case cp.handler != nil:
+	case cp.eventSub != nil:
+		rec.eventSub, rec.inner = true, inner
+	case len(inner) == 0:
+		return
+	default:
 		rec.content, rec.inner = true, inner
 	}
 	sc.parent.setRecords(append(sc.parent.records(), rec))
