@@ -314,3 +314,30 @@ func TestCompensation_MultiInstanceEventSubProcess(t *testing.T) {
 	assert.Equal(t, []any{"b/T-b", "a/T-a"}, inst.Variables()["recalled"])
 	assert.Equal(t, 2, count(inst, engine.ElementLeft, "recall"))
 }
+
+// TestCompensation_LeftSurvivesCheckpoint: a looping sub-process held by
+// an incident on its loop condition, after an iteration completed, keeps
+// what that iteration left to compensate through a checkpoint.
+func TestCompensation_LeftSurvivesCheckpoint(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:subProcess id="sub">`+
+		`<bpmn:standardLoopCharacteristics loopMaximum="3"><bpmn:loopCondition>= missing &gt; 1</bpmn:loopCondition></bpmn:standardLoopCharacteristics>`+
+		`<bpmn:startEvent id="ss"/>`+compensated("a")+`<bpmn:endEvent id="se"/>`+flows("ss", "a", "a", "se")+`</bpmn:subProcess>`+
+		`<bpmn:endEvent id="undo">`+compensateThrow+`</bpmn:endEvent>`+flows("s", "sub", "sub", "undo")))
+	inst := start(t, e, nil)
+	complete(t, e, "a")
+	incs := incidents(inst)
+	require.Len(t, incs, 1, "the loop condition cannot be evaluated")
+	assert.Equal(t, "sub", incs[0].ElementID)
+	doc := checkpointDoc(t, e)
+	assert.Contains(t, doc, `"left":{"inner":[{"element":"a"}]}`)
+
+	state, err := e.Checkpoint(ctxT(t))
+	require.NoError(t, err)
+	r, err := engine.Restore(state)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close(context.Background())) })
+	again, err := r.Checkpoint(ctxT(t))
+	require.NoError(t, err)
+	assert.JSONEq(t, string(state), string(again), "the restored engine writes the same document")
+}

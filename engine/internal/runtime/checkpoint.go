@@ -410,6 +410,7 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	if tv.child != nil {
 		td.Child = tv.child.key
 	}
+	td.Left = inst.leftDoc(tv)
 	var t track
 	switch {
 	case tv.track != nil:

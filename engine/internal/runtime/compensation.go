@@ -576,3 +576,28 @@ func (nm names) runs(inst *Instance, scopes map[int]*scope, docs []CompRunDoc) e
 	}
 	return nil
 }
+
+// leftDoc writes what token tv's scope left to compensate, or nil.
+func (inst *Instance) leftDoc(tv *tokenView) *CompDoc {
+	if inst.comp == nil || inst.comp.left[tv.id] == nil {
+		return nil
+	}
+	l := inst.comp.left[tv.id]
+	return &CompDoc{Variables: cloneVars(l.vars), Inner: compDocs(l.inner)}
+}
+
+// left reads what token tv's scope left to compensate.
+func (nm names) left(inst *Instance, tv *tokenView, d *CompDoc) error {
+	if d == nil {
+		return nil
+	}
+	if d.Element != "" || d.Content || d.EventSub {
+		return fmt.Errorf("left: only variables and inner records")
+	}
+	inner, err := nm.compRecords(d.Inner)
+	if err != nil {
+		return fmt.Errorf("left: %v", err)
+	}
+	inst.compState().left[tv.id] = &compRecord{vars: d.Variables, inner: inner}
+	return nil
+}

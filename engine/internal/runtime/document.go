@@ -150,7 +150,7 @@ type ScopeDoc struct {
 // its activity, the variables its handler or content runs with, and,
 // with Content, the records of what completed inside it.
 type CompDoc struct {
-	Element   string         `json:"element"`
+	Element   string         `json:"element,omitempty"`
 	Variables map[string]any `json:"variables,omitempty"`
 	Content   bool           `json:"content,omitempty"`
 	EventSub  bool           `json:"eventSub,omitempty"`
@@ -200,7 +200,11 @@ type TokenDoc struct {
 	AtJoin   bool           `json:"atJoin,omitempty"`
 	Inner    int            `json:"inner,omitempty"`
 	Child    int64          `json:"child,omitempty"`
-	Track    TrackDoc       `json:"track"`
+	// Left is what the sub-process or multi-instance body the token is
+	// leaving left to compensate, until its completion is recorded (a
+	// loop condition's incident can hold it there).
+	Left  *CompDoc `json:"left,omitempty"`
+	Track TrackDoc `json:"track"`
 }
 
 // TrackDoc is a parked track's continuation.

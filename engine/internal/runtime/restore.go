@@ -368,6 +368,9 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 			return nil, fmt.Errorf("%s: %v", what, err)
 		}
 		inst.tokens[td.ID] = tv
+		if err := nm.left(inst, tv, td.Left); err != nil {
+			return nil, fmt.Errorf("%s: %v", what, err)
+		}
 	}
 	for _, s := range scopes {
 		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && !s.revived && inst.tokens[s.token] == nil {
