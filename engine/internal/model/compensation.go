@@ -1,11 +1,15 @@
 package model
 
+import "slices"
+
 // compensation checks the compensation and transaction rules of one node
 // (BPMN 2.0 §10.6, §10.7):
 //
 //   - a compensation boundary event is associated with its handler
 //     (EXT.143), an activity of its own scope, entered only by
-//     compensation: no sequence flow in or out (FT.compensation-handler);
+//     compensation: no sequence flow in or out, and some compensation
+//     boundary event runs it (FT.compensation-handler; not EXT.150, which
+//     would tell the modeller to connect a flow to it);
 //   - a compensation throw or end event that names an activity
 //     (activityRef) names one of its scope that can be compensated: it has
 //     a compensation boundary event, or is a sub-process whose content
@@ -35,6 +39,9 @@ func (v *validator) compensation(n *Node) {
 		}
 		if len(n.Boundaries) > 0 {
 			v.report(n.ID, "FT.compensation-handler", "compensation handler must not have boundary events: remove them")
+		}
+		if !slices.ContainsFunc(v.current.Nodes, func(b *Node) bool { return b.Compensation == n }) {
+			v.report(n.ID, "FT.compensation-handler", "compensation handler is associated with no compensation boundary event, so nothing runs it: connect one to it by an association")
 		}
 	case n.Kind == KindStartEvent && n.HasEvent(EventCompensation) && n.Parent != nil && n.Parent.TriggeredByEvent && n.Parent.Parent == nil:
 		v.report(n.ID, "FT.compensation-event-subprocess", "a compensation event sub-process compensates the sub-process it is in, and a process is never compensated: move it into a sub-process")

@@ -623,7 +623,7 @@ func (v *validator) reachability(p *Process) {
 	for _, n := range p.Nodes {
 		// A node whose id an earlier node holds is reported as XSD.id;
 		// the flows naming that id went to the other node.
-		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent || p.Node(n.ID) != nil && p.Node(n.ID) != n {
+		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent || n.ForCompensation || p.Node(n.ID) != nil && p.Node(n.ID) != n {
 			continue
 		}
 		// Report a node only where its scope runs: an unreachable
