@@ -252,6 +252,9 @@ type builder struct {
 	flowRefs     []flowRef
 	defaultRefs  []nodeRef
 	attachedRefs []nodeRef
+	// associations connect compensation boundary events to their
+	// handlers (compensation.go).
+	associations []association
 }
 
 // flowRef is a sequence flow waiting for its source and target.
@@ -322,6 +325,9 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		case roleFlow:
 			b.flow(c)
 		case roleIgnored:
+			if c.local == "association" {
+				b.associations = append(b.associations, association{source: c.get("sourceRef"), target: c.get("targetRef")})
+			}
 		}
 	}
 }
@@ -345,6 +351,9 @@ func (b *builder) flow(e *element) {
 func (b *builder) node(e *element, parent *model.Node) {
 	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
+	if e.local == "transaction" {
+		kind = model.KindSubProcess
+	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
@@ -419,6 +428,8 @@ func (b *builder) attributes(n *model.Node, e *element) {
 	n.Instantiate = e.get("instantiate") == "true"
 	n.ParallelEvents = n.Kind == model.KindEventBasedGateway && e.get("eventGatewayType") == "Parallel"
 	n.TriggeredByEvent = e.get("triggeredByEvent") == "true"
+	n.Transaction = e.local == "transaction"
+	n.ForCompensation = e.get("isForCompensation") == "true"
 	switch n.Kind {
 	case model.KindBoundaryEvent:
 		n.CancelActivity = e.get("cancelActivity") != "false"
@@ -541,6 +552,9 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		def.Condition = b.imp.expression(e.child(nsBPMN, "condition"))
 	case model.EventLink:
 		def.LinkName = e.get("name")
+	case model.EventCompensation:
+		def.Activity = localID(e.get("activityRef"))
+		def.WaitForCompletion = e.get("waitForCompletion") != "false"
 	}
 	n.Events = append(n.Events, def)
 }
@@ -583,6 +597,7 @@ func (b *builder) resolve() {
 		r.node.AttachedTo = a
 		a.Boundaries = append(a.Boundaries, r.node)
 	}
+	b.compensationHandlers()
 }
 
 // endpoint resolves one end of a sequence flow.

@@ -307,7 +307,7 @@ func TestImport_Problems(t *testing.T) {
 		{"malformed", "<bpmn:definitions xmlns:bpmn=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">\n<bpmn:process>\n</bpmn:definitions>", "", "FT.xml", "t.bpmn: malformed XML at line 3"},
 		{"empty", "", "", "FT.xml", "t.bpmn: malformed XML at line 1: no root element"},
 		{"not bpmn", `<definitions xmlns="http://example.com"/>`, "", "FT.document", "t.bpmn: root element is {http://example.com}definitions, not a BPMN 2.0 definitions element"},
-		{"transaction", doc(`<bpmn:process id="p"><bpmn:transaction id="tx"/></bpmn:process>`), "tx", "FT.unsupported", "unsupported element bpmn:transaction"},
+		{"choreography task", doc(`<bpmn:process id="p"><bpmn:choreographyTask id="ct"/></bpmn:process>`), "ct", "FT.unsupported", "unsupported element bpmn:choreographyTask"},
 		{"adHoc", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "FT.unsupported", "unsupported element bpmn:adHocSubProcess"},
 		{"unknown bpmn element", doc(`<bpmn:process id="p"><bpmn:fancyTask id="f"/></bpmn:process>`), "f", "FT.unsupported", "unsupported element bpmn:fancyTask"},
 		{"negative loop maximum", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="-1"/></bpmn:task></bpmn:process>`), "t", "XSD.integer", `loopMaximum "-1" is not a non-negative whole number`},

@@ -200,6 +200,14 @@ type EventDefinition struct {
 	Condition Expression
 	// LinkName is the name of a link event.
 	LinkName string
+	// Activity is the id of the activity a compensation throw or end
+	// event compensates (activityRef); empty compensates every completed
+	// activity of the event's scope.
+	Activity string
+	// WaitForCompletion says whether a compensation throw or end event
+	// waits for the compensation it starts to finish before it goes on
+	// (the BPMN default, and Zeebe's only behaviour).
+	WaitForCompletion bool
 }
 
 // JobDefinition says how a task is executed as a job.
@@ -296,6 +304,18 @@ type Node struct {
 	Children []*Node
 	// TriggeredByEvent marks an event sub-process.
 	TriggeredByEvent bool
+	// Transaction marks a sub-process that is a bpmn:transaction: its
+	// cancel end events cancel it, compensating what completed inside,
+	// and its cancel boundary event is where the token then goes on.
+	// Otherwise it runs as a sub-process, so Kind is KindSubProcess.
+	Transaction bool
+	// ForCompensation marks a compensation handler
+	// (isForCompensation="true"): an activity outside the normal flow,
+	// run only when the activity it is associated with is compensated.
+	ForCompensation bool
+	// Compensation is, on a compensation boundary event, its handler: the
+	// activity an association connects it to; nil when none does.
+	Compensation *Node
 
 	// ActivationCondition is a complex gateway's join rule.
 	ActivationCondition Expression

@@ -512,6 +512,7 @@ func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
 			sd.Element = s.node.ID
 		}
 		sd.Inner, sd.Index = s.inner, s.index
+		sd.Compensable, sd.Revived = compDocs(s.records()), s.revived
 		if b := s.multi; b != nil {
 			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
 				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met,
@@ -531,6 +532,7 @@ func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
 		is := inst.incidents[key]
 		d.Incidents = append(d.Incidents, IncidentDoc{Incident: is.incident, Token: is.token, Reported: is.reported, Held: append([]int(nil), is.held...)})
 	}
+	d.Compensations = inst.runDocs()
 	d.History = inst.historyDoc(from)
 	return d, nil
 }
@@ -551,6 +553,7 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	if tv.child != nil {
 		td.Child = tv.child.key
 	}
+	td.Left = inst.leftDoc(tv)
 	var t track
 	switch {
 	case tv.track != nil:

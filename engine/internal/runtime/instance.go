@@ -103,6 +103,9 @@ type Instance struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// comp is the state of compensations in progress (compensation.go),
+	// nil until the first one.
+	comp *instComp
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -532,7 +535,7 @@ func (inst *Instance) end() {
 // more than their history and variables.
 func (inst *Instance) compact() {
 	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
-	inst.subs, inst.condLast = nil, nil
+	inst.subs, inst.condLast, inst.comp = nil, nil, nil
 	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
 	inst.running, inst.cause = nil, nil
 }
@@ -715,6 +718,9 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.released++
 	sc := tv.scope
 	sc.live--
+	if inst.comp != nil {
+		inst.tokenGone(tv, !terminated)
+	}
 	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
 		inst.completeScope(sc)
 	}

@@ -174,9 +174,11 @@ func (inst *Instance) handle(m message) {
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.flow)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.more.flows[0])
 		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
@@ -197,6 +199,7 @@ func (inst *Instance) handle(m message) {
 		inst.incidents[key].reported = true
 	case evIteration:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
@@ -208,6 +211,7 @@ func (inst *Instance) handle(m message) {
 		inst.completing(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		tv.node = nil
 		inst.removeToken(tv, false)
 	case evTerminate:
