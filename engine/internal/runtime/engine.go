@@ -34,6 +34,9 @@ type Options struct {
 	Clock clock.Clock
 	// Strict rejects job tasks that name no job type at deploy.
 	Strict bool
+	// Durable keeps, for a store, the keys of the finished instances no
+	// longer findable (CheckpointDirty).
+	Durable bool
 	// RetainFinished is how many finished instances stay findable by key.
 	// Zero means DefaultRetainFinished; negative keeps none.
 	RetainFinished int
@@ -97,10 +100,17 @@ type Engine struct {
 	keys  atomic.Int64
 	busy  *quiescence
 
-	mu        sync.Mutex
-	closed    bool
-	plans     map[string][]*Plan // by process id, oldest version first
-	live      map[int64]*Instance
+	mu     sync.Mutex
+	closed bool
+	plans  map[string][]*Plan // by process id, oldest version first
+	live   map[int64]*Instance
+	// dirty lists the instances changed since the last CheckpointDirty
+	// (Instance.dirty), live or finished since.
+	dirtyMu sync.Mutex
+	dirty   []*Instance
+	// evicted are the finished instances dropped from the ring since the
+	// last CheckpointDirty (with Options.Durable); guarded by mu.
+	evicted   []int64
 	finished  []*Instance // ring of recently finished instances
 	finNext   int
 	byKey     map[int64]*Instance // finished instances still in the ring
@@ -360,6 +370,7 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	}
 	e.live[inst.key] = inst
 	e.mu.Unlock()
+	inst.markDirty()
 	e.busy.add(1) // the first token
 	if inst.direct {
 		inst.startAt, inst.trigger = t.node, trigger
@@ -569,6 +580,9 @@ func (e *Engine) finish(inst *Instance) {
 	}
 	if old := e.finished[e.finNext]; old != nil {
 		delete(e.byKey, old.key)
+		if e.opts.Durable {
+			e.evicted = append(e.evicted, old.key)
+		}
 	}
 	e.finished[e.finNext] = inst
 	e.byKey[inst.key] = inst

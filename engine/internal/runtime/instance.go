@@ -110,6 +110,23 @@ type Instance struct {
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
+	// dirty is set, and the instance listed in Engine.dirty, when an
+	// intake message may change its state (every one but a read-only
+	// command); CheckpointDirty clears it. A store writes only the
+	// instances listed.
+	dirty atomic.Bool
+}
+
+// markDirty lists inst among the instances changed since the last
+// CheckpointDirty, once.
+func (inst *Instance) markDirty() {
+	if inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
+		return
+	}
+	e := inst.eng
+	e.dirtyMu.Lock()
+	e.dirty = append(e.dirty, inst)
+	e.dirtyMu.Unlock()
 }
 
 // tokenView is the loop's record of one token: where it is and why it

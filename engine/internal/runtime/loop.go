@@ -76,6 +76,11 @@ const (
 	cmdCheckpoint
 )
 
+// readOnly reports whether the operation only reads the instance.
+func (op cmdOp) readOnly() bool {
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint
+}
+
 // command is a request from outside handled by the loop. The loop answers
 // on reply exactly once.
 type command struct {
@@ -95,6 +100,7 @@ type command struct {
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
+	from  int        // cmdCheckpoint: the first history record to write
 }
 
 // deliveryKind says what a parked track is told.
@@ -120,6 +126,9 @@ type delivery struct {
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
+	if m.kind != msgCommand || !m.more.cmd.op.readOnly() {
+		inst.markDirty()
+	}
 	switch m.kind {
 	case msgCommand:
 		inst.command(m.more.cmd)
@@ -750,7 +759,7 @@ func (inst *Instance) command(c *command) {
 	case cmdHistory:
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
-		c.doc, err = inst.checkpoint(c.index)
+		c.doc, err = inst.checkpoint(c.index, c.from)
 	}
 	inst.answer(c, err)
 }

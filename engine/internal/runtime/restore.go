@@ -113,6 +113,7 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 			return err
 		}
 	}
+	e.hub.Arm() // every receiver is in place: timers may fire
 	return nil
 }
 
