@@ -300,7 +300,7 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		if c.space != nsBPMN {
 			continue
 		}
-		if loopCharacteristics[c.local] && parent != nil {
+		if loopCharacteristics[c.local] && parent != nil || c.local == "completionCondition" && parent != nil && parent.AdHoc != nil {
 			continue // read for the sub-process by node
 		}
 		switch flowElementRoles[c.local] {
@@ -336,6 +336,9 @@ func (b *builder) flow(e *element) {
 // node reads one flow node and, for a sub-process, its content.
 func (b *builder) node(e *element, parent *model.Node) {
 	kind, _ := model.KindByName(e.local)
+	if e.local == "adHocSubProcess" {
+		kind = model.KindSubProcess
+	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
@@ -349,6 +352,9 @@ func (b *builder) node(e *element, parent *model.Node) {
 	putFirst(b.nodes, n.ID, n)
 
 	b.attributes(n, e)
+	if e.local == "adHocSubProcess" {
+		b.adHoc(n, e)
+	}
 	var docs []string
 	for _, c := range e.children {
 		if c.space != nsBPMN {

@@ -137,6 +137,17 @@ type ScopeDoc struct {
 	Multi *MultiDoc `json:"multi,omitempty"`
 	Inner bool      `json:"inner,omitempty"`
 	Index int       `json:"index,omitempty"`
+	// AdHoc is set on the scope of an ad-hoc sub-process.
+	AdHoc *AdHocDoc `json:"adHoc,omitempty"`
+}
+
+// AdHocDoc is the state of a running ad-hoc sub-process.
+type AdHocDoc struct {
+	// Pending are the ids of the inner elements a sequential one has still
+	// to activate, in order.
+	Pending []string `json:"pending,omitempty"`
+	// Met is set once the completion condition held.
+	Met bool `json:"met,omitempty"`
 }
 
 // MultiDoc is the state of a running multi-instance body.

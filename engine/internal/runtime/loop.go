@@ -155,6 +155,7 @@ func (inst *Instance) handle(m message) {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
 		inst.moveTo(tv, m.flow)
+		inst.adHocChildDone(tv.scope, nil)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		inst.moveTo(tv, m.more.flows[0])
@@ -162,6 +163,7 @@ func (inst *Instance) handle(m message) {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
+		inst.adHocChildDone(tv.scope, nil)
 	case evJob:
 		inst.waitIn(tv, m.node)
 	case evArrive:
@@ -189,6 +191,7 @@ func (inst *Instance) handle(m message) {
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		tv.node = nil
+		inst.adHocChildDone(tv.scope, tv)
 		inst.removeToken(tv, false)
 	case evTerminate:
 		inst.recordNode(ElementLeft, m.node, tv.id)
@@ -846,6 +849,10 @@ func (inst *Instance) resolveIncident(key int64) error {
 			inst.eng.addJob(inst, js.job)
 			return nil
 		}
+	}
+	if tv.inner != nil && tv.inner.adhoc != nil {
+		inst.adHocResolved(tv, tv.inner) // its completion condition failed
+		return nil
 	}
 	if inst.plan.nodes[tv.node.Index].waitsIn(tv.scope) && !is.reported {
 		// The loop set up this wait, so it sets it up again; the track

@@ -100,6 +100,8 @@ type nodePlan struct {
 	loop *loopSpec
 	// multi runs the activity as a multi-instance activity.
 	multi *multiSpec
+	// adhoc is set on an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
 }
@@ -320,6 +322,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 		}
 		if n.Multi != nil {
 			if err := compileMulti(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+		}
+		if n.AdHoc != nil {
+			if err := compileAdHoc(np, opts); err != nil {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}

@@ -284,9 +284,16 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
 				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met}
 		}
+		if sd.AdHoc != nil {
+			if s.adhoc, err = adHocOf(inst, nm, n, sd); err != nil {
+				return nil, err
+			}
+		} else if n != nil && inst.plan.nodes[n.Index].adhoc != nil && sd.Multi == nil && !sd.Inner {
+			s.adhoc = &adHocState{} // written before the document said it
+		}
 		switch {
 		case sd.ID == 0:
-			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner {
+			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner || sd.AdHoc != nil {
 				return nil, fmt.Errorf("scope 0 is the process scope: it has no parent and no element")
 			}
 		case (sd.Multi != nil || sd.Inner) && !multi:

@@ -43,6 +43,8 @@ type scope struct {
 	multi *multiBody
 	inner bool
 	index int
+	// adhoc is set on the scope of an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocState
 }
 
 // emptyView is the view of a scope with no variables anywhere above it.

@@ -1,0 +1,239 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flowtrack/flowtrack/engine/internal/expr"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// An ad-hoc sub-process runs as Camunda 8 runs one: it is a sub-process
+// (a scope, with its boundary events, mappings and event sub-processes)
+// whose content has no start or end events. On entry it activates the
+// inner elements that its activeElementsCollection names (all elements
+// without incoming flows when it names none, the BPMN reading: the
+// performers may do any of them): each gets a token of its own, which
+// follows the element's outgoing flows inside the sub-process, if any.
+// With ordering Sequential one activated element runs at a time, in the
+// order named, the next once the tokens of the previous one have gone.
+//
+// Each time an inner element completes, the completion condition is
+// evaluated; once it holds, no further element is activated and, with
+// cancelRemainingInstances (the default), the inner elements still
+// active are terminated. The sub-process completes when no token is left
+// inside it and the completion condition held, or, without one, as soon
+// as no token is left. When the condition does not hold with nothing left
+// to run, the sub-process stays active, as in Zeebe (where only its API
+// could activate more); its boundary events can still end it.
+//
+// A completion condition that fails to evaluate holds the token waiting
+// at the sub-process with an incident; resolving it evaluates the
+// condition again. An activeElementsCollection that fails, or names
+// something that is no inner element without incoming flows, is an
+// incident too; resolving it enters the sub-process again.
+
+// adHocSpec is a compiled ad-hoc sub-process.
+type adHocSpec struct {
+	sequential      bool
+	cancelRemaining bool
+	// active yields the ids of the elements to activate; nil activates
+	// every candidate.
+	active     *expr.Program
+	completion *expr.Program
+	// candidates are the inner elements that can be activated, in
+	// document order: those without incoming flows (boundary events,
+	// event sub-processes and start events are not activities to pick).
+	candidates []*model.Node
+}
+
+// adHocState is the loop's state of one running ad-hoc sub-process.
+type adHocState struct {
+	// pending are the elements a sequential sub-process still has to
+	// activate, in order.
+	pending []*model.Node
+	// met is set once the completion condition held.
+	met bool
+}
+
+// compileAdHoc compiles the ad-hoc characteristics of np's node.
+func compileAdHoc(np *nodePlan, opts CompileOptions) error {
+	n := np.node
+	ah := n.AdHoc
+	if n.TriggeredByEvent {
+		return broke("FT.ad-hoc", "an event sub-process cannot be ad-hoc: use a bpmn:subProcess")
+	}
+	spec := &adHocSpec{sequential: ah.Sequential, cancelRemaining: ah.CancelRemaining}
+	for _, c := range n.Children {
+		// Start and end events are refused at import (EXT.062).
+		switch {
+		case c.Kind == model.KindStartEvent, c.Kind == model.KindBoundaryEvent, c.Kind == model.KindSubProcess && c.TriggeredByEvent:
+		case len(c.Incoming) == 0:
+			spec.candidates = append(spec.candidates, c)
+		}
+	}
+	var err error
+	if !ah.ActiveElements.IsZero() {
+		if spec.active, err = expr.Compile(ah.ActiveElements, expr.Value, opts.Expr); err != nil {
+			return fmt.Errorf("ad-hoc activeElementsCollection: %w", err)
+		}
+	}
+	if !ah.CompletionCondition.IsZero() {
+		if spec.completion, err = expr.Compile(ah.CompletionCondition, expr.Condition, opts.Expr); err != nil {
+			return fmt.Errorf("ad-hoc completion condition: %w", err)
+		}
+	}
+	np.adhoc = spec
+	return nil
+}
+
+// activation returns the inner elements to activate, in order: those the
+// activeElementsCollection names over vars, or every candidate.
+func (spec *adHocSpec) activation(vars map[string]any) ([]*model.Node, error) {
+	if spec.active == nil {
+		return spec.candidates, nil
+	}
+	v, err := spec.active.Eval(vars)
+	if err != nil {
+		return nil, fmt.Errorf("ad-hoc activeElementsCollection: %w", err)
+	}
+	if v == nil {
+		return nil, nil // Zeebe: nothing is activated
+	}
+	ids, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("ad-hoc activeElementsCollection %q yielded %s, not a list of element ids", spec.active.Text(), describeValue(v))
+	}
+	out := make([]*model.Node, 0, len(ids))
+	for _, id := range ids {
+		s, ok := id.(string)
+		if !ok {
+			return nil, fmt.Errorf("ad-hoc activeElementsCollection %q yielded %s in its list, not an element id", spec.active.Text(), describeValue(id))
+		}
+		n := spec.candidate(s)
+		if n == nil {
+			return nil, fmt.Errorf("ad-hoc activeElementsCollection %q names %q, which is no inner element without incoming flows; it can activate %s", spec.active.Text(), s, spec.names())
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func (spec *adHocSpec) candidate(id string) *model.Node {
+	for _, c := range spec.candidates {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// names lists the candidates' ids for an error message.
+func (spec *adHocSpec) names() string {
+	ids := make([]string, len(spec.candidates))
+	for i, c := range spec.candidates {
+		ids[i] = c.ID
+	}
+	return strings.Join(ids, ", ")
+}
+
+// activateAdHoc starts ad-hoc sub-process sc, entered by tv: it activates
+// the inner elements, all at once or, sequential, the first of them. A
+// failing activation closes sc again and holds tv with an incident, whose
+// resolution enters the sub-process again.
+func (inst *Instance) activateAdHoc(tv *tokenView, sc *scope, spec *adHocSpec) {
+	nodes, err := spec.activation(sc.visible())
+	if err != nil {
+		inst.closeScopeSubs(sc)
+		sc.close()
+		tv.inner = nil
+		tv.wait = WaitIncident
+		inst.openIncident(tv, sc.node, 0, err.Error())
+		return
+	}
+	sc.adhoc = &adHocState{}
+	if spec.sequential && len(nodes) > 1 {
+		sc.adhoc.pending = append([]*model.Node(nil), nodes[1:]...)
+		nodes = nodes[:1]
+	}
+	for _, n := range nodes {
+		inst.spawn(n, nil, true, sc)
+	}
+}
+
+// adHocChildDone applies the completion of an inner element of sc, if sc
+// is an ad-hoc sub-process: its completion condition is evaluated, and
+// once it holds no further element is activated and, with
+// cancelRemainingInstances, every token in sc but keep (the one that
+// completed, if it goes no further) is withdrawn.
+func (inst *Instance) adHocChildDone(sc *scope, keep *tokenView) {
+	ah := sc.adhoc
+	if ah == nil || ah.met || sc.done {
+		return
+	}
+	spec := inst.plan.nodes[sc.node.Index].adhoc
+	owner := inst.tokens[sc.token]
+	if spec.completion == nil || owner == nil || owner.incident != 0 {
+		return // nothing to evaluate, or an incident waits for its resolution
+	}
+	ok, err := spec.completion.EvalBool(sc.visible())
+	if err != nil {
+		owner.wait = WaitIncident
+		inst.openIncident(owner, sc.node, 0, fmt.Sprintf("ad-hoc completion condition: %v", err))
+		return
+	}
+	if !ok {
+		return
+	}
+	ah.met = true
+	ah.pending = nil
+	if spec.cancelRemaining {
+		inst.terminateIn(sc, keep)
+	}
+}
+
+// adHocDone reports whether ad-hoc sub-process sc, in which no token is
+// left, completes now. If not, it activates the next element of a
+// sequential one, or leaves sc active: its completion condition does
+// not hold, or an incident on it waits for its resolution.
+func (inst *Instance) adHocDone(sc *scope) bool {
+	ah := sc.adhoc
+	if owner := inst.tokens[sc.token]; owner != nil && owner.incident != 0 {
+		return false
+	}
+	if !ah.met && len(ah.pending) > 0 {
+		next := ah.pending[0]
+		ah.pending = ah.pending[1:]
+		inst.spawn(next, nil, true, sc)
+		return false
+	}
+	return ah.met || inst.plan.nodes[sc.node.Index].adhoc.completion == nil
+}
+
+// adHocResolved goes on after the incident of a completion condition
+// that failed on ad-hoc sub-process sc is resolved: the condition is
+// evaluated again, and sc completes if nothing is left in it.
+func (inst *Instance) adHocResolved(tv *tokenView, sc *scope) {
+	tv.wait = WaitScope
+	inst.adHocChildDone(sc, nil)
+	if sc.live == 0 && !sc.done && tv.incident == 0 {
+		inst.completeScope(sc)
+	}
+}
+
+// adHocOf rebuilds the state of the ad-hoc sub-process scope sd of
+// element n from its document.
+func adHocOf(inst *Instance, nm names, n *model.Node, sd ScopeDoc) (*adHocState, error) {
+	if n == nil || inst.plan.nodes[n.Index].adhoc == nil || sd.Multi != nil || sd.Inner {
+		return nil, fmt.Errorf("scope %d: element %q is no ad-hoc sub-process", sd.ID, sd.Element)
+	}
+	ah := &adHocState{met: sd.AdHoc.Met}
+	for _, id := range sd.AdHoc.Pending {
+		p, err := nm.node(id)
+		if err != nil || p == nil || p.Parent != n {
+			return nil, fmt.Errorf("scope %d: pending element %q is not inside ad-hoc sub-process %q", sd.ID, id, n.ID)
+		}
+		ah.pending = append(ah.pending, p)
+	}
+	return ah, nil
+}
