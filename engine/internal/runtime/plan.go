@@ -416,9 +416,6 @@ func supported(n *model.Node) error {
 		if len(n.Events) == 0 {
 			return broke("EXT.148", "bpmn:%s needs an event definition", n.Kind)
 		}
-		if n.ParallelMultiple {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
-		}
 		if n.HasEvent(model.EventLink) && len(n.Events) > 1 {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
 		}
