@@ -115,3 +115,61 @@ func TestAdHoc_RestoreRefusesBadState(t *testing.T) {
 		})
 	}
 }
+
+// multiAdHocXML runs the ad-hoc sub-process once per item; each
+// activation starts with nothing active.
+const multiAdHocXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:adHocSubProcess id="adhoc">
+      <bpmn:extensionElements><zeebe:adHoc activeElementsCollection="= []"/></bpmn:extensionElements>
+      <bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>= n</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics>
+      <bpmn:serviceTask id="x"><bpmn:extensionElements><zeebe:taskDefinition type="x"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:serviceTask id="y"><bpmn:extensionElements><zeebe:taskDefinition type="y"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:sequenceFlow id="fxy" sourceRef="x" targetRef="y"/>
+    </bpmn:adHocSubProcess>
+    <bpmn:endEvent id="end"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="adhoc"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="adhoc" targetRef="end"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// ActivateAdHoc refuses, as an invalid argument naming what is wrong,
+// what it cannot activate, and an ended instance with ErrInstanceEnded.
+func TestInstance_ActivateAdHoc_Errors(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, multiAdHocXML)
+	one := start(t, e, map[string]any{"n": 1})
+	two := start(t, e, map[string]any{"n": 2})
+	for _, tc := range []struct {
+		name     string
+		inst     *engine.Instance
+		adHoc    string
+		elements []string
+		want     string
+	}{
+		{"not an ad-hoc sub-process", one, "start", []string{"x"}, `has no active ad-hoc sub-process "start"`},
+		{"no element", one, "adhoc", nil, "name at least one element"},
+		{"element with incoming flow", one, "adhoc", []string{"y"}, `has no inner element "y" without incoming flows; it can activate x`},
+		{"unknown element", one, "adhoc", []string{"nope"}, `no inner element "nope"`},
+		{"multi-instance", two, "adhoc", []string{"x"}, `runs ad-hoc sub-process "adhoc" 2 times`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.inst.ActivateAdHoc(ctxT(t), tc.adHoc, tc.elements)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, engine.ErrInvalidArgument), "%v does not match ErrInvalidArgument", err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	require.NoError(t, one.ActivateAdHoc(ctxT(t), "adhoc", []string{"x"}))
+	require.NoError(t, e.Settle(ctxT(t)))
+	require.NoError(t, e.CompleteJob(ctxT(t), oneJob(t, e, "x").Key, nil))
+	require.NoError(t, e.Settle(ctxT(t)))
+	require.NoError(t, e.CompleteJob(ctxT(t), oneJob(t, e, "y").Key, nil))
+	state, err := one.Wait(ctxT(t))
+	require.NoError(t, err)
+	require.Equal(t, engine.Completed, state)
+	err = one.ActivateAdHoc(ctxT(t), "adhoc", []string{"x"})
+	assert.True(t, errors.Is(err, engine.ErrInstanceEnded), "%v does not match ErrInstanceEnded", err)
+}

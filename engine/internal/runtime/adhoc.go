@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -236,4 +237,76 @@ func adHocOf(inst *Instance, nm names, n *model.Node, sd ScopeDoc) (*adHocState,
 		ah.pending = append(ah.pending, p)
 	}
 	return ah, nil
+}
+
+// AdHocError is the error of an ActivateAdHoc call that names no active
+// ad-hoc sub-process or an element it cannot activate: a bad argument,
+// which the engine reports as such.
+type AdHocError struct{ msg string }
+
+func (e *AdHocError) Error() string { return e.msg }
+
+func adHocErrorf(format string, args ...any) error {
+	return &AdHocError{fmt.Sprintf(format, args...)}
+}
+
+// ActivateAdHoc activates the inner elements ids of the instance's active
+// ad-hoc sub-process element, as Zeebe's ad-hoc activation API does: each
+// gets a token of its own (a sequential one runs them one after another,
+// after the elements it already runs). Each id must name an inner element
+// without incoming flows; an element may be activated again while it
+// runs. An *AdHocError when the instance has no active activation of
+// element, several (a multi-instance ad-hoc sub-process), or an id names
+// something else; ErrInstanceEnded once the instance has ended.
+func (inst *Instance) ActivateAdHoc(ctx context.Context, element string, ids []string) error {
+	return inst.call(ctx, &command{op: cmdActivateAdHoc, msg: element, ids: append([]string(nil), ids...)})
+}
+
+// activateAdHocCmd applies ActivateAdHoc in the loop.
+func (inst *Instance) activateAdHocCmd(element string, ids []string) error {
+	var active []*scope
+	for _, id := range sortedKeys(inst.tokens) {
+		if sc := inst.tokens[id].inner; sc != nil && sc.adhoc != nil && !sc.done && sc.node.ID == element {
+			active = append(active, sc)
+		}
+	}
+	switch {
+	case len(active) == 0:
+		return adHocErrorf("instance %d has no active ad-hoc sub-process %q", inst.key, element)
+	case len(active) > 1:
+		return adHocErrorf("instance %d runs ad-hoc sub-process %q %d times (a multi-instance activity): which one to activate in is not said", inst.key, element, len(active))
+	case len(ids) == 0:
+		return adHocErrorf("activate in ad-hoc sub-process %q: name at least one element", element)
+	}
+	sc := active[0]
+	spec := inst.plan.nodes[sc.node.Index].adhoc
+	nodes := make([]*model.Node, len(ids))
+	for i, id := range ids {
+		if nodes[i] = spec.candidate(id); nodes[i] == nil {
+			return adHocErrorf("ad-hoc sub-process %q has no inner element %q without incoming flows; it can activate %s", element, id, spec.names())
+		}
+	}
+	if spec.sequential && inst.runsIn(sc) {
+		sc.adhoc.pending = append(sc.adhoc.pending, nodes...)
+		return nil
+	}
+	if spec.sequential {
+		sc.adhoc.pending = append(sc.adhoc.pending, nodes[1:]...)
+		nodes = nodes[:1]
+	}
+	for _, n := range nodes {
+		inst.spawn(n, nil, true, sc)
+	}
+	return nil
+}
+
+// runsIn reports whether a token is in scope sc (its event
+// sub-processes do not count: they are no activated elements).
+func (inst *Instance) runsIn(sc *scope) bool {
+	for _, tv := range inst.tokens {
+		if tv.scope == sc {
+			return true
+		}
+	}
+	return false
 }

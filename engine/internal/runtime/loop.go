@@ -69,6 +69,7 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdActivateAdHoc
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -90,6 +91,8 @@ type command struct {
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
+
+	ids []string // cmdActivateAdHoc: the elements to activate (msg names the ad-hoc sub-process)
 }
 
 // deliveryKind says what a parked track is told.
@@ -736,6 +739,8 @@ func (inst *Instance) command(c *command) {
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
 		c.doc, err = inst.checkpoint(c.index)
+	case cmdActivateAdHoc:
+		err = inst.activateAdHocCmd(c.msg, c.ids)
 	}
 	inst.answer(c, err)
 }
