@@ -186,11 +186,7 @@ func (n *Native) instance(key int64) (*engine.Instance, error) {
 
 // ActivateAdHoc implements Runner on the native engine.
 func (n *Native) ActivateAdHoc(ctx context.Context, key int64, adHoc string, elements []string) error {
-	inst, err := n.instance(key)
-	if err != nil {
-		return err
-	}
-	return inst.ActivateAdHoc(ctx, adHoc, elements)
+	return n.e.ActivateAdHoc(ctx, key, adHoc, elements)
 }
 
 // Cancel implements Runner on the native engine.

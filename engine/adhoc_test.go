@@ -137,7 +137,7 @@ const multiAdHocXML = `<?xml version="1.0" encoding="UTF-8"?>
 
 // ActivateAdHoc refuses, as an invalid argument naming what is wrong,
 // what it cannot activate, and an ended instance with ErrInstanceEnded.
-func TestInstance_ActivateAdHoc_Errors(t *testing.T) {
+func TestEngine_ActivateAdHoc_Errors(t *testing.T) {
 	e := newEngine(t)
 	deploy(t, e, multiAdHocXML)
 	one := start(t, e, map[string]any{"n": 1})
@@ -156,13 +156,15 @@ func TestInstance_ActivateAdHoc_Errors(t *testing.T) {
 		{"multi-instance", two, "adhoc", []string{"x"}, `runs ad-hoc sub-process "adhoc" 2 times`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.inst.ActivateAdHoc(ctxT(t), tc.adHoc, tc.elements)
+			err := e.ActivateAdHoc(ctxT(t), tc.inst.Key(), tc.adHoc, tc.elements)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, engine.ErrInvalidArgument), "%v does not match ErrInvalidArgument", err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	require.NoError(t, one.ActivateAdHoc(ctxT(t), "adhoc", []string{"x"}))
+	err := e.ActivateAdHoc(ctxT(t), 999, "adhoc", []string{"x"})
+	assert.True(t, errors.Is(err, engine.ErrUnknownInstance), "%v does not match ErrUnknownInstance", err)
+	require.NoError(t, e.ActivateAdHoc(ctxT(t), one.Key(), "adhoc", []string{"x"}))
 	require.NoError(t, e.Settle(ctxT(t)))
 	require.NoError(t, e.CompleteJob(ctxT(t), oneJob(t, e, "x").Key, nil))
 	require.NoError(t, e.Settle(ctxT(t)))
@@ -170,6 +172,6 @@ func TestInstance_ActivateAdHoc_Errors(t *testing.T) {
 	state, err := one.Wait(ctxT(t))
 	require.NoError(t, err)
 	require.Equal(t, engine.Completed, state)
-	err = one.ActivateAdHoc(ctxT(t), "adhoc", []string{"x"})
+	err = e.ActivateAdHoc(ctxT(t), one.Key(), "adhoc", []string{"x"})
 	assert.True(t, errors.Is(err, engine.ErrInstanceEnded), "%v does not match ErrInstanceEnded", err)
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
@@ -66,28 +65,6 @@ func (i *Instance) Incidents(ctx context.Context) ([]Incident, error) {
 // cancelled, and it ends Terminated. An instance that has ended already is
 // ErrInstanceEnded.
 func (i *Instance) Cancel(ctx context.Context) error { return i.rt.Cancel(ctx) }
-
-// ActivateAdHoc activates inner elements of the instance's active ad-hoc
-// sub-process adHocID, as Zeebe's ad-hoc activation API does: each element
-// named gets a token of its own there (a sequential ad-hoc sub-process
-// runs them one after another, after what it runs already). An element
-// may be activated again while it runs; the sub-process completes, as
-// always, when nothing inside is active and its completion condition held.
-//
-// # Errors
-//
-// An error matching ErrInvalidArgument when the instance has no active
-// ad-hoc sub-process adHocID, runs it more than once (a multi-instance
-// one), elementIDs is empty, or an id names something other than an inner
-// element without incoming flows; ErrInstanceEnded once the instance has
-// ended.
-func (i *Instance) ActivateAdHoc(ctx context.Context, adHocID string, elementIDs []string) error {
-	err := i.rt.ActivateAdHoc(ctx, adHocID, elementIDs)
-	if ae := (*runtime.AdHocError)(nil); errors.As(err, &ae) {
-		return invalid("activate ad-hoc elements: %s", ae)
-	}
-	return err
-}
 
 // await returns read's answer, or ctx's error if ctx ends first: read,
 // which waits for an instance loop without a context, then finishes on its

@@ -226,7 +226,7 @@ func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error)
 }
 
 // ActivateAdHoc activates inner elements of an instance's active ad-hoc
-// sub-process adHocID (engine.Instance.ActivateAdHoc).
+// sub-process adHocID (engine.Engine.ActivateAdHoc).
 func (e *Engine) ActivateAdHoc(ctx context.Context, key int64, adHocID string, elementIDs []string) error {
 	if elementIDs == nil {
 		elementIDs = []string{}

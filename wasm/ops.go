@@ -214,11 +214,7 @@ func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
 	case req.ElementID == "":
 		return nil, badRequest("activate_ad_hoc: field \"elementId\" is required")
 	}
-	inst, ok := m.eng.Instance(*req.InstanceKey)
-	if !ok {
-		return nil, &callError{Code: wire.CodeUnknownInstance, Message: fmt.Sprintf("activate_ad_hoc: unknown instance %d", *req.InstanceKey)}
-	}
-	return nil, inst.ActivateAdHoc(ctx, req.ElementID, req.Elements)
+	return nil, m.eng.ActivateAdHoc(ctx, *req.InstanceKey, req.ElementID, req.Elements)
 }
 
 func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
