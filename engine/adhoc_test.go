@@ -151,8 +151,8 @@ func TestEngine_ActivateAdHoc_Errors(t *testing.T) {
 	}{
 		{"not an ad-hoc sub-process", one, "start", []string{"x"}, `has no active ad-hoc sub-process "start"`},
 		{"no element", one, "adhoc", nil, "name at least one element"},
-		{"element with incoming flow", one, "adhoc", []string{"y"}, `has no inner element "y" without incoming flows; it can activate x`},
-		{"unknown element", one, "adhoc", []string{"nope"}, `no inner element "nope"`},
+		{"element with incoming flow", one, "adhoc", []string{"y"}, `ad-hoc sub-process "adhoc" cannot activate "y": it activates its inner elements without incoming flows (x)`},
+		{"unknown element", one, "adhoc", []string{"nope"}, `cannot activate "nope"`},
 		{"multi-instance", two, "adhoc", []string{"x"}, `runs ad-hoc sub-process "adhoc" 2 times`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

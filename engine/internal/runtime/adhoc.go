@@ -44,7 +44,8 @@ type adHocSpec struct {
 	completion *expr.Program
 	// candidates are the inner elements that can be activated, in
 	// document order: those without incoming flows (boundary events,
-	// event sub-processes and start events are not activities to pick).
+	// event sub-processes, start events and link catch events are not
+	// activities to pick).
 	candidates []*model.Node
 }
 
@@ -66,9 +67,11 @@ func compileAdHoc(np *nodePlan, opts CompileOptions) error {
 	}
 	spec := &adHocSpec{sequential: ah.Sequential, cancelRemaining: ah.CancelRemaining}
 	for _, c := range n.Children {
-		// Start and end events are refused at import (EXT.062).
+		// Start and end events are refused at import (EXT.062). A link
+		// catch event is entered from its throw, not activated.
 		switch {
-		case c.Kind == model.KindStartEvent, c.Kind == model.KindBoundaryEvent, c.Kind == model.KindSubProcess && c.TriggeredByEvent:
+		case c.Kind == model.KindStartEvent, c.Kind == model.KindBoundaryEvent, c.Kind == model.KindSubProcess && c.TriggeredByEvent,
+			c.Kind == model.KindIntermediateCatchEvent && c.HasEvent(model.EventLink):
 		case len(c.Incoming) == 0:
 			spec.candidates = append(spec.candidates, c)
 		}
@@ -113,7 +116,7 @@ func (spec *adHocSpec) activation(vars map[string]any) ([]*model.Node, error) {
 		}
 		n := spec.candidate(s)
 		if n == nil {
-			return nil, fmt.Errorf("ad-hoc activeElementsCollection %q names %q, which is no inner element without incoming flows; it can activate %s", spec.active.Text(), s, spec.names())
+			return nil, fmt.Errorf("ad-hoc activeElementsCollection %q names %q, which the sub-process cannot activate: it activates its inner elements without incoming flows (%s)", spec.active.Text(), s, spec.names())
 		}
 		out = append(out, n)
 	}
@@ -283,7 +286,7 @@ func (inst *Instance) activateAdHocCmd(element string, ids []string) error {
 	nodes := make([]*model.Node, len(ids))
 	for i, id := range ids {
 		if nodes[i] = spec.candidate(id); nodes[i] == nil {
-			return adHocErrorf("ad-hoc sub-process %q has no inner element %q without incoming flows; it can activate %s", element, id, spec.names())
+			return adHocErrorf("ad-hoc sub-process %q cannot activate %q: it activates its inner elements without incoming flows (%s)", element, id, spec.names())
 		}
 	}
 	if spec.sequential && inst.runsIn(sc) {
