@@ -62,8 +62,14 @@ type adHocState struct {
 func compileAdHoc(np *nodePlan, opts CompileOptions) error {
 	n := np.node
 	ah := n.AdHoc
-	if n.TriggeredByEvent {
+	switch {
+	case n.TriggeredByEvent:
 		return broke("FT.ad-hoc", "an event sub-process cannot be ad-hoc: use a bpmn:subProcess")
+	case n.Job != nil && !n.Job.Type.IsZero():
+		// Zeebe's job worker implementation: a job decides what to
+		// activate. Running the sub-process without that job would
+		// silently do something else.
+		return broke("FT.unsupported", "unsupported: an ad-hoc sub-process run by a job worker (zeebe:taskDefinition): remove the task definition to let the engine run it by its activeElementsCollection and completion condition")
 	}
 	spec := &adHocSpec{sequential: ah.Sequential, cancelRemaining: ah.CancelRemaining}
 	for _, c := range n.Children {
