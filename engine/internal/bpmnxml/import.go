@@ -339,10 +339,6 @@ func (b *builder) node(e *element, parent *model.Node) {
 	if e.local == "adHocSubProcess" {
 		kind = model.KindSubProcess
 	}
-	global := b.calledGlobalTask(e)
-	if global != nil {
-		kind = globalTaskKinds[global.local]
-	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
@@ -399,9 +395,6 @@ func (b *builder) node(e *element, parent *model.Node) {
 		}
 	}
 	n.Documentation = strings.Join(docs, "\n")
-	if global != nil {
-		b.globalTask(n, global)
-	}
 	if kind == model.KindSubProcess {
 		b.flowElements(e, n)
 	}
