@@ -290,6 +290,7 @@ func (ru *run) observe(ctx context.Context, alias string) (Observation, error) {
 	for _, j := range obs.JobInfo {
 		obs.Jobs = append(obs.Jobs, j.Type+"@"+j.Element)
 	}
+	sort.Strings(obs.Jobs) // a multiset, compared sorted as "type@element"
 	incs, err := ru.r.Incidents(ctx)
 	if err != nil {
 		return obs, err

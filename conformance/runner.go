@@ -181,7 +181,7 @@ func (n *Native) instance(key int64) (*engine.Instance, error) {
 		n.insts[key] = inst
 		return inst, nil
 	}
-	return nil, fmt.Errorf("conformance: unknown instance %d", key)
+	return nil, fmt.Errorf("instance %d: %w", key, engine.ErrUnknownInstance)
 }
 
 // ActivateAdHoc implements Runner on the native engine.

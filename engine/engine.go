@@ -16,6 +16,35 @@
 //	for _, job := range e.Jobs(engine.JobFilter{Type: "check-order"}) {
 //		e.CompleteJob(ctx, job.Key, map[string]any{"ok": true})
 //	}
+//
+// # Observers
+//
+// An observer is a function that receives event records (Engine.Subscribe;
+// host.Engine.Subscribe and the SDK's engine.on follow the same contract):
+//
+//   - Order: an observer receives each instance's records in the order
+//     they were written (Seq 1, 2, 3...), none missing; records of
+//     different instances may interleave. Every observer sees the same
+//     order, and each is independent of the others.
+//   - Goroutine: an observer is never called concurrently with itself. Here
+//     each observer runs on a goroutine of its own, never on the caller's
+//     or an instance's, so a slow observer delays no instance; Settle
+//     waits until every observer has returned from every record it was
+//     given. (The Go host runs observers on the goroutine of a call that
+//     produced records, after the call; the SDK runs listeners on the
+//     JavaScript thread, before the call's promise resolves.) An observer
+//     may call the engine.
+//   - Panic: a panic in an observer (an exception in an SDK listener) is
+//     recovered; that observer loses that record and gets the next ones as
+//     usual; the engine and the other observers are not affected. The
+//     failure goes to the error handler (WithErrorHandler; the SDK's
+//     onError) as an *ObserverPanicError (the SDK's ObserverError) naming
+//     the record and the panic value. The default handler logs it.
+//
+// Natively, an observer that falls more than WithObserverBacklog records
+// behind is dropped (see Subscribe). The Go host and the SDK deliver
+// records on the goroutine or thread of the calls that produced them, so
+// they hold no backlog and drop no observer.
 package engine
 
 import (
@@ -284,6 +313,7 @@ type config struct {
 	maxEvalBytes   int64
 	backlog        int
 	resumption     Resumption
+	onError        func(error)
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -384,6 +414,19 @@ func WithEventLog() Option { return func(cfg *config) { cfg.eventLog = true } }
 // unsubscribe function reports ErrObserverDropped.
 func WithObserverBacklog(n int) Option { return func(cfg *config) { cfg.backlog = n } }
 
+// WithErrorHandler sets the function that receives the errors no caller is
+// there to get: a panic in an observer, as an *ObserverPanicError (see
+// "Observers" in the package doc). It is called on the observer's
+// goroutine and must not panic itself. The default logs the error with
+// the standard log package, as net/http does with a handler's panic.
+func WithErrorHandler(fn func(error)) Option { return func(cfg *config) { cfg.onError = fn } }
+
+// ObserverPanicError is what the error handler (WithErrorHandler) receives
+// for an observer that panicked: the record it was handling (Event), the
+// panic value (Value; Unwrap returns it if it is an error) and the
+// observer's stack (Stack).
+type ObserverPanicError = runtime.ObserverPanicError
+
 // Resumption says who runs an engine's tokens. A token's position is a
 // continuation, data the engine resumes when the token may go on; either
 // way an instance runs one token at a time, and every history is the same
@@ -437,7 +480,7 @@ func New(opts ...Option) (*Engine, error) {
 		}
 	}
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
-		return nil, fmt.Errorf("flowtrack: WithResumption(%d): not a Resumption", r)
+		return nil, fmt.Errorf("WithResumption(%d): not a Resumption", r)
 	}
 	if cfg.maxEvalSteps < 0 {
 		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
@@ -449,7 +492,7 @@ func New(opts ...Option) (*Engine, error) {
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
-		Resumption: cfg.resumption,
+		Resumption: cfg.resumption, OnError: cfg.onError,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,
@@ -817,10 +860,17 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt
 func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-// The loops of the instances answer it; if ctx ends first Incidents
-// returns the context's error.
+// It reads the engine's incident index (kept by the instance loops as they
+// open and resolve incidents), so it never waits for a busy instance.
+//
+// # Errors
+//
+// The context's error if ctx has already ended.
 func (e *Engine) Incidents(ctx context.Context) ([]Incident, error) {
-	return await(ctx, e.rt.Incidents)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.rt.Incidents(), nil
 }
 
 // ResolveIncident retries what an incident holds: a failed job becomes
@@ -837,7 +887,10 @@ func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
 // Subscribe calls fn with every record of every instance, in each
 // instance's order, on a goroutine of its own, so a slow observer never
 // blocks an instance. fn may call the engine but must not call the
-// returned unsubscribe function, which waits for fn's last return.
+// returned unsubscribe function, which waits for fn's last return. A panic
+// in fn is recovered and reported to the error handler (WithErrorHandler);
+// fn keeps getting records. The package doc ("Observers") states the
+// contract every host follows.
 //
 // Settle waits until every observer has returned from every record it was
 // given. An observer that falls more than the backlog limit behind

@@ -393,7 +393,7 @@ export interface SignalBroadcastEvent extends EventBase {
   variables?: Variables;
 }
 
-/** A boundary event or event sub-process caught a BPMN error. */
+/** A boundary event or event sub-process caught a BPMN error (name is its code, message its message). */
 export interface ErrorCaughtEvent extends EventBase {
   type: 'errorCaught';
   /** ElementID and ElementType name the element concerned, if any. */
@@ -403,6 +403,8 @@ export interface ErrorCaughtEvent extends EventBase {
   name: string;
   /** TokenID identifies the token (the path) the record concerns. */
   tokenId?: number;
+  /** Message explains incidents, failures and terminations. */
+  message?: string;
 }
 
 /** A boundary event or event sub-process caught an escalation. */

@@ -16,7 +16,7 @@ import (
 
 // ErrNotSettled is returned by Checkpoint when something still moved after
 // the engine settled: input given while the checkpoint was taken.
-var ErrNotSettled = errors.New("flowtrack: engine is not settled")
+var ErrNotSettled = errors.New("engine is not settled")
 
 // deployment is the source of one successful deployment, kept for
 // checkpoints: a restore deploys it again.
@@ -281,7 +281,7 @@ var (
 	waitPointNames = map[waitPoint]string{
 		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
-		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing",
+		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
 	}
 	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
 		evInnerDone: "innerDone"}
@@ -370,9 +370,11 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 			sd.Element = s.node.ID
 		}
 		sd.Inner, sd.Index = s.inner, s.index
+		sd.Compensable, sd.Revived = compDocs(s.records()), s.revived
 		if b := s.multi; b != nil {
 			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
-				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met}
+				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met,
+				ThrownOne: b.thrownOne}
 		}
 		if a := s.adhoc; a != nil {
 			sd.AdHoc = &AdHocDoc{Met: a.met}
@@ -394,6 +396,7 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 		is := inst.incidents[key]
 		d.Incidents = append(d.Incidents, IncidentDoc{Incident: is.incident, Token: is.token, Reported: is.reported, Held: append([]int(nil), is.held...)})
 	}
+	d.Compensations = inst.runDocs()
 	d.History = inst.historyDoc()
 	return d, nil
 }
@@ -414,6 +417,7 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	if tv.child != nil {
 		td.Child = tv.child.key
 	}
+	td.Left = inst.leftDoc(tv)
 	var t track
 	switch {
 	case tv.track != nil:

@@ -343,6 +343,10 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 	} else if len(update) > 0 {
 		tv.scope.set(update)
 	}
+	if np.comp.throws() {
+		inst.throwCompensation(tv, n)
+		return
+	}
 	c := np.throw
 	if c == nil {
 		inst.deliver(tv, delivery{kind: resume})

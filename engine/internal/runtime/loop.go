@@ -32,6 +32,8 @@ const (
 	evRaise                        // parked at an error or escalation end or throw event
 	evLinked                       // left link throw event node for the link catch event it names
 	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
+	evRaisedUp                     // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
+	evAnswered                     // the call tree has dealt with what this instance raised (posted to the thrower)
 	msgCommand
 )
 
@@ -54,6 +56,9 @@ type messageMore struct {
 	cmd   *command
 	ev    *eventhub.Delivery
 	child *Instance
+	// raised is what a called instance raised, for evRaisedUp and
+	// evAnswered.
+	raised *raised
 }
 
 // cmdOp is the operation of a command.
@@ -133,6 +138,12 @@ func (inst *Instance) handle(m message) {
 		inst.released++ // counted by post
 		inst.stopAll(Terminated, "cancelled with the instance that called it")
 		return
+	case evRaisedUp, evAnswered:
+		inst.released++ // counted by post
+		if !inst.stopping.Load() {
+			inst.raisedInTree(m)
+		}
+		return
 	case evDeliver:
 		inst.released++ // counted by post
 		if inst.stopping.Load() || inst.finished() {
@@ -157,10 +168,12 @@ func (inst *Instance) handle(m message) {
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.flow)
 		inst.adHocChildDone(tv.scope, nil)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.more.flows[0])
 		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
@@ -182,6 +195,7 @@ func (inst *Instance) handle(m message) {
 		inst.incidents[key].reported = true
 	case evIteration:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
@@ -193,6 +207,7 @@ func (inst *Instance) handle(m message) {
 		inst.completing(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		tv.node = nil
 		inst.adHocChildDone(tv.scope, tv)
 		inst.removeToken(tv, false)
@@ -337,6 +352,9 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 		return
 	case np.complex:
 		inst.tryComplex(js)
+		return
+	case n.Kind.IsActivity():
+		inst.tryQuantity(js) // quantity.go
 		return
 	}
 	for _, q := range js.arrived {
@@ -826,7 +844,7 @@ func (inst *Instance) throwError(c *command) error {
 	n := inst.plan.Process.Node(js.job.ElementID)
 	inst.record(Event{Type: ErrorThrown, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: c.key, Name: c.code, Message: c.msg})
 	tv.scope.set(c.vars)
-	inst.raise(tv, n, model.EventError, c.code, c.msg, true)
+	inst.raise(tv, n, model.EventError, c.code, c.msg, true, c.vars)
 	return nil
 }
 
@@ -836,7 +854,7 @@ func (inst *Instance) resolveIncident(key int64) error {
 		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
 	}
 	delete(inst.incidents, key)
-	inst.eng.setIncident(key, nil)
+	inst.eng.unindexIncident(key)
 	if key == inst.heldBy {
 		inst.releaseHeld(is)
 		return nil

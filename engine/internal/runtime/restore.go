@@ -12,7 +12,7 @@ import (
 
 // ErrBadState is wrapped by every error Restore returns for a document it
 // cannot read: a newer version, a corrupted or hand-edited one.
-var ErrBadState = errors.New("flowtrack: bad state document")
+var ErrBadState = errors.New("bad state document")
 
 // Parse reads the BPMN source of a deployment into definitions that
 // passed the model checks; the engine package supplies it, since the
@@ -98,8 +98,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 				e.jobs[key], e.jobRecs[key] = inst, js.job
 			}
 		}
-		for key := range inst.incidents {
-			e.incidents[key] = inst
+		for key, is := range inst.incidents {
+			e.incidents[key] = incidentEntry{inst: inst, incident: is.incident}
 		}
 		if inst.startKey != "" {
 			e.keyedStarts[[2]string{inst.plan.Process.ID, inst.startKey}]++
@@ -278,11 +278,17 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 		}
 		s := &scope{id: sd.ID, node: n, vars: sd.Variables, token: sd.Token, live: sd.Live,
 			subs: append([]int64(nil), sd.Subs...), interrupted: sd.Interrupted, done: sd.Done,
-			inner: sd.Inner, index: sd.Index}
+			inner: sd.Inner, index: sd.Index, revived: sd.Revived}
+		records, err := nm.compRecords(sd.Compensable)
+		if err != nil {
+			return nil, fmt.Errorf("scope %d: %v", sd.ID, err)
+		}
+		s.setRecords(records)
 		multi := n != nil && inst.plan.nodes[n.Index].multi != nil
 		if m := sd.Multi; m != nil && multi {
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
-				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met}
+				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met,
+				thrownOne: m.ThrownOne}
 		}
 		if sd.AdHoc != nil {
 			if s.adhoc, err = adHocOf(inst, nm, n, sd); err != nil {
@@ -298,7 +304,7 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 			}
 		case (sd.Multi != nil || sd.Inner) && !multi:
 			return nil, fmt.Errorf("scope %d: element %q is no multi-instance activity", sd.ID, sd.Element)
-		case n == nil || (n.Kind != model.KindSubProcess && !multi):
+		case n == nil || (n.Kind != model.KindSubProcess && !multi && !sd.Revived):
 			return nil, fmt.Errorf("scope %d: element %q is no sub-process", sd.ID, sd.Element)
 		case sd.Parent < 0 || sd.Parent >= sd.ID || out[sd.Parent] == nil:
 			return nil, fmt.Errorf("scope %d: parent %d is not an earlier scope", sd.ID, sd.Parent)
@@ -370,11 +376,17 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 			return nil, fmt.Errorf("%s: %v", what, err)
 		}
 		inst.tokens[td.ID] = tv
+		if err := nm.left(inst, tv, td.Left); err != nil {
+			return nil, fmt.Errorf("%s: %v", what, err)
+		}
 	}
 	for _, s := range scopes {
-		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && inst.tokens[s.token] == nil {
+		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && !s.revived && inst.tokens[s.token] == nil {
 			return nil, fmt.Errorf("scope %d: no token %d waits at its sub-process", s.id, s.token)
 		}
+	}
+	if err := nm.runs(inst, scopes, d.Compensations); err != nil {
+		return nil, err
 	}
 	for _, jd := range d.Joins {
 		sc, err := scopeOf(jd.Scope, "join "+jd.Element)
