@@ -44,8 +44,8 @@ type adHocSpec struct {
 	completion *expr.Program
 	// candidates are the inner elements that can be activated, in
 	// document order: those without incoming flows (boundary events,
-	// event sub-processes, start events and link catch events are not
-	// activities to pick).
+	// event sub-processes, start events, link catch events and
+	// compensation handlers are not activities to pick).
 	candidates []*model.Node
 }
 
@@ -74,10 +74,11 @@ func compileAdHoc(np *nodePlan, opts CompileOptions) error {
 	spec := &adHocSpec{sequential: ah.Sequential, cancelRemaining: ah.CancelRemaining}
 	for _, c := range n.Children {
 		// Start and end events are refused at import (EXT.062). A link
-		// catch event is entered from its throw, not activated.
+		// catch event is entered from its throw and a compensation
+		// handler by compensation, not activated.
 		switch {
 		case c.Kind == model.KindStartEvent, c.Kind == model.KindBoundaryEvent, c.Kind == model.KindSubProcess && c.TriggeredByEvent,
-			c.Kind == model.KindIntermediateCatchEvent && c.HasEvent(model.EventLink):
+			c.Kind == model.KindIntermediateCatchEvent && c.HasEvent(model.EventLink), c.ForCompensation:
 		case len(c.Incoming) == 0:
 			spec.candidates = append(spec.candidates, c)
 		}
@@ -234,7 +235,7 @@ func (inst *Instance) adHocResolved(tv *tokenView, sc *scope) {
 // adHocOf rebuilds the state of the ad-hoc sub-process scope sd of
 // element n from its document.
 func adHocOf(inst *Instance, nm names, n *model.Node, sd ScopeDoc) (*adHocState, error) {
-	if n == nil || inst.plan.nodes[n.Index].adhoc == nil || sd.Multi != nil || sd.Inner {
+	if n == nil || inst.plan.nodes[n.Index].adhoc == nil || sd.Multi != nil || sd.Inner || sd.Revived {
 		return nil, fmt.Errorf("scope %d: element %q is no ad-hoc sub-process", sd.ID, sd.Element)
 	}
 	ah := &adHocState{met: sd.AdHoc.Met}

@@ -294,8 +294,6 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 			if s.adhoc, err = adHocOf(inst, nm, n, sd); err != nil {
 				return nil, err
 			}
-		} else if n != nil && inst.plan.nodes[n.Index].adhoc != nil && sd.Multi == nil && !sd.Inner {
-			s.adhoc = &adHocState{} // written before the document said it
 		}
 		switch {
 		case sd.ID == 0:
