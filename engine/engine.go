@@ -805,6 +805,33 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	return e.durably(ctx, func() error { return e.rt.ThrowError(ctx, key, code, message, norm) })
 }
 
+// ActivateAdHoc activates inner elements of the active ad-hoc sub-process
+// adHocID of an instance, as Zeebe's ad-hoc activation API does: each
+// element named gets a token of its own there (a sequential ad-hoc
+// sub-process runs them one after another, after what it runs already). An
+// element may be activated again while it runs; the sub-process completes,
+// as always, when nothing inside is active and its completion condition
+// held.
+//
+// # Errors
+//
+// ErrUnknownInstance for a key that names no instance; ErrInstanceEnded
+// once it has ended; an error matching ErrInvalidArgument when the
+// instance has no active ad-hoc sub-process adHocID, runs it more than once
+// (a multi-instance one), elementIDs is empty, or an id names something
+// other than an inner element without incoming flows.
+func (e *Engine) ActivateAdHoc(ctx context.Context, instanceKey int64, adHocID string, elementIDs []string) error {
+	inst, ok := e.rt.Instance(instanceKey)
+	if !ok {
+		return fmt.Errorf("activate ad-hoc elements: instance %d: %w", instanceKey, ErrUnknownInstance)
+	}
+	err := inst.ActivateAdHoc(ctx, adHocID, elementIDs)
+	if ae := (*runtime.AdHocError)(nil); errors.As(err, &ae) {
+		return invalid("activate ad-hoc elements: %s", ae)
+	}
+	return err
+}
+
 // Message is a message to publish.
 type Message struct {
 	// Name is the message name the subscriptions wait for.

@@ -226,6 +226,15 @@ func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error)
 	return evs, err
 }
 
+// ActivateAdHoc activates inner elements of an instance's active ad-hoc
+// sub-process adHocID (engine.Engine.ActivateAdHoc).
+func (e *Engine) ActivateAdHoc(ctx context.Context, key int64, adHocID string, elementIDs []string) error {
+	if elementIDs == nil {
+		elementIDs = []string{}
+	}
+	return e.call(ctx, "activate_ad_hoc", wire.ActivateAdHocRequest{InstanceKey: &key, ElementID: adHocID, Elements: elementIDs}, nil)
+}
+
 // Cancel terminates an instance.
 func (e *Engine) Cancel(ctx context.Context, key int64) error {
 	return e.call(ctx, "cancel", wire.InstanceRequest{InstanceKey: &key}, nil)

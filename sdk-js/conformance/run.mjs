@@ -113,6 +113,8 @@ async function step(ru, idx, st) {
       return e.advanceTime(parseDuration(st.duration));
     case 'cancel':
       return e.cancel(instance(ru, st.instance)[0]);
+    case 'activateAdHoc':
+      return e.activateAdHoc(instance(ru, st.instance)[0], st.element, st.elements ?? []);
     case 'completeJobs':
     case 'failJob':
     case 'throwError': {

@@ -337,6 +337,17 @@ export class Engine {
   }
 
   /**
+   * activateAdHoc activates inner elements of an instance's active ad-hoc
+   * sub-process, as Zeebe's ad-hoc activation API does: each gets a token
+   * of its own there. A BadRequestError when the instance has no active
+   * ad-hoc sub-process `elementId` or an id names something it cannot
+   * activate.
+   */
+  async activateAdHoc(instanceKey: number, elementId: string, elements: string[]): Promise<void> {
+    await this.#call('activate_ad_hoc', { instanceKey, elementId, elements });
+  }
+
+  /**
    * advanceTime moves the clock forward by milliseconds or an ISO 8601
    * duration (`PT5M`, `P1D`, `P1M`), firing due timers in order. Returns the
    * new time.

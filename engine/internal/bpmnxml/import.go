@@ -311,7 +311,7 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		if c.space != nsBPMN {
 			continue
 		}
-		if loopCharacteristics[c.local] && parent != nil {
+		if loopCharacteristics[c.local] && parent != nil || c.local == "completionCondition" && parent != nil && parent.AdHoc != nil {
 			continue // read for the sub-process by node
 		}
 		switch flowElementRoles[c.local] {
@@ -351,7 +351,7 @@ func (b *builder) flow(e *element) {
 func (b *builder) node(e *element, parent *model.Node) {
 	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
-	if e.local == "transaction" {
+	if e.local == "adHocSubProcess" || e.local == "transaction" {
 		kind = model.KindSubProcess
 	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
@@ -367,6 +367,9 @@ func (b *builder) node(e *element, parent *model.Node) {
 	putFirst(b.nodes, n.ID, n)
 
 	b.attributes(n, e)
+	if e.local == "adHocSubProcess" {
+		b.adHoc(n, e)
+	}
 	var docs []string
 	for _, c := range e.children {
 		if c.space != nsBPMN {

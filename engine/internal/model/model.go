@@ -341,6 +341,10 @@ type Node struct {
 	Loop *StandardLoop
 	// Multi is set on a multi-instance activity.
 	Multi *MultiInstance
+	// AdHoc is set on an ad-hoc sub-process (bpmn:adHocSubProcess), whose
+	// Kind is KindSubProcess: it runs as a sub-process whose inner
+	// elements are activated by name rather than from a start event.
+	AdHoc *AdHoc
 
 	// Documentation is the element's bpmn:documentation text.
 	Documentation string
@@ -355,6 +359,27 @@ type StandardLoop struct {
 	TestBefore bool
 	// Maximum caps the iterations; negative means no cap.
 	Maximum int
+}
+
+// AdHoc says how an ad-hoc sub-process activates its inner elements and
+// when it completes (BPMN adHocSubProcess attributes, with Camunda 8's
+// zeebe:adHoc).
+type AdHoc struct {
+	// Sequential is BPMN ordering="Sequential": one activated element runs
+	// at a time, the next once the previous one's tokens have gone.
+	Sequential bool
+	// ActiveElements yields the ids of the inner elements to activate on
+	// entry (zeebe:adHoc activeElementsCollection). When it is absent,
+	// every inner element without incoming flows is activated.
+	ActiveElements Expression
+	// CompletionCondition, evaluated each time an inner element completes,
+	// completes the sub-process when true. Without it the sub-process
+	// completes once no inner element is active.
+	CompletionCondition Expression
+	// CancelRemaining (cancelRemainingInstances, default true) terminates
+	// the inner elements still active once the completion condition holds;
+	// when false the sub-process waits for them.
+	CancelRemaining bool
 }
 
 // MultiInstance runs an activity once per element of a collection, or a

@@ -211,7 +211,8 @@ func (v *validator) node(n *Node) {
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
 		}
-		if v.none(n, n.Incoming) && !n.HasEvent(EventLink) {
+		if v.none(n, n.Incoming) && !n.HasEvent(EventLink) && (n.Parent == nil || n.Parent.AdHoc == nil) {
+			// In an ad-hoc sub-process it is one of the elements to activate.
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
 		if v.none(n, n.Outgoing) {

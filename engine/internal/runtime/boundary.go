@@ -185,6 +185,10 @@ func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
 		return
 	}
 	inst.openEventSubprocesses(sc)
+	if np.adhoc != nil {
+		inst.activateAdHoc(tv, sc, np.adhoc)
+		return
+	}
 	if np.subStart == nil {
 		inst.completeScope(sc) // an empty sub-process completes at once
 		return
@@ -206,6 +210,9 @@ func (inst *Instance) completeScope(sc *scope) {
 	}
 	if sc.inner {
 		inst.instanceDone(sc)
+		return
+	}
+	if sc.adhoc != nil && !inst.adHocDone(sc) {
 		return
 	}
 	inst.closeScopeSubs(sc)

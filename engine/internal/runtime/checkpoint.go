@@ -518,6 +518,12 @@ func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
 				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met,
 				ThrownOne: b.thrownOne}
 		}
+		if a := s.adhoc; a != nil {
+			sd.AdHoc = &AdHocDoc{Met: a.met}
+			for _, n := range a.pending {
+				sd.AdHoc.Pending = append(sd.AdHoc.Pending, n.ID)
+			}
+		}
 		if s.parent != nil {
 			sd.Parent = s.parent.id
 			sd.Detached = s.parent.children[s.id] != s

@@ -144,6 +144,17 @@ type ScopeDoc struct {
 	// scope revived to compensate what completed in it.
 	Compensable []CompDoc `json:"compensable,omitempty"`
 	Revived     bool      `json:"revived,omitempty"`
+	// AdHoc is set on the scope of an ad-hoc sub-process.
+	AdHoc *AdHocDoc `json:"adHoc,omitempty"`
+}
+
+// AdHocDoc is the state of a running ad-hoc sub-process.
+type AdHocDoc struct {
+	// Pending are the ids of the inner elements a sequential one has still
+	// to activate, in order.
+	Pending []string `json:"pending,omitempty"`
+	// Met is set once the completion condition held.
+	Met bool `json:"met,omitempty"`
 }
 
 // CompDoc is one completed activity instance that can be compensated:

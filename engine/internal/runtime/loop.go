@@ -74,6 +74,7 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdActivateAdHoc
 )
 
 // readOnly reports whether the operation only reads the instance.
@@ -101,6 +102,8 @@ type command struct {
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
 	from  int        // cmdCheckpoint: the first history record to write
+
+	ids []string // cmdActivateAdHoc: the elements to activate (msg names the ad-hoc sub-process)
 }
 
 // deliveryKind says what a parked track is told.
@@ -176,6 +179,7 @@ func (inst *Instance) handle(m message) {
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
 		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.flow)
+		inst.adHocChildDone(tv.scope, nil)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		inst.completedActivity(tv, m.node)
@@ -184,6 +188,7 @@ func (inst *Instance) handle(m message) {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
+		inst.adHocChildDone(tv.scope, nil)
 	case evJob:
 		inst.waitIn(tv, m.node)
 	case evArrive:
@@ -213,6 +218,7 @@ func (inst *Instance) handle(m message) {
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		inst.completedActivity(tv, m.node)
 		tv.node = nil
+		inst.adHocChildDone(tv.scope, tv)
 		inst.removeToken(tv, false)
 	case evTerminate:
 		inst.recordNode(ElementLeft, m.node, tv.id)
@@ -760,6 +766,8 @@ func (inst *Instance) command(c *command) {
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
 		c.doc, err = inst.checkpoint(c.index, c.from)
+	case cmdActivateAdHoc:
+		err = inst.activateAdHocCmd(c.msg, c.ids)
 	}
 	inst.answer(c, err)
 }
@@ -873,6 +881,10 @@ func (inst *Instance) resolveIncident(key int64) error {
 			inst.eng.addJob(inst, js.job)
 			return nil
 		}
+	}
+	if tv.inner != nil && tv.inner.adhoc != nil {
+		inst.adHocResolved(tv, tv.inner) // its completion condition failed
+		return nil
 	}
 	if inst.plan.nodes[tv.node.Index].waitsIn(tv.scope) && !is.reported {
 		// The loop set up this wait, so it sets it up again; the track

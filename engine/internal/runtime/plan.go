@@ -100,6 +100,8 @@ type nodePlan struct {
 	loop *loopSpec
 	// multi runs the activity as a multi-instance activity.
 	multi *multiSpec
+	// adhoc is set on an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
 	// startsWaiting marks an activity with a start quantity (a join)
@@ -330,6 +332,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if n.AdHoc != nil {
+			if err := compileAdHoc(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
 			if err != nil {
@@ -425,9 +432,6 @@ func supported(n *model.Node) error {
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
 			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateCatchEvent:
-		if n.ParallelMultiple {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
-		}
 		if n.HasEvent(model.EventLink) && len(n.Events) > 1 {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
 		}

@@ -291,9 +291,14 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met,
 				thrownOne: m.ThrownOne}
 		}
+		if sd.AdHoc != nil {
+			if s.adhoc, err = adHocOf(inst, nm, n, sd); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case sd.ID == 0:
-			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner {
+			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner || sd.AdHoc != nil {
 				return nil, fmt.Errorf("scope 0 is the process scope: it has no parent and no element")
 			}
 		case (sd.Multi != nil || sd.Inner) && !multi:

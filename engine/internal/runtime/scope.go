@@ -50,6 +50,8 @@ type scope struct {
 	revived     bool
 	index       int
 	compensable *[]*compRecord
+	// adhoc is set on the scope of an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocState
 }
 
 // emptyView is the view of a scope with no variables anywhere above it.
