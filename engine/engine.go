@@ -825,7 +825,7 @@ func (e *Engine) ActivateAdHoc(ctx context.Context, instanceKey int64, adHocID s
 	if !ok {
 		return fmt.Errorf("activate ad-hoc elements: instance %d: %w", instanceKey, ErrUnknownInstance)
 	}
-	err := inst.ActivateAdHoc(ctx, adHocID, elementIDs)
+	err := e.durably(ctx, func() error { return inst.ActivateAdHoc(ctx, adHocID, elementIDs) })
 	if ae := (*runtime.AdHocError)(nil); errors.As(err, &ae) {
 		return invalid("activate ad-hoc elements: %s", ae)
 	}
