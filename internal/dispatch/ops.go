@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 )
 
 // operation runs one ABI operation on its JSON request.
-type operation func(ctx context.Context, m *module, req []byte) (any, error)
+type operation func(ctx context.Context, m *Module, req []byte) (any, error)
 
 // operations maps export names to their implementation (ABI.md,
 // "Operations"). The exports and the generic "call" both dispatch here.
@@ -49,7 +49,7 @@ func init() {
 	}
 }
 
-func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
+func opDeploy(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.DeployRequest
 	if err := decode("deploy", data, &req); err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func ascii(b []byte) bool {
 	return true
 }
 
-func opStart(ctx context.Context, m *module, data []byte) (any, error) {
+func opStart(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.StartRequest
 	if err := decode("start", data, &req); err != nil {
 		return nil, err
@@ -135,7 +135,7 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	return wire.StartResult{InstanceKey: inst.Key(), State: inst.State()}, nil
 }
 
-func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
+func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.MessageRequest
 	if err := decode("publish_message", data, &req); err != nil {
 		return nil, err
@@ -151,7 +151,7 @@ func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) 
 	return nil, publishMessage(ctx, m.eng, req)
 }
 
-func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error) {
+func opBroadcastSignal(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.SignalRequest
 	if err := decode("broadcast_signal", data, &req); err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error)
 	return nil, broadcastSignal(ctx, m.eng, req)
 }
 
-func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
+func opCompleteJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.CompleteJobRequest
 	if err := decode("complete_job", data, &req); err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables)
 }
 
-func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
+func opFailJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.FailJobRequest
 	if err := decode("fail_job", data, &req); err != nil {
 		return nil, err
@@ -189,7 +189,7 @@ func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.FailJob(ctx, *req.JobKey, *req.Retries, req.Message)
 }
 
-func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
+func opThrowError(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ThrowErrorRequest
 	if err := decode("throw_error", data, &req); err != nil {
 		return nil, err
@@ -203,7 +203,7 @@ func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables)
 }
 
-func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
+func opActivateAdHoc(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ActivateAdHocRequest
 	if err := decode("activate_ad_hoc", data, &req); err != nil {
 		return nil, err
@@ -217,7 +217,7 @@ func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.ActivateAdHoc(ctx, *req.InstanceKey, req.ElementID, req.Elements)
 }
 
-func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
+func opResolveIncident(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.IncidentRequest
 	if err := decode("resolve_incident", data, &req); err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error)
 	return nil, m.eng.ResolveIncident(ctx, *req.IncidentKey)
 }
 
-func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
+func opAdvance(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.AdvanceRequest
 	if err := decode("advance", data, &req); err != nil {
 		return nil, err
@@ -260,14 +260,14 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 
 // advanceTo fires the timers due up to target in due order, settling
 // after each due time (engine.AdvanceTo), then moves the clock to target.
-func advanceTo(ctx context.Context, m *module, target time.Time) error {
+func advanceTo(ctx context.Context, m *Module, target time.Time) error {
 	return m.eng.AdvanceTo(ctx, target)
 }
 
 // maxAdvanceMs is the longest advance, about 292 years: a time.Duration.
 const maxAdvanceMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
-func opNow(_ context.Context, m *module, data []byte) (any, error) {
+func opNow(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.NowRequest
 	if err := decode("now", data, &req); err != nil {
 		return nil, err
@@ -279,7 +279,7 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 // engine's limits (engine.Limits), which only an empty engine takes: the
 // engine is rebuilt with them, so they must come before the first deploy
 // or publish_message.
-func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
+func opConfigure(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ConfigureRequest
 	if err := decode("configure", data, &req); err != nil {
 		return nil, err
@@ -307,7 +307,7 @@ func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 }
 
 // lookup decodes a wire.InstanceRequest and finds the instance.
-func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
+func (m *Module) lookup(op string, data []byte) (*engine.Instance, error) {
 	var req wire.InstanceRequest
 	if err := decode(op, data, &req); err != nil {
 		return nil, err
@@ -322,7 +322,7 @@ func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	return inst, nil
 }
 
-func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
+func opTokens(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("tokens", data)
 	if err != nil {
 		return nil, err
@@ -334,7 +334,7 @@ func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
 	return toks, err
 }
 
-func opInstance(ctx context.Context, m *module, data []byte) (any, error) {
+func opInstance(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("instance", data)
 	if err != nil {
 		return nil, err
@@ -354,7 +354,7 @@ func opInstance(ctx context.Context, m *module, data []byte) (any, error) {
 	return res, nil
 }
 
-func opHistory(ctx context.Context, m *module, data []byte) (any, error) {
+func opHistory(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("history", data)
 	if err != nil {
 		return nil, err
@@ -362,7 +362,7 @@ func opHistory(ctx context.Context, m *module, data []byte) (any, error) {
 	return inst.History(ctx)
 }
 
-func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
+func opCancel(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("cancel", data)
 	if err != nil {
 		return nil, err
@@ -370,7 +370,7 @@ func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, inst.Cancel(ctx)
 }
 
-func opJobs(_ context.Context, m *module, data []byte) (any, error) {
+func opJobs(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.JobsRequest
 	if err := decode("jobs", data, &req); err != nil {
 		return nil, err
@@ -382,7 +382,7 @@ func opJobs(_ context.Context, m *module, data []byte) (any, error) {
 	return jobs, nil
 }
 
-func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
+func opIncidents(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.IncidentsRequest
 	if err := decode("incidents", data, &req); err != nil {
 		return nil, err
@@ -402,7 +402,7 @@ func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
 }
 
 // opCall is the generic entry point: {"op": name, "request": {...}}.
-func opCall(ctx context.Context, m *module, data []byte) (any, error) {
+func opCall(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.CallRequest
 	// The wrapped request is decoded, with the usual limit, by its own
 	// operation; here it is one level deeper.
