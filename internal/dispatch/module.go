@@ -72,13 +72,13 @@ func New() *Module {
 }
 
 // NewServed returns a module over eng, an engine the caller built and
-// closes (on any clock, with any store). eng must have been built with
-// engine.WithEventLog, for responses carry the events of their call. Its
-// options are fixed: configure can only turn events in responses on and
-// off, and restore, which would replace the engine, is refused with
-// UNSUPPORTED.
+// closes (on any clock, with any store). Its responses carry no events
+// until configure turns them on (the server publishes events as they
+// happen instead); its engine options are fixed, and restore, which would
+// replace the engine, is refused with UNSUPPORTED.
 func NewServed(eng *engine.Engine, clk clock.Clock) *Module {
-	return &Module{clock: clk, eng: eng, events: true, used: true, served: true}
+	eng.SetEventLog(false)
+	return &Module{clock: clk, eng: eng, used: true, served: true}
 }
 
 // Operations returns the names of the operations, sorted.

@@ -233,6 +233,9 @@ func opAdvance(ctx context.Context, m *Module, data []byte) (any, error) {
 	if err := decode("advance", data, &req); err != nil {
 		return nil, err
 	}
+	if m.served {
+		return nil, &callError{Code: wire.CodeUnsupported, Message: "advance: the served engine runs on the real clock"}
+	}
 	var target time.Time
 	switch {
 	case (req.ByMs == nil) == (req.To == nil):

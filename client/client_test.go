@@ -1,0 +1,196 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/flowtrack/flowtrack/client"
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/server"
+	"github.com/nats-io/nats.go"
+)
+
+// served is an embedded NATS server on loopback, a connection to it and a
+// flowtrack server on it.
+type served struct {
+	t   *testing.T
+	nc  *nats.Conn
+	srv *server.Server
+}
+
+func serve(t *testing.T) *served {
+	t.Helper()
+	ns, err := server.StartNATS(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	s := &served{t: t, nc: nc}
+	s.start()
+	t.Cleanup(func() { s.stop() })
+	return s
+}
+
+func (s *served) start() {
+	s.t.Helper()
+	srv, err := server.New(context.Background(), s.nc, server.Config{Cluster: "test"})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.srv = srv
+}
+
+func (s *served) stop() {
+	s.t.Helper()
+	if s.srv == nil {
+		return
+	}
+	if err := s.srv.Close(context.Background()); err != nil {
+		s.t.Fatal(err)
+	}
+	s.srv = nil
+}
+
+// events subscribes to the cluster's events and returns them on a
+// channel large enough for the test.
+func events(t *testing.T, c *client.Client) <-chan engine.Event {
+	t.Helper()
+	ch := make(chan engine.Event, 256)
+	unsub, err := c.Subscribe(func(ev engine.Event) { ch <- ev })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = unsub() })
+	return ch
+}
+
+// await returns the first event of type typ (at elementID, if given) of
+// instance key; the test's deadline bounds the wait.
+func await(t *testing.T, ch <-chan engine.Event, key int64, typ engine.EventType, elementID string) engine.Event {
+	t.Helper()
+	timeout := time.After(20 * time.Second) // a bound on a hang, not a timing assertion
+	for {
+		select {
+		case ev := <-ch:
+			if ev.InstanceKey == key && ev.Type == typ && (elementID == "" || ev.ElementID == elementID) {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("instance %d: no %s event at %q", key, typ, elementID)
+		}
+	}
+}
+
+// TestClient_EndToEnd runs an order through a served engine from a
+// client: a job, a message, a timer on the real clock and a job, with the
+// server restarted in between (its state comes back from JetStream), the
+// events arriving on their subjects and errors matching the engine's
+// sentinels.
+func TestClient_EndToEnd(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t)
+	c := client.New(s.nc, "test")
+	evs := events(t, c)
+	xml, err := os.ReadFile(filepath.Join("testdata", "order.bpmn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Deploy(ctx, "order.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	key, err := c.Start(ctx, "served", map[string]any{"orderId": "o-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack := await(t, evs, key, engine.JobCreated, "pack")
+	if err := c.CompleteJob(ctx, pack.JobKey, map[string]any{"packed": true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CompleteJob(ctx, pack.JobKey, nil); !errors.Is(err, engine.ErrUnknownJob) {
+		t.Fatalf("completing job %d twice: %v, want ErrUnknownJob", pack.JobKey, err)
+	}
+
+	s.stop()
+	if err := c.PublishMessage(ctx, engine.Message{Name: "paid", CorrelationKey: "o-1"}); !errors.Is(err, client.ErrNoServer) {
+		t.Fatalf("publishing with no server: %v, want ErrNoServer", err)
+	}
+	s.start()
+
+	if err := c.PublishMessage(ctx, engine.Message{Name: "paid", CorrelationKey: "o-1", Variables: map[string]any{"paid": 40}}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, evs, key, engine.TimerFired, "cooling")
+	ship := await(t, evs, key, engine.JobCreated, "ship")
+	if err := c.CompleteJob(ctx, ship.JobKey, map[string]any{"shipped": true}); err != nil {
+		t.Fatal(err)
+	}
+	await(t, evs, key, engine.InstanceCompleted, "")
+
+	info, err := c.Instance(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State != engine.Completed {
+		t.Errorf("instance %d is %s, want completed", key, info.State)
+	}
+	for name, want := range map[string]any{"orderId": "o-1", "packed": true, "paid": 40.0, "shipped": true} {
+		if info.Variables[name] != want {
+			t.Errorf("variable %s = %v, want %v", name, info.Variables[name], want)
+		}
+	}
+	hist, err := c.History(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[engine.EventType]int{}
+	for _, ev := range hist {
+		count[ev.Type]++
+	}
+	for typ, want := range map[engine.EventType]int{engine.InstanceStarted: 1, engine.JobCreated: 2, engine.JobCompleted: 2,
+		engine.MessageCorrelated: 1, engine.TimerFired: 1, engine.InstanceCompleted: 1} {
+		if count[typ] != want {
+			t.Errorf("%d %s records, want %d (nothing twice across the restart)", count[typ], typ, want)
+		}
+	}
+}
+
+// TestClient_Errors: the server's error responses reach the client as the
+// native engine's errors.
+func TestClient_Errors(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t)
+	c := client.New(s.nc, "test")
+	if _, err := c.Start(ctx, "nope", nil); !errors.Is(err, engine.ErrUnknownProcess) {
+		t.Errorf("Start of an unknown process: %v, want ErrUnknownProcess", err)
+	}
+	_, err := c.Deploy(ctx, "bad.bpmn", []byte("<definitions"))
+	var de *engine.DeployError
+	if !errors.As(err, &de) || de.File != "bad.bpmn" {
+		t.Errorf("Deploy of a broken document: %v, want a *engine.DeployError for bad.bpmn", err)
+	}
+	if _, err := c.Instance(ctx, 12345); !errors.Is(err, engine.ErrUnknownInstance) {
+		t.Errorf("Instance of an unknown key: %v, want ErrUnknownInstance", err)
+	}
+	if _, err := c.Call(ctx, "restore", []byte(`{"state":{}}`)); !errors.Is(err, client.ErrUnsupported) {
+		t.Errorf("restore on a server: %v, want ErrUnsupported", err)
+	}
+	if _, err := c.Call(ctx, "advance", []byte(`{"byMs":1}`)); !errors.Is(err, client.ErrUnsupported) {
+		t.Errorf("advance on a server's real clock: %v, want ErrUnsupported", err)
+	}
+	var we *client.Error
+	if _, err := c.Call(ctx, "no_such_op", nil); !errors.As(err, &we) || we.Code != "UNKNOWN_OPERATION" {
+		t.Errorf("an unknown operation: %v, want UNKNOWN_OPERATION", err)
+	}
+	if _, err := client.New(s.nc, "other").Now(ctx); !errors.Is(err, client.ErrNoServer) {
+		t.Errorf("a cluster no server serves: %v, want ErrNoServer", err)
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/flowtrack/flowtrack/internal/dispatch"
+	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/nats-io/nats.go"
+)
+
+// Config configures New. The zero value serves cluster "default" from a
+// one-replica store.
+type Config struct {
+	// Cluster names the cluster in subjects and its store: letters,
+	// digits, "_" and "-".
+	Cluster string
+	// Replicas is the store stream's replication factor (jetstore).
+	Replicas int
+	// Engine are further engine options (limits, WithRetainFinished...).
+	// The server sets the store and the real clock.
+	Engine []engine.Option
+}
+
+// Server serves one engine over NATS. Its operations run one at a time.
+type Server struct {
+	nc      *nats.Conn
+	cluster string
+	eng     *engine.Engine
+	mod     *dispatch.Module
+	mu      sync.Mutex // serialises the module's calls
+	sub     *nats.Subscription
+	unsub   func() error
+	closed  bool
+}
+
+var validCluster = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// ErrBadCluster is returned by New for a cluster name that cannot be a
+// subject token.
+var ErrBadCluster = errors.New("bad cluster name")
+
+// New opens the cluster's store on nc (engine/jetstore, named after the
+// cluster), starts the engine on the real clock from what the store
+// holds (instances go on where they were; timers that fell due while no
+// server ran fire at once) and starts serving. Close stops it; nc stays
+// the caller's.
+func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
+	if cfg.Cluster == "" {
+		cfg.Cluster = "default"
+	}
+	if !validCluster.MatchString(cfg.Cluster) {
+		return nil, fmt.Errorf("server: %w %q: only letters, digits, \"_\" and \"-\" are allowed", ErrBadCluster, cfg.Cluster)
+	}
+	store, err := jetstore.Open(ctx, nc, &jetstore.Options{Name: cfg.Cluster, Replicas: cfg.Replicas})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	clk := clock.Real{}
+	eng, err := engine.New(append(cfg.Engine, engine.WithClock(clk), engine.WithStore(store))...)
+	if err != nil {
+		return nil, fmt.Errorf("server: start the engine: %w", err)
+	}
+	s := &Server{nc: nc, cluster: cfg.Cluster, eng: eng, mod: dispatch.NewServed(eng, clk)}
+	// Observers run on the engine's goroutines: Publish only buffers, so
+	// it gives the engine no input and does not wait for it.
+	s.unsub = eng.Subscribe(s.publish)
+	s.sub, err = nc.Subscribe(wire.OpSubject(cfg.Cluster, "*"), s.serve)
+	if err == nil {
+		err = nc.Flush()
+	}
+	if err != nil {
+		_ = s.Close(ctx)
+		return nil, fmt.Errorf("server: subscribe to %s: %w", wire.OpSubject(cfg.Cluster, "*"), err)
+	}
+	return s, nil
+}
+
+// Engine returns the served engine, for in-process use next to the
+// server.
+func (s *Server) Engine() *engine.Engine { return s.eng }
+
+// serve answers one request: the last token of the subject names the
+// operation, the data is its request, the reply the response envelope.
+func (s *Server) serve(m *nats.Msg) {
+	op := m.Subject[len(wire.OpSubject(s.cluster, "")):]
+	s.mu.Lock()
+	out := s.mod.Call(op, m.Data) // after Close, the engine answers CLOSED
+	s.mu.Unlock()
+	if m.Reply != "" {
+		_ = m.Respond(out) // a requester that went away has no one to tell
+	}
+}
+
+// publish sends one event to its instance's subject.
+func (s *Server) publish(ev engine.Event) {
+	buf, err := ev.AppendJSON(make([]byte, 0, 192))
+	if err != nil {
+		return // only variables JSON cannot carry fail, and the engine holds none
+	}
+	_ = s.nc.Publish(wire.EventSubject(s.cluster, ev.InstanceKey), buf)
+}
+
+// Close stops serving and closes the engine: what it committed stays in
+// the store for the next server.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.closed = true
+	s.mu.Unlock()
+	if closed {
+		return nil
+	}
+	var errs []error
+	if s.sub != nil {
+		errs = append(errs, s.sub.Unsubscribe())
+	}
+	errs = append(errs, s.eng.Close(ctx))
+	if err := s.unsub(); err != nil && !errors.Is(err, engine.ErrObserverDropped) {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("server: close: %w", err)
+	}
+	return nil
+}
