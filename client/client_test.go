@@ -194,3 +194,43 @@ func TestClient_Errors(t *testing.T) {
 		t.Errorf("a cluster no server serves: %v, want ErrNoServer", err)
 	}
 }
+
+// BenchmarkClient_StartCancel measures two served commands, each a NATS
+// round trip and a synced JetStream commit: start an order (it waits at
+// its first job) and cancel it.
+func BenchmarkClient_StartCancel(b *testing.B) {
+	ctx := context.Background()
+	ns, err := server.StartNATS(b.TempDir(), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer nc.Close()
+	srv, err := server.New(ctx, nc, server.Config{Cluster: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = srv.Close(ctx) }()
+	c := client.New(nc, "bench")
+	xml, err := os.ReadFile(filepath.Join("testdata", "order.bpmn"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Deploy(ctx, "order.bpmn", xml); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		key, err := c.Start(ctx, "served", map[string]any{"orderId": "o"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := c.Cancel(ctx, key); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
