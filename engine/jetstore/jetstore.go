@@ -10,7 +10,10 @@
 // without history, rolled up), "hist.<key>" (its history chunks, the index
 // of the chunk's first record in the Flowtrack-From header) and "fin.<key>"
 // (a finished instance still findable, rolled up; stream order is oldest
-// first). A commit is one atomic batch (JetStream atomic batch publish):
+// first). A document larger than a NATS message (max_payload, 1 MB by
+// default) is written in parts, the first as above and the others right
+// after it marked Flowtrack-Op: more; a history chunk is cut at record
+// boundaries instead. A commit is one atomic batch (JetStream atomic batch publish):
 // after a crash the stream holds all of it or none of it. Deleting an
 // instance or evicting a finished one writes a marker (header Flowtrack-Op:
 // del) in the batch; after the batch the store purges the marker and the
@@ -43,6 +46,7 @@ const (
 	headerFrom = "Flowtrack-From"
 	headerOp   = "Flowtrack-Op"
 	opDelete   = "del"
+	opMore     = "more"
 )
 
 // MaxBatch is the most messages one commit may write: JetStream's default
@@ -146,16 +150,29 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 		if err != nil {
 			return err
 		}
-		del := m.Headers().Get(headerOp) == opDelete
+		op := m.Headers().Get(headerOp)
+		del, more := op == opDelete, op == opMore
 		switch kind {
 		case "engine":
-			st.Engine = m.Data()
-		case "dep":
-			st.Deployments = append(st.Deployments, m.Data())
-		case "doc":
-			if del {
-				delete(st.Instances, key)
+			if more {
+				st.Engine = append(st.Engine, m.Data()...)
 			} else {
+				st.Engine = m.Data()
+			}
+		case "dep":
+			if more && len(st.Deployments) > 0 {
+				last := len(st.Deployments) - 1
+				st.Deployments[last] = append(st.Deployments[last], m.Data()...)
+			} else {
+				st.Deployments = append(st.Deployments, m.Data())
+			}
+		case "doc":
+			switch si := st.Instances[key]; {
+			case del:
+				delete(st.Instances, key)
+			case more && si != nil:
+				si.Doc = append(si.Doc, m.Data()...)
+			default:
 				st.Instances[key] = &engine.StoredInstance{Doc: m.Data()}
 			}
 		case "hist":
@@ -165,9 +182,12 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 			}
 			history[key] = append(history[key], c)
 		case "fin":
-			if del {
+			switch f, ok := finished[key]; {
+			case del:
 				delete(finished, key)
-			} else {
+			case more && ok:
+				finished[key] = fin{f.seq, append(f.doc, m.Data()...)}
+			default:
 				finished[key] = fin{seq, m.Data()}
 			}
 		}
@@ -194,16 +214,27 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	m, err := s.stream.GetLastMsgForSubject(ctx, s.subject("doc", key))
+	// The subject holds the document's parts since its last rollup.
+	var doc []byte
+	deleted := false
+	err := s.read(ctx, s.subject("doc", key), func(m jetstream.Msg, _ uint64) error {
+		switch m.Headers().Get(headerOp) {
+		case opMore:
+			doc = append(doc, m.Data()...)
+		case opDelete:
+			doc, deleted = nil, true
+		default:
+			doc, deleted = m.Data(), false
+		}
+		return nil
+	})
 	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return nil, fmt.Errorf("jetstore: instance %d: %w", key, engine.ErrUnknownInstance)
 	case err != nil:
 		return nil, fmt.Errorf("jetstore: instance %d: %w", key, err)
-	case m.Header.Get(headerOp) == opDelete:
+	case doc == nil || deleted:
 		return nil, fmt.Errorf("jetstore: instance %d: %w", key, engine.ErrUnknownInstance)
 	}
-	si := &engine.StoredInstance{Doc: m.Data}
+	si := &engine.StoredInstance{Doc: doc}
 	err = s.read(ctx, s.subject("hist", key), func(m jetstream.Msg, _ uint64) error {
 		c, err := chunkOf(m, key)
 		si.History = append(si.History, c)
@@ -229,20 +260,39 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 		}
 		msgs = append(msgs, m)
 	}
+	// put writes a document in parts a message can carry: the first
+	// with hdr, the others marked as its continuation.
+	limit := s.maxData()
+	put := func(subject string, data []byte, hdr ...string) {
+		for first := true; first || len(data) > 0; first = false {
+			n := min(len(data), limit)
+			if first {
+				add(subject, data[:n], hdr...)
+			} else {
+				add(subject, data[:n], headerOp, opMore)
+			}
+			data = data[n:]
+		}
+	}
 	rollup := []string{jetstream.MsgRollup, jetstream.MsgRollupSubject}
 	deleted := append([]string{headerOp, opDelete}, rollup...)
 	for _, d := range b.Deployments {
-		add(s.prefix+"dep", d)
+		put(s.prefix+"dep", d)
 	}
 	for _, key := range sortedKeys(b.Put) {
-		add(s.subject("doc", key), b.Put[key], rollup...)
+		put(s.subject("doc", key), b.Put[key], rollup...)
 	}
 	for _, key := range sortedKeys(b.History) {
-		c := b.History[key]
-		add(s.subject("hist", key), c.Records, headerFrom, strconv.Itoa(c.From))
+		chunks, err := s.split(b.History[key])
+		if err != nil {
+			return fmt.Errorf("jetstore: commit: history of instance %d: %w", key, err)
+		}
+		for _, c := range chunks {
+			add(s.subject("hist", key), c.Records, headerFrom, strconv.Itoa(c.From))
+		}
 	}
 	for _, f := range b.Finished {
-		add(s.subject("fin", f.Key), f.Doc, rollup...)
+		put(s.subject("fin", f.Key), f.Doc, rollup...)
 	}
 	for _, key := range b.Evict {
 		add(s.subject("fin", key), nil, deleted...)
@@ -250,7 +300,7 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	for _, key := range b.Delete {
 		add(s.subject("doc", key), nil, deleted...)
 	}
-	add(s.prefix+"engine", b.Engine, rollup...) // last: it carries the commit
+	put(s.prefix+"engine", b.Engine, rollup...) // last: it carries the commit
 	if len(msgs) > MaxBatch {
 		return fmt.Errorf("jetstore: commit: %d messages: %w (%d)", len(msgs), ErrBatchTooLarge, MaxBatch)
 	}
@@ -273,6 +323,36 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 		}
 	}
 	return nil
+}
+
+// maxData is the most data one message of the store may carry: the
+// server's max_payload, less room for the headers.
+func (s *Store) maxData() int { return int(s.nc.MaxPayload()) - 1024 }
+
+// split cuts a history chunk larger than a message may carry into chunks
+// that fit, at record boundaries.
+func (s *Store) split(c engine.HistoryChunk) ([]engine.HistoryChunk, error) {
+	limit := s.maxData()
+	if len(c.Records) <= limit {
+		return []engine.HistoryChunk{c}, nil
+	}
+	var records []json.RawMessage
+	if err := json.Unmarshal(c.Records, &records); err != nil {
+		return nil, fmt.Errorf("records from %d: %w", c.From, err)
+	}
+	var out []engine.HistoryChunk
+	from, n, buf := c.From, 0, []byte{'['}
+	for _, r := range records {
+		if n > 0 && len(buf)+len(r)+2 > limit {
+			out = append(out, engine.HistoryChunk{From: from, Records: append(buf, ']')})
+			from, n, buf = from+n, 0, []byte{'['}
+		}
+		if n > 0 {
+			buf = append(buf, ',')
+		}
+		buf, n = append(buf, r...), n+1
+	}
+	return append(out, engine.HistoryChunk{From: from, Records: append(buf, ']')}), nil
 }
 
 // publishBatch publishes msgs as one JetStream atomic batch and waits for

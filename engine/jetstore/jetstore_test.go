@@ -1,8 +1,11 @@
 package jetstore_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -360,4 +363,71 @@ func TestStore_Errors(t *testing.T) {
 	if string(st.Engine) != `{"a":1}` || len(st.Instances) != 1 || st.Instances[7] == nil {
 		t.Errorf("store holds engine %s and %d instances, want only the good commit", st.Engine, len(st.Instances))
 	}
+}
+
+// TestStore_LargeDocuments: documents and history chunks larger than a
+// NATS message travel in parts and come back whole, from Load and from
+// Instance.
+func TestStore_LargeDocuments(t *testing.T) {
+	ctx := context.Background()
+	n := startNATS(t)
+	s, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: "large"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := func(c byte, size int) []byte {
+		return []byte(`{"v":"` + strings.Repeat(string(c), size) + `"}`)
+	}
+	var records []string
+	for i := range 3000 {
+		records = append(records, fmt.Sprintf(`{"seq":%d,"pad":"%s"}`, i+1, strings.Repeat("r", 1000)))
+	}
+	hist := []byte("[" + strings.Join(records, ",") + "]")
+	b := &engine.StoreBatch{
+		Engine:      big('e', 2_500_000),
+		Deployments: [][]byte{big('d', 1_500_000), []byte(`{"small":true}`)},
+		Put:         map[int64][]byte{1: big('i', 3_000_000)},
+		History:     map[int64]engine.HistoryChunk{1: {From: 0, Records: hist}},
+		Finished:    []engine.FinishedInstance{{Key: 2, Doc: big('f', 2_000_000)}},
+	}
+	if err := s.Commit(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(st.Engine, b.Engine) || len(st.Deployments) != 2 || !bytes.Equal(st.Deployments[0], b.Deployments[0]) ||
+		!bytes.Equal(st.Deployments[1], b.Deployments[1]) || len(st.Finished) != 1 || !bytes.Equal(st.Finished[0], b.Finished[0].Doc) {
+		t.Fatal("Load returned other engine, deployment or finished documents than committed")
+	}
+	for name, si := range map[string]*engine.StoredInstance{"Load": st.Instances[1], "Instance": mustInstance(t, s, 1)} {
+		if si == nil || !bytes.Equal(si.Doc, b.Put[1]) {
+			t.Fatalf("%s: instance 1's document is not the one committed", name)
+		}
+		var got []json.RawMessage
+		next := 0
+		for _, c := range si.History {
+			if c.From != next {
+				t.Fatalf("%s: a history chunk starts at %d, want %d", name, c.From, next)
+			}
+			var part []json.RawMessage
+			if err := json.Unmarshal(c.Records, &part); err != nil {
+				t.Fatalf("%s: history chunk from %d: %v", name, c.From, err)
+			}
+			got, next = append(got, part...), next+len(part)
+		}
+		if len(si.History) < 2 || len(got) != len(records) || string(got[2999]) != records[2999] {
+			t.Fatalf("%s: history of %d records in %d chunks, want %d records in several", name, len(got), len(si.History), len(records))
+		}
+	}
+}
+
+func mustInstance(t *testing.T, s *jetstore.Store, key int64) *engine.StoredInstance {
+	t.Helper()
+	si, err := s.Instance(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return si
 }
