@@ -234,3 +234,23 @@ func BenchmarkClient_StartCancel(b *testing.B) {
 		}
 	}
 }
+
+// TestServer_OneServerPerCluster: a second server for a cluster that is
+// served is refused, and one for another cluster on the same NATS is not.
+func TestServer_OneServerPerCluster(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t)
+	if _, err := server.New(ctx, s.nc, server.Config{Cluster: "test"}); !errors.Is(err, server.ErrClusterServed) {
+		t.Fatalf("a second server for cluster test: %v, want ErrClusterServed", err)
+	}
+	other, err := server.New(ctx, s.nc, server.Config{Cluster: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := server.New(ctx, s.nc, server.Config{Cluster: "a.b"}); !errors.Is(err, server.ErrBadCluster) {
+		t.Errorf("cluster a.b: %v, want ErrBadCluster", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -46,6 +47,11 @@ var validCluster = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // subject token.
 var ErrBadCluster = errors.New("bad cluster name")
 
+// ErrClusterServed is returned by New when another server already answers
+// for the cluster on the NATS system: two servers on one store would
+// overwrite each other's state.
+var ErrClusterServed = errors.New("another flowtrack server already serves the cluster")
+
 // New opens the cluster's store on nc (engine/jetstore, named after the
 // cluster), starts the engine on the real clock from what the store
 // holds (instances go on where they were; timers that fell due while no
@@ -57,6 +63,15 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	}
 	if !validCluster.MatchString(cfg.Cluster) {
 		return nil, fmt.Errorf("server: %w %q: only letters, digits, \"_\" and \"-\" are allowed", ErrBadCluster, cfg.Cluster)
+	}
+	// Until partitions come with leases, this check (racy: two servers
+	// starting at the same instant both pass it) is the guard.
+	_, err := nc.Request(wire.OpSubject(cfg.Cluster, "now"), nil, time.Second)
+	switch {
+	case err == nil:
+		return nil, fmt.Errorf("server: cluster %q: %w", cfg.Cluster, ErrClusterServed)
+	case !errors.Is(err, nats.ErrNoResponders):
+		return nil, fmt.Errorf("server: cluster %q: ask whether it is served: %w", cfg.Cluster, err)
 	}
 	store, err := jetstore.Open(ctx, nc, &jetstore.Options{Name: cfg.Cluster, Replicas: cfg.Replicas})
 	if err != nil {
