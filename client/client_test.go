@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -197,8 +198,15 @@ func TestClient_Errors(t *testing.T) {
 
 // BenchmarkClient_StartCancel measures two served commands, each a NATS
 // round trip and a synced JetStream commit: start an order (it waits at
-// its first job) and cancel it.
+// its first job) and cancel it, from GOMAXPROCS client goroutines
+// (callersx1) and 16 times as many (callersx16), whose commands share
+// commits.
 func BenchmarkClient_StartCancel(b *testing.B) {
+	b.Run("callersx1", func(b *testing.B) { benchStartCancel(b, 1) })
+	b.Run("callersx16", func(b *testing.B) { benchStartCancel(b, 16) })
+}
+
+func benchStartCancel(b *testing.B, callers int) {
 	ctx := context.Background()
 	ns, err := server.StartNATS(b.TempDir(), 0)
 	if err != nil {
@@ -223,16 +231,21 @@ func BenchmarkClient_StartCancel(b *testing.B) {
 	if _, err := c.Deploy(ctx, "order.bpmn", xml); err != nil {
 		b.Fatal(err)
 	}
+	b.SetParallelism(callers) // GOMAXPROCS × callers goroutines
 	b.ResetTimer()
-	for b.Loop() {
-		key, err := c.Start(ctx, "served", map[string]any{"orderId": "o"})
-		if err != nil {
-			b.Fatal(err)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			key, err := c.Start(ctx, "served", map[string]any{"orderId": "o"})
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := c.Cancel(ctx, key); err != nil {
+				b.Error(err)
+				return
+			}
 		}
-		if err := c.Cancel(ctx, key); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 }
 
 // TestServer_OneServerPerCluster: a second server for a cluster that is
@@ -252,5 +265,60 @@ func TestServer_OneServerPerCluster(t *testing.T) {
 	}
 	if _, err := server.New(ctx, s.nc, server.Config{Cluster: "a.b"}); !errors.Is(err, server.ErrBadCluster) {
 		t.Errorf("cluster a.b: %v, want ErrBadCluster", err)
+	}
+}
+
+// TestServer_Concurrent: commands from many clients at once are each
+// applied once, and the server closes cleanly after them.
+func TestServer_Concurrent(t *testing.T) {
+	ctx := context.Background()
+	s := serve(t)
+	c := client.New(s.nc, "test")
+	xml, err := os.ReadFile(filepath.Join("testdata", "order.bpmn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Deploy(ctx, "order.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	const n = 24
+	keys := make(chan int64, n)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			key, err := c.Start(ctx, "served", map[string]any{"orderId": fmt.Sprint(i)})
+			if err == nil {
+				var jobs []engine.Job
+				if jobs, err = c.Jobs(ctx, engine.JobFilter{InstanceKey: key}); err == nil && len(jobs) == 1 {
+					err = c.CompleteJob(ctx, jobs[0].Key, nil)
+				} else if err == nil {
+					err = fmt.Errorf("instance %d has %d jobs, want 1", key, len(jobs))
+				}
+			}
+			keys <- key
+			errs <- err
+		}()
+	}
+	seen := map[int64]bool{}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		key := <-keys
+		if seen[key] {
+			t.Fatalf("instance key %d given twice", key)
+		}
+		seen[key] = true
+	}
+	s.stop()
+	s.start()
+	for key := range seen {
+		toks, err := c.Tokens(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(toks) != 1 || toks[0].ElementID != "paid" {
+			t.Errorf("instance %d after the restart: tokens %+v, want one waiting at paid", key, toks)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -29,17 +30,27 @@ type Config struct {
 	Engine []engine.Option
 }
 
-// Server serves one engine over NATS. Its operations run one at a time.
+// Server serves one engine over NATS. Operations that only call the engine
+// (dispatch.Concurrent: start, complete_job, publish_message, queries...)
+// run concurrently, up to MaxInFlight at once, so that their commits share
+// syncs (the engine's group commit); the others run alone.
 type Server struct {
 	nc      *nats.Conn
 	cluster string
 	eng     *engine.Engine
 	mod     *dispatch.Module
-	mu      sync.Mutex // serialises the module's calls
+	mu      sync.RWMutex // held for reading by concurrent operations, for writing by the others
+	slots   chan struct{}
+	gate    sync.Mutex // guards closed, and running's Add against Close's Wait
+	closed  bool
+	running sync.WaitGroup
 	sub     *nats.Subscription
 	unsub   func() error
-	closed  bool
 }
+
+// MaxInFlight bounds the operations a server runs at once; further
+// requests wait in the NATS subscription's buffer.
+const MaxInFlight = 64
 
 var validCluster = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
@@ -82,11 +93,11 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: start the engine: %w", err)
 	}
-	s := &Server{nc: nc, cluster: cfg.Cluster, eng: eng, mod: dispatch.NewServed(eng, clk)}
+	s := &Server{nc: nc, cluster: cfg.Cluster, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight)}
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
 	s.unsub = eng.Subscribe(s.publish)
-	s.sub, err = nc.Subscribe(wire.OpSubject(cfg.Cluster, "*"), s.serve)
+	s.sub, err = nc.Subscribe(wire.OpSubject(cfg.Cluster, "*"), s.accept)
 	if err == nil {
 		err = nc.Flush()
 	}
@@ -101,13 +112,44 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 // server.
 func (s *Server) Engine() *engine.Engine { return s.eng }
 
+// accept runs a request on a goroutine of its own, once a slot is free,
+// unless the server is closing: then it answers CLOSED.
+func (s *Server) accept(m *nats.Msg) {
+	s.slots <- struct{}{}
+	s.gate.Lock()
+	if s.closed {
+		s.gate.Unlock()
+		<-s.slots
+		if m.Reply != "" {
+			_ = m.Respond(closedResponse)
+		}
+		return
+	}
+	s.running.Add(1)
+	s.gate.Unlock()
+	go func() {
+		defer func() { <-s.slots; s.running.Done() }()
+		s.serve(m)
+	}()
+}
+
+// closedResponse answers the requests that arrive while the server closes.
+var closedResponse, _ = json.Marshal(wire.Response[any]{Error: &wire.Error{Code: wire.CodeClosed, Message: "the flowtrack server is closing"}, Events: []engine.Event{}})
+
 // serve answers one request: the last token of the subject names the
 // operation, the data is its request, the reply the response envelope.
 func (s *Server) serve(m *nats.Msg) {
 	op := m.Subject[len(wire.OpSubject(s.cluster, "")):]
-	s.mu.Lock()
-	out := s.mod.Call(op, m.Data) // after Close, the engine answers CLOSED
-	s.mu.Unlock()
+	var out []byte
+	if dispatch.Concurrent(op) {
+		s.mu.RLock()
+		out = s.mod.Call(op, m.Data) // after Close, the engine answers CLOSED
+		s.mu.RUnlock()
+	} else {
+		s.mu.Lock()
+		out = s.mod.Call(op, m.Data)
+		s.mu.Unlock()
+	}
 	if m.Reply != "" {
 		_ = m.Respond(out) // a requester that went away has no one to tell
 	}
@@ -125,10 +167,10 @@ func (s *Server) publish(ev engine.Event) {
 // Close stops serving and closes the engine: what it committed stays in
 // the store for the next server.
 func (s *Server) Close(ctx context.Context) error {
-	s.mu.Lock()
+	s.gate.Lock()
 	closed := s.closed
 	s.closed = true
-	s.mu.Unlock()
+	s.gate.Unlock()
 	if closed {
 		return nil
 	}
@@ -136,6 +178,7 @@ func (s *Server) Close(ctx context.Context) error {
 	if s.sub != nil {
 		errs = append(errs, s.sub.Unsubscribe())
 	}
+	s.running.Wait() // the operations under way finish before the engine closes
 	errs = append(errs, s.eng.Close(ctx))
 	if err := s.unsub(); err != nil && !errors.Is(err, engine.ErrObserverDropped) {
 		errs = append(errs, err)

@@ -81,6 +81,30 @@ func NewServed(eng *engine.Engine, clk clock.Clock) *Module {
 	return &Module{clock: clk, eng: eng, used: true, served: true}
 }
 
+// markUsed records that the engine holds state a rebuild would lose. It
+// writes only the first time, so that on a served module (used from the
+// start) the operations that call it write nothing and may run
+// concurrently (Concurrent).
+func (m *Module) markUsed() {
+	if !m.used {
+		m.used = true
+	}
+}
+
+// Concurrent reports whether operation op may run on a served module
+// (NewServed) at the same time as other such operations: it only calls
+// the engine, which is safe for concurrent use, and writes nothing of the
+// module. The others (deploy, configure, restore, checkpoint, call,
+// advance, unknown names) must run alone.
+func Concurrent(op string) bool {
+	switch op {
+	case "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
+		"resolve_incident", "activate_ad_hoc", "cancel", "jobs", "instance", "tokens", "history", "incidents", "now":
+		return true
+	}
+	return false
+}
+
 // Operations returns the names of the operations, sorted.
 func Operations() []string {
 	ops := make([]string, 0, len(operations))

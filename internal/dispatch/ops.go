@@ -73,7 +73,7 @@ func opDeploy(_ context.Context, m *Module, data []byte) (any, error) {
 	if req.Name == "" {
 		req.Name = "model.bpmn"
 	}
-	m.used = true
+	m.markUsed()
 	d, err := m.eng.Deploy(req.Name, doc)
 	if err != nil {
 		return nil, err
@@ -147,7 +147,7 @@ func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) 
 		return nil, badRequest("publish_message: field \"ttlMs\" must be between 0 and %v, got %v (a TTL must end by %s)",
 			maxAdvanceMs, req.TTLMs, formatTime(clock.Max))
 	}
-	m.used = true
+	m.markUsed()
 	return nil, publishMessage(ctx, m.eng, req)
 }
 
