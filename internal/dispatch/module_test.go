@@ -103,3 +103,22 @@ func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(got))
 }
+
+// TestConcurrent_Operations: the operations a served module may run
+// concurrently are operations, and none of those that change the module.
+func TestConcurrent_Operations(t *testing.T) {
+	n := 0
+	for _, op := range Operations() {
+		if Concurrent(op) {
+			n++
+		}
+	}
+	if n != 15 {
+		t.Errorf("%d concurrent operations among Operations(), want the 15 Concurrent names", n)
+	}
+	for _, op := range []string{"deploy", "configure", "restore", "checkpoint", "call", "advance", "nope"} {
+		if Concurrent(op) {
+			t.Errorf("%s may run concurrently, but it changes the module or runs others", op)
+		}
+	}
+}
