@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -93,5 +95,33 @@ func TestServe_Usage(t *testing.T) {
 		if code, err := serveCmd(context.Background(), args, io.Discard); code != exitUsage || err == nil {
 			t.Errorf("serve %v: exit %d, %v; want a usage error", args, code, err)
 		}
+	}
+}
+
+// TestServe_ExistingNATS: with --nats the command serves through a NATS
+// system it does not run.
+func TestServe_ExistingNATS(t *testing.T) {
+	ns, err := server.StartNATS(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	url, stop := serving(t, "--nats", ns.ClientURL(), "--cluster", "ext")
+	if url != ns.ClientURL() {
+		t.Errorf("serve reports %s, want the NATS it was given, %s", url, ns.ClientURL())
+	}
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := client.New(nc, "ext").Now(context.Background()); err != nil {
+		t.Errorf("now through --nats: %v", err)
+	}
+	if code := stop(); code != exitOK {
+		t.Errorf("serve exited %d, want %d", code, exitOK)
+	}
+	if _, err := client.New(nc, "ext").Now(context.Background()); !errors.Is(err, client.ErrNoServer) {
+		t.Errorf("now after serve stopped: %v, want ErrNoServer", err)
 	}
 }
