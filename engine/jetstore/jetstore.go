@@ -1,24 +1,28 @@
 // Package jetstore is an engine.Store on NATS JetStream: an engine's state
 // in one stream, so that it survives the process (and, with replicas, the
 // machine) and a server (flowtrack serve) restarts where it was. Open it
-// on a JetStream context and hand it to engine.WithStore.
+// on a NATS connection to a system with JetStream and hand it to
+// engine.WithStore.
 //
 // The stream (FLOWTRACK_STORE_<name>) holds the pieces of the state
 // document of engine/STATE.md on the subjects under flowtrack.store.<name>:
-// "engine" (the engine-level document, one message, rolled up), "dep" (the
-// deployments, in stream order), "doc.<key>" (a live instance's document
-// without history, rolled up), "hist.<key>" (its history chunks, the index
-// of the chunk's first record in the Flowtrack-From header) and "fin.<key>"
-// (a finished instance still findable, rolled up; stream order is oldest
-// first). A document larger than a NATS message (max_payload, 1 MB by
-// default) is written in parts, the first as above and the others right
+// "engine" (the engine-level document), "dep.<index>" (the deployments, by
+// their index in commit order), "doc.<key>" (a live instance's document
+// without history), "hist.<key>.<from>" (its history chunks, by the index
+// of the chunk's first record) and "fin.<key>" (a finished instance still
+// findable; stream order is oldest first). Every subject holds one value,
+// rolled up (Nats-Rollup: sub), so a commit written again after a failure
+// whose outcome is unknown (an acknowledgement lost: the engine writes the
+// commit again) rewrites what the first attempt wrote rather than adding
+// it twice. A document larger than a NATS message (max_payload, 1 MB by
+// default) is written in parts, the first rolling up and the others right
 // after it marked Flowtrack-Op: more; a history chunk is cut at record
-// boundaries instead. A commit is one atomic batch (JetStream atomic batch publish):
-// after a crash the stream holds all of it or none of it. Deleting an
-// instance or evicting a finished one writes a marker (header Flowtrack-Op:
-// del) in the batch; after the batch the store purges the marker and the
-// instance's history, and Load ignores history left without a document by
-// a crash in between (keys are never reused).
+// boundaries instead. A commit is one atomic batch (JetStream atomic batch
+// publish): after a crash the stream holds all of it or none of it.
+// Deleting an instance or evicting a finished one writes a marker (header
+// Flowtrack-Op: del) in the batch; after the batch the store purges the
+// marker and the instance's history, and Load ignores history left
+// without a document by a crash in between (keys are never reused).
 //
 // It is a native package: the WebAssembly module does not import it.
 package jetstore
@@ -75,6 +79,10 @@ type Store struct {
 	stream  jetstream.Stream
 	prefix  string
 	timeout time.Duration
+	// deps counts the deployments committed (-1: not known yet): a
+	// deployment's subject is its index, so that a commit written again
+	// after a failure rewrites it rather than adding it twice.
+	deps int
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -117,7 +125,7 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: %w", err)
 	}
-	s := &Store{nc: nc, prefix: "flowtrack.store." + o.Name + ".", timeout: o.Timeout}
+	s := &Store{nc: nc, prefix: "flowtrack.store." + o.Name + ".", timeout: o.Timeout, deps: -1}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	s.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
@@ -144,6 +152,7 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 		doc []byte
 	}
 	finished := map[int64]fin{}
+	deployments := map[int64][]byte{}
 	history := map[int64][]engine.HistoryChunk{}
 	err := s.read(ctx, s.prefix+">", func(m jetstream.Msg, seq uint64) error {
 		kind, key, err := s.parse(m.Subject())
@@ -160,11 +169,10 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 				st.Engine = m.Data()
 			}
 		case "dep":
-			if more && len(st.Deployments) > 0 {
-				last := len(st.Deployments) - 1
-				st.Deployments[last] = append(st.Deployments[last], m.Data()...)
+			if more {
+				deployments[key] = append(deployments[key], m.Data()...)
 			} else {
-				st.Deployments = append(st.Deployments, m.Data())
+				deployments[key] = m.Data()
 			}
 		case "doc":
 			switch si := st.Instances[key]; {
@@ -196,8 +204,15 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: load: %w", err)
 	}
+	for _, i := range sortedKeys(deployments) {
+		if i != int64(len(st.Deployments)) {
+			return nil, fmt.Errorf("jetstore: load: deployment %d follows %d deployments", i, len(st.Deployments))
+		}
+		st.Deployments = append(st.Deployments, deployments[i])
+	}
+	s.deps = len(st.Deployments)
 	for key, si := range st.Instances {
-		si.History = history[key] // history without a document is a crash's leftover
+		si.History = sortedChunks(history[key]) // history without a document is a crash's leftover
 	}
 	fins := make([]fin, 0, len(finished))
 	for _, f := range finished {
@@ -235,7 +250,7 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 		return nil, fmt.Errorf("jetstore: instance %d: %w", key, engine.ErrUnknownInstance)
 	}
 	si := &engine.StoredInstance{Doc: doc}
-	err = s.read(ctx, s.subject("hist", key), func(m jetstream.Msg, _ uint64) error {
+	err = s.read(ctx, s.subject("hist", key)+".*", func(m jetstream.Msg, _ uint64) error {
 		c, err := chunkOf(m, key)
 		si.History = append(si.History, c)
 		return err
@@ -243,6 +258,7 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: instance %d: %w", key, err)
 	}
+	si.History = sortedChunks(si.History)
 	return si, nil
 }
 
@@ -276,8 +292,13 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	}
 	rollup := []string{jetstream.MsgRollup, jetstream.MsgRollupSubject}
 	deleted := append([]string{headerOp, opDelete}, rollup...)
-	for _, d := range b.Deployments {
-		put(s.prefix+"dep", d)
+	if s.deps < 0 {
+		if err := s.countDeployments(ctx); err != nil {
+			return fmt.Errorf("jetstore: commit: %w", err)
+		}
+	}
+	for i, d := range b.Deployments {
+		put(s.subject("dep", int64(s.deps+i)), d, rollup...)
 	}
 	for _, key := range sortedKeys(b.Put) {
 		put(s.subject("doc", key), b.Put[key], rollup...)
@@ -288,7 +309,7 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 			return fmt.Errorf("jetstore: commit: history of instance %d: %w", key, err)
 		}
 		for _, c := range chunks {
-			add(s.subject("hist", key), c.Records, headerFrom, strconv.Itoa(c.From))
+			add(s.subject("hist", key)+"."+strconv.Itoa(c.From), c.Records, headerFrom, strconv.Itoa(c.From), jetstream.MsgRollup, jetstream.MsgRollupSubject)
 		}
 	}
 	for _, f := range b.Finished {
@@ -307,10 +328,11 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if err := s.publishBatch(ctx, msgs); err != nil {
 		return fmt.Errorf("jetstore: commit: %w", err)
 	}
+	s.deps += len(b.Deployments)
 	// Tidy up what the batch deleted: the markers and the history. A
 	// crash before this leaves data Load ignores.
 	for _, key := range b.Delete {
-		if err := s.purge(ctx, s.subject("hist", key)); err != nil {
+		if err := s.purge(ctx, s.subject("hist", key)+".>"); err != nil {
 			return fmt.Errorf("jetstore: commit: history of instance %d: %w", key, err)
 		}
 		if err := s.purge(ctx, s.subject("doc", key)); err != nil {
@@ -441,10 +463,33 @@ func (s *Store) read(ctx context.Context, subject string, fn func(m jetstream.Ms
 
 // subjectCount is how many messages info (filtered on subject) counts.
 func subjectCount(info *jetstream.StreamInfo, subject string) uint64 {
-	if !strings.HasSuffix(subject, ">") {
+	if !strings.ContainsAny(subject, "*>") {
 		return info.State.Subjects[subject]
 	}
-	return info.State.Msgs
+	var n uint64
+	for _, c := range info.State.Subjects {
+		n += c
+	}
+	return n
+}
+
+// countDeployments sets deps from the stream, for a Commit before any
+// Load (the engine loads first).
+func (s *Store) countDeployments(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(s.prefix+"dep.*"))
+	if err != nil {
+		return fmt.Errorf("count the deployments: %w", err)
+	}
+	s.deps = len(info.State.Subjects)
+	return nil
+}
+
+// sortedChunks orders an instance's history chunks by their first record.
+func sortedChunks(cs []engine.HistoryChunk) []engine.HistoryChunk {
+	slices.SortFunc(cs, func(a, b engine.HistoryChunk) int { return cmp.Compare(a.From, b.From) })
+	return cs
 }
 
 func (s *Store) subject(kind string, key int64) string {
@@ -459,9 +504,12 @@ func (s *Store) parse(subject string) (string, int64, error) {
 	}
 	kind, k, keyed := strings.Cut(rest, ".")
 	switch {
-	case !keyed && (kind == "engine" || kind == "dep"):
+	case !keyed && kind == "engine":
 		return kind, 0, nil
-	case keyed && (kind == "doc" || kind == "hist" || kind == "fin"):
+	case keyed && (kind == "dep" || kind == "doc" || kind == "hist" || kind == "fin"):
+		if kind == "hist" {
+			k, _, _ = strings.Cut(k, ".") // hist.<key>.<from>
+		}
 		key, err := strconv.ParseInt(k, 10, 64)
 		if err != nil {
 			return "", 0, fmt.Errorf("subject %q: instance key: %w", subject, err)

@@ -431,3 +431,53 @@ func mustInstance(t *testing.T, s *jetstore.Store, key int64) *engine.StoredInst
 	}
 	return si
 }
+
+// TestStore_CommitAgain: a commit written again, as the engine does after
+// a commit whose outcome it does not know (an acknowledgement lost), with
+// more history since, leaves what one commit of the later batch leaves:
+// no deployment and no history chunk twice.
+func TestStore_CommitAgain(t *testing.T) {
+	ctx := context.Background()
+	n := startNATS(t)
+	s, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := &engine.StoreBatch{Engine: []byte(`{"n":1}`), Deployments: [][]byte{[]byte(`{"d":0}`)},
+		Put:     map[int64][]byte{1: []byte(`{"i":1}`)},
+		History: map[int64]engine.HistoryChunk{1: {From: 0, Records: []byte(`[{"seq":1}]`)}}}
+	again := &engine.StoreBatch{Engine: []byte(`{"n":2}`), Deployments: first.Deployments,
+		Put:     map[int64][]byte{1: []byte(`{"i":2}`)},
+		History: map[int64]engine.HistoryChunk{1: {From: 0, Records: []byte(`[{"seq":1},{"seq":2}]`)}}}
+	// The lost acknowledgement: a store that saw the stream before the
+	// first commit landed writes the batch again, as the engine's store
+	// does when it did not learn that its commit landed.
+	retrying, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := retrying.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := retrying.Commit(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si := st.Instances[1]
+	if string(st.Engine) != `{"n":2}` || len(st.Deployments) != 1 || si == nil || string(si.Doc) != `{"i":2}` ||
+		len(si.History) != 1 || string(si.History[0].Records) != `[{"seq":1},{"seq":2}]` {
+		t.Fatalf("after a commit written twice: engine %s, %d deployments, instance %+v", st.Engine, len(st.Deployments), si)
+	}
+	if err := s.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"n":3}`), Deployments: [][]byte{[]byte(`{"d":1}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = s.Load(ctx); err != nil || len(st.Deployments) != 2 || string(st.Deployments[1]) != `{"d":1}` {
+		t.Fatalf("a later deployment: %v, %d deployments", err, len(st.Deployments))
+	}
+}
