@@ -33,6 +33,8 @@ vet: wasm
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm
 	GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism ./wasm
+	@# The server's NATS stays out of the module (flowtrack serve runs the native engine).
+	@! GOOS=wasip1 GOARCH=wasm $(GO) list -deps ./wasm | grep nats-io || (echo "the wasm module imports NATS" && false)
 
 staticcheck: wasm
 	$(GO) tool staticcheck ./...
