@@ -118,7 +118,7 @@ func ascii(b []byte) bool {
 
 func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.StartRequest
-	if err := decode("start", data, &req); err != nil {
+	if err := decodeStart(data, &req); err != nil {
 		return nil, err
 	}
 	if req.ProcessID == "" {
@@ -136,7 +136,7 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 
 func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.MessageRequest
-	if err := decode("publish_message", data, &req); err != nil {
+	if err := decodeMessage(data, &req); err != nil {
 		return nil, err
 	}
 	if req.Name == "" {
@@ -163,7 +163,7 @@ func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error)
 
 func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.CompleteJobRequest
-	if err := decode("complete_job", data, &req); err != nil {
+	if err := decodeCompleteJob(data, &req); err != nil {
 		return nil, err
 	}
 	if req.JobKey == nil {
@@ -215,7 +215,7 @@ func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error)
 
 func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.AdvanceRequest
-	if err := decode("advance", data, &req); err != nil {
+	if err := decodeAdvance(data, &req); err != nil {
 		return nil, err
 	}
 	var target time.Time
