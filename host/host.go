@@ -501,8 +501,11 @@ func encodeRequest(req any) ([]byte, error) {
 // decodeResult decodes a result into out: the hot ones by wire's
 // decoders, without reflection, the others through encoding/json.
 func decodeResult(data json.RawMessage, out any) error {
-	if r, ok := out.(*wire.StartResult); ok {
+	switch r := out.(type) {
+	case *wire.StartResult:
 		return wire.DecodeStartResult(data, r)
+	case *wire.CompleteJobResult:
+		return wire.DecodeCompleteJobResult(data, r)
 	}
 	return json.Unmarshal(data, out)
 }

@@ -131,7 +131,8 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	return wire.StartResult{InstanceKey: inst.Key(), State: inst.State()}, nil
+	state := inst.State()
+	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: m.jobsOf(inst.Key(), state)}, nil
 }
 
 func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
@@ -169,7 +170,28 @@ func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 	if req.JobKey == nil {
 		return nil, badRequest("complete_job: field \"jobKey\" is required")
 	}
-	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables)
+	job, _ := m.eng.Job(*req.JobKey) // its instance, for the result
+	if err := m.eng.CompleteJob(ctx, *req.JobKey, req.Variables); err != nil {
+		return nil, err
+	}
+	if err := m.eng.Settle(ctx); err != nil {
+		return nil, err
+	}
+	res := wire.CompleteJobResult{InstanceKey: job.InstanceKey}
+	if inst, ok := m.eng.Instance(job.InstanceKey); ok {
+		res.State = inst.State()
+		res.Jobs = m.jobsOf(job.InstanceKey, res.State)
+	}
+	return res, nil
+}
+
+// jobsOf returns the activatable jobs of the instance key, which is in
+// state, for the results that spare a worker its jobs call.
+func (m *module) jobsOf(key int64, state engine.State) []engine.Job {
+	if state != engine.Active {
+		return nil
+	}
+	return m.eng.Jobs(engine.JobFilter{InstanceKey: key})
 }
 
 func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {

@@ -42,8 +42,14 @@ func TestAppenders_MatchEncodingJSON(t *testing.T) {
 		got, err := AppendMessageRequest(nil, r)
 		marshalsAlike(t, r, got, err)
 	}
+	jobs := []engine.Job{
+		{Key: 3, Type: "t<1>", ProcessID: "p", ElementID: "e", InstanceKey: 2, Retries: 3, Created: time.Date(2026, 1, 1, 0, 0, 0, 5, time.UTC)},
+		{Key: 4, Type: "t", Headers: map[string]string{"z": "1", "a": "é"}, Variables: vars, ErrorMessage: "failed\n",
+			Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600))},
+	}
 	for _, r := range []any{nil, StartResult{InstanceKey: 5, State: engine.Completed}, NowResult{Now: "2026-01-01T00:00:00Z"},
-		DeployResult{Name: "x"}} {
+		StartResult{InstanceKey: 5, State: engine.Active, Jobs: jobs}, CompleteJobResult{InstanceKey: 2},
+		CompleteJobResult{InstanceKey: 2, State: engine.Active, Jobs: jobs}, DeployResult{Name: "x"}} {
 		got, err := AppendResult(nil, r)
 		marshalsAlike(t, r, got, err)
 	}
@@ -70,11 +76,20 @@ func TestDecodeResponse_MatchesEncodingJSON(t *testing.T) {
 			assert.Equal(t, slow, fast, "%q", data)
 		}
 	}
-	for _, data := range []string{`{"instanceKey":12,"state":"active"}`, `{"instanceKey":1.5}`, `{"state":"other"}`, `{}`} {
+	for _, data := range []string{`{"instanceKey":12,"state":"active"}`, `{"instanceKey":1.5}`, `{"state":"other"}`, `{}`,
+		`{"instanceKey":2,"state":"active","jobs":[{"key":3,"type":"t","processId":"p","elementId":"e","instanceKey":2,"retries":3,"created":"2026-01-01T00:00:00.000000005Z"},` +
+			`{"key":4,"type":"\u00e9","headers":{"a":"b"},"variables":{"x":[1,{"y":null}]},"errorMessage":"m","created":"2026-01-01T01:00:00+01:00"}]}`,
+		`{"instanceKey":2,"jobs":[]}`, `{"instanceKey":2,"jobs":null}`, `{"jobs":[{"key":1,"key":2}]}`, `{"jobs":[{"retries":1e2}]}`,
+		`{"jobs":[{"headers":{"a":1}}]}`, `{"jobs":[{"created":"never"}]}`, `{"jobs":[{"other":1}]}`,
+	} {
 		var fast, slow StartResult
 		ferr, serr := DecodeStartResult([]byte(data), &fast), json.Unmarshal([]byte(data), &slow)
 		assert.Equal(t, serr == nil, ferr == nil, "%q", data)
 		assert.Equal(t, slow, fast, "%q", data)
+		var cfast, cslow CompleteJobResult
+		ferr, serr = DecodeCompleteJobResult([]byte(data), &cfast), json.Unmarshal([]byte(data), &cslow)
+		assert.Equal(t, serr == nil, ferr == nil, "%q", data)
+		assert.Equal(t, cslow, cfast, "%q", data)
 	}
 }
 
@@ -92,5 +107,23 @@ func FuzzDecodeResponse(f *testing.F) {
 		require.NoError(t, json.Unmarshal(data, &slow), "fast path accepted %q", data)
 		// encoding/json keeps a raw result byte for byte; so does the fast path.
 		assert.Equal(t, slow, fast, "%q", data)
+	})
+}
+
+// FuzzDecodeStartResult holds start's and complete_job's result decoders
+// to encoding/json on arbitrary bytes.
+func FuzzDecodeStartResult(f *testing.F) {
+	f.Add([]byte(`{"instanceKey":2,"state":"active","jobs":[{"key":3,"type":"t","processId":"p","elementId":"e","instanceKey":2,"retries":3,"headers":{"h":"v"},"variables":{"a":[1.5,"x",true,null,{}]},"errorMessage":"m","created":"2026-01-01T00:00:00Z"}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var fast, slow StartResult
+		if err := DecodeStartResult(data, &fast); err == nil {
+			require.NoError(t, json.Unmarshal(data, &slow), "fast path accepted %q", data)
+			assert.Equal(t, slow, fast, "%q", data)
+		}
+		var cfast, cslow CompleteJobResult
+		if err := DecodeCompleteJobResult(data, &cfast); err == nil {
+			require.NoError(t, json.Unmarshal(data, &cslow), "fast path accepted %q", data)
+			assert.Equal(t, cslow, cfast, "%q", data)
+		}
 	})
 }

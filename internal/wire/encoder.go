@@ -2,11 +2,14 @@ package wire
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/flowtrack/flowtrack/engine"
 )
 
 // The appenders below write the hot results and requests as encoding/json
@@ -21,6 +24,15 @@ func AppendResult(buf []byte, result any) ([]byte, error) {
 		return append(buf, "null"...), nil
 	case StartResult:
 		return AppendStartResult(buf, r)
+	case CompleteJobResult:
+		buf = append(buf, `{"instanceKey":`...)
+		buf = strconv.AppendInt(buf, r.InstanceKey, 10)
+		if r.State != "" {
+			buf = append(buf, `,"state":`...)
+			buf = AppendString(buf, string(r.State))
+		}
+		buf, err := appendJobs(buf, r.Jobs)
+		return append(buf, '}'), err
 	case NowResult:
 		buf = append(buf, `{"now":`...)
 		return append(AppendString(buf, r.Now), '}'), nil
@@ -35,6 +47,70 @@ func AppendStartResult(buf []byte, r StartResult) ([]byte, error) {
 	buf = strconv.AppendInt(buf, r.InstanceKey, 10)
 	buf = append(buf, `,"state":`...)
 	buf = AppendString(buf, string(r.State))
+	buf, err := appendJobs(buf, r.Jobs)
+	return append(buf, '}'), err
+}
+
+// appendJobs appends a non-empty jobs field (omitempty).
+func appendJobs(buf []byte, jobs []engine.Job) ([]byte, error) {
+	if len(jobs) == 0 {
+		return buf, nil
+	}
+	buf = append(buf, `,"jobs":[`...)
+	var err error
+	for i := range jobs {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		if buf, err = AppendJob(buf, &jobs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return append(buf, ']'), nil
+}
+
+// AppendJob appends a Job record.
+func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
+	buf = append(buf, `{"key":`...)
+	buf = strconv.AppendInt(buf, j.Key, 10)
+	buf = append(buf, `,"type":`...)
+	buf = AppendString(buf, j.Type)
+	buf = append(buf, `,"processId":`...)
+	buf = AppendString(buf, j.ProcessID)
+	buf = append(buf, `,"elementId":`...)
+	buf = AppendString(buf, j.ElementID)
+	buf = append(buf, `,"instanceKey":`...)
+	buf = strconv.AppendInt(buf, j.InstanceKey, 10)
+	buf = append(buf, `,"retries":`...)
+	buf = strconv.AppendInt(buf, int64(j.Retries), 10)
+	if len(j.Headers) > 0 {
+		buf = append(buf, `,"headers":{`...)
+		for i, k := range slices.Sorted(maps.Keys(j.Headers)) {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			buf = append(AppendString(buf, k), ':')
+			buf = AppendString(buf, j.Headers[k])
+		}
+		buf = append(buf, '}')
+	}
+	if len(j.Variables) > 0 {
+		buf = append(buf, `,"variables":`...)
+		var err error
+		if buf, err = AppendValue(buf, j.Variables); err != nil {
+			return nil, err
+		}
+	}
+	if j.ErrorMessage != "" {
+		buf = append(buf, `,"errorMessage":`...)
+		buf = AppendString(buf, j.ErrorMessage)
+	}
+	if y := j.Created.Year(); y < 0 || y > 9999 {
+		_, err := json.Marshal(j.Created) // its error for a year JSON cannot carry
+		return nil, err
+	}
+	buf = append(buf, `,"created":`...)
+	buf = AppendTime(buf, j.Created)
 	return append(buf, '}'), nil
 }
 

@@ -97,6 +97,8 @@ func DecodeStartResult(data []byte, r *StartResult) error {
 			r.InstanceKey, ok = d.Int64()
 		case "state":
 			r.State, ok = d.state()
+		case "jobs":
+			r.Jobs, ok = d.jobs()
 		}
 		return ok
 	}) {
@@ -104,6 +106,128 @@ func DecodeStartResult(data []byte, r *StartResult) error {
 	}
 	*r = StartResult{}
 	return json.Unmarshal(data, r)
+}
+
+// DecodeCompleteJobResult decodes complete_job's result.
+func DecodeCompleteJobResult(data []byte, r *CompleteJobResult) error {
+	d := NewDecoder(data, responseDepth)
+	if !d.end() && d.Document(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "instanceKey":
+			r.InstanceKey, ok = d.Int64()
+		case "state":
+			r.State, ok = d.state()
+		case "jobs":
+			r.Jobs, ok = d.jobs()
+		}
+		return ok
+	}) {
+		return nil
+	}
+	*r = CompleteJobResult{}
+	return json.Unmarshal(data, r)
+}
+
+// jobs decodes a list of Job records, or null.
+func (d *Decoder) jobs() ([]engine.Job, bool) {
+	if d.Null() {
+		return nil, true
+	}
+	if d.peek() != '[' || d.depth >= d.limit {
+		return nil, false
+	}
+	d.depth++
+	d.pos++
+	jobs := []engine.Job{}
+	if d.peek() == ']' {
+		d.pos++
+		d.depth--
+		return jobs, true
+	}
+	for {
+		var j engine.Job
+		if !d.job(&j) {
+			return nil, false
+		}
+		jobs = append(jobs, j)
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			d.depth--
+			return jobs, true
+		default:
+			return nil, false
+		}
+	}
+}
+
+// job decodes one Job record; repeated keys are declined.
+func (d *Decoder) job(j *engine.Job) bool {
+	var seen uint16
+	return d.Object(func(key []byte) bool {
+		var ok bool
+		var bit uint16
+		switch string(key) {
+		case "key":
+			bit = 1 << 0
+			j.Key, ok = d.Int64()
+		case "type":
+			bit = 1 << 1
+			j.Type, ok = d.String()
+		case "processId":
+			bit = 1 << 2
+			j.ProcessID, ok = d.String()
+		case "elementId":
+			bit = 1 << 3
+			j.ElementID, ok = d.String()
+		case "instanceKey":
+			bit = 1 << 4
+			j.InstanceKey, ok = d.Int64()
+		case "retries":
+			bit = 1 << 5
+			var n int64
+			n, ok = d.Int64()
+			j.Retries = int(n)
+			ok = ok && int64(j.Retries) == n
+		case "headers":
+			bit = 1 << 6
+			j.Headers, ok = d.headers()
+		case "variables":
+			bit = 1 << 7
+			j.Variables, ok = d.Variables()
+		case "errorMessage":
+			bit = 1 << 8
+			j.ErrorMessage, ok = d.String()
+		case "created":
+			bit = 1 << 9
+			j.Created, ok = d.time()
+		}
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return ok
+	})
+}
+
+// headers decodes an object of strings, or null.
+func (d *Decoder) headers() (map[string]string, bool) {
+	if d.Null() {
+		return nil, true
+	}
+	h := map[string]string{}
+	ok := d.Object(func(key []byte) bool {
+		if _, dup := h[string(key)]; dup {
+			return false
+		}
+		v, ok := d.String()
+		h[string(key)] = v
+		return ok
+	})
+	return h, ok
 }
 
 // state decodes one of States, without allocating.

@@ -33,6 +33,7 @@ export type { ErrorCode, ErrorData } from './errors.js';
 export { eventTypes } from './types.js';
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
   Deployment,
   EventType,
