@@ -494,6 +494,8 @@ func encodeRequest(req any) ([]byte, error) {
 		return wire.AppendMessageRequest(make([]byte, 0, 64), r)
 	case wire.CompleteJobRequest:
 		return wire.AppendCompleteJobRequest(make([]byte, 0, 64), r)
+	case wire.InstanceRequest:
+		return wire.AppendInstanceRequest(make([]byte, 0, 40), r), nil
 	}
 	return json.Marshal(req)
 }
@@ -506,6 +508,8 @@ func decodeResult(data json.RawMessage, out any) error {
 		return wire.DecodeStartResult(data, r)
 	case *wire.CompleteJobResult:
 		return wire.DecodeCompleteJobResult(data, r)
+	case *wire.InstanceResult:
+		return wire.DecodeInstanceResult(data, r)
 	}
 	return json.Unmarshal(data, out)
 }

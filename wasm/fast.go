@@ -2,7 +2,8 @@ package main
 
 import "github.com/flowtrack/flowtrack/internal/wire"
 
-// The hot requests (start, complete_job, publish_message, advance) are
+// The hot requests (start, complete_job, publish_message, advance, and
+// the instance key of tokens, instance, history and cancel) are
 // decoded by wire.Decoder, without reflection, when they are plain; on
 // anything else, the strict decoder (decode) decodes them again from the
 // start and reports the problem. Both give the same request for every
@@ -113,5 +114,28 @@ func fastAdvance(data []byte, req *wire.AdvanceRequest) bool {
 			return ok
 		}
 		return false
+	})
+}
+
+// decodeInstance decodes the request of tokens, instance, history and
+// cancel.
+func decodeInstance(op string, data []byte, req *wire.InstanceRequest) error {
+	if fastInstance(data, req) {
+		return nil
+	}
+	*req = wire.InstanceRequest{}
+	return decode(op, data, req)
+}
+
+// fastInstance is decodeInstance's fast path: false leaves req to be reset.
+func fastInstance(data []byte, req *wire.InstanceRequest) bool {
+	d := wire.NewDecoder(data, maxRequestDepth)
+	return d.Document(func(key []byte) bool {
+		if string(key) != "instanceKey" {
+			return false
+		}
+		k, ok := d.Int64()
+		req.InstanceKey = &k
+		return ok
 	})
 }

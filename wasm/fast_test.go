@@ -32,6 +32,8 @@ func sameAsStrict(t *testing.T, data []byte) (accepted int) {
 	check("publish_message", fastMessage(data, &m), &m, &mw)
 	var a, aw wire.AdvanceRequest
 	check("advance", fastAdvance(data, &a), &a, &aw)
+	var i, iw wire.InstanceRequest
+	check("instance", fastInstance(data, &i), &i, &iw)
 	return accepted
 }
 
@@ -48,7 +50,7 @@ func TestFastDecode(t *testing.T) {
 		`{"jobKey":42,"variables":{"a":[1,{"b":null}]}}`,
 		`{"jobKey":-9223372036854775808}`,
 		`{"name":"paid","correlationKey":"k","ttlMs":1000.5,"messageId":"m1","variables":{"x":"y"}}`,
-		`{"byMs":1000}`, `{"to":"2026-01-01T00:00:00Z"}`,
+		`{"byMs":1000}`, `{"to":"2026-01-01T00:00:00Z"}`, `{"instanceKey":7}`,
 	}
 	for _, data := range plain {
 		assert.Positive(t, sameAsStrict(t, []byte(data)), "fast path declines plain %q", data)
@@ -66,7 +68,7 @@ func TestFastDecode(t *testing.T) {
 		`{"processId":"order","variables":{"n":1.}}`, `{"processId":"order","variables":{"n":.5}}`,
 		`{"processId":"order","variables":{"n":+1}}`, `{"processId":"order","variables":{"n":-}}`,
 		`{"jobKey":1.5}`, `{"jobKey":1e3}`, `{"jobKey":9223372036854775808}`, `{"jobKey":"1"}`,
-		`{"byMs":"1"}`, `{"to":1}`,
+		`{"byMs":"1"}`, `{"to":1}`, `{"instanceKey":null}`, `{"instanceKey":1,"instanceKey":2}`,
 		`{"processId":"order"} x`, `{"processId":"order"}{}`, `[{"processId":"order"}]`, `{`, `{"processId"`,
 		`{"processId":"order",}`, `{,}`, `{"a" 1}`, `nul`, `"x"`, `{"processId":"order","variables":{"a":tru}}`,
 		`{"processId":"order","variables":{"a":[1,]}}`, `{"processId":"order","variables":{"a":[1 2]}}`,

@@ -316,7 +316,7 @@ func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 // lookup decodes a wire.InstanceRequest and finds the instance.
 func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	var req wire.InstanceRequest
-	if err := decode(op, data, &req); err != nil {
+	if err := decodeInstance(op, data, &req); err != nil {
 		return nil, err
 	}
 	if req.InstanceKey == nil {

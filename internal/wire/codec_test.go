@@ -49,9 +49,15 @@ func TestAppenders_MatchEncodingJSON(t *testing.T) {
 	}
 	for _, r := range []any{nil, StartResult{InstanceKey: 5, State: engine.Completed}, NowResult{Now: "2026-01-01T00:00:00Z"},
 		StartResult{InstanceKey: 5, State: engine.Active, Jobs: jobs}, CompleteJobResult{InstanceKey: 2},
-		CompleteJobResult{InstanceKey: 2, State: engine.Active, Jobs: jobs}, DeployResult{Name: "x"}} {
+		CompleteJobResult{InstanceKey: 2, State: engine.Active, Jobs: jobs}, DeployResult{Name: "x"},
+		InstanceResult{Key: 1, ProcessID: "p", State: engine.Terminated, Message: "why<>", Variables: vars, Incidents: []engine.Incident{}},
+		InstanceResult{Key: 1, Incidents: []engine.Incident{{Key: 3, InstanceKey: 1, ElementID: "e", JobKey: 2, Message: "m"}}},
+		InstanceResult{Variables: map[string]any{}}} {
 		got, err := AppendResult(nil, r)
 		marshalsAlike(t, r, got, err)
+	}
+	for _, r := range []InstanceRequest{{InstanceKey: &key}, {}} {
+		marshalsAlike(t, r, AppendInstanceRequest(nil, r), nil)
 	}
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 600, time.UTC)
 	marshalsAlike(t, ts, AppendTime(nil, ts), nil)
@@ -91,6 +97,16 @@ func TestDecodeResponse_MatchesEncodingJSON(t *testing.T) {
 		assert.Equal(t, serr == nil, ferr == nil, "%q", data)
 		assert.Equal(t, cslow, cfast, "%q", data)
 	}
+	for _, data := range []string{
+		`{"key":1,"processId":"p","state":"completed","message":"","variables":{"a":[1,"\u00e9",{"b":null}]},"incidents":[]}`,
+		`{"key":1,"processId":"p","state":"active","message":"m","variables":{},"incidents":[{"key":3,"instanceKey":1,"elementId":"e","jobKey":2,"message":"m"}]}`,
+		`{"key":1,"variables":null,"incidents":null}`, `{"key":1,"key":1}`, `{"incidents":[{"key":"x"}]}`, `{"variables":{"a":1,"a":2}}`,
+	} {
+		var fast, slow InstanceResult
+		ferr, serr := DecodeInstanceResult([]byte(data), &fast), json.Unmarshal([]byte(data), &slow)
+		assert.Equal(t, serr == nil, ferr == nil, "%q", data)
+		assert.Equal(t, slow, fast, "%q", data)
+	}
 }
 
 // FuzzDecodeResponse holds the envelope's fast path to encoding/json on
@@ -110,7 +126,7 @@ func FuzzDecodeResponse(f *testing.F) {
 	})
 }
 
-// FuzzDecodeStartResult holds start's and complete_job's result decoders
+// FuzzDecodeStartResult holds start's, complete_job's and instance's result decoders
 // to encoding/json on arbitrary bytes.
 func FuzzDecodeStartResult(f *testing.F) {
 	f.Add([]byte(`{"instanceKey":2,"state":"active","jobs":[{"key":3,"type":"t","processId":"p","elementId":"e","instanceKey":2,"retries":3,"headers":{"h":"v"},"variables":{"a":[1.5,"x",true,null,{}]},"errorMessage":"m","created":"2026-01-01T00:00:00Z"}]}`))
@@ -124,6 +140,11 @@ func FuzzDecodeStartResult(f *testing.F) {
 		if err := DecodeCompleteJobResult(data, &cfast); err == nil {
 			require.NoError(t, json.Unmarshal(data, &cslow), "fast path accepted %q", data)
 			assert.Equal(t, cslow, cfast, "%q", data)
+		}
+		var ifast, islow InstanceResult
+		if err := DecodeInstanceResult(data, &ifast); err == nil {
+			require.NoError(t, json.Unmarshal(data, &islow), "fast path accepted %q", data)
+			assert.Equal(t, islow, ifast, "%q", data)
 		}
 	})
 }

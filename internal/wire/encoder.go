@@ -24,6 +24,8 @@ func AppendResult(buf []byte, result any) ([]byte, error) {
 		return append(buf, "null"...), nil
 	case StartResult:
 		return AppendStartResult(buf, r)
+	case InstanceResult:
+		return appendInstanceResult(buf, &r)
 	case CompleteJobResult:
 		buf = append(buf, `{"instanceKey":`...)
 		buf = strconv.AppendInt(buf, r.InstanceKey, 10)
@@ -49,6 +51,37 @@ func AppendStartResult(buf []byte, r StartResult) ([]byte, error) {
 	buf = AppendString(buf, string(r.State))
 	buf, err := appendJobs(buf, r.Jobs)
 	return append(buf, '}'), err
+}
+
+// appendInstanceResult appends instance's result; incidents, rare, go
+// through encoding/json.
+func appendInstanceResult(buf []byte, r *InstanceResult) ([]byte, error) {
+	buf = append(buf, `{"key":`...)
+	buf = strconv.AppendInt(buf, r.Key, 10)
+	buf = append(buf, `,"processId":`...)
+	buf = AppendString(buf, r.ProcessID)
+	buf = append(buf, `,"state":`...)
+	buf = AppendString(buf, string(r.State))
+	buf = append(buf, `,"message":`...)
+	buf = AppendString(buf, r.Message)
+	buf = append(buf, `,"variables":`...)
+	var err error
+	if r.Variables == nil {
+		buf = append(buf, "null"...)
+	} else if buf, err = AppendValue(buf, r.Variables); err != nil {
+		return nil, err
+	}
+	buf = append(buf, `,"incidents":`...)
+	if r.Incidents != nil && len(r.Incidents) == 0 {
+		buf = append(buf, "[]"...)
+	} else {
+		part, err := json.Marshal(r.Incidents)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, part...)
+	}
+	return append(buf, '}'), nil
 }
 
 // appendJobs appends a non-empty jobs field (omitempty).
@@ -166,6 +199,17 @@ func AppendCompleteJobRequest(buf []byte, r CompleteJobRequest) ([]byte, error) 
 	}
 	buf, err := appendVariables(buf, r.Variables)
 	return append(buf, '}'), err
+}
+
+// AppendInstanceRequest appends the request of tokens, instance, history
+// and cancel.
+func AppendInstanceRequest(buf []byte, r InstanceRequest) []byte {
+	buf = append(buf, `{"instanceKey":`...)
+	if r.InstanceKey == nil {
+		return append(buf, "null}"...)
+	}
+	buf = strconv.AppendInt(buf, *r.InstanceKey, 10)
+	return append(buf, '}')
 }
 
 // appendVariables appends a non-empty variables field (omitempty).

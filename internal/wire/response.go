@@ -129,6 +129,39 @@ func DecodeCompleteJobResult(data []byte, r *CompleteJobResult) error {
 	return json.Unmarshal(data, r)
 }
 
+// DecodeInstanceResult decodes instance's result; incidents, rare, go
+// through encoding/json.
+func DecodeInstanceResult(data []byte, r *InstanceResult) error {
+	d := NewDecoder(data, responseDepth)
+	if !d.end() && d.Document(func(key []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "key":
+			r.Key, ok = d.Int64()
+		case "processId":
+			r.ProcessID, ok = d.String()
+		case "state":
+			r.State, ok = d.state()
+		case "message":
+			r.Message, ok = d.String()
+		case "variables":
+			r.Variables, ok = d.Variables()
+		case "incidents":
+			var raw []byte
+			if raw, ok = d.Raw(); ok && string(raw) == "[]" {
+				r.Incidents = []engine.Incident{}
+			} else if ok {
+				ok = json.Unmarshal(raw, &r.Incidents) == nil
+			}
+		}
+		return ok
+	}) {
+		return nil
+	}
+	*r = InstanceResult{}
+	return json.Unmarshal(data, r)
+}
+
 // jobs decodes a list of Job records, or null.
 func (d *Decoder) jobs() ([]engine.Job, bool) {
 	if d.Null() {
