@@ -772,6 +772,10 @@ func (e *Engine) Instances() []*Instance { return e.instancesOf(e.rt.Instances()
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
 
+// Job returns the activatable job with key, or false when there is none
+// (completed, cancelled, held by an incident, or never created).
+func (e *Engine) Job(key int64) (Job, bool) { return e.rt.Job(key) }
+
 // CompleteJob completes a job; vars are merged into the process variables
 // and the waiting token moves on.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {

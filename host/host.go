@@ -495,7 +495,7 @@ func (e *Engine) Call(ctx context.Context, op string, request []byte) (json.RawM
 
 // call marshals req, runs op and unmarshals the result into out (if not nil).
 func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
-	data, err := json.Marshal(req)
+	data, err := encodeRequest(req)
 	if err != nil {
 		return fmt.Errorf("flowtrack host: %s: encode request: %w", op, err)
 	}
@@ -504,11 +504,41 @@ func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
 		return err
 	}
 	if out != nil {
-		if err := json.Unmarshal(env.Result, out); err != nil {
+		if err := decodeResult(env.Result, out); err != nil {
 			return fmt.Errorf("flowtrack host: %s: decode result: %w", op, err)
 		}
 	}
 	return nil
+}
+
+// encodeRequest encodes a request: the hot ones by wire's appenders,
+// without reflection, the others through encoding/json.
+func encodeRequest(req any) ([]byte, error) {
+	switch r := req.(type) {
+	case wire.StartRequest:
+		return wire.AppendStartRequest(make([]byte, 0, 64), r)
+	case wire.MessageRequest:
+		return wire.AppendMessageRequest(make([]byte, 0, 64), r)
+	case wire.CompleteJobRequest:
+		return wire.AppendCompleteJobRequest(make([]byte, 0, 64), r)
+	case wire.InstanceRequest:
+		return wire.AppendInstanceRequest(make([]byte, 0, 40), r), nil
+	}
+	return json.Marshal(req)
+}
+
+// decodeResult decodes a result into out: the hot ones by wire's
+// decoders, without reflection, the others through encoding/json.
+func decodeResult(data json.RawMessage, out any) error {
+	switch r := out.(type) {
+	case *wire.StartResult:
+		return wire.DecodeStartResult(data, r)
+	case *wire.CompleteJobResult:
+		return wire.DecodeCompleteJobResult(data, r)
+	case *wire.InstanceResult:
+		return wire.DecodeInstanceResult(data, r)
+	}
+	return json.Unmarshal(data, out)
 }
 
 // invoke runs one operation under the lock, queues the call's events in
@@ -591,7 +621,7 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 // decode decodes op's response envelope and keeps its clock reading.
 func (e *Engine) decode(op string, data []byte) (*envelope, error) {
 	env := new(envelope)
-	if err := json.Unmarshal(data, env); err != nil {
+	if err := wire.DecodeResponse(data, env); err != nil {
 		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
 	}
 	e.now, e.deadline = env.Now, env.NextDeadline

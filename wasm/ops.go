@@ -119,7 +119,7 @@ func ascii(b []byte) bool {
 
 func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.StartRequest
-	if err := decode("start", data, &req); err != nil {
+	if err := decodeStart(data, &req); err != nil {
 		return nil, err
 	}
 	if req.ProcessID == "" {
@@ -132,12 +132,13 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	return wire.StartResult{InstanceKey: inst.Key(), State: inst.State()}, nil
+	state := inst.State()
+	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: m.jobsOf(inst.Key(), state)}, nil
 }
 
 func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.MessageRequest
-	if err := decode("publish_message", data, &req); err != nil {
+	if err := decodeMessage(data, &req); err != nil {
 		return nil, err
 	}
 	if req.Name == "" {
@@ -164,13 +165,34 @@ func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error)
 
 func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.CompleteJobRequest
-	if err := decode("complete_job", data, &req); err != nil {
+	if err := decodeCompleteJob(data, &req); err != nil {
 		return nil, err
 	}
 	if req.JobKey == nil {
 		return nil, badRequest("complete_job: field \"jobKey\" is required")
 	}
-	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables)
+	job, _ := m.eng.Job(*req.JobKey) // its instance, for the result
+	if err := m.eng.CompleteJob(ctx, *req.JobKey, req.Variables); err != nil {
+		return nil, err
+	}
+	if err := m.eng.Settle(ctx); err != nil {
+		return nil, err
+	}
+	res := wire.CompleteJobResult{InstanceKey: job.InstanceKey}
+	if inst, ok := m.eng.Instance(job.InstanceKey); ok {
+		res.State = inst.State()
+		res.Jobs = m.jobsOf(job.InstanceKey, res.State)
+	}
+	return res, nil
+}
+
+// jobsOf returns the activatable jobs of the instance key, which is in
+// state, for the results that spare a worker its jobs call.
+func (m *module) jobsOf(key int64, state engine.State) []engine.Job {
+	if state != engine.Active {
+		return nil
+	}
+	return m.eng.Jobs(engine.JobFilter{InstanceKey: key})
 }
 
 func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
@@ -230,7 +252,7 @@ func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error)
 
 func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.AdvanceRequest
-	if err := decode("advance", data, &req); err != nil {
+	if err := decodeAdvance(data, &req); err != nil {
 		return nil, err
 	}
 	var target time.Time
@@ -309,7 +331,7 @@ func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 // lookup decodes a wire.InstanceRequest and finds the instance.
 func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	var req wire.InstanceRequest
-	if err := decode(op, data, &req); err != nil {
+	if err := decodeInstance(op, data, &req); err != nil {
 		return nil, err
 	}
 	if req.InstanceKey == nil {

@@ -46,7 +46,7 @@ var Operations = []Operation{
 	{"start", StartRequest{}, StartResult{}, "Starts an instance of the newest version of a process at its none start event."},
 	{"publish_message", MessageRequest{}, nil, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs."},
 	{"broadcast_signal", SignalRequest{}, nil, "Broadcasts a signal to every instance waiting for it."},
-	{"complete_job", CompleteJobRequest{}, nil, "Completes a job; its variables are merged into the instance."},
+	{"complete_job", CompleteJobRequest{}, CompleteJobResult{}, "Completes a job; its variables are merged into the instance."},
 	{"fail_job", FailJobRequest{}, nil, "Reports a failed attempt at a job; with retries 0 an incident holds the token."},
 	{"throw_error", ThrowErrorRequest{}, nil, "Raises a BPMN error from a job's element."},
 	{"resolve_incident", IncidentRequest{}, nil, "Retries what an incident holds."},
@@ -216,6 +216,21 @@ type DeployResult struct {
 type StartResult struct {
 	InstanceKey int64        `json:"instanceKey"`
 	State       engine.State `json:"state"`
+	// Jobs are the instance's activatable jobs once settled, ordered by
+	// key (absent when there are none): a worker needs no jobs call.
+	Jobs []engine.Job `json:"jobs,omitempty"`
+}
+
+// CompleteJobResult is complete_job's result: where the job's instance
+// stands once settled, so that a worker needs no jobs or instance call.
+type CompleteJobResult struct {
+	InstanceKey int64 `json:"instanceKey"`
+	// State is empty when the instance finished and is no longer
+	// retained.
+	State engine.State `json:"state,omitempty"`
+	// Jobs are the instance's activatable jobs, ordered by key (absent
+	// when there are none).
+	Jobs []engine.Job `json:"jobs,omitempty"`
 }
 
 // NowResult is the clock's reading after the call.

@@ -566,6 +566,29 @@ export interface Deployment {
 export interface StartedInstance {
   instanceKey: number;
   state: InstanceState;
+  /**
+   * Jobs are the instance's activatable jobs once settled, ordered by
+   * key (absent when there are none): a worker needs no jobs call.
+   */
+  jobs?: Job[];
+}
+
+/**
+ * CompletedJob is complete_job's result: where the job's instance
+ * stands once settled, so that a worker needs no jobs or instance call.
+ */
+export interface CompletedJob {
+  instanceKey: number;
+  /**
+   * State is empty when the instance finished and is no longer
+   * retained.
+   */
+  state?: InstanceState;
+  /**
+   * Jobs are the instance's activatable jobs, ordered by key (absent
+   * when there are none).
+   */
+  jobs?: Job[];
 }
 
 /** InstanceInfo is instance's result. */
@@ -844,7 +867,7 @@ export interface Results {
   /** Broadcasts a signal to every instance waiting for it. */
   broadcast_signal: null;
   /** Completes a job; its variables are merged into the instance. */
-  complete_job: null;
+  complete_job: CompletedJob;
   /** Reports a failed attempt at a job; with retries 0 an incident holds the token. */
   fail_job: null;
   /** Raises a BPMN error from a job's element. */

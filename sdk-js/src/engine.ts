@@ -20,6 +20,7 @@ import type {
   Limits,
   Message,
   StartedInstance,
+  CompletedJob,
   Token,
   Variables,
 } from './types.js';
@@ -277,6 +278,7 @@ export class Engine {
     this.#watch.set(res.instanceKey, res.state);
     try {
       await this.#drain();
+      // The handlers moved the instance on: the jobs start reported are stale.
       return { instanceKey: res.instanceKey, state: this.#watch.get(res.instanceKey) ?? res.state };
     } finally {
       this.#watch.delete(res.instanceKey);
@@ -308,9 +310,18 @@ export class Engine {
     return (await this.#exec('jobs', filter)) as Job<V>[];
   }
 
-  /** completeJob completes a job; variables are merged into the instance. Throws UnknownJobError. */
-  async completeJob(jobKey: number, variables?: Variables): Promise<void> {
-    await this.#call('complete_job', variables === undefined ? { jobKey } : { jobKey, variables });
+  /**
+   * completeJob completes a job; variables are merged into the instance. It
+   * returns where the job's instance stands once settled (its state and
+   * activatable jobs), so that a worker needs no `jobs` call; when job
+   * handlers (`handle`) ran after the call, they moved the instance on, and
+   * only its key is returned. Throws UnknownJobError.
+   */
+  async completeJob(jobKey: number, variables?: Variables): Promise<CompletedJob> {
+    const res = (await this.#exec('complete_job', variables === undefined ? { jobKey } : { jobKey, variables })) as CompletedJob;
+    if (this.#pendingTypes.size === 0) return res;
+    await this.#drain();
+    return { instanceKey: res.instanceKey };
   }
 
   /** failJob reports a failed attempt; with retries 0 an incident holds the token. */

@@ -34,6 +34,7 @@ export type { ErrorCode, ErrorData } from './errors.js';
 export { eventTypes } from './types.js';
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
   Deployment,
   EventType,

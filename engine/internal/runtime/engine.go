@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -110,12 +112,15 @@ type Engine struct {
 	dirty   []*Instance
 	// evicted are the finished instances dropped from the ring since the
 	// last CheckpointDirty (with Options.Durable); guarded by mu.
-	evicted   []int64
-	finished  []*Instance // ring of recently finished instances
-	finNext   int
-	byKey     map[int64]*Instance // finished instances still in the ring
-	jobs      map[int64]*Instance // activatable jobs → owning instance
-	jobRecs   map[int64]*Job
+	evicted  []int64
+	finished []*Instance // ring of recently finished instances
+	finNext  int
+	byKey    map[int64]*Instance // finished instances still in the ring
+	jobs     map[int64]*Instance // activatable jobs → owning instance
+	jobRecs  map[int64]*Job
+	// instJobs indexes jobRecs by instance key, for Jobs filtered by
+	// instance, which hosts ask after every call that moves an instance.
+	instJobs  map[int64][]*Job
 	incidents map[int64]incidentEntry
 
 	subs atomic.Pointer[[]*subscriber]
@@ -201,6 +206,7 @@ func NewEngine(opts Options) *Engine {
 		byKey:     make(map[int64]*Instance),
 		jobs:      make(map[int64]*Instance),
 		jobRecs:   make(map[int64]*Job),
+		instJobs:  make(map[int64][]*Job),
 		incidents: make(map[int64]incidentEntry),
 	}
 	if opts.RetainFinished > 0 {
@@ -610,8 +616,12 @@ type JobFilter struct {
 // Jobs returns copies of the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Lock()
-	out := make([]Job, 0, len(e.jobRecs))
-	for _, j := range e.jobRecs {
+	all := maps.Values(e.jobRecs)
+	if f.InstanceKey != 0 {
+		all = slices.Values(e.instJobs[f.InstanceKey])
+	}
+	out := make([]Job, 0)
+	for j := range all {
 		if (f.Type == "" || j.Type == f.Type) && (f.InstanceKey == 0 || j.InstanceKey == f.InstanceKey) &&
 			(f.ElementID == "" || j.ElementID == f.ElementID) {
 			out = append(out, j.clone())
@@ -620,6 +630,17 @@ func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// Job returns a copy of the activatable job with key.
+func (e *Engine) Job(key int64) (Job, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.jobRecs[key]
+	if !ok {
+		return Job{}, false
+	}
+	return j.clone(), true
 }
 
 func (j *Job) clone() Job {
@@ -637,13 +658,34 @@ func (j *Job) clone() Job {
 func (e *Engine) addJob(inst *Instance, j *Job) {
 	e.mu.Lock()
 	e.jobs[j.Key] = inst
-	e.jobRecs[j.Key] = j
+	e.indexJob(j)
 	e.mu.Unlock()
+}
+
+// indexJob records j in jobRecs and instJobs, replacing the record of the
+// same key (a failed attempt's). Called with e.mu held.
+func (e *Engine) indexJob(j *Job) {
+	list := e.instJobs[j.InstanceKey]
+	if i := slices.IndexFunc(list, func(o *Job) bool { return o.Key == j.Key }); i >= 0 {
+		list[i] = j
+	} else {
+		list = append(list, j)
+	}
+	e.instJobs[j.InstanceKey] = list
+	e.jobRecs[j.Key] = j
 }
 
 func (e *Engine) removeJob(key int64) {
 	e.mu.Lock()
 	delete(e.jobs, key)
+	if j, ok := e.jobRecs[key]; ok {
+		rest := slices.DeleteFunc(e.instJobs[j.InstanceKey], func(o *Job) bool { return o.Key == key })
+		if len(rest) == 0 {
+			delete(e.instJobs, j.InstanceKey)
+		} else {
+			e.instJobs[j.InstanceKey] = rest
+		}
+	}
 	delete(e.jobRecs, key)
 	e.mu.Unlock()
 }

@@ -95,7 +95,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	for _, inst := range insts {
 		for key, js := range inst.jobs {
 			if js.incident == 0 {
-				e.jobs[key], e.jobRecs[key] = inst, js.job
+				e.jobs[key] = inst
+				e.indexJob(js.job)
 			}
 		}
 		for key, is := range inst.incidents {
