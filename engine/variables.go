@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
@@ -83,7 +84,7 @@ func checkDepth(name string, v any, converted *bool) error {
 func withinDepth(v any, left int, converted *bool) bool {
 	switch v := v.(type) {
 	case nil, string, bool, float64, float32, int, int8, int16, int32, int64,
-		uint, uint8, uint16, uint32, uint64:
+		uint, uint8, uint16, uint32, uint64, json.Number:
 		return true
 	case map[string]any:
 		if left == 0 {
