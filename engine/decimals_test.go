@@ -3,6 +3,7 @@ package engine_test
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,24 +12,7 @@ import (
 	"github.com/flowtrack/flowtrack/engine"
 )
 
-// decimalsProcess computes decimals in a start event's output mappings,
-// hands one to a job as an input, waits for a message keyed by one and
-// ends.
-var decimalsProcess = defs(`<bpmn:message id="Msg_paid" name="paid"><bpmn:extensionElements>`+
-	`<zeebe:subscription correlationKey="= next"/></bpmn:extensionElements></bpmn:message>`,
-	`<bpmn:startEvent id="s"><bpmn:extensionElements><zeebe:ioMapping>`+
-		`<zeebe:output source="= 0.1 + 0.2" target="sum"/><zeebe:output source="= 1.005 * 1000" target="scaled"/>`+
-		`<zeebe:output source="= 1 / 3" target="third"/><zeebe:output source="= big + 1" target="next"/>`+
-		`<zeebe:output source="= [big, 2.5]" target="list"/>`+
-		`</zeebe:ioMapping></bpmn:extensionElements></bpmn:startEvent>`+
-		`<bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/><zeebe:ioMapping>`+
-		`<zeebe:input source="= big" target="bigIn"/><zeebe:input source="= third * 3" target="one"/>`+
-		`</zeebe:ioMapping></bpmn:extensionElements></bpmn:serviceTask>`+
-		`<bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="Msg_paid"/></bpmn:intermediateCatchEvent>`+
-		`<bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="work"/>`+
-		`<bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="wait"/><bpmn:sequenceFlow id="f3" sourceRef="wait" targetRef="e"/>`)
-
-// Numbers keep their exact decimal value through mappings, job variables,
+// Numbers keep their exact decimal value (testdata/decimals.bpmn) through mappings, job variables,
 // job results, messages and a checkpoint: a float64 where one holds the
 // value exactly (0.1 + 0.2 is the float64 0.3), a json.Number with every
 // digit otherwise (RATIONALE.md, "How do decimals cross the runtime and
@@ -37,8 +21,10 @@ func TestDecimals_ExactThroughTheEngine(t *testing.T) {
 	for _, mode := range []engine.Resumption{engine.ResumeGoroutines, engine.ResumeDirect} {
 		t.Run(fmt.Sprint(mode), func(t *testing.T) {
 			e := newEngine(t, engine.WithResumption(mode))
-			deploy(t, e, decimalsProcess)
-			inst := start(t, e, map[string]any{"big": json.Number("12345678901234567890")})
+			deployFile(t, e, "decimals.bpmn")
+			inst, err := e.Start(ctxT(t), "decimals", map[string]any{"big": json.Number("12345678901234567890")})
+			require.NoError(t, err)
+			require.NoError(t, e.Settle(ctxT(t)))
 
 			vars := inst.Variables()
 			assert.Equal(t, 0.3, vars["sum"], "0.1 + 0.2 is exactly 0.3, a float64")
@@ -56,6 +42,7 @@ func TestDecimals_ExactThroughTheEngine(t *testing.T) {
 				"count": int64(1<<60 + 1),
 				"small": json.Number("1.50"),
 				"whole": uint64(42),
+				"huge":  new(big.Int).Lsh(big.NewInt(1), 70),
 			}))
 			require.NoError(t, e.Settle(ctxT(t)))
 			vars = inst.Variables()
@@ -63,6 +50,7 @@ func TestDecimals_ExactThroughTheEngine(t *testing.T) {
 			assert.Equal(t, json.Number("1152921504606846977"), vars["count"], "an int64 above 2^53 is not rounded to a float64")
 			assert.Equal(t, 1.5, vars["small"], "a number a float64 holds is a float64, whatever its text")
 			assert.Equal(t, 42.0, vars["whole"])
+			assert.Equal(t, json.Number("1180591620717411303424"), vars["huge"], "a *big.Int, read through its JSON form, keeps its digits")
 
 			r, doc := restored(t, e)
 			assert.Contains(t, string(doc), `"third":0.3333333333333333333333333333333333`, "the document holds the digits as a JSON number")
@@ -89,9 +77,9 @@ func TestDecimals_ExactThroughTheEngine(t *testing.T) {
 // is refused with the variable's name, never stored or rounded.
 func TestDecimals_BadNumbers(t *testing.T) {
 	e := newEngine(t)
-	deploy(t, e, decimalsProcess)
+	deployFile(t, e, "decimals.bpmn")
 	for _, bad := range []json.Number{"abc", "1e7000", "NaN", ""} {
-		_, err := e.Start(ctxT(t), "p", map[string]any{"big": map[string]any{"x": bad}})
+		_, err := e.Start(ctxT(t), "decimals", map[string]any{"big": map[string]any{"x": bad}})
 		require.ErrorIs(t, err, engine.ErrBadVariables, "%q", bad)
 		assert.Contains(t, err.Error(), `"big"`, "%q", bad)
 	}

@@ -46,6 +46,18 @@ func normalize(vars map[string]any) (map[string]any, error) {
 	return norm, nil
 }
 
+// NormalizeVariables returns a copy of vars in the engine's value model,
+// as every call that takes variables stores them: numbers of any Go type
+// become float64 when a float64 holds them exactly and json.Number with
+// their exact text otherwise (12345678901234567890, 0.1 with twenty more
+// digits), structs and typed containers their JSON form. Errors are those
+// of CheckVariables. The Go host applies it to the variables it decodes
+// from the module (numbers kept as json.Number), so that they are the
+// values a native engine returns.
+func NormalizeVariables(vars map[string]any) (map[string]any, error) {
+	return normalize(vars)
+}
+
 // CheckVariables returns an error wrapping ErrBadVariables, naming the
 // variable, if vars are not what every call of Engine that takes variables
 // accepts: JSON values (no NaN or infinities, functions or channels)

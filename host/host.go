@@ -477,10 +477,60 @@ func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
 		return err
 	}
 	if out != nil {
-		if err := json.Unmarshal(env.Result, out); err != nil {
+		if err := decodeResult(env.Result, out); err != nil {
 			return fmt.Errorf("flowtrack host: %s: decode result: %w", op, err)
 		}
 	}
+	return nil
+}
+
+// decodeResult decodes a result into out keeping the digits of every
+// number in variables: they are decoded as json.Number and brought to the
+// engine's value model (engine.NormalizeVariables), a float64 when one
+// holds the number exactly, as a native engine returns them.
+func decodeResult(data []byte, out any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	switch r := out.(type) {
+	case *wire.InstanceResult:
+		return exactNumbers(&r.Variables)
+	case *[]engine.Job:
+		for i := range *r {
+			if err := exactNumbers(&(*r)[i].Variables); err != nil {
+				return err
+			}
+		}
+	case *[]engine.Event:
+		return exactEvents(*r)
+	}
+	return nil
+}
+
+// exactEvents brings the variables of events decoded with UseNumber to
+// the engine's value model.
+func exactEvents(evs []engine.Event) error {
+	for i := range evs {
+		if err := exactNumbers(&evs[i].Variables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exactNumbers replaces *vars, decoded with UseNumber, by its copy in the
+// engine's value model.
+func exactNumbers(vars *map[string]any) error {
+	if *vars == nil {
+		return nil
+	}
+	norm, err := engine.NormalizeVariables(*vars)
+	if err != nil {
+		return err
+	}
+	*vars = norm
 	return nil
 }
 
@@ -563,7 +613,12 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 // decode decodes op's response envelope and keeps its clock reading.
 func (e *Engine) decode(op string, data []byte) (*envelope, error) {
 	env := new(envelope)
-	if err := json.Unmarshal(data, env); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // the digits of the events' variables (exactEvents)
+	if err := dec.Decode(env); err != nil {
+		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+	}
+	if err := exactEvents(env.Events); err != nil {
 		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
 	}
 	e.now, e.deadline = env.Now, env.NextDeadline

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -99,7 +100,9 @@ func normalizeValue(v any, depth int) (any, error) {
 		return nil, err
 	}
 	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // a *big.Int or a decimal type keeps its digits
+	if err := dec.Decode(&out); err != nil {
 		return nil, err
 	}
 	return normalizeValue(out, depth)
