@@ -79,6 +79,8 @@ function decompose(text: string): { negative: boolean; digits: string; exp: numb
 /** exactNumber returns the number JSON text denotes: a number when a double holds it exactly, else a Decimal. */
 export function exactNumber(text: string): number | Decimal {
   const n = Number(text);
+  if (text.length <= 15 && !/[eE]/.test(text)) return n; // at most 15 digits: a double holds them
+
   if (Number.isFinite(n)) {
     const a = decompose(text);
     const b = decompose(String(n));
@@ -89,7 +91,7 @@ export function exactNumber(text: string): number | Decimal {
 
 // A response can hold a number no double holds only where the text has 16
 // digits in a row or an exponent; anything else JSON.parse reads exactly.
-const mayBeInexact = /\d{16}|\d[eE][+-]?\d/;
+const mayBeInexact = /[0-9](?:[eE]|[0-9]{15})/;
 
 /**
  * parseJSON is JSON.parse, except that a number no double holds exactly
@@ -103,6 +105,12 @@ export function parseJSON(text: string): unknown {
   p.end();
   return v;
 }
+
+// A literal or a number at the parser's position (sticky).
+const scalar = /true|false|null|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+
+// Characters JSON text may not hold raw inside a string.
+const controls = /[\u0000-\u001f]/;
 
 /** Parser reads JSON the module wrote (valid, as JSON.parse checks on the way). */
 class Parser {
@@ -127,7 +135,8 @@ class Parser {
         this.#expect(':');
         const v = this.value();
         // Like JSON.parse: an own property even for "__proto__".
-        Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
+        if (k === '__proto__') Object.defineProperty(out, k, { value: v, writable: true, enumerable: true, configurable: true });
+        else out[k] = v;
         this.#ws();
         if (this.s[this.#i] === ',') {
           this.#i++;
@@ -157,7 +166,8 @@ class Parser {
       }
     }
     if (c === '"') return this.#string();
-    const m = /^(?:true|false|null|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?)/.exec(this.s.slice(this.#i, this.#i + 2048));
+    scalar.lastIndex = this.#i;
+    const m = scalar.exec(this.s);
     if (!m) throw new SyntaxError(`JSON: unexpected ${c === undefined ? 'end' : JSON.stringify(c)} at ${this.#i}`);
     this.#i += m[0].length;
     switch (m[0]) {
@@ -189,7 +199,9 @@ class Parser {
       if (backslashes % 2 === 0) break;
     }
     this.#i = i;
-    return JSON.parse(this.s.slice(start, i)) as string; // escapes exactly as JSON.parse reads them
+    const raw = this.s.slice(start + 1, i - 1);
+    if (!raw.includes('\\') && !controls.test(raw)) return raw;
+    return JSON.parse(this.s.slice(start, i)) as string; // escapes (and errors) exactly as JSON.parse has them
   }
 
   #ws(): void {

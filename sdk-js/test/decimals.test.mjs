@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { BadVariablesError, Decimal, Engine } from '../dist/index.js';
+import { ModuleInstance } from '../dist/module.js';
 import { exactNumber, parseJSON, stringifyJSON } from '../dist/numbers.js';
+import { WorkerTransport } from '../dist/transport.js';
 
 const decimalsBpmn = readFileSync(new URL('../../engine/testdata/decimals.bpmn', import.meta.url));
 
@@ -104,5 +106,43 @@ describe('exactNumber and the JSON codec', () => {
       '{"d":0.10000000000000000001,"b":-18446744073709551616,"s":"12345678901234567890","n":[1.5]}',
     );
     assert.equal(JSON.stringify({ d: new Decimal('1.5') }), '{"d":"1.5"}', 'outside the SDK a Decimal is its text');
+  });
+});
+
+// The worker transport carries JSON text, so Decimals survive the
+// structured clone of postMessage both ways. The worker's side here is
+// worker.ts's: instantiate, then callText each request.
+describe('the worker transport', () => {
+  it('keeps every digit across postMessage', async () => {
+    const module = await WebAssembly.compile(readFileSync(new URL('../dist/flowtrack.wasm', import.meta.url)));
+    let instance;
+    const worker = {
+      onmessage: null,
+      onerror: null,
+      terminate() {},
+      postMessage(msg) {
+        msg = structuredClone(msg);
+        queueMicrotask(async () => {
+          let reply;
+          if (msg.kind === 'init') {
+            instance = await ModuleInstance.instantiate(module);
+            reply = { kind: 'ready' };
+          } else {
+            reply = { kind: 'reply', id: msg.id, envelope: instance.callText(msg.op, msg.request) };
+          }
+          this.onmessage({ data: structuredClone(reply) });
+        });
+      },
+    };
+    const t = await WorkerTransport.start(worker);
+    const dep = await t.call('deploy', { name: 'decimals.bpmn', xmlBase64: decimalsBpmn.toString('base64') });
+    assert.equal(dep.ok, true, JSON.stringify(dep.error));
+    const started = await t.call('start', { processId: 'decimals', variables: { big: new Decimal('12345678901234567890') } });
+    assert.equal(started.ok, true, JSON.stringify(started.error));
+    const inst = await t.call('instance', { instanceKey: started.result.instanceKey });
+    assert.deepEqual(inst.result.variables.next, new Decimal('12345678901234567891'));
+    assert.ok(inst.result.variables.third instanceof Decimal, 'a Decimal, not the plain object a structured clone leaves');
+    assert.equal(inst.result.variables.sum, 0.3);
+    t.close();
   });
 });
