@@ -489,6 +489,9 @@ func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
 // engine's value model (engine.NormalizeVariables), a float64 when one
 // holds the number exactly, as a native engine returns them.
 func decodeResult(data []byte, out any) error {
+	if !mayHoldDecimals(data) {
+		return json.Unmarshal(data, out)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(out); err != nil {
@@ -507,6 +510,29 @@ func decodeResult(data []byte, out any) error {
 		return exactEvents(*r)
 	}
 	return nil
+}
+
+// mayHoldDecimals reports whether module output data may hold a number
+// no float64 holds. The module writes a float64 in its shortest form with
+// a lowercase exponent and any other number as expr.Number's text: 16
+// digits or more, or an uppercase "E" exponent. Without either, every
+// number has at most 15 digits and json.Unmarshal reads it exactly, with
+// no decoder's buffer copy.
+func mayHoldDecimals(data []byte) bool {
+	run := 0
+	for _, c := range data {
+		switch {
+		case c >= '0' && c <= '9':
+			if run++; run >= 16 {
+				return true
+			}
+			continue
+		case c == 'E' && run > 0:
+			return true
+		}
+		run = 0
+	}
+	return false
 }
 
 // exactEvents brings the variables of events decoded with UseNumber to
@@ -613,13 +639,19 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 // decode decodes op's response envelope and keeps its clock reading.
 func (e *Engine) decode(op string, data []byte) (*envelope, error) {
 	env := new(envelope)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber() // the digits of the events' variables (exactEvents)
-	if err := dec.Decode(env); err != nil {
-		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
-	}
-	if err := exactEvents(env.Events); err != nil {
-		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+	if !mayHoldDecimals(data) {
+		if err := json.Unmarshal(data, env); err != nil {
+			return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+		}
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // the digits of the events' variables (exactEvents)
+		if err := dec.Decode(env); err != nil {
+			return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+		}
+		if err := exactEvents(env.Events); err != nil {
+			return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+		}
 	}
 	e.now, e.deadline = env.Now, env.NextDeadline
 	return env, nil
