@@ -84,3 +84,24 @@ func TestDecimals_BadNumbers(t *testing.T) {
 		assert.Contains(t, err.Error(), `"big"`, "%q", bad)
 	}
 }
+
+// JUEL (Camunda 7) reads a decimal variable as EL's BigDecimal or
+// BigInteger: exactly, in arithmetic, comparisons and templates.
+func TestDecimals_JUEL(t *testing.T) {
+	e := newEngine(t)
+	deploy(t, e, `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" `+
+		`xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d" targetNamespace="t"><bpmn:process id="p" isExecutable="true">`+
+		`<bpmn:startEvent id="s"/><bpmn:serviceTask id="t" camunda:type="external" camunda:topic="t"><bpmn:extensionElements>`+
+		`<camunda:inputOutput><camunda:inputParameter name="next">${big + 1}</camunda:inputParameter>`+
+		`<camunda:inputParameter name="label">id-${big}</camunda:inputParameter>`+
+		`<camunda:inputParameter name="more">${big &gt; 12345678901234567889}</camunda:inputParameter>`+
+		`<camunda:inputParameter name="half">${0.5 * 3}</camunda:inputParameter>`+
+		`</camunda:inputOutput></bpmn:extensionElements></bpmn:serviceTask><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t"/>`+
+		`</bpmn:process></bpmn:definitions>`)
+	start(t, e, map[string]any{"big": json.Number("12345678901234567890")})
+	job := oneJob(t, e, "t")
+	assert.Equal(t, json.Number("12345678901234567891"), job.Variables["next"])
+	assert.Equal(t, "id-12345678901234567890", job.Variables["label"])
+	assert.Equal(t, true, job.Variables["more"])
+	assert.Equal(t, 1.5, job.Variables["half"])
+}
