@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
 )
 
 // Scenario is one scenario file.
@@ -149,8 +151,12 @@ func LoadFile(path string) (*Scenario, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // variables keep every digit, as the engine does
 	var s Scenario
 	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	if err := s.exactNumbers(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", path, err)
 	}
 	s.Name = strings.TrimSuffix(filepath.Base(path), ".json")
@@ -161,6 +167,38 @@ func LoadFile(path string) (*Scenario, error) {
 		}
 	}
 	return &s, nil
+}
+
+// exactNumbers brings the variables of steps and expectations, decoded
+// with UseNumber, to the engine's value model: float64 where one holds the
+// number, json.Number with every digit otherwise.
+func (s *Scenario) exactNumbers() error {
+	exact := func(where string, vars *map[string]any) error {
+		if *vars == nil {
+			return nil
+		}
+		norm, err := engine.NormalizeVariables(*vars)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		*vars = norm
+		return nil
+	}
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if err := exact(fmt.Sprintf("step %d", i+1), &st.Variables); err != nil {
+			return err
+		}
+		if st.Expect != nil {
+			if err := exact(fmt.Sprintf("step %d: expect", i+1), &st.Expect.Variables); err != nil {
+				return err
+			}
+		}
+	}
+	if s.Expect != nil {
+		return exact("expect", &s.Expect.Variables)
+	}
+	return nil
 }
 
 var knownOps = map[string]bool{

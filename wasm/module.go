@@ -212,10 +212,14 @@ func decodeNested(op string, data []byte, v any, limit int) error {
 }
 
 // decodeJSON decodes data into v with encoding/json, unknown fields
-// rejected, and maps its errors to BAD_REQUEST.
+// rejected and numbers in untyped values kept as their JSON text, and maps
+// its errors to BAD_REQUEST.
 func decodeJSON(op string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	// Variables keep every digit: the engine turns each json.Number into
+	// a float64 when one holds it exactly and keeps the text otherwise.
+	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError

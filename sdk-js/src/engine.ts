@@ -6,6 +6,7 @@ import { addDuration, parseDuration, toMs } from './duration.js';
 import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, ObserverError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
 import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
+import { parseJSON, stringifyJSON } from './numbers.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
   AnyFlowEvent,
@@ -425,7 +426,7 @@ export class Engine {
    */
   async checkpoint(): Promise<Uint8Array> {
     const res = (await this.#exec('checkpoint', {})) as StateResult;
-    return new TextEncoder().encode(JSON.stringify(res.state));
+    return new TextEncoder().encode(stringifyJSON(res.state)); // Decimals as the exact numbers they are
   }
 
   /**
@@ -437,7 +438,7 @@ export class Engine {
     const text = typeof state === 'string' ? state : new TextDecoder().decode(state);
     let doc: unknown;
     try {
-      doc = JSON.parse(text);
+      doc = parseJSON(text); // numbers no double holds kept as Decimals
     } catch (err) {
       throw new BadStateError({ code: 'BAD_STATE', message: `restore: the state is not JSON: ${(err as Error).message}` });
     }
