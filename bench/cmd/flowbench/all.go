@@ -42,6 +42,7 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, fi
 		{"wazero", append([]string{self, "wazero"}, common...)},
 		{"node", []string{node, filepath.Join(root, "bench", "node", "bench.mjs"),
 			"--shared", dirs.Shared, "--own", dirs.Own, "--fixed-n", strconv.Itoa(fixedN)}},
+		{"browser", []string{node, filepath.Join(root, "bench", "browser", "startup.mjs")}},
 		{"scale", append([]string{self, "scale", "-n", strconv.Itoa(n)}, common...)},
 		{"cold", append([]string{self, "cold"}, common...)},
 	}

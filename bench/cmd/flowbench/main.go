@@ -39,7 +39,7 @@ func main() {
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
-	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,node,scale,cold)")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,node,browser,scale,cold)")
 	_ = fs.Parse(args)
 	dirs := workload.DefaultDirs(*root)
 	enc := json.NewEncoder(os.Stdout)
