@@ -170,6 +170,12 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 			return err
 		}
 		return r.Cancel(ctx, key)
+	case "activateAdHoc":
+		key, _, err := ru.instance(st.Instance)
+		if err != nil {
+			return err
+		}
+		return r.ActivateAdHoc(ctx, key, st.Element, st.Elements)
 	case "completeJobs", "failJob", "throwError":
 		jobs, err := ru.matchJobs(ctx, st)
 		if err != nil {

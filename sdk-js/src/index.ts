@@ -5,6 +5,7 @@ export type { EngineOptions, JobHandler, Listener, TimeMode } from './engine.js'
 export type { WasmSource } from './wasm-source.js';
 export { ABI_VERSION, MAX_VARIABLE_DEPTH } from './module.js';
 export { parseDuration } from './duration.js';
+export { Decimal } from './numbers.js';
 export type { Duration } from './duration.js';
 export {
   BadRequestError,
@@ -34,6 +35,7 @@ export type { ErrorCode, ErrorData } from './errors.js';
 export { eventTypes } from './types.js';
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
   Deployment,
   EventType,

@@ -252,6 +252,9 @@ type builder struct {
 	flowRefs     []flowRef
 	defaultRefs  []nodeRef
 	attachedRefs []nodeRef
+	// associations connect compensation boundary events to their
+	// handlers (compensation.go).
+	associations []association
 }
 
 // flowRef is a sequence flow waiting for its source and target.
@@ -308,7 +311,7 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		if c.space != nsBPMN {
 			continue
 		}
-		if loopCharacteristics[c.local] && parent != nil {
+		if loopCharacteristics[c.local] && parent != nil || c.local == "completionCondition" && parent != nil && parent.AdHoc != nil {
 			continue // read for the sub-process by node
 		}
 		switch flowElementRoles[c.local] {
@@ -322,6 +325,9 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		case roleFlow:
 			b.flow(c)
 		case roleIgnored:
+			if c.local == "association" {
+				b.associations = append(b.associations, association{source: c.get("sourceRef"), target: c.get("targetRef")})
+			}
 		}
 	}
 }
@@ -345,6 +351,9 @@ func (b *builder) flow(e *element) {
 func (b *builder) node(e *element, parent *model.Node) {
 	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
+	if e.local == "adHocSubProcess" || e.local == "transaction" {
+		kind = model.KindSubProcess
+	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
@@ -358,6 +367,9 @@ func (b *builder) node(e *element, parent *model.Node) {
 	putFirst(b.nodes, n.ID, n)
 
 	b.attributes(n, e)
+	if e.local == "adHocSubProcess" {
+		b.adHoc(n, e)
+	}
 	var docs []string
 	for _, c := range e.children {
 		if c.space != nsBPMN {
@@ -419,6 +431,8 @@ func (b *builder) attributes(n *model.Node, e *element) {
 	n.Instantiate = e.get("instantiate") == "true"
 	n.ParallelEvents = n.Kind == model.KindEventBasedGateway && e.get("eventGatewayType") == "Parallel"
 	n.TriggeredByEvent = e.get("triggeredByEvent") == "true"
+	n.Transaction = e.local == "transaction"
+	n.ForCompensation = e.get("isForCompensation") == "true"
 	switch n.Kind {
 	case model.KindBoundaryEvent:
 		n.CancelActivity = e.get("cancelActivity") != "false"
@@ -541,6 +555,9 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		def.Condition = b.imp.expression(e.child(nsBPMN, "condition"))
 	case model.EventLink:
 		def.LinkName = e.get("name")
+	case model.EventCompensation:
+		def.Activity = localID(e.get("activityRef"))
+		def.WaitForCompletion = e.get("waitForCompletion") != "false"
 	}
 	n.Events = append(n.Events, def)
 }
@@ -583,6 +600,7 @@ func (b *builder) resolve() {
 		r.node.AttachedTo = a
 		a.Boundaries = append(a.Boundaries, r.node)
 	}
+	b.compensationHandlers()
 }
 
 // endpoint resolves one end of a sequence flow.

@@ -200,6 +200,14 @@ type EventDefinition struct {
 	Condition Expression
 	// LinkName is the name of a link event.
 	LinkName string
+	// Activity is the id of the activity a compensation throw or end
+	// event compensates (activityRef); empty compensates every completed
+	// activity of the event's scope.
+	Activity string
+	// WaitForCompletion says whether a compensation throw or end event
+	// waits for the compensation it starts to finish before it goes on
+	// (the BPMN default, and Zeebe's only behaviour).
+	WaitForCompletion bool
 }
 
 // JobDefinition says how a task is executed as a job.
@@ -296,6 +304,18 @@ type Node struct {
 	Children []*Node
 	// TriggeredByEvent marks an event sub-process.
 	TriggeredByEvent bool
+	// Transaction marks a sub-process that is a bpmn:transaction: its
+	// cancel end events cancel it, compensating what completed inside,
+	// and its cancel boundary event is where the token then goes on.
+	// Otherwise it runs as a sub-process, so Kind is KindSubProcess.
+	Transaction bool
+	// ForCompensation marks a compensation handler
+	// (isForCompensation="true"): an activity outside the normal flow,
+	// run only when the activity it is associated with is compensated.
+	ForCompensation bool
+	// Compensation is, on a compensation boundary event, its handler: the
+	// activity an association connects it to; nil when none does.
+	Compensation *Node
 
 	// ActivationCondition is a complex gateway's join rule.
 	ActivationCondition Expression
@@ -321,6 +341,10 @@ type Node struct {
 	Loop *StandardLoop
 	// Multi is set on a multi-instance activity.
 	Multi *MultiInstance
+	// AdHoc is set on an ad-hoc sub-process (bpmn:adHocSubProcess), whose
+	// Kind is KindSubProcess: it runs as a sub-process whose inner
+	// elements are activated by name rather than from a start event.
+	AdHoc *AdHoc
 
 	// Documentation is the element's bpmn:documentation text.
 	Documentation string
@@ -335,6 +359,27 @@ type StandardLoop struct {
 	TestBefore bool
 	// Maximum caps the iterations; negative means no cap.
 	Maximum int
+}
+
+// AdHoc says how an ad-hoc sub-process activates its inner elements and
+// when it completes (BPMN adHocSubProcess attributes, with Camunda 8's
+// zeebe:adHoc).
+type AdHoc struct {
+	// Sequential is BPMN ordering="Sequential": one activated element runs
+	// at a time, the next once the previous one's tokens have gone.
+	Sequential bool
+	// ActiveElements yields the ids of the inner elements to activate on
+	// entry (zeebe:adHoc activeElementsCollection). When it is absent,
+	// every inner element without incoming flows is activated.
+	ActiveElements Expression
+	// CompletionCondition, evaluated each time an inner element completes,
+	// completes the sub-process when true. Without it the sub-process
+	// completes once no inner element is active.
+	CompletionCondition Expression
+	// CancelRemaining (cancelRemainingInstances, default true) terminates
+	// the inner elements still active once the completion condition holds;
+	// when false the sub-process waits for them.
+	CancelRemaining bool
 }
 
 // MultiInstance runs an activity once per element of a collection, or a

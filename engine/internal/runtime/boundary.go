@@ -44,6 +44,11 @@ func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error
 		if d.Escalation != nil {
 			h.code = d.Escalation.Code
 		}
+	case model.EventCompensation:
+		// Nothing to subscribe: compensation reaches the boundary event,
+		// or the event sub-process, from a throw (compensation.go).
+	case model.EventCancel:
+		h.interrupting = true // a cancellation ends the transaction
 	case model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional:
 		c, err := compileCatch(n, d, opts.Expr)
 		if err != nil {
@@ -180,6 +185,10 @@ func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
 		return
 	}
 	inst.openEventSubprocesses(sc)
+	if np.adhoc != nil {
+		inst.activateAdHoc(tv, sc, np.adhoc)
+		return
+	}
 	if np.subStart == nil {
 		inst.completeScope(sc) // an empty sub-process completes at once
 		return
@@ -195,8 +204,15 @@ func (inst *Instance) completeScope(sc *scope) {
 	if sc.parent == nil || sc.done {
 		return
 	}
+	if sc.revived {
+		inst.revivedDone(sc)
+		return
+	}
 	if sc.inner {
 		inst.instanceDone(sc)
+		return
+	}
+	if sc.adhoc != nil && !inst.adHocDone(sc) {
 		return
 	}
 	inst.closeScopeSubs(sc)
@@ -223,6 +239,7 @@ func (inst *Instance) completeScope(sc *scope) {
 		}
 		tv.scope.set(update)
 	}
+	inst.keepCompensable(tv, sc)
 	inst.deliver(tv, delivery{kind: resume})
 }
 
@@ -291,6 +308,11 @@ func (inst *Instance) terminateIn(sc *scope, keep *tokenView) {
 	}
 	for _, id := range sortedKeys(sc.children) {
 		esc := sc.children[id]
+		if esc.revived && !esc.done {
+			inst.terminateScope(esc) // a compensation running in sc
+			sc.live--                // it held sc open
+			continue
+		}
 		if !esc.node.TriggeredByEvent || esc.done {
 			continue // a sub-process's scope goes with the token waiting at it
 		}

@@ -103,10 +103,30 @@ type Instance struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// comp is the state of compensations in progress (compensation.go),
+	// nil until the first one.
+	comp *instComp
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
+	// dirty is set, and the instance listed in Engine.dirty, when an
+	// intake message may change its state (every one but a read-only
+	// command); CheckpointDirty clears it. A store writes only the
+	// instances listed.
+	dirty atomic.Bool
+}
+
+// markDirty lists inst among the instances changed since the last
+// CheckpointDirty, once.
+func (inst *Instance) markDirty() {
+	if inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
+		return
+	}
+	e := inst.eng
+	e.dirtyMu.Lock()
+	e.dirty = append(e.dirty, inst)
+	e.dirtyMu.Unlock()
 }
 
 // tokenView is the loop's record of one token: where it is and why it
@@ -515,7 +535,7 @@ func (inst *Instance) end() {
 // more than their history and variables.
 func (inst *Instance) compact() {
 	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
-	inst.subs, inst.condLast = nil, nil
+	inst.subs, inst.condLast, inst.comp = nil, nil, nil
 	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
 	inst.running, inst.cause = nil, nil
 }
@@ -698,6 +718,9 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.released++
 	sc := tv.scope
 	sc.live--
+	if inst.comp != nil {
+		inst.tokenGone(tv, !terminated)
+	}
 	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
 		inst.completeScope(sc)
 	}

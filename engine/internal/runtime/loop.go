@@ -74,7 +74,13 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdActivateAdHoc
 )
+
+// readOnly reports whether the operation only reads the instance.
+func (op cmdOp) readOnly() bool {
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint
+}
 
 // command is a request from outside handled by the loop. The loop answers
 // on reply exactly once.
@@ -95,6 +101,9 @@ type command struct {
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
+	from  int        // cmdCheckpoint: the first history record to write
+
+	ids []string // cmdActivateAdHoc: the elements to activate (msg names the ad-hoc sub-process)
 }
 
 // deliveryKind says what a parked track is told.
@@ -120,6 +129,9 @@ type delivery struct {
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
+	if m.kind != msgCommand || !m.more.cmd.op.readOnly() {
+		inst.markDirty()
+	}
 	switch m.kind {
 	case msgCommand:
 		inst.command(m.more.cmd)
@@ -165,14 +177,18 @@ func (inst *Instance) handle(m message) {
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.flow)
+		inst.adHocChildDone(tv.scope, nil)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.more.flows[0])
 		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
+		inst.adHocChildDone(tv.scope, nil)
 	case evJob:
 		inst.waitIn(tv, m.node)
 	case evArrive:
@@ -188,6 +204,7 @@ func (inst *Instance) handle(m message) {
 		inst.incidents[key].reported = true
 	case evIteration:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
@@ -199,7 +216,9 @@ func (inst *Instance) handle(m message) {
 		inst.completing(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		tv.node = nil
+		inst.adHocChildDone(tv.scope, tv)
 		inst.removeToken(tv, false)
 	case evTerminate:
 		inst.recordNode(ElementLeft, m.node, tv.id)
@@ -746,7 +765,9 @@ func (inst *Instance) command(c *command) {
 	case cmdHistory:
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
-		c.doc, err = inst.checkpoint(c.index)
+		c.doc, err = inst.checkpoint(c.index, c.from)
+	case cmdActivateAdHoc:
+		err = inst.activateAdHocCmd(c.msg, c.ids)
 	}
 	inst.answer(c, err)
 }
@@ -860,6 +881,10 @@ func (inst *Instance) resolveIncident(key int64) error {
 			inst.eng.addJob(inst, js.job)
 			return nil
 		}
+	}
+	if tv.inner != nil && tv.inner.adhoc != nil {
+		inst.adHocResolved(tv, tv.inner) // its completion condition failed
+		return nil
 	}
 	if inst.plan.nodes[tv.node.Index].waitsIn(tv.scope) && !is.reported {
 		// The loop set up this wait, so it sets it up again; the track

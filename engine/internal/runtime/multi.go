@@ -302,6 +302,7 @@ func (inst *Instance) completing(tv *tokenView, n *model.Node) {
 		fail(err)
 		return
 	}
+	inst.instanceCompleted(tv, sc, n)
 	if tv.doomed {
 		return // what it threw interrupted the activity
 	}
@@ -355,6 +356,7 @@ func (inst *Instance) completeBody(body *scope) {
 	tv := inst.tokens[body.token]
 	tv.inner = nil
 	inst.closeBoundaries(tv)
+	inst.keepCompensable(tv, body)
 	body.close()
 	if oc := body.multi.spec.outputCollection; oc != "" {
 		tv.scope.set(map[string]any{oc: body.multi.results})
@@ -370,7 +372,9 @@ func (inst *Instance) completeBody(body *scope) {
 // that is an inner instance has its event sub-processes only.
 func (inst *Instance) handlersAt(sc *scope) (starts, boundaries bool) {
 	switch {
-	case sc.inner:
+	case sc.inner, sc.revived:
+		// A revived scope runs a compensation only: what its handlers
+		// throw goes to the scope it was revived in.
 		return false, false
 	case sc.multi != nil:
 		return false, true

@@ -250,7 +250,7 @@ func (t *track) execute() outcome {
 		return t.park(atJoin, message{kind: evArrive, node: n, flow: t.via})
 	case np.raise != nil:
 		return t.park(atRaise, message{kind: evRaise, node: n})
-	case np.writes():
+	case np.writes(), np.comp.throws():
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
 		return t.park(atThrow, message{kind: evThrow, node: n})
