@@ -5,6 +5,7 @@ import (
 	"errors"
 	goruntime "runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,4 +136,48 @@ func TestWithStore_OpenError(t *testing.T) {
 	e, err := New(WithStore(m))
 	require.ErrorIs(t, err, errDisk)
 	require.Nil(t, e)
+}
+
+// TestWithStore_ObserverCallsBackIntoTheEngine: with a store, an observer
+// completes each job from inside its callback, in both resumption modes.
+// The commit settles the engine without waiting for observers, so the
+// observer's command is acknowledged as it is without a store.
+func TestWithStore_ObserverCallsBackIntoTheEngine(t *testing.T) {
+	for name, mode := range map[string]Resumption{"goroutines": ResumeGoroutines, "direct": ResumeDirect} {
+		t.Run(name, func(t *testing.T) {
+			// The deadline only turns a hang into a failure.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			m := newMemStore()
+			e, err := New(WithStore(m), WithResumption(mode), WithClock(clock.NewVirtual(clock.Epoch)))
+			require.NoError(t, err)
+			_, err = e.Deploy("p.bpmn", []byte(jobXML))
+			require.NoError(t, err)
+			completed := make(chan error, 64)
+			unsubscribe := e.Subscribe(func(ev Event) {
+				if ev.Type == JobCreated {
+					completed <- e.CompleteJob(ctx, ev.JobKey, map[string]any{"done": true})
+				}
+			})
+			var insts []*Instance
+			for range 20 {
+				inst, err := e.Start(ctx, "p", nil)
+				require.NoError(t, err)
+				insts = append(insts, inst)
+			}
+			for range insts {
+				require.NoError(t, <-completed, "the observer's command was acknowledged")
+			}
+			for _, inst := range insts {
+				st, err := inst.Wait(ctx)
+				require.NoError(t, err)
+				require.Equal(t, Completed, st)
+			}
+			require.NoError(t, unsubscribe())
+			require.NoError(t, e.Close(ctx))
+			st, err := m.Load(ctx)
+			require.NoError(t, err)
+			require.Empty(t, st.Instances, "every completion is in the store")
+		})
+	}
 }

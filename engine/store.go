@@ -109,10 +109,10 @@ var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 // be durable, and the next commit writes it again. What changes without a command (timers firing
 // on the real clock) is committed with the next command, or by Close.
 //
-// The engine does not close s; close it after the engine. Observers
-// (Subscribe) must not give the engine input from inside their callback
-// (start a goroutine for that): a commit waits for the engine, observers
-// included, to settle, and the command would wait for the commit.
+// The engine does not close s; close it after the engine. A commit
+// settles the engine without waiting for observers (Subscribe) to catch
+// up, so an observer may give commands from inside its callback as it may
+// without a store.
 //
 // # Why
 //

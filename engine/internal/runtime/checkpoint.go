@@ -65,7 +65,7 @@ type Dirty struct {
 	taken []*Instance
 }
 
-// CheckpointDirty settles the engine and returns what a store writes
+// CheckpointDirty settles the engine, observers left out, and returns what a store writes
 // after a batch of commands: what changed since the last call. A live
 // instance's History holds only its records from stored(key) on, the
 // ones a store that holds the first stored(key) lacks. A caller that
@@ -161,7 +161,11 @@ func (e *Engine) MarkAllDirty() {
 // engine has settled, their history from the record from(key) returns;
 // else every live instance and the finished ones.
 func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) int, pick func() []*Instance) (*Document, error) {
-	if err := e.Settle(ctx); err != nil {
+	settle := e.Settle
+	if pick != nil {
+		settle = e.settleWork // a store's commit: observers need not have caught up
+	}
+	if err := settle(ctx); err != nil {
 		return nil, err
 	}
 	_, virtual := e.clock.(*clock.Virtual)

@@ -600,6 +600,17 @@ func (e *Engine) Settle(ctx context.Context) error {
 	return e.busy.wait(ctx)
 }
 
+// settleWork returns when nothing but observers can move without outside
+// input: records may still wait for an observer. A store's commit settles
+// so, since an observer may give a command that waits for that commit.
+func (e *Engine) settleWork(ctx context.Context) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	e.drive()
+	return e.busy.waitWork(ctx)
+}
+
 // JobFilter selects jobs. Zero fields match anything.
 type JobFilter struct {
 	Type        string
