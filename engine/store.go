@@ -93,6 +93,12 @@ type FinishedInstance struct {
 // already holds state: New opens such a store.
 var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 
+// ErrNotAcknowledged is wrapped by the error of a command that the engine
+// took but did not acknowledge as durable (WithStore): its commit failed
+// (the store's error is wrapped too) or its context ended while it waited
+// for the commit.
+var ErrNotAcknowledged = errors.New("command taken but not acknowledged as durable")
+
 // WithStore makes the engine durable in s. New with a store that holds
 // state resumes it: every instance goes on where it was (as Restore does,
 // so the clock rules of Restore apply), and on the real clock timers that
@@ -104,10 +110,22 @@ var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 // Instance.Cancel) that returns without error has been made durable: the
 // engine settles after it and commits what changed. Commands that run at
 // the same time share one commit (group commit), so concurrent callers
-// share the cost of a sync. A command whose commit fails returns the
-// store's error (wrapped): it was taken by the engine but is not known to
-// be durable, and the next commit writes it again. What changes without a command (timers firing
-// on the real clock) is committed with the next command, or by Close.
+// share the cost of a sync. What changes without a command (timers firing
+// on a clock other than clock.Virtual, timers that fell due while no
+// engine ran) is committed as soon as it has settled, sharing commits
+// with commands the same way; an error of such a commit goes to the
+// error handler (WithErrorHandler).
+//
+// A command that returns an error wrapping ErrNotAcknowledged was taken,
+// as in Zeebe a command that was written but whose response was lost: it
+// took effect in the engine, which goes on from it, and it is not known to
+// be durable. It is never applied twice and never dropped: the commit it
+// waited for, or the next one that succeeds (after the next command, the
+// next timer, or Close), writes it; only a crash before that loses it.
+// The caller must not simply give it again (a second Start starts a second
+// instance; a second CompleteJob finds no job): Start and Deploy return
+// their result beside the error so that it can tell. Commands refused
+// with ErrClosed were not taken. Close returns the error of its commit.
 //
 // The engine does not close s; close it after the engine. A commit
 // settles the engine without waiting for observers (Subscribe) to catch

@@ -36,6 +36,8 @@ type memStore struct {
 	// release.
 	hold          bool
 	held, release chan struct{}
+	// committed, when set, gets a value after each commit written.
+	committed chan struct{}
 }
 
 func newMemStore() *memStore {
@@ -98,7 +100,28 @@ func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
 	for _, k := range b.Evict {
 		m.finished = slices.DeleteFunc(m.finished, func(f FinishedInstance) bool { return f.Key == k })
 	}
+	if m.committed != nil {
+		select {
+		case m.committed <- struct{}{}:
+		default: // the test has a wake-up waiting already
+		}
+	}
 	return nil
+}
+
+// crashCopy returns a store holding what m holds now, as a process that
+// crashed at this moment would find it.
+func (m *memStore) crashCopy() *memStore {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := newMemStore()
+	c.st.Engine = m.st.Engine
+	c.st.Deployments = append(c.st.Deployments, m.st.Deployments...)
+	for k, v := range m.st.Instances {
+		c.st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
+	}
+	c.finished = append(c.finished, m.finished...)
+	return c
 }
 
 func (m *memStore) count() int {

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -77,6 +78,9 @@ type Hub struct {
 	timers    timerQueue
 	// unarmed are the timers Restore opened, until Arm starts them.
 	unarmed []timerEntry
+	// fired, when set, is called after each timer the clock fired has
+	// been delivered (SetOnFire).
+	fired atomic.Pointer[func()]
 }
 
 type msgKey struct{ name, key string }
@@ -332,7 +336,15 @@ func (h *Hub) fire(id int64) {
 	delete(h.subs, id)
 	h.mu.Unlock()
 	s.r.Deliver(Delivery{Sub: id, Kind: Timer, Due: s.due})
+	if f := h.fired.Load(); f != nil {
+		(*f)()
+	}
 }
+
+// SetOnFire makes the hub call f after it has delivered a timer the clock
+// fired, which is input that comes through no command: a store commits
+// on it. f runs on the clock's goroutine and must not block.
+func (h *Hub) SetOnFire(f func()) { h.fired.Store(&f) }
 
 // NextDeadline returns when the earliest open timer is due.
 func (h *Hub) NextDeadline() (time.Time, bool) {
