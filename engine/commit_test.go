@@ -344,3 +344,42 @@ func TestWithStore_TimerFiringIsCommitted(t *testing.T) {
 	}
 	require.Equal(t, 1, fired, "the timer fired once")
 }
+
+// TestWithStore_TimerCommitError: the failed commit of a timer's firing
+// goes to the error handler, and the next commit (here Close's) writes it.
+func TestWithStore_TimerCommitError(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("tp.bpmn", []byte(timerJobXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "tp", nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Close(ctx))
+
+	errDisk := errors.New("disk full")
+	reported := make(chan error, 1)
+	wall := &handClock{now: clock.Epoch.Add(2 * time.Hour)}
+	e, err = New(WithStore(m), WithClock(wall), WithErrorHandler(func(err error) {
+		select {
+		case reported <- err:
+		default: // the test looks at the first only
+		}
+	}))
+	require.NoError(t, err)
+	m.mu.Lock()
+	m.fail = errDisk
+	m.mu.Unlock()
+	require.Equal(t, 1, wall.fire())
+	require.ErrorIs(t, <-reported, errDisk)
+	m.mu.Lock()
+	m.fail = nil
+	m.mu.Unlock()
+	require.NoError(t, e.Close(ctx))
+
+	r, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch.Add(3*time.Hour))))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.Len(t, r.Jobs(JobFilter{InstanceKey: inst.Key(), Type: "work"}), 1, "Close wrote the timer's firing")
+}
