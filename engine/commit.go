@@ -35,6 +35,7 @@ type durability struct {
 	// The committer's own: what the store holds.
 	stored  map[int64]int // the instances by key: their history records
 	deploys int           // deployments written
+	msgGen  uint64        // the message buffer's count of changes written; 0 for none
 }
 
 // durably runs command apply under the store's rules: when it returns
@@ -185,7 +186,7 @@ func (d *durability) commit(e *Engine, dirty *runtime.Dirty) error {
 // snapshot is then taken again.
 func (d *durability) snapshot(e *Engine) (*runtime.Dirty, error) {
 	for {
-		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
+		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] }, d.msgGen)
 		if errors.Is(err, ErrNotSettled) {
 			continue // a timer fired meanwhile: take it again
 		}
@@ -200,7 +201,19 @@ func (d *durability) snapshot(e *Engine) (*runtime.Dirty, error) {
 func (d *durability) batchOf(dirty *runtime.Dirty) (*StoreBatch, *written, error) {
 	doc := dirty.Doc
 	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live)), History: make(map[int64]HistoryChunk, len(doc.Live)), Evict: dirty.Evicted}
-	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live))}
+	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live)), msgGen: dirty.MessageGen}
+	if !dirty.MessagesSame {
+		msgs := doc.Hub.Messages
+		if msgs == nil {
+			msgs = []runtime.MessageDoc{}
+		}
+		raw, err := json.Marshal(msgs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: message buffer: %w", err)
+		}
+		b.Messages = raw
+		doc.Hub.Messages = nil // the engine document leaves it to its own piece
+	}
 	for _, dep := range doc.Deploys[d.deploys:] {
 		raw, err := json.Marshal(dep)
 		if err != nil {
@@ -256,6 +269,7 @@ func (d *durability) committed(b *StoreBatch, w *written) {
 		delete(d.stored, key)
 	}
 	d.deploys = w.deploys
+	d.msgGen = w.msgGen
 }
 
 // written is what a batch adds to what the store holds, besides its
@@ -264,6 +278,7 @@ func (d *durability) committed(b *StoreBatch, w *written) {
 type written struct {
 	deploys int
 	records map[int64]int
+	msgGen  uint64
 }
 
 // close commits what changed without a command and stops the committer.

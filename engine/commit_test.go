@@ -383,3 +383,40 @@ func TestWithStore_TimerCommitError(t *testing.T) {
 	defer func() { require.NoError(t, r.Close(ctx)) }()
 	require.Len(t, r.Jobs(JobFilter{InstanceKey: inst.Key(), Type: "work"}), 1, "Close wrote the timer's firing")
 }
+
+// recordingStore is a memStore that keeps the batches it committed.
+type recordingStore struct {
+	*memStore
+	batches []*StoreBatch
+}
+
+func (r *recordingStore) Commit(ctx context.Context, b *StoreBatch) error {
+	r.batches = append(r.batches, b) // the engine commits from one goroutine
+	return r.memStore.Commit(ctx, b)
+}
+
+// TestWithStore_MessageBufferPiece: the message buffer is a piece of its
+// own, written by the commits that change it only; a reopen puts it back
+// (a message id still deduplicates, a buffered message still correlates).
+func TestWithStore_MessageBufferPiece(t *testing.T) {
+	ctx := context.Background()
+	rs := &recordingStore{memStore: newMemStore()}
+	e, err := New(WithStore(rs), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	msg := Message{Name: "paid", CorrelationKey: "o-1", MessageID: "pay-1", TTL: time.Hour}
+	require.NoError(t, e.PublishMessage(ctx, msg))
+	last := rs.batches[len(rs.batches)-1]
+	require.Contains(t, string(last.Messages), `"pay-1"`, "a publication writes the buffer")
+	require.NotContains(t, string(last.Engine), `"pay-1"`, "the engine document leaves the buffer to its piece")
+	_, err = e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.Nil(t, rs.batches[len(rs.batches)-1].Messages, "a start leaves the buffer alone")
+	require.NoError(t, e.Close(ctx))
+
+	r, err := New(WithStore(rs.memStore))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.ErrorIs(t, r.PublishMessage(ctx, msg), ErrDuplicateMessage, "the buffer came back from its piece")
+}

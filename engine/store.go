@@ -11,7 +11,8 @@ import (
 // Store keeps an engine's state durable (WithStore). It holds the state
 // document of engine/STATE.md cut in pieces, so that a command rewrites
 // only what it changed: one engine-level document (clock, key counter,
-// message buffer, timer start events), the deployments (appended, never
+// timer start events), the message buffer (rewritten only by the commits
+// that change it), the deployments (appended, never
 // rewritten), and per live instance, by instance key, its document
 // without history and its history in chunks (appended, never
 // rewritten).
@@ -36,6 +37,10 @@ type Store interface {
 type StoreState struct {
 	// Engine is the engine-level document; nil when the store is empty.
 	Engine []byte
+	// Messages is the message buffer (a JSON array, STATE.md hub.messages);
+	// nil when the store holds it in Engine, as stores written before it
+	// had a piece of its own do.
+	Messages []byte
 	// Deployments are the deployment documents, in the order committed.
 	Deployments [][]byte
 	// Instances are the live instances by key.
@@ -67,6 +72,8 @@ type HistoryChunk struct {
 type StoreBatch struct {
 	// Engine replaces the engine-level document.
 	Engine []byte
+	// Messages, when not nil, replaces the message buffer (StoreState).
+	Messages []byte
 	// Deployments are appended after those committed before.
 	Deployments [][]byte
 	// Put writes instance documents (without history) by key; History
@@ -146,6 +153,21 @@ func documentOf(st *StoreState) ([]byte, map[int64]int, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(st.Engine, &doc); err != nil {
 		return nil, nil, fmt.Errorf("%w: the store's engine document: %v", ErrBadState, err)
+	}
+	if st.Messages != nil {
+		var hub map[string]json.RawMessage
+		if err := json.Unmarshal(doc["hub"], &hub); err != nil {
+			return nil, nil, fmt.Errorf("%w: the store's engine document, hub: %v", ErrBadState, err)
+		}
+		if hub == nil {
+			hub = map[string]json.RawMessage{}
+		}
+		hub["messages"] = st.Messages
+		raw, err := json.Marshal(hub)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: the store's message buffer: %v", ErrBadState, err)
+		}
+		doc["hub"] = raw
 	}
 	deploys := make([]json.RawMessage, len(st.Deployments))
 	for i, raw := range st.Deployments {

@@ -47,7 +47,7 @@ func newMemStore() *memStore {
 func (m *memStore) Load(context.Context) (*StoreState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := StoreState{Engine: m.st.Engine, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64]*StoredInstance{}}
+	st := StoreState{Engine: m.st.Engine, Messages: m.st.Messages, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64]*StoredInstance{}}
 	for k, v := range m.st.Instances {
 		st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
 	}
@@ -81,6 +81,9 @@ func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
 	}
 	m.commits++
 	m.st.Engine = b.Engine
+	if b.Messages != nil {
+		m.st.Messages = b.Messages
+	}
 	m.st.Deployments = append(m.st.Deployments, b.Deployments...)
 	for k, v := range b.Put {
 		si := m.st.Instances[k]
@@ -115,7 +118,7 @@ func (m *memStore) crashCopy() *memStore {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := newMemStore()
-	c.st.Engine = m.st.Engine
+	c.st.Engine, c.st.Messages = m.st.Engine, m.st.Messages
 	c.st.Deployments = append(c.st.Deployments, m.st.Deployments...)
 	for k, v := range m.st.Instances {
 		c.st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
