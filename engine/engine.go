@@ -589,16 +589,18 @@ const ruleInternal = "FT.internal"
 //
 // A *DeployError for an invalid document (and, with rule FT.internal, for
 // a defect of flowtrack met while deploying it, which is recovered rather
-// than allowed to crash the program); ErrClosed after Close.
+// than allowed to crash the program); ErrClosed after Close. With a
+// store, an error wrapping ErrNotAcknowledged comes with the deployment,
+// which is registered (WithStore).
 func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	err = e.durably(context.Background(), func() error {
 		d, err = e.deploy(name, bpmn)
 		return err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotAcknowledged) {
 		return nil, err
 	}
-	return d, nil
+	return d, err // with ErrNotAcknowledged, what was deployed (WithStore)
 }
 
 // deploy is Deploy, leaving the store aside.
@@ -730,7 +732,9 @@ func deployError(file string, defs *model.Definitions, ps []*model.Problem) erro
 
 // Start creates an instance of the newest version of processID at its none
 // start event, with vars as its variables (they must be JSON-compatible;
-// numbers become float64). It returns as soon as the instance runs.
+// numbers become float64). It returns as soon as the instance runs. With
+// a store, an error wrapping ErrNotAcknowledged comes with the instance,
+// which runs (WithStore).
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (*Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -751,10 +755,10 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 		inst, err = e.rt.Start(plan, norm)
 		return err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotAcknowledged) {
 		return nil, err
 	}
-	return e.instanceOf(inst), nil
+	return e.instanceOf(inst), err // with ErrNotAcknowledged, the instance started (WithStore)
 }
 
 // Instance returns a live or recently finished instance by key.

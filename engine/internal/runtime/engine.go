@@ -606,6 +606,22 @@ func (e *Engine) Settle(ctx context.Context) error {
 	return e.busy.wait(ctx)
 }
 
+// OnTimerFired makes the engine call f after each timer the clock fired
+// has been handed to its instance (or has started one): input that comes
+// through no command, which a store commits on. f must not block.
+func (e *Engine) OnTimerFired(f func()) { e.hub.SetOnFire(f) }
+
+// settleWork returns when nothing but observers can move without outside
+// input: records may still wait for an observer. A store's commit settles
+// so, since an observer may give a command that waits for that commit.
+func (e *Engine) settleWork(ctx context.Context) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	e.drive()
+	return e.busy.waitWork(ctx)
+}
+
 // JobFilter selects jobs. Zero fields match anything.
 type JobFilter struct {
 	Type        string
