@@ -89,6 +89,10 @@ var (
 	// ErrBadVariables is returned when variables are not JSON-compatible
 	// or nest deeper than MaxVariableDepth.
 	ErrBadVariables = runtime.ErrBadVariables
+	// ErrStaleActivation is returned by CompleteJob, FailJob and
+	// ThrowError given a JobActivation the job no longer has: it timed out
+	// and was activated again, or a failure ended it.
+	ErrStaleActivation = runtime.ErrStaleActivation
 	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
 	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
 	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL
@@ -701,28 +705,36 @@ func (e *Engine) Instances() []*Instance { return instancesOf(e.rt.Instances()) 
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
 
 // CompleteJob completes a job; vars are merged into the process variables
-// and the waiting token moves on.
-func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+// and the waiting token moves on. With JobActivation the activation must
+// still be the job's (ErrStaleActivation).
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...JobOption) error {
 	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.rt.CompleteJob(ctx, key, norm)
+	return e.rt.CompleteJobAs(ctx, key, JobArgsOf(opts), norm)
 }
 
 // FailJob reports a failed attempt at a job. With retries > 0 the job stays
-// activatable; with 0 an incident holds the token until ResolveIncident.
-func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+// activatable, after the RetryBackoff option's back-off; with 0 an incident
+// holds the token until ResolveIncident. With JobActivation the activation
+// must still be the job's (ErrStaleActivation).
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...JobOption) error {
 	if retries < 0 {
 		return invalid("fail job %d: retries must be >= 0, got %d", key, retries)
 	}
-	return e.rt.FailJob(ctx, key, retries, message)
+	a := JobArgsOf(opts)
+	if a.Backoff < 0 {
+		return invalid("fail job %d: retry back-off must be >= 0, got %s", key, a.Backoff)
+	}
+	return e.rt.FailJobAs(ctx, key, a, retries, message)
 }
 
 // ThrowError raises the BPMN error code from a job's element. Without a
 // boundary event or event sub-process that catches it, an incident holds
-// the token.
-func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+// the token. With JobActivation the activation must still be the job's
+// (ErrStaleActivation).
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...JobOption) error {
 	if code == "" {
 		return invalid("throw error from job %d: the error code is empty", key)
 	}
@@ -730,7 +742,7 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.rt.ThrowError(ctx, key, code, message, norm)
+	return e.rt.ThrowErrorAs(ctx, key, JobArgsOf(opts), code, message, norm)
 }
 
 // Message is a message to publish.

@@ -89,26 +89,58 @@ func (e *Engine) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, er
 }
 
 // CompleteJob completes a job; vars are merged into the process variables.
-func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+// With engine.JobActivation the activation must still be the job's
+// (engine.ErrStaleActivation).
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...engine.JobOption) error {
 	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, nil)
+	a := engine.JobArgsOf(opts)
+	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars, Activation: a.Activation}, nil)
 }
 
 // FailJob reports a failed attempt at a job; with retries 0 an incident
-// holds the token.
-func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return e.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message}, nil)
+// holds the token, with retries left the job is activatable again after
+// the engine.RetryBackoff option's back-off.
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...engine.JobOption) error {
+	a := engine.JobArgsOf(opts)
+	return e.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message,
+		Activation: a.Activation, BackoffMs: millis(a.Backoff)}, nil)
 }
 
 // ThrowError raises the BPMN error code from a job's element.
-func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...engine.JobOption) error {
 	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars}, nil)
+	a := engine.JobArgsOf(opts)
+	return e.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars,
+		Activation: a.Activation}, nil)
 }
+
+// ActivateJobs activates up to maxJobs jobs of jobType for worker and
+// timeout, as engine.Engine.ActivateJobs does.
+func (e *Engine) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+	var jobs []engine.Job
+	ms := millis(timeout)
+	err := e.call(ctx, "activate_jobs", wire.ActivateJobsRequest{Type: jobType, Worker: worker, TimeoutMs: &ms, MaxJobs: &maxJobs}, &jobs)
+	return jobs, err
+}
+
+// UpdateJobRetries sets how many retries (>= 1) a job has left, as
+// engine.Engine.UpdateJobRetries does.
+func (e *Engine) UpdateJobRetries(ctx context.Context, key int64, retries int) error {
+	return e.call(ctx, "update_job_retries", wire.UpdateJobRetriesRequest{JobKey: &key, Retries: &retries}, nil)
+}
+
+// HandleJobs runs a job worker for jobType until ctx ends, as
+// engine.Engine.HandleJobs does, over this module's operations.
+func (e *Engine) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {
+	return engine.RunJobWorker(ctx, e, jobType, handler, o)
+}
+
+// millis is d in the ABI's milliseconds.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Incidents returns the open incidents of live instances, ordered by key.
 func (e *Engine) Incidents(ctx context.Context) ([]engine.Incident, error) {

@@ -58,6 +58,12 @@ func extismHistory() int32 { return serve("history") }
 //go:wasmexport jobs
 func extismJobs() int32 { return serve("jobs") }
 
+//go:wasmexport activate_jobs
+func extismActivateJobs() int32 { return serve("activate_jobs") }
+
+//go:wasmexport update_job_retries
+func extismUpdateJobRetries() int32 { return serve("update_job_retries") }
+
 //go:wasmexport incidents
 func extismIncidents() int32 { return serve("incidents") }
 

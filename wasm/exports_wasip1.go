@@ -92,6 +92,12 @@ func exportHistory(ptr, size uint32) uint64 { return invoke("history", ptr, size
 //go:wasmexport jobs
 func exportJobs(ptr, size uint32) uint64 { return invoke("jobs", ptr, size) }
 
+//go:wasmexport activate_jobs
+func exportActivateJobs(ptr, size uint32) uint64 { return invoke("activate_jobs", ptr, size) }
+
+//go:wasmexport update_job_retries
+func exportUpdateJobRetries(ptr, size uint32) uint64 { return invoke("update_job_retries", ptr, size) }
+
 //go:wasmexport incidents
 func exportIncidents(ptr, size uint32) uint64 { return invoke("incidents", ptr, size) }
 

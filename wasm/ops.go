@@ -25,26 +25,28 @@ var operations map[string]operation
 
 func init() {
 	operations = map[string]operation{
-		"deploy":           opDeploy,
-		"start":            opStart,
-		"publish_message":  opPublishMessage,
-		"broadcast_signal": opBroadcastSignal,
-		"complete_job":     opCompleteJob,
-		"fail_job":         opFailJob,
-		"throw_error":      opThrowError,
-		"resolve_incident": opResolveIncident,
-		"advance":          opAdvance,
-		"tokens":           opTokens,
-		"instance":         opInstance,
-		"history":          opHistory,
-		"jobs":             opJobs,
-		"incidents":        opIncidents,
-		"cancel":           opCancel,
-		"now":              opNow,
-		"configure":        opConfigure,
-		"call":             opCall,
-		"checkpoint":       opCheckpoint,
-		"restore":          opRestore,
+		"deploy":             opDeploy,
+		"start":              opStart,
+		"publish_message":    opPublishMessage,
+		"broadcast_signal":   opBroadcastSignal,
+		"complete_job":       opCompleteJob,
+		"fail_job":           opFailJob,
+		"throw_error":        opThrowError,
+		"resolve_incident":   opResolveIncident,
+		"advance":            opAdvance,
+		"tokens":             opTokens,
+		"instance":           opInstance,
+		"history":            opHistory,
+		"jobs":               opJobs,
+		"activate_jobs":      opActivateJobs,
+		"update_job_retries": opUpdateJobRetries,
+		"incidents":          opIncidents,
+		"cancel":             opCancel,
+		"now":                opNow,
+		"configure":          opConfigure,
+		"call":               opCall,
+		"checkpoint":         opCheckpoint,
+		"restore":            opRestore,
 	}
 }
 
@@ -169,7 +171,7 @@ func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 	if req.JobKey == nil {
 		return nil, badRequest("complete_job: field \"jobKey\" is required")
 	}
-	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables)
+	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables, engine.JobActivation(req.Activation))
 }
 
 func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
@@ -185,7 +187,12 @@ func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
 	case *req.Retries < 0:
 		return nil, badRequest("fail_job: field \"retries\" must be >= 0, got %d", *req.Retries)
 	}
-	return nil, m.eng.FailJob(ctx, *req.JobKey, *req.Retries, req.Message)
+	backoff, err := millis("fail_job", "backoffMs", req.BackoffMs)
+	if err != nil {
+		return nil, err
+	}
+	return nil, m.eng.FailJob(ctx, *req.JobKey, *req.Retries, req.Message,
+		engine.JobActivation(req.Activation), engine.RetryBackoff(backoff))
 }
 
 func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
@@ -199,7 +206,7 @@ func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
 	case req.ErrorCode == "":
 		return nil, badRequest("throw_error: field \"errorCode\" is required")
 	}
-	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables)
+	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables, engine.JobActivation(req.Activation))
 }
 
 func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
@@ -402,4 +409,45 @@ func opCall(ctx context.Context, m *module, data []byte) (any, error) {
 		return nil, &callError{Code: wire.CodeUnknownOperation, Message: "unknown operation " + strconv.Quote(req.Op)}
 	}
 	return fn(ctx, m, req.Request)
+}
+
+// millis converts a request's duration field in milliseconds, refusing a
+// negative, NaN or longer-than-a-Duration value by name.
+func millis(op, field string, ms float64) (time.Duration, error) {
+	if ms < 0 || math.IsNaN(ms) || ms > maxAdvanceMs {
+		return 0, badRequest("%s: field %q must be between 0 and %v, got %v", op, field, maxAdvanceMs, ms)
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+func opActivateJobs(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.ActivateJobsRequest
+	if err := decode("activate_jobs", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.TimeoutMs == nil:
+		return nil, badRequest("activate_jobs: field \"timeoutMs\" is required")
+	case req.MaxJobs == nil:
+		return nil, badRequest("activate_jobs: field \"maxJobs\" is required")
+	}
+	timeout, err := millis("activate_jobs", "timeoutMs", *req.TimeoutMs)
+	if err != nil {
+		return nil, err
+	}
+	return m.eng.ActivateJobs(ctx, req.Type, req.Worker, timeout, *req.MaxJobs)
+}
+
+func opUpdateJobRetries(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.UpdateJobRetriesRequest
+	if err := decode("update_job_retries", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.JobKey == nil:
+		return nil, badRequest("update_job_retries: field \"jobKey\" is required")
+	case req.Retries == nil:
+		return nil, badRequest("update_job_retries: field \"retries\" is required")
+	}
+	return nil, m.eng.UpdateJobRetries(ctx, *req.JobKey, *req.Retries)
 }

@@ -20,6 +20,7 @@ const (
 	CodeUnknownInstance  Code = "UNKNOWN_INSTANCE"
 	CodeUnknownJob       Code = "UNKNOWN_JOB"
 	CodeUnknownIncident  Code = "UNKNOWN_INCIDENT"
+	CodeStaleActivation  Code = "STALE_ACTIVATION"
 	CodeInstanceEnded    Code = "INSTANCE_ENDED"
 	CodeBadVariables     Code = "BAD_VARIABLES"
 	CodeDuplicateMessage Code = "DUPLICATE_MESSAGE"
@@ -78,6 +79,8 @@ var Codes = []CodeInfo{
 		"a job key that names no activatable job."},
 	{CodeUnknownIncident, engine.ErrUnknownIncident, "UnknownIncidentError", false,
 		"an incident key that names no open incident."},
+	{CodeStaleActivation, engine.ErrStaleActivation, "StaleActivationError", false,
+		"a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed."},
 	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
 		"the instance has already ended (e.g. `cancel` twice)."},
 	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,

@@ -55,6 +55,8 @@ var Operations = []Operation{
 	{"instance", InstanceRequest{}, InstanceResult{}, "State, variables and open incidents of one instance."},
 	{"history", InstanceRequest{}, []engine.Event{}, "The instance's whole event stream so far."},
 	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
+	{"activate_jobs", ActivateJobsRequest{}, []engine.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
+	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
 	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
@@ -115,6 +117,9 @@ type SignalRequest struct {
 type CompleteJobRequest struct {
 	JobKey    *int64         `json:"jobKey"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Activation, when set, is the activation this result answers
+	// (activate_jobs): STALE_ACTIVATION once another replaced it.
+	Activation int64 `json:"activation,omitempty"`
 }
 
 // FailJobRequest is fail_job's request.
@@ -123,6 +128,11 @@ type FailJobRequest struct {
 	// Retries is how many retries are left; 0 opens an incident.
 	Retries *int   `json:"retries"`
 	Message string `json:"message,omitempty"`
+	// Activation, when set, is the activation this result answers.
+	Activation int64 `json:"activation,omitempty"`
+	// BackoffMs is how long, in virtual milliseconds, a job with retries
+	// left waits before activate_jobs hands it out again (>= 0).
+	BackoffMs float64 `json:"backoffMs,omitempty"`
 }
 
 // ThrowErrorRequest is throw_error's request.
@@ -131,6 +141,8 @@ type ThrowErrorRequest struct {
 	ErrorCode string         `json:"errorCode"`
 	Message   string         `json:"message,omitempty"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Activation, when set, is the activation this result answers.
+	Activation int64 `json:"activation,omitempty"`
 }
 
 // IncidentRequest is resolve_incident's request.
@@ -156,6 +168,25 @@ type JobsRequest struct {
 	Type        string `json:"type,omitempty"`
 	InstanceKey int64  `json:"instanceKey,omitempty"`
 	ElementID   string `json:"elementId,omitempty"`
+}
+
+// ActivateJobsRequest is activate_jobs' request.
+type ActivateJobsRequest struct {
+	Type string `json:"type"`
+	// Worker names the worker in the activated jobs.
+	Worker string `json:"worker,omitempty"`
+	// TimeoutMs is how long, in virtual milliseconds, each activation
+	// holds its job (> 0).
+	TimeoutMs *float64 `json:"timeoutMs"`
+	// MaxJobs bounds how many jobs the call activates (> 0).
+	MaxJobs *int `json:"maxJobs"`
+}
+
+// UpdateJobRetriesRequest is update_job_retries' request.
+type UpdateJobRetriesRequest struct {
+	JobKey *int64 `json:"jobKey"`
+	// Retries is how many retries the job has left (>= 1).
+	Retries *int `json:"retries"`
 }
 
 // IncidentsRequest is incidents' request; zero selects every instance.

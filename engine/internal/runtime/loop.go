@@ -69,6 +69,8 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdActivateJob
+	cmdUpdateRetries
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -80,13 +82,17 @@ type command struct {
 	retries int
 	code    string
 	msg     string
-	reply   chan error
+	// job carries the job-worker fields of a command (activation.go).
+	job   JobArgs
+	reply chan error
 	// answered is set once the loop has sent on reply.
 	answered bool
 
 	tokens    []Token
 	incidents []Incident
 	history   []Event
+
+	activated *Job // cmdActivateJob: the job as activated
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
@@ -733,6 +739,10 @@ func (inst *Instance) command(c *command) {
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
 		c.doc, err = inst.checkpoint(c.index)
+	case cmdActivateJob:
+		err = inst.activateJob(c)
+	case cmdUpdateRetries:
+		err = inst.updateRetries(c)
 	}
 	inst.answer(c, err)
 }
@@ -754,6 +764,9 @@ func (inst *Instance) activeJob(key int64) (*jobState, *tokenView, error) {
 func (inst *Instance) completeJob(c *command) error {
 	js, tv, err := inst.activeJob(c.key)
 	if err != nil {
+		return err
+	}
+	if err := checkActivation(js, c); err != nil {
 		return err
 	}
 	n := inst.plan.Process.Node(js.job.ElementID)
@@ -784,12 +797,16 @@ func (inst *Instance) failJob(c *command) error {
 	if err != nil {
 		return err
 	}
+	if err := checkActivation(js, c); err != nil {
+		return err
+	}
 	retries := max(c.retries, 0)
 	// The record the engine index holds is replaced, never mutated, so that
 	// copies handed out earlier stay as they were.
 	next := *js.job
 	next.Retries = retries
 	next.ErrorMessage = c.msg
+	inst.backOff(&next, c.job.Backoff)
 	js.job = &next
 	inst.record(Event{Type: JobFailed, ElementID: next.ElementID, TokenID: tv.id, JobKey: c.key, JobType: next.Type, Message: c.msg})
 	if retries > 0 {
@@ -812,6 +829,9 @@ func (inst *Instance) failJob(c *command) error {
 func (inst *Instance) throwError(c *command) error {
 	js, tv, err := inst.activeJob(c.key)
 	if err != nil {
+		return err
+	}
+	if err := checkActivation(js, c); err != nil {
 		return err
 	}
 	inst.endJob(js)
