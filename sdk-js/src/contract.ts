@@ -500,6 +500,24 @@ export interface Job<V extends Variables = Variables> {
   /** ErrorMessage is the message of the last failure. */
   errorMessage?: string;
   created: string;
+  /** Worker names the worker holding the job's current activation. */
+  worker?: string;
+  /**
+   * Activation identifies the job's current activation (ActivateJobs),
+   * zero while nobody holds it. A result that names an activation is
+   * refused once another activation or a failure replaced it.
+   */
+  activation?: number;
+  /**
+   * Deadline is when the current activation times out: from then on,
+   * on the engine clock, the job can be activated again.
+   */
+  deadline?: string;
+  /**
+   * RetryAt is when a failed job's retry back-off ends: until then,
+   * on the engine clock, ActivateJobs passes it over.
+   */
+  retryAt?: string;
 }
 
 /**
@@ -655,7 +673,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'update_job_retries' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -700,6 +718,11 @@ export interface SignalRequest<V extends Variables = Variables> {
 export interface CompleteJobRequest<V extends Variables = Variables> {
   jobKey: number;
   variables?: V;
+  /**
+   * Activation, when set, is the activation this result answers
+   * (activate_jobs): STALE_ACTIVATION once another replaced it.
+   */
+  activation?: number;
 }
 
 /** FailJobRequest is fail_job's request. */
@@ -708,6 +731,13 @@ export interface FailJobRequest {
   /** Retries is how many retries are left; 0 opens an incident. */
   retries: number;
   message?: string;
+  /** Activation, when set, is the activation this result answers. */
+  activation?: number;
+  /**
+   * BackoffMs is how long, in virtual milliseconds, a job with retries
+   * left waits before activate_jobs hands it out again (>= 0).
+   */
+  backoffMs?: number;
 }
 
 /** ThrowErrorRequest is throw_error's request. */
@@ -716,6 +746,8 @@ export interface ThrowErrorRequest<V extends Variables = Variables> {
   errorCode: string;
   message?: string;
   variables?: V;
+  /** Activation, when set, is the activation this result answers. */
+  activation?: number;
 }
 
 /** IncidentRequest is resolve_incident's request. */
@@ -751,6 +783,27 @@ export interface JobsRequest {
   type?: string;
   instanceKey?: number;
   elementId?: string;
+}
+
+/** ActivateJobsRequest is activate_jobs' request. */
+export interface ActivateJobsRequest {
+  type: string;
+  /** Worker names the worker in the activated jobs. */
+  worker?: string;
+  /**
+   * TimeoutMs is how long, in virtual milliseconds, each activation
+   * holds its job (> 0).
+   */
+  timeoutMs: number;
+  /** MaxJobs bounds how many jobs the call activates (> 0). */
+  maxJobs: number;
+}
+
+/** UpdateJobRetriesRequest is update_job_retries' request. */
+export interface UpdateJobRetriesRequest {
+  jobKey: number;
+  /** Retries is how many retries the job has left (>= 1). */
+  retries: number;
 }
 
 /** IncidentsRequest is incidents' request; zero selects every instance. */
@@ -812,6 +865,8 @@ export interface Requests {
   instance: InstanceRequest;
   history: InstanceRequest;
   jobs: JobsRequest;
+  activate_jobs: ActivateJobsRequest;
+  update_job_retries: UpdateJobRetriesRequest;
   incidents: IncidentsRequest;
   cancel: InstanceRequest;
   now: NowRequest;
@@ -849,6 +904,10 @@ export interface Results {
   history: AnyFlowEvent[];
   /** Activatable jobs, ordered by key. */
   jobs: Job[];
+  /** Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first. */
+  activate_jobs: Job[];
+  /** Sets how many retries a job has left; an incident holding it waits for resolve_incident. */
+  update_job_retries: null;
   /** Open incidents of live instances, ordered by key. */
   incidents: Incident[];
   /** Terminates an instance. */
@@ -866,7 +925,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -937,6 +996,11 @@ export class UnknownIncidentError extends FlowtrackError {
   override readonly name: string = 'UnknownIncidentError';
 }
 
+/** STALE_ACTIVATION: a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed. */
+export class StaleActivationError extends FlowtrackError {
+  override readonly name: string = 'StaleActivationError';
+}
+
 /** INSTANCE_ENDED: the instance has already ended (e.g. `cancel` twice). */
 export class InstanceEndedError extends FlowtrackError {
   override readonly name: string = 'InstanceEndedError';
@@ -1001,6 +1065,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   UNKNOWN_INSTANCE: UnknownInstanceError,
   UNKNOWN_JOB: UnknownJobError,
   UNKNOWN_INCIDENT: UnknownIncidentError,
+  STALE_ACTIVATION: StaleActivationError,
   INSTANCE_ENDED: InstanceEndedError,
   BAD_VARIABLES: BadVariablesError,
   DUPLICATE_MESSAGE: DuplicateMessageError,

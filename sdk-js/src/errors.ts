@@ -16,6 +16,7 @@ export {
   InstanceEndedError,
   InternalError,
   NoNoneStartError,
+  StaleActivationError,
   TimeOutOfRangeError,
   TooManyFiringsError,
   TooManyJobsError,

@@ -16,6 +16,7 @@ import {
   InstanceEndedError,
   MAX_VARIABLE_DEPTH,
   ObserverError,
+  StaleActivationError,
   TrappedError,
   UnknownInstanceError,
   UnknownJobError,
@@ -262,15 +263,22 @@ describe('handlers', () => {
     e.close();
   });
 
-  it('fail the job when a handler throws, and raise BPMN errors', async () => {
+  it('fail the job when a handler throws, retry it after the back-off, and raise BPMN errors', async () => {
     const e = await engineWith('order.bpmn');
     let attempts = 0;
     e.handle('check-order', () => {
       attempts++;
       throw new Error('database down');
-    });
+    }, { retryBackoff: 'PT10S' });
     const { instanceKey, state } = await e.start('order', { amount: 1 });
     assert.equal(state, 'active');
+    assert.equal(attempts, 1, 'one attempt per call: the retry waits for its back-off');
+    const [failed] = await e.jobs({ instanceKey });
+    assert.equal(failed.retries, 1);
+    assert.equal(failed.retryAt, '2026-01-01T00:00:10Z');
+    await e.advanceTime('PT9S');
+    assert.equal(attempts, 1, 'still in back-off');
+    await e.advanceTime('PT1S');
     assert.equal(attempts, 2, 'retries=2: two attempts, then an incident');
     const [incident] = await e.incidents(instanceKey);
     assert.equal(incident.message, 'database down');
@@ -284,12 +292,76 @@ describe('handlers', () => {
     e.close();
   });
 
+  it('drop a result whose activation went to another worker', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    let release;
+    const held = new Promise((r) => (release = r));
+    e.handle('check-order', async () => {
+      await held;
+      return { valid: true };
+    }, { timeout: 1000 });
+    const working = e.work();
+    // While the handler works, its activation times out and another worker takes the job.
+    await e.advanceTime(1000);
+    const [taken] = await e.activateJobs({ type: 'check-order', worker: 'other', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(taken.worker, 'other');
+    release();
+    await working;
+    assert.deepEqual(await e.variables(instanceKey), { amount: 1 }, 'the late result was refused, not applied');
+    await e.completeJob(taken.key, { valid: false }, { activation: taken.activation });
+    assert.equal((await e.variables(instanceKey)).valid, false);
+    e.close();
+  });
+
   it('stop when removed', async () => {
     const e = await engineWith('order.bpmn');
     const off = e.handle('check-order', () => ({}));
     off();
     const { instanceKey } = await e.start('order', { amount: 1 });
     assert.equal((await e.jobs({ instanceKey }))[0].type, 'check-order');
+    e.close();
+  });
+});
+
+describe('job workers', () => {
+  it('activate jobs for a timeout and refuse a stale activation', async () => {
+    const e = await engineWith('order.bpmn');
+    const a = await e.start('order', { amount: 1 });
+    const b = await e.start('order', { amount: 2 });
+    const first = await e.activateJobs({ type: 'check-order', worker: 'w1', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(first.length, 1);
+    assert.equal(first[0].instanceKey, a.instanceKey, 'oldest first');
+    assert.equal(first[0].worker, 'w1');
+    assert.equal(first[0].deadline, '2026-01-01T00:01:00Z');
+    const second = await e.activateJobs({ type: 'check-order', worker: 'w2', timeout: 60_000, maxJobs: 5 });
+    assert.deepEqual(second.map((j) => j.instanceKey), [b.instanceKey], 'held jobs are not handed out again');
+    await e.advanceTime('PT1M');
+    const again = await e.activateJobs({ type: 'check-order', worker: 'w3', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(again[0].key, first[0].key, 'timed out: activatable again');
+    await assert.rejects(e.completeJob(first[0].key, { valid: true }, { activation: first[0].activation }), StaleActivationError);
+    await e.completeJob(again[0].key, { valid: true }, { activation: again[0].activation });
+    await assert.rejects(e.activateJobs({ type: 'check-order', timeout: 0, maxJobs: 1 }), BadRequestError);
+    e.close();
+  });
+
+  it('fail with a back-off and update retries under an incident', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    const [job] = await e.activateJobs({ type: 'check-order', timeout: 'PT1M', maxJobs: 1 });
+    await e.failJob(job.key, 1, 'busy', { activation: job.activation, retryBackoff: 'PT30S' });
+    assert.deepEqual(await e.activateJobs({ type: 'check-order', timeout: 'PT1M', maxJobs: 1 }), []);
+    await e.advanceTime('PT30S');
+    const [back] = await e.activateJobs({ type: 'check-order', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(back.errorMessage, 'busy');
+    await e.failJob(back.key, 0, 'broken');
+    await e.updateJobRetries(back.key, 4);
+    const [incident] = await e.incidents(instanceKey);
+    await e.resolveIncident(incident.key);
+    const [retried] = await e.jobs({ instanceKey });
+    assert.equal(retried.retries, 4);
+    await assert.rejects(e.updateJobRetries(back.key, 0), BadRequestError);
+    await assert.rejects(e.updateJobRetries(987654, 1), UnknownJobError);
     e.close();
   });
 });
