@@ -68,6 +68,7 @@ var stateCommands = []stateCommand{
 	{name: "complete", args: "JOB", nargs: 1, doc: "complete a job; its variables are merged into the instance", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			vars := varsFlag(fs, "result variables")
+			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
 				if err != nil {
@@ -77,13 +78,15 @@ var stateCommands = []stateCommand{
 				if err != nil {
 					return nil, err
 				}
-				return nil, e.CompleteJob(ctx, key, v)
+				return nil, e.CompleteJob(ctx, key, v, engine.JobActivation(*act))
 			}
 		}},
 	{name: "fail", args: "JOB", nargs: 1, doc: "report a failed attempt at a job (no retries left: an incident)", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			retries := fs.Int("retries", 0, "attempts left; 0 raises an incident")
 			msg := fs.String("message", "", "why the attempt failed")
+			backoff := fs.Duration("backoff", 0, "with retries left, how long (virtual time) before the job can be activated again")
+			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
 				if err != nil {
@@ -92,13 +95,17 @@ var stateCommands = []stateCommand{
 				if *retries < 0 {
 					return nil, fmt.Errorf("%w: --retries %d: must not be negative", errInput, *retries)
 				}
-				return nil, e.FailJob(ctx, key, *retries, *msg)
+				if *backoff < 0 {
+					return nil, fmt.Errorf("%w: --backoff %s: must not be negative", errInput, *backoff)
+				}
+				return nil, e.FailJob(ctx, key, *retries, *msg, engine.JobActivation(*act), engine.RetryBackoff(*backoff))
 			}
 		}},
 	{name: "throw", args: "JOB CODE", nargs: 2, doc: "throw the BPMN error CODE from a job's element", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			msg := fs.String("message", "", "the error's message")
 			vars := varsFlag(fs, "variables set with the error")
+			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
 				if err != nil {
@@ -108,7 +115,31 @@ var stateCommands = []stateCommand{
 				if err != nil {
 					return nil, err
 				}
-				return nil, e.ThrowError(ctx, key, args[1], *msg, v)
+				return nil, e.ThrowError(ctx, key, args[1], *msg, v, engine.JobActivation(*act))
+			}
+		}},
+	{name: "activate", args: "TYPE", nargs: 1, doc: "activate jobs of a type for a worker, as a Zeebe job worker does", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			worker := fs.String("worker", "cli", "the worker's `NAME`, recorded in the jobs")
+			timeout := fs.Duration("timeout", 5*time.Minute, "how long (virtual time) the activation holds the jobs")
+			maxJobs := fs.Int("max", 10, "at most `N` jobs")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				jobs, err := e.ActivateJobs(ctx, args[0], *worker, *timeout, *maxJobs)
+				return jobList(orEmpty(jobs)), err
+			}
+		}},
+	{name: "retries", args: "JOB N", nargs: 2, doc: "set how many retries a job has left (an incident holding it waits for resolve)", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("job", args[0])
+				if err != nil {
+					return nil, err
+				}
+				n, err := strconv.Atoi(args[1])
+				if err != nil {
+					return nil, fmt.Errorf("%w: retries %q: not a whole number", errInput, args[1])
+				}
+				return nil, e.UpdateJobRetries(ctx, key, n)
 			}
 		}},
 	{name: "publish", args: "MESSAGE", nargs: 1, doc: "publish a message (correlate it, or buffer it for --ttl)", mutates: true,
@@ -431,4 +462,10 @@ func stateUsage() string {
 		fmt.Fprintf(&b, "  %-24s %s\n", c.name+" "+c.args, c.doc)
 	}
 	return b.String()
+}
+
+// activationFlag registers --activation, the activation a job result
+// answers (activate's jobs carry it).
+func activationFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("activation", 0, "the activation `KEY` this result answers (from activate): refused once the job went to another worker")
 }

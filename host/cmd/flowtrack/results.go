@@ -41,11 +41,22 @@ type jobList []engine.Job
 
 func (l jobList) text(w io.Writer, _ *tracer) {
 	for _, j := range l {
-		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, vars(j.Variables))
+		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d%s)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, jobHold(j), vars(j.Variables))
 	}
 	if len(l) == 0 {
 		fmt.Fprintln(w, "no jobs")
 	}
+}
+
+// jobHold says who holds a job and until when, or when its back-off ends.
+func jobHold(j engine.Job) string {
+	switch {
+	case j.Activation != 0 && j.Deadline != nil:
+		return fmt.Sprintf(", activation %d by %s until %s", j.Activation, j.Worker, j.Deadline.Format(time.RFC3339))
+	case j.RetryAt != nil:
+		return ", back-off until " + j.RetryAt.Format(time.RFC3339)
+	}
+	return ""
 }
 
 type incidentList []engine.Incident

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
+)
+
+// TestStateFile_JobWorker drives a job as a script-run worker would across
+// invocations: activate with a timeout, fail with a back-off, time out,
+// a stale completion refused, retries set under an incident.
+func TestStateFile_JobWorker(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
+	ft(t, exitOK, state, "start", "shipment", "--vars", `{"orderId":"o-1"}`)
+
+	jobs := result[[]engine.Job](t, ft(t, exitOK, state, "activate", "pack", "--worker", "w1", "--timeout", "1m", "--max", "5"))
+	require.Len(t, jobs, 1)
+	job := jobs[0]
+	assert.Equal(t, "w1", job.Worker)
+	assert.Equal(t, clock.Epoch.Add(time.Minute), *job.Deadline)
+	assert.Empty(t, result[[]engine.Job](t, ft(t, exitOK, state, "activate", "pack")), "held until its deadline")
+
+	act := itoa(job.Activation)
+	ft(t, exitOK, state, "fail", itoa(job.Key), "--retries", "2", "--backoff", "30s", "--activation", act)
+	assert.Empty(t, result[[]engine.Job](t, ft(t, exitOK, state, "activate", "pack")), "in back-off")
+	ft(t, exitOK, state, "advance", "30s")
+	again := result[[]engine.Job](t, ft(t, exitOK, state, "activate", "pack", "--timeout", "1m"))
+	require.Len(t, again, 1)
+	p := ft(t, exitProcess, state, "complete", itoa(job.Key), "--activation", act)
+	assert.Equal(t, "STALE_ACTIVATION", string(p.Error.Code))
+
+	ft(t, exitOK, state, "fail", itoa(job.Key), "--retries", "0", "--message", "printer jam")
+	ft(t, exitOK, state, "retries", itoa(job.Key), "4")
+	incs := result[[]engine.Incident](t, ft(t, exitOK, state, "incidents"))
+	require.Len(t, incs, 1)
+	ft(t, exitOK, state, "resolve", itoa(incs[0].Key))
+	open := result[[]engine.Job](t, ft(t, exitOK, state, "jobs", "--type", "pack"))
+	require.Len(t, open, 1)
+	assert.Equal(t, 4, open[0].Retries)
+
+	assert.Equal(t, "BAD_REQUEST", string(ft(t, exitProcess, state, "retries", itoa(job.Key), "0").Error.Code))
+	assert.Equal(t, "BAD_REQUEST", string(ft(t, exitProcess, state, "activate", "pack", "--max", "0").Error.Code))
+}
