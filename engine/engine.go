@@ -93,6 +93,9 @@ var (
 	// ThrowError given a JobActivation the job no longer has: it timed out
 	// and was activated again, or a failure ended it.
 	ErrStaleActivation = runtime.ErrStaleActivation
+	// ErrUnknownScope is returned by SetVariables and ScopeVariables for a
+	// scope token that names no open variable scope of the instance.
+	ErrUnknownScope = runtime.ErrUnknownScope
 	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
 	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
 	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL

@@ -133,6 +133,26 @@ func (e *Engine) UpdateJobRetries(ctx context.Context, key int64, retries int) e
 	return e.call(ctx, "update_job_retries", wire.UpdateJobRetriesRequest{JobKey: &key, Retries: &retries}, nil)
 }
 
+// SetVariables sets vars on a scope of a live instance, as
+// engine.Engine.SetVariables does.
+func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[string]any, s engine.Scope) error {
+	if err := engine.CheckVariables(vars); err != nil {
+		return fmt.Errorf("set variables of instance %d: %w", instanceKey, err)
+	}
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	return e.call(ctx, "set_variables", wire.SetVariablesRequest{InstanceKey: &instanceKey, Variables: vars, Scope: s.Token, Local: s.Local}, nil)
+}
+
+// ScopeVariables returns the variables of a scope of a live instance, as
+// engine.Engine.ScopeVariables does.
+func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s engine.Scope) (map[string]any, error) {
+	var vars map[string]any
+	err := e.call(ctx, "scope_variables", wire.ScopeVariablesRequest{InstanceKey: &instanceKey, Scope: s.Token, Local: s.Local}, &vars)
+	return vars, err
+}
+
 // HandleJobs runs a job worker for jobType until ctx ends, as
 // engine.Engine.HandleJobs does, over this module's operations.
 func (e *Engine) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {

@@ -64,6 +64,12 @@ func extismActivateJobs() int32 { return serve("activate_jobs") }
 //go:wasmexport update_job_retries
 func extismUpdateJobRetries() int32 { return serve("update_job_retries") }
 
+//go:wasmexport set_variables
+func extismSetVariables() int32 { return serve("set_variables") }
+
+//go:wasmexport scope_variables
+func extismScopeVariables() int32 { return serve("scope_variables") }
+
 //go:wasmexport incidents
 func extismIncidents() int32 { return serve("incidents") }
 

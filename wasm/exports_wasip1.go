@@ -98,6 +98,12 @@ func exportActivateJobs(ptr, size uint32) uint64 { return invoke("activate_jobs"
 //go:wasmexport update_job_retries
 func exportUpdateJobRetries(ptr, size uint32) uint64 { return invoke("update_job_retries", ptr, size) }
 
+//go:wasmexport set_variables
+func exportSetVariables(ptr, size uint32) uint64 { return invoke("set_variables", ptr, size) }
+
+//go:wasmexport scope_variables
+func exportScopeVariables(ptr, size uint32) uint64 { return invoke("scope_variables", ptr, size) }
+
 //go:wasmexport incidents
 func exportIncidents(ptr, size uint32) uint64 { return invoke("incidents", ptr, size) }
 

@@ -40,6 +40,8 @@ func init() {
 		"jobs":               opJobs,
 		"activate_jobs":      opActivateJobs,
 		"update_job_retries": opUpdateJobRetries,
+		"set_variables":      opSetVariables,
+		"scope_variables":    opScopeVariables,
 		"incidents":          opIncidents,
 		"cancel":             opCancel,
 		"now":                opNow,
@@ -450,4 +452,29 @@ func opUpdateJobRetries(ctx context.Context, m *module, data []byte) (any, error
 		return nil, badRequest("update_job_retries: field \"retries\" is required")
 	}
 	return nil, m.eng.UpdateJobRetries(ctx, *req.JobKey, *req.Retries)
+}
+
+func opSetVariables(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.SetVariablesRequest
+	if err := decode("set_variables", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.InstanceKey == nil:
+		return nil, badRequest("set_variables: field \"instanceKey\" is required")
+	case req.Variables == nil:
+		return nil, badRequest("set_variables: field \"variables\" is required")
+	}
+	return nil, m.eng.SetVariables(ctx, *req.InstanceKey, req.Variables, engine.Scope{Token: req.Scope, Local: req.Local})
+}
+
+func opScopeVariables(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.ScopeVariablesRequest
+	if err := decode("scope_variables", data, &req); err != nil {
+		return nil, err
+	}
+	if req.InstanceKey == nil {
+		return nil, badRequest("scope_variables: field \"instanceKey\" is required")
+	}
+	return m.eng.ScopeVariables(ctx, *req.InstanceKey, engine.Scope{Token: req.Scope, Local: req.Local})
 }

@@ -21,6 +21,7 @@ const (
 	CodeUnknownJob       Code = "UNKNOWN_JOB"
 	CodeUnknownIncident  Code = "UNKNOWN_INCIDENT"
 	CodeStaleActivation  Code = "STALE_ACTIVATION"
+	CodeUnknownScope     Code = "UNKNOWN_SCOPE"
 	CodeInstanceEnded    Code = "INSTANCE_ENDED"
 	CodeBadVariables     Code = "BAD_VARIABLES"
 	CodeDuplicateMessage Code = "DUPLICATE_MESSAGE"
@@ -81,6 +82,8 @@ var Codes = []CodeInfo{
 		"an incident key that names no open incident."},
 	{CodeStaleActivation, engine.ErrStaleActivation, "StaleActivationError", false,
 		"a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed."},
+	{CodeUnknownScope, engine.ErrUnknownScope, "UnknownScopeError", false,
+		"a `scope` token that names no open variable scope of the instance."},
 	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
 		"the instance has already ended (e.g. `cancel` twice)."},
 	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,

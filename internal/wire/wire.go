@@ -56,6 +56,8 @@ var Operations = []Operation{
 	{"history", InstanceRequest{}, []engine.Event{}, "The instance's whole event stream so far."},
 	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
 	{"activate_jobs", ActivateJobsRequest{}, []engine.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
+	{"set_variables", SetVariablesRequest{}, nil, "Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating."},
+	{"scope_variables", ScopeVariablesRequest{}, map[string]any{}, "The variables of one scope of an instance: its own, or all visible in it."},
 	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
 	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
@@ -187,6 +189,27 @@ type UpdateJobRetriesRequest struct {
 	JobKey *int64 `json:"jobKey"`
 	// Retries is how many retries the job has left (>= 1).
 	Retries *int `json:"retries"`
+}
+
+// SetVariablesRequest is set_variables' request.
+type SetVariablesRequest struct {
+	InstanceKey *int64         `json:"instanceKey"`
+	Variables   map[string]any `json:"variables"`
+	// Scope is the token waiting at a sub-process for its inner tokens (or
+	// of a multi-instance inner instance) whose scope is meant; 0 or
+	// absent is the process scope.
+	Scope int `json:"scope,omitempty"`
+	// Local writes into the scope's own variables instead of propagating.
+	Local bool `json:"local,omitempty"`
+}
+
+// ScopeVariablesRequest is scope_variables' request.
+type ScopeVariablesRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// Scope is as SetVariablesRequest's.
+	Scope int `json:"scope,omitempty"`
+	// Local returns only the scope's own variables.
+	Local bool `json:"local,omitempty"`
 }
 
 // IncidentsRequest is incidents' request; zero selects every instance.

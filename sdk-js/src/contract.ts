@@ -673,7 +673,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'update_job_retries' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -799,6 +799,29 @@ export interface ActivateJobsRequest {
   maxJobs: number;
 }
 
+/** SetVariablesRequest is set_variables' request. */
+export interface SetVariablesRequest<V extends Variables = Variables> {
+  instanceKey: number;
+  variables: V;
+  /**
+   * Scope is the token waiting at a sub-process for its inner tokens (or
+   * of a multi-instance inner instance) whose scope is meant; 0 or
+   * absent is the process scope.
+   */
+  scope?: number;
+  /** Local writes into the scope's own variables instead of propagating. */
+  local?: boolean;
+}
+
+/** ScopeVariablesRequest is scope_variables' request. */
+export interface ScopeVariablesRequest {
+  instanceKey: number;
+  /** Scope is as SetVariablesRequest's. */
+  scope?: number;
+  /** Local returns only the scope's own variables. */
+  local?: boolean;
+}
+
 /** UpdateJobRetriesRequest is update_job_retries' request. */
 export interface UpdateJobRetriesRequest {
   jobKey: number;
@@ -866,6 +889,8 @@ export interface Requests {
   history: InstanceRequest;
   jobs: JobsRequest;
   activate_jobs: ActivateJobsRequest;
+  set_variables: SetVariablesRequest;
+  scope_variables: ScopeVariablesRequest;
   update_job_retries: UpdateJobRetriesRequest;
   incidents: IncidentsRequest;
   cancel: InstanceRequest;
@@ -906,6 +931,10 @@ export interface Results {
   jobs: Job[];
   /** Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first. */
   activate_jobs: Job[];
+  /** Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating. */
+  set_variables: null;
+  /** The variables of one scope of an instance: its own, or all visible in it. */
+  scope_variables: Variables;
   /** Sets how many retries a job has left; an incident holding it waits for resolve_incident. */
   update_job_retries: null;
   /** Open incidents of live instances, ordered by key. */
@@ -925,7 +954,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1001,6 +1030,11 @@ export class StaleActivationError extends FlowtrackError {
   override readonly name: string = 'StaleActivationError';
 }
 
+/** UNKNOWN_SCOPE: a `scope` token that names no open variable scope of the instance. */
+export class UnknownScopeError extends FlowtrackError {
+  override readonly name: string = 'UnknownScopeError';
+}
+
 /** INSTANCE_ENDED: the instance has already ended (e.g. `cancel` twice). */
 export class InstanceEndedError extends FlowtrackError {
   override readonly name: string = 'InstanceEndedError';
@@ -1066,6 +1100,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   UNKNOWN_JOB: UnknownJobError,
   UNKNOWN_INCIDENT: UnknownIncidentError,
   STALE_ACTIVATION: StaleActivationError,
+  UNKNOWN_SCOPE: UnknownScopeError,
   INSTANCE_ENDED: InstanceEndedError,
   BAD_VARIABLES: BadVariablesError,
   DUPLICATE_MESSAGE: DuplicateMessageError,

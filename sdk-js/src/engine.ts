@@ -104,6 +104,14 @@ export interface ActivateJobsOptions {
   maxJobs: number;
 }
 
+/** ScopeOptions name a variable scope of an instance (setVariables, scopeVariables). */
+export interface ScopeOptions {
+  /** The token waiting at a sub-process for its inner tokens whose scope is meant; default the process scope. */
+  scope?: number;
+  /** Only the scope's own variables (not propagating). Default false. */
+  local?: boolean;
+}
+
 /** JobResultOptions qualify completeJob, failJob and throwError. */
 export interface JobResultOptions {
   /** The activation (Job.activation from activateJobs) this result answers: StaleActivationError once replaced. */
@@ -481,6 +489,29 @@ export class Engine {
   /** variables returns an instance's variables. */
   async variables<V extends Variables = Variables>(instanceKey: number): Promise<V> {
     return (await this.instance<V>(instanceKey)).variables;
+  }
+
+  /**
+   * setVariables sets variables on a live instance, as Zeebe's
+   * SetVariables: on the process scope, or with `scope` (the id of a token
+   * waiting at a sub-process for its inner tokens) on that sub-process's
+   * scope; `local` writes into the scope's own variables instead of
+   * propagating each to the nearest scope holding it. Throws
+   * UnknownInstanceError, InstanceEndedError, UnknownScopeError.
+   */
+  async setVariables(instanceKey: number, variables: Variables, options: ScopeOptions = {}): Promise<void> {
+    const req: Record<string, unknown> = { instanceKey, variables };
+    if (options.scope !== undefined) req.scope = options.scope;
+    if (options.local !== undefined) req.local = options.local;
+    await this.#call('set_variables', req);
+  }
+
+  /** scopeVariables returns a scope's variables: its own with `local`, else all visible in it. */
+  async scopeVariables<V extends Variables = Variables>(instanceKey: number, options: ScopeOptions = {}): Promise<V> {
+    const req: Record<string, unknown> = { instanceKey };
+    if (options.scope !== undefined) req.scope = options.scope;
+    if (options.local !== undefined) req.local = options.local;
+    return (await this.#exec('scope_variables', req)) as V;
   }
 
   /**

@@ -26,6 +26,7 @@ export {
   UnknownJobError,
   UnknownOperationError,
   UnknownProcessError,
+  UnknownScopeError,
   UnsupportedError,
 } from './contract.js';
 export type { ErrorCode, ErrorData } from './contract.js';

@@ -21,6 +21,7 @@ import {
   UnknownInstanceError,
   UnknownJobError,
   UnknownProcessError,
+  UnknownScopeError,
   parseDuration,
 } from '../dist/index.js';
 import { ModuleInstance } from '../dist/module.js';
@@ -362,6 +363,52 @@ describe('job workers', () => {
     assert.equal(retried.retries, 4);
     await assert.rejects(e.updateJobRetries(back.key, 0), BadRequestError);
     await assert.rejects(e.updateJobRetries(987654, 1), UnknownJobError);
+    e.close();
+  });
+});
+
+describe('variables', () => {
+  const subProcess = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:subProcess id="sub">
+      <bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="= 1" target="inner"/></zeebe:ioMapping></bpmn:extensionElements>
+      <bpmn:startEvent id="subStart"/>
+      <bpmn:serviceTask id="task"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:endEvent id="subEnd"/>
+      <bpmn:sequenceFlow id="s1" sourceRef="subStart" targetRef="task"/>
+      <bpmn:sequenceFlow id="s2" sourceRef="task" targetRef="subEnd"/>
+    </bpmn:subProcess>
+    <bpmn:exclusiveGateway id="gw"/>
+    <bpmn:endEvent id="big"/>
+    <bpmn:endEvent id="small"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="sub"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="sub" targetRef="gw"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="gw" targetRef="big"><bpmn:conditionExpression>= amount &gt; 100</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="f4" sourceRef="gw" targetRef="small"><bpmn:conditionExpression>= amount &lt;= 100</bpmn:conditionExpression></bpmn:sequenceFlow>
+  </bpmn:process>
+</bpmn:definitions>`;
+
+  it('set on a sub-process scope, locally or propagating, and fix an incident', async () => {
+    const e = await Engine.create();
+    await e.deploy(subProcess, 'sub.bpmn');
+    const { instanceKey } = await e.start('p', { customer: 'ana' });
+    const sub = (await e.tokens(instanceKey)).find((t) => t.elementId === 'sub');
+    assert.equal(sub.waiting, 'scope');
+    await e.setVariables(instanceKey, { note: 'x' }, { scope: sub.id, local: true });
+    await e.setVariables(instanceKey, { inner: 2, flag: true }, { scope: sub.id });
+    assert.deepEqual(await e.scopeVariables(instanceKey, { scope: sub.id, local: true }), { inner: 2, note: 'x' });
+    assert.deepEqual(await e.variables(instanceKey), { customer: 'ana', flag: true });
+    await assert.rejects(e.setVariables(instanceKey, { a: 1 }, { scope: 999 }), UnknownScopeError);
+
+    const [job] = await e.jobs({ instanceKey });
+    await e.completeJob(job.key);
+    const [incident] = await e.incidents(instanceKey);
+    assert.equal(incident.elementId, 'gw', 'no amount: the gateway cannot decide');
+    await e.setVariables(instanceKey, { amount: 1000 });
+    await e.resolveIncident(incident.key);
+    assert.equal((await e.instance(instanceKey)).state, 'completed');
     e.close();
   });
 });

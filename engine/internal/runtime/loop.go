@@ -71,6 +71,8 @@ const (
 	cmdCheckpoint
 	cmdActivateJob
 	cmdUpdateRetries
+	cmdSetVariables
+	cmdScopeVariables
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -83,7 +85,11 @@ type command struct {
 	code    string
 	msg     string
 	// job carries the job-worker fields of a command (activation.go).
-	job   JobArgs
+	job JobArgs
+	// scope and local say where cmdSetVariables and cmdScopeVariables
+	// work (setvars.go).
+	scope int
+	local bool
 	reply chan error
 	// answered is set once the loop has sent on reply.
 	answered bool
@@ -743,6 +749,10 @@ func (inst *Instance) command(c *command) {
 		err = inst.activateJob(c)
 	case cmdUpdateRetries:
 		err = inst.updateRetries(c)
+	case cmdSetVariables:
+		err = inst.setVariables(c)
+	case cmdScopeVariables:
+		err = inst.scopeVariables(c)
 	}
 	inst.answer(c, err)
 }

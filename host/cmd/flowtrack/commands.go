@@ -272,18 +272,43 @@ var stateCommands = []stateCommand{
 				return history(orEmpty(evs)), err
 			}
 		}},
-	{name: "variables", args: "INSTANCE", nargs: 1, doc: "show an instance's variables",
-		setup: func(*flag.FlagSet) action {
+	{name: "variables", args: "INSTANCE", nargs: 1, doc: "show an instance's variables, or a scope's",
+		setup: func(fs *flag.FlagSet) action {
+			scope := scopeFlags(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("instance", args[0])
 				if err != nil {
 					return nil, err
 				}
-				vars, err := e.Variables(ctx, key)
+				var vars map[string]any
+				if s := scope(); s != (engine.Scope{}) {
+					vars, err = e.ScopeVariables(ctx, key, s)
+				} else {
+					vars, err = e.Variables(ctx, key)
+				}
 				if vars == nil {
 					vars = map[string]any{}
 				}
 				return variables(vars), err
+			}
+		}},
+	{name: "set-variables", args: "INSTANCE", nargs: 1, doc: "set variables on an instance or a sub-process scope (as Zeebe's SetVariables)", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			vars := varsFlag(fs, "variables to set")
+			scope := scopeFlags(fs)
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("instance", args[0])
+				if err != nil {
+					return nil, err
+				}
+				v, err := vars()
+				if err != nil {
+					return nil, err
+				}
+				if len(v) == 0 {
+					return nil, fmt.Errorf("%w: set-variables needs --vars", errInput)
+				}
+				return nil, e.SetVariables(ctx, key, v, scope())
 			}
 		}},
 }
@@ -468,4 +493,11 @@ func stateUsage() string {
 // answers (activate's jobs carry it).
 func activationFlag(fs *flag.FlagSet) *int64 {
 	return fs.Int64("activation", 0, "the activation `KEY` this result answers (from activate): refused once the job went to another worker")
+}
+
+// scopeFlags registers --scope and --local, which name a variable scope.
+func scopeFlags(fs *flag.FlagSet) func() engine.Scope {
+	token := fs.Int("scope", 0, "the `TOKEN` waiting at a sub-process whose scope is meant (see tokens); 0: the process")
+	local := fs.Bool("local", false, "the scope's own variables only, not propagating to the scopes above")
+	return func() engine.Scope { return engine.Scope{Token: *token, Local: *local} }
 }

@@ -1,0 +1,75 @@
+package host_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
+)
+
+// subScopeXML runs a job inside a sub-process with a local variable
+// "inner", then decides on "amount" at an exclusive gateway.
+const subScopeXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:subProcess id="sub">
+      <bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="= 1" target="inner"/></zeebe:ioMapping></bpmn:extensionElements>
+      <bpmn:startEvent id="subStart"/>
+      <bpmn:serviceTask id="task"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:endEvent id="subEnd"/>
+      <bpmn:sequenceFlow id="s1" sourceRef="subStart" targetRef="task"/>
+      <bpmn:sequenceFlow id="s2" sourceRef="task" targetRef="subEnd"/>
+    </bpmn:subProcess>
+    <bpmn:exclusiveGateway id="gw"/>
+    <bpmn:endEvent id="big"/>
+    <bpmn:endEvent id="small"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="sub"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="sub" targetRef="gw"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="gw" targetRef="big"><bpmn:conditionExpression>= amount &gt; 100</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="f4" sourceRef="gw" targetRef="small"><bpmn:conditionExpression>= amount &lt;= 100</bpmn:conditionExpression></bpmn:sequenceFlow>
+  </bpmn:process>
+</bpmn:definitions>`
+
+
+// TestEngine_SetVariables sets variables locally and propagating on a
+// sub-process scope through the module, and fixes a gateway incident.
+func TestEngine_SetVariables(t *testing.T) {
+	ctx := ctxT(t)
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "sub.bpmn", []byte(subScopeXML))
+	require.NoError(t, err)
+	key, err := e.Start(ctx, "p", map[string]any{"customer": "ana"})
+	require.NoError(t, err)
+	toks, err := e.Tokens(ctx, key)
+	require.NoError(t, err)
+	sub := 0
+	for _, tk := range toks {
+		if tk.ElementID == "sub" {
+			sub = tk.ID
+		}
+	}
+	require.NotZero(t, sub)
+	require.NoError(t, e.SetVariables(ctx, key, map[string]any{"note": "x"}, engine.Scope{Token: sub, Local: true}))
+	require.NoError(t, e.SetVariables(ctx, key, map[string]any{"inner": 2, "flag": true}, engine.Scope{Token: sub}))
+	own, err := e.ScopeVariables(ctx, key, engine.Scope{Token: sub, Local: true})
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"inner": 2.0, "note": "x"}, own)
+	vars, err := e.Variables(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, map[string]any{"customer": "ana", "flag": true}, vars)
+	require.ErrorIs(t, e.SetVariables(ctx, key, map[string]any{"a": 1}, engine.Scope{Token: 999}), engine.ErrUnknownScope)
+
+	jobs, err := e.Jobs(ctx, engine.JobFilter{})
+	require.NoError(t, err)
+	require.NoError(t, e.CompleteJob(ctx, jobs[0].Key, nil))
+	incs, err := e.Incidents(ctx)
+	require.NoError(t, err)
+	require.Len(t, incs, 1, "no amount: the gateway cannot decide")
+	require.NoError(t, e.SetVariables(ctx, key, map[string]any{"amount": 1000}, engine.Scope{}))
+	require.NoError(t, e.ResolveIncident(ctx, incs[0].Key))
+	state, err := e.State(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, engine.Completed, state)
+}
