@@ -131,6 +131,13 @@ type (
 	JobFilter = runtime.JobFilter
 	// Incident is a problem holding a token until resolved.
 	Incident = runtime.Incident
+	// Metrics is what an operator reads of an engine (Engine.Metrics).
+	Metrics = runtime.Metrics
+	// JobAge names a job and how long it has waited.
+	JobAge = runtime.JobAge
+	// ProcessMetrics counts one process's instances by state, with the
+	// latency of the completed ones.
+	ProcessMetrics = runtime.ProcessMetrics
 	// State is an instance's lifecycle state.
 	State = runtime.State
 	// Stats counts what an engine holds open: live instances, activatable
@@ -909,6 +916,15 @@ func (e *Engine) DrainEvents() []Event { return e.rt.DrainEvents() }
 // Stats returns what the engine holds open right now (for monitoring, and
 // for checking that nothing leaks).
 func (e *Engine) Stats() Stats { return e.rt.Stats() }
+
+// Metrics returns what an operator reads of the engine: Stats (what is
+// open now), open jobs by type and the one waiting longest, and per process
+// the instances active and ended in each state, with the mean and longest
+// start-to-end time of the completed ones on the engine clock. Stats stays
+// "what is open" so that an engine with nothing open has zero Stats; the
+// counts of ended instances are here, from when the engine was created or
+// restored.
+func (e *Engine) Metrics() Metrics { return e.rt.Metrics() }
 
 // Close cancels every live instance and waits until all goroutines the
 // engine started have ended. Calls after Close fail with ErrClosed (see

@@ -153,6 +153,14 @@ func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s engine
 	return vars, err
 }
 
+// Metrics returns what an operator reads of the engine, as
+// engine.Engine.Metrics does.
+func (e *Engine) Metrics(ctx context.Context) (engine.Metrics, error) {
+	var m engine.Metrics
+	err := e.call(ctx, "metrics", wire.MetricsRequest{}, &m)
+	return m, err
+}
+
 // HandleJobs runs a job worker for jobType until ctx ends, as
 // engine.Engine.HandleJobs does, over this module's operations.
 func (e *Engine) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {

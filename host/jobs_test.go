@@ -119,3 +119,27 @@ func TestEngine_HandleJobs(t *testing.T) {
 		require.Equal(t, "first attempt", vars["after"])
 	}
 }
+
+// TestEngine_Metrics reads the metrics through the module.
+func TestEngine_Metrics(t *testing.T) {
+	ctx := ctxT(t)
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "job.bpmn", []byte(workJobXML))
+	require.NoError(t, err)
+	k1, err := e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	_, err = e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Advance(ctx, 4*time.Second))
+	jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: k1})
+	require.NoError(t, err)
+	require.NoError(t, e.CompleteJob(ctx, jobs[0].Key, nil))
+
+	m, err := e.Metrics(ctx)
+	require.NoError(t, err)
+	require.Equal(t, engine.Stats{Instances: 1, Jobs: 1}, m.Open)
+	require.Equal(t, map[string]int{"work": 1}, m.JobsByType)
+	require.NotNil(t, m.OldestJob)
+	require.Equal(t, 4000.0, m.OldestJob.WaitingMs)
+	require.Equal(t, []engine.ProcessMetrics{{ProcessID: "p", Active: 1, Completed: 1, MeanLatencyMs: 4000, MaxLatencyMs: 4000}}, m.Processes)
+}

@@ -32,7 +32,6 @@ const subScopeXML = `<?xml version="1.0" encoding="UTF-8"?>
   </bpmn:process>
 </bpmn:definitions>`
 
-
 // TestEngine_SetVariables sets variables locally and propagating on a
 // sub-process scope through the module, and fixes a gateway incident.
 func TestEngine_SetVariables(t *testing.T) {

@@ -64,6 +64,9 @@ func extismActivateJobs() int32 { return serve("activate_jobs") }
 //go:wasmexport update_job_retries
 func extismUpdateJobRetries() int32 { return serve("update_job_retries") }
 
+//go:wasmexport metrics
+func extismMetrics() int32 { return serve("metrics") }
+
 //go:wasmexport set_variables
 func extismSetVariables() int32 { return serve("set_variables") }
 

@@ -98,6 +98,9 @@ func exportActivateJobs(ptr, size uint32) uint64 { return invoke("activate_jobs"
 //go:wasmexport update_job_retries
 func exportUpdateJobRetries(ptr, size uint32) uint64 { return invoke("update_job_retries", ptr, size) }
 
+//go:wasmexport metrics
+func exportMetrics(ptr, size uint32) uint64 { return invoke("metrics", ptr, size) }
+
 //go:wasmexport set_variables
 func exportSetVariables(ptr, size uint32) uint64 { return invoke("set_variables", ptr, size) }
 

@@ -44,6 +44,7 @@ func init() {
 		"scope_variables":    opScopeVariables,
 		"incidents":          opIncidents,
 		"cancel":             opCancel,
+		"metrics":            opMetrics,
 		"now":                opNow,
 		"configure":          opConfigure,
 		"call":               opCall,
@@ -477,4 +478,12 @@ func opScopeVariables(ctx context.Context, m *module, data []byte) (any, error) 
 		return nil, badRequest("scope_variables: field \"instanceKey\" is required")
 	}
 	return m.eng.ScopeVariables(ctx, *req.InstanceKey, engine.Scope{Token: req.Scope, Local: req.Local})
+}
+
+func opMetrics(_ context.Context, m *module, data []byte) (any, error) {
+	var req wire.MetricsRequest
+	if err := decode("metrics", data, &req); err != nil {
+		return nil, err
+	}
+	return m.eng.Metrics(), nil
 }

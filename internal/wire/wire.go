@@ -61,6 +61,7 @@ var Operations = []Operation{
 	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
 	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
+	{"metrics", MetricsRequest{}, engine.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
 	{"checkpoint", CheckpointRequest{}, StateResult{}, "Writes the engine's state document: deployments, clock, messages and every instance where it stands."},
@@ -216,6 +217,9 @@ type ScopeVariablesRequest struct {
 type IncidentsRequest struct {
 	InstanceKey int64 `json:"instanceKey,omitempty"`
 }
+
+// MetricsRequest is metrics' request: an empty object.
+type MetricsRequest struct{}
 
 // NowRequest is now's request: an empty object.
 type NowRequest struct{}

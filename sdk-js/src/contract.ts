@@ -640,6 +640,60 @@ export interface Limits {
   maxEvalBytes?: number;
 }
 
+/** Stats counts what the engine holds open. */
+export interface Stats {
+  instances: number;
+  jobs: number;
+  incidents: number;
+  messageSubscriptions: number;
+  signalSubscriptions: number;
+  timers: number;
+}
+
+/** JobAge names a job and how long it has waited, on the engine clock. */
+export interface JobAge {
+  key: number;
+  type: string;
+  elementId: string;
+  instanceKey: number;
+  created: string;
+  waitingMs: number;
+}
+
+/**
+ * ProcessMetrics counts the instances of one process by state, with the
+ * latency (start to end, engine clock) of those that completed.
+ */
+export interface ProcessMetrics {
+  processId: string;
+  active: number;
+  completed: number;
+  terminated: number;
+  failed: number;
+  /** MeanLatencyMs and MaxLatencyMs are over the completed instances. */
+  meanLatencyMs: number;
+  maxLatencyMs: number;
+}
+
+/**
+ * Metrics is what an operator reads of an engine: what is open now (Stats),
+ * open jobs by type and the one waiting longest, and per process how many
+ * instances are active or ended in each state and how long completed ones
+ * took on the engine clock. Ended instances are counted from when this
+ * engine was created or restored (a restored engine counts the finished
+ * instances its document holds).
+ */
+export interface Metrics {
+  /** Open is what the engine holds open now. */
+  open: Stats;
+  /** JobsByType counts the activatable jobs by job type. */
+  jobsByType: Record<string, number>;
+  /** OldestJob is the activatable job created first, nil with none. */
+  oldestJob?: JobAge;
+  /** Processes has one entry per process id with instances, by id. */
+  processes: ProcessMetrics[];
+}
+
 /** ErrorData is an error response's error object. */
 export interface ErrorData {
   /** Code is the stable error code (Codes). */
@@ -673,7 +727,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -839,6 +893,10 @@ export interface InstanceRequest {
   instanceKey: number;
 }
 
+/** MetricsRequest is metrics' request: an empty object. */
+export interface MetricsRequest {
+}
+
 /** NowRequest is now's request: an empty object. */
 export interface NowRequest {
 }
@@ -894,6 +952,7 @@ export interface Requests {
   update_job_retries: UpdateJobRetriesRequest;
   incidents: IncidentsRequest;
   cancel: InstanceRequest;
+  metrics: MetricsRequest;
   now: NowRequest;
   configure: ConfigureRequest;
   checkpoint: CheckpointRequest;
@@ -941,6 +1000,8 @@ export interface Results {
   incidents: Incident[];
   /** Terminates an instance. */
   cancel: null;
+  /** What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency. */
+  metrics: Metrics;
   /** The virtual clock's reading. */
   now: NowResult;
   /** Sets whether responses carry events, and the engine's limits. */

@@ -19,6 +19,7 @@ import type {
   JobFilter,
   Limits,
   Message,
+  Metrics,
   StartedInstance,
   Token,
   Variables,
@@ -489,6 +490,16 @@ export class Engine {
   /** variables returns an instance's variables. */
   async variables<V extends Variables = Variables>(instanceKey: number): Promise<V> {
     return (await this.instance<V>(instanceKey)).variables;
+  }
+
+  /**
+   * metrics returns what an operator reads of the engine: what it holds
+   * open, open jobs by type and the one waiting longest, and per process
+   * the instances active and ended by state with the mean and longest
+   * start-to-end time (engine clock) of the completed ones.
+   */
+  async metrics(): Promise<Metrics> {
+    return (await this.#exec('metrics', {})) as Metrics;
   }
 
   /**

@@ -367,6 +367,23 @@ describe('job workers', () => {
   });
 });
 
+describe('metrics', () => {
+  it('count open jobs by type, the oldest job and instances by process with latency', async () => {
+    const e = await engineWith('order.bpmn');
+    const first = await e.start('order', { amount: 1 });
+    await e.start('order', { amount: 2 });
+    await e.advanceTime('PT3S');
+    const m = await e.metrics();
+    assert.deepEqual(m.open, { instances: 2, jobs: 2, incidents: 0, messageSubscriptions: 0, signalSubscriptions: 0, timers: 0 });
+    assert.deepEqual(m.jobsByType, { 'check-order': 2 });
+    assert.equal(m.oldestJob.waitingMs, 3000);
+    assert.deepEqual(m.processes, [{ processId: 'order', active: 2, completed: 0, terminated: 0, failed: 0, meanLatencyMs: 0, maxLatencyMs: 0 }]);
+    await e.cancel(first.instanceKey);
+    assert.equal((await e.metrics()).processes[0].terminated, 1);
+    e.close();
+  });
+});
+
 describe('variables', () => {
   const subProcess = `<?xml version="1.0" encoding="UTF-8"?>
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">

@@ -111,6 +111,8 @@ type Engine struct {
 	jobs      map[int64]*Instance // activatable jobs → owning instance
 	jobRecs   map[int64]*Job
 	incidents map[int64]incidentEntry
+	// ended counts the ended instances by process id (metrics.go).
+	ended map[string]*procCount
 
 	subs atomic.Pointer[[]*subscriber]
 
@@ -563,6 +565,7 @@ func (e *Engine) finish(inst *Instance) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, inst.key)
+	e.countFinished(inst)
 	if inst.startKey != "" {
 		k := [2]string{inst.plan.Process.ID, inst.startKey}
 		if e.keyedStarts[k]--; e.keyedStarts[k] <= 0 {

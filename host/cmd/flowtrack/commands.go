@@ -292,6 +292,13 @@ var stateCommands = []stateCommand{
 				return variables(vars), err
 			}
 		}},
+	{name: "metrics", doc: "show what an operator reads: open counts, jobs by type, the oldest job, instances by process with latency",
+		setup: func(*flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, _ []string) (any, error) {
+				m, err := e.Metrics(ctx)
+				return metrics(m), err
+			}
+		}},
 	{name: "set-variables", args: "INSTANCE", nargs: 1, doc: "set variables on an instance or a sub-process scope (as Zeebe's SetVariables)", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			vars := varsFlag(fs, "variables to set")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -148,5 +149,33 @@ func (l instanceList) text(w io.Writer, _ *tracer) {
 	}
 	if len(l) == 0 {
 		fmt.Fprintln(w, "no instances")
+	}
+}
+
+type metrics engine.Metrics
+
+func (m metrics) text(w io.Writer, _ *tracer) {
+	o := m.Open
+	fmt.Fprintf(w, "open: %d instances, %d jobs, %d incidents, %d message and %d signal subscriptions, %d timers\n",
+		o.Instances, o.Jobs, o.Incidents, o.MessageSubscriptions, o.SignalSubscriptions, o.Timers)
+	types := make([]string, 0, len(m.JobsByType))
+	for t := range m.JobsByType {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		fmt.Fprintf(w, "jobs %s: %d\n", t, m.JobsByType[t])
+	}
+	if j := m.OldestJob; j != nil {
+		fmt.Fprintf(w, "oldest job %d %s at %s (instance %d), waiting %s\n", j.Key, j.Type, j.ElementID, j.InstanceKey,
+			time.Duration(j.WaitingMs*float64(time.Millisecond)))
+	}
+	for _, p := range m.Processes {
+		fmt.Fprintf(w, "process %s: %d active, %d completed, %d terminated, %d failed", p.ProcessID, p.Active, p.Completed, p.Terminated, p.Failed)
+		if p.Completed > 0 {
+			fmt.Fprintf(w, "; latency mean %s, max %s", time.Duration(p.MeanLatencyMs*float64(time.Millisecond)),
+				time.Duration(p.MaxLatencyMs*float64(time.Millisecond)))
+		}
+		fmt.Fprintln(w)
 	}
 }

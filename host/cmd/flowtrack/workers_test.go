@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"path/filepath"
 	"testing"
 	"time"
@@ -65,4 +66,24 @@ func TestStateFile_SetVariables(t *testing.T) {
 	p := ft(t, exitProcess, state, "set-variables", itoa(key), "--vars", `{"a":1}`, "--scope", "99")
 	assert.Equal(t, "UNKNOWN_SCOPE", string(p.Error.Code))
 	ft(t, exitUsage, state, "set-variables", itoa(key))
+}
+
+// TestStateFile_Metrics prints the metrics for a person and for a script.
+func TestStateFile_Metrics(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
+	ft(t, exitOK, state, "start", "shipment", "--vars", `{"orderId":"o-1"}`)
+	ft(t, exitOK, state, "advance", "90s")
+	m := result[engine.Metrics](t, ft(t, exitOK, state, "metrics"))
+	assert.Equal(t, map[string]int{"pack": 1}, m.JobsByType)
+	require.NotNil(t, m.OldestJob)
+	assert.Equal(t, 90_000.0, m.OldestJob.WaitingMs)
+	assert.Equal(t, []engine.ProcessMetrics{{ProcessID: "shipment", Active: 1}}, m.Processes)
+
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run([]string{"metrics", "--state", state}, &stdout, &stderr), stderr.String())
+	assert.Contains(t, stdout.String(), "jobs pack: 1\n")
+	assert.Contains(t, stdout.String(), "waiting 1m30s\n")
+	assert.Contains(t, stdout.String(), "process shipment: 1 active, 0 completed, 0 terminated, 0 failed\n")
 }
