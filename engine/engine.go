@@ -131,6 +131,8 @@ type (
 	JobFilter = runtime.JobFilter
 	// Incident is a problem holding a token until resolved.
 	Incident = runtime.Incident
+	// Definition is one deployed version of a process (Definitions).
+	Definition = runtime.Definition
 	// Metrics is what an operator reads of an engine (Engine.Metrics).
 	Metrics = runtime.Metrics
 	// JobAge names a job and how long it has waited.
@@ -678,6 +680,21 @@ func deployError(file string, defs *model.Definitions, ps []*model.Problem) erro
 // start event, with vars as its variables (they must be JSON-compatible;
 // numbers become float64). It returns as soon as the instance runs.
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (*Instance, error) {
+	return e.StartVersion(ctx, processID, 0, vars)
+}
+
+// StartVersion starts an instance of version (from 1; 0: the newest) of
+// processID, as Start does. The instance runs on that version to its end,
+// whatever is deployed later.
+//
+// # Errors
+//
+// As Start; ErrUnknownProcess also for a version never deployed, and
+// ErrInvalidArgument for a negative version.
+func (e *Engine) StartVersion(ctx context.Context, processID string, version int, vars map[string]any) (*Instance, error) {
+	if version < 0 {
+		return nil, invalid("start %s: version must be >= 0, got %d", processID, version)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -688,7 +705,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", processID, err)
 	}
-	plan, err := e.rt.Latest(processID)
+	plan, err := e.rt.Version(processID, version)
 	if err != nil {
 		return nil, err
 	}

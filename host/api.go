@@ -153,6 +153,40 @@ func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s engine
 	return vars, err
 }
 
+// StartVersion starts an instance of version (from 1; 0: the newest) of
+// processID, as engine.Engine.StartVersion does.
+func (e *Engine) StartVersion(ctx context.Context, processID string, version int, vars map[string]any) (Started, error) {
+	if err := engine.CheckVariables(vars); err != nil {
+		return Started{}, fmt.Errorf("start %s: %w", processID, err)
+	}
+	var res wire.StartResult
+	err := e.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars, Version: version}, &res)
+	return Started{Key: res.InstanceKey, State: res.State}, err
+}
+
+// Definitions returns every deployed version of every process, as
+// engine.Engine.Definitions does.
+func (e *Engine) Definitions(ctx context.Context) ([]engine.Definition, error) {
+	var defs []engine.Definition
+	err := e.call(ctx, "definitions", wire.DefinitionsRequest{}, &defs)
+	return defs, err
+}
+
+// DefinitionXML returns the document that deployed version (0: the
+// newest) of processID and its deployment name, as
+// engine.Engine.DefinitionXML does.
+func (e *Engine) DefinitionXML(ctx context.Context, processID string, version int) (string, []byte, error) {
+	var res wire.DefinitionXMLResult
+	if err := e.call(ctx, "definition_xml", wire.DefinitionXMLRequest{ProcessID: processID, Version: version}, &res); err != nil {
+		return "", nil, err
+	}
+	xml, err := base64.StdEncoding.DecodeString(res.XMLBase64)
+	if err != nil {
+		return "", nil, fmt.Errorf("definition_xml: the module answered bad base64: %w", err)
+	}
+	return res.Name, xml, nil
+}
+
 // Metrics returns what an operator reads of the engine, as
 // engine.Engine.Metrics does.
 func (e *Engine) Metrics(ctx context.Context) (engine.Metrics, error) {

@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,4 +143,35 @@ func TestEngine_Metrics(t *testing.T) {
 	require.NotNil(t, m.OldestJob)
 	require.Equal(t, 4000.0, m.OldestJob.WaitingMs)
 	require.Equal(t, []engine.ProcessMetrics{{ProcessID: "p", Active: 1, Completed: 1, MeanLatencyMs: 4000, MaxLatencyMs: 4000}}, m.Processes)
+}
+
+// TestEngine_Definitions lists versions, reads a version's document and
+// starts an older version through the module.
+func TestEngine_Definitions(t *testing.T) {
+	ctx := ctxT(t)
+	e := newHost(t)
+	v2 := strings.ReplaceAll(workJobXML, `type="work"`, `type="work2"`)
+	_, err := e.Deploy(ctx, "v1.bpmn", []byte(workJobXML))
+	require.NoError(t, err)
+	_, err = e.Deploy(ctx, "v2.bpmn", []byte(v2))
+	require.NoError(t, err)
+	defs, err := e.Definitions(ctx)
+	require.NoError(t, err)
+	require.Len(t, defs, 2)
+	require.Equal(t, engine.Definition{ProcessID: "p", Key: defs[0].Key, Version: 1, Resource: "v1.bpmn"}, defs[0])
+	require.True(t, defs[1].Latest)
+	name, xml, err := e.DefinitionXML(ctx, "p", 1)
+	require.NoError(t, err)
+	require.Equal(t, "v1.bpmn", name)
+	require.Equal(t, workJobXML, string(xml))
+
+	old, err := e.StartVersion(ctx, "p", 1, nil)
+	require.NoError(t, err)
+	_, err = e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: old.Key})
+	require.NoError(t, err)
+	require.Equal(t, "work", jobs[0].Type, "the old version's job type")
+	_, err = e.StartVersion(ctx, "p", 9, nil)
+	require.ErrorIs(t, err, engine.ErrUnknownProcess)
 }

@@ -64,6 +64,12 @@ func extismActivateJobs() int32 { return serve("activate_jobs") }
 //go:wasmexport update_job_retries
 func extismUpdateJobRetries() int32 { return serve("update_job_retries") }
 
+//go:wasmexport definitions
+func extismDefinitions() int32 { return serve("definitions") }
+
+//go:wasmexport definition_xml
+func extismDefinitionXML() int32 { return serve("definition_xml") }
+
 //go:wasmexport metrics
 func extismMetrics() int32 { return serve("metrics") }
 

@@ -98,6 +98,12 @@ func exportActivateJobs(ptr, size uint32) uint64 { return invoke("activate_jobs"
 //go:wasmexport update_job_retries
 func exportUpdateJobRetries(ptr, size uint32) uint64 { return invoke("update_job_retries", ptr, size) }
 
+//go:wasmexport definitions
+func exportDefinitions(ptr, size uint32) uint64 { return invoke("definitions", ptr, size) }
+
+//go:wasmexport definition_xml
+func exportDefinitionXML(ptr, size uint32) uint64 { return invoke("definition_xml", ptr, size) }
+
 //go:wasmexport metrics
 func exportMetrics(ptr, size uint32) uint64 { return invoke("metrics", ptr, size) }
 

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -45,6 +46,8 @@ func init() {
 		"incidents":          opIncidents,
 		"cancel":             opCancel,
 		"metrics":            opMetrics,
+		"definitions":        opDefinitions,
+		"definition_xml":     opDefinitionXML,
 		"now":                opNow,
 		"configure":          opConfigure,
 		"call":               opCall,
@@ -129,7 +132,7 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	if req.ProcessID == "" {
 		return nil, badRequest("start: field \"processId\" is required")
 	}
-	inst, err := m.eng.Start(ctx, req.ProcessID, req.Variables)
+	inst, err := m.eng.StartVersion(ctx, req.ProcessID, req.Version, req.Variables)
 	if err != nil {
 		return nil, err
 	}
@@ -486,4 +489,37 @@ func opMetrics(_ context.Context, m *module, data []byte) (any, error) {
 		return nil, err
 	}
 	return m.eng.Metrics(), nil
+}
+
+func opDefinitions(_ context.Context, m *module, data []byte) (any, error) {
+	var req wire.DefinitionsRequest
+	if err := decode("definitions", data, &req); err != nil {
+		return nil, err
+	}
+	out := []engine.Definition{}
+	for _, d := range m.eng.Definitions() {
+		if req.ProcessID == "" || d.ProcessID == req.ProcessID {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func opDefinitionXML(_ context.Context, m *module, data []byte) (any, error) {
+	var req wire.DefinitionXMLRequest
+	if err := decode("definition_xml", data, &req); err != nil {
+		return nil, err
+	}
+	if req.ProcessID == "" {
+		return nil, badRequest("definition_xml: field \"processId\" is required")
+	}
+	name, xml, err := m.eng.DefinitionXML(req.ProcessID, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.DefinitionXMLResult{Name: name, XMLBase64: base64.StdEncoding.EncodeToString(xml)}
+	if utf8.Valid(xml) {
+		res.XML = string(xml)
+	}
+	return res, nil
 }

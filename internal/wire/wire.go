@@ -61,6 +61,8 @@ var Operations = []Operation{
 	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
 	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
+	{"definitions", DefinitionsRequest{}, []engine.Definition{}, "Every deployed version of every process (or of one), by process id and version."},
+	{"definition_xml", DefinitionXMLRequest{}, DefinitionXMLResult{}, "The document that deployed a version of a process, as it was deployed."},
 	{"metrics", MetricsRequest{}, engine.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
@@ -95,6 +97,8 @@ type DeployRequest struct {
 type StartRequest struct {
 	ProcessID string         `json:"processId"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Version is the version to start (from 1); 0 or absent: the newest.
+	Version int `json:"version,omitempty"`
 }
 
 // MessageRequest is publish_message's request.
@@ -218,6 +222,19 @@ type IncidentsRequest struct {
 	InstanceKey int64 `json:"instanceKey,omitempty"`
 }
 
+// DefinitionsRequest is definitions' request; an empty processId lists
+// every process.
+type DefinitionsRequest struct {
+	ProcessID string `json:"processId,omitempty"`
+}
+
+// DefinitionXMLRequest is definition_xml's request.
+type DefinitionXMLRequest struct {
+	ProcessID string `json:"processId"`
+	// Version is the version (from 1); 0 or absent: the newest.
+	Version int `json:"version,omitempty"`
+}
+
 // MetricsRequest is metrics' request: an empty object.
 type MetricsRequest struct{}
 
@@ -264,6 +281,16 @@ type DeployResult struct {
 type StartResult struct {
 	InstanceKey int64        `json:"instanceKey"`
 	State       engine.State `json:"state"`
+}
+
+// DefinitionXMLResult is the document of one process version.
+type DefinitionXMLResult struct {
+	// Name is the name the document was deployed under.
+	Name string `json:"name"`
+	// XMLBase64 is the document's bytes, standard padded base64.
+	XMLBase64 string `json:"xmlBase64"`
+	// XML is the document as text, when its bytes are UTF-8.
+	XML string `json:"xml,omitempty"`
 }
 
 // NowResult is the clock's reading after the call.

@@ -650,6 +650,31 @@ export interface Stats {
   timers: number;
 }
 
+/**
+ * Definition is one deployed version of a process: what an operator lists
+ * to see which versions exist and starts a chosen one of.
+ */
+export interface Definition {
+  processId: string;
+  name?: string;
+  key: number;
+  version: number;
+  /** Resource is the name the document was deployed under. */
+  resource: string;
+  /** Latest marks the newest version, the one Start uses. */
+  latest?: boolean;
+}
+
+/** DefinitionXML is the document of one process version. */
+export interface DefinitionXML {
+  /** Name is the name the document was deployed under. */
+  name: string;
+  /** XMLBase64 is the document's bytes, standard padded base64. */
+  xmlBase64: string;
+  /** XML is the document as text, when its bytes are UTF-8. */
+  xml?: string;
+}
+
 /** JobAge names a job and how long it has waited, on the engine clock. */
 export interface JobAge {
   key: number;
@@ -727,7 +752,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -743,6 +768,8 @@ export interface DeployRequest {
 export interface StartRequest<V extends Variables = Variables> {
   processId: string;
   variables?: V;
+  /** Version is the version to start (from 1); 0 or absent: the newest. */
+  version?: number;
 }
 
 /** MessageRequest is publish_message's request. */
@@ -893,6 +920,21 @@ export interface InstanceRequest {
   instanceKey: number;
 }
 
+/**
+ * DefinitionsRequest is definitions' request; an empty processId lists
+ * every process.
+ */
+export interface DefinitionsRequest {
+  processId?: string;
+}
+
+/** DefinitionXMLRequest is definition_xml's request. */
+export interface DefinitionXMLRequest {
+  processId: string;
+  /** Version is the version (from 1); 0 or absent: the newest. */
+  version?: number;
+}
+
 /** MetricsRequest is metrics' request: an empty object. */
 export interface MetricsRequest {
 }
@@ -952,6 +994,8 @@ export interface Requests {
   update_job_retries: UpdateJobRetriesRequest;
   incidents: IncidentsRequest;
   cancel: InstanceRequest;
+  definitions: DefinitionsRequest;
+  definition_xml: DefinitionXMLRequest;
   metrics: MetricsRequest;
   now: NowRequest;
   configure: ConfigureRequest;
@@ -1000,6 +1044,10 @@ export interface Results {
   incidents: Incident[];
   /** Terminates an instance. */
   cancel: null;
+  /** Every deployed version of every process (or of one), by process id and version. */
+  definitions: Definition[];
+  /** The document that deployed a version of a process, as it was deployed. */
+  definition_xml: DefinitionXML;
   /** What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency. */
   metrics: Metrics;
   /** The virtual clock's reading. */

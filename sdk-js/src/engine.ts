@@ -17,6 +17,8 @@ import type {
   InstanceState,
   Job,
   JobFilter,
+  Definition,
+  DefinitionXML,
   Limits,
   Message,
   Metrics,
@@ -103,6 +105,12 @@ export interface ActivateJobsOptions {
   timeout: number | string;
   /** Most jobs to activate (> 0). */
   maxJobs: number;
+}
+
+/** StartOptions qualify start. */
+export interface StartOptions {
+  /** The process version to start (from 1, see definitions); default the newest. The instance runs on it to its end. */
+  version?: number;
 }
 
 /** ScopeOptions name a variable scope of an instance (setVariables, scopeVariables). */
@@ -326,12 +334,16 @@ export class Engine {
   }
 
   /**
-   * start creates an instance of the newest version of processId. It
+   * start creates an instance of the newest version of processId (or of
+   * `options.version`, which it then runs on to its end). It
    * resolves once the instance has settled and the handlers are done, with
    * the instance's state at that moment.
    */
-  async start<V extends Variables = Variables>(processId: string, variables?: V): Promise<StartedInstance> {
-    const res = (await this.#exec('start', variables === undefined ? { processId } : { processId, variables })) as StartedInstance;
+  async start<V extends Variables = Variables>(processId: string, variables?: V, options: StartOptions = {}): Promise<StartedInstance> {
+    const req: Record<string, unknown> = { processId };
+    if (variables !== undefined) req.variables = variables;
+    if (options.version !== undefined) req.version = options.version;
+    const res = (await this.#exec('start', req)) as StartedInstance;
     if (this.#pendingTypes.size === 0) return res;
     this.#watch.set(res.instanceKey, res.state);
     try {
@@ -490,6 +502,20 @@ export class Engine {
   /** variables returns an instance's variables. */
   async variables<V extends Variables = Variables>(instanceKey: number): Promise<V> {
     return (await this.instance<V>(instanceKey)).variables;
+  }
+
+  /** definitions lists every deployed version of every process (or of one), by process id and version. */
+  async definitions(processId?: string): Promise<Definition[]> {
+    return (await this.#exec('definitions', processId === undefined ? {} : { processId })) as Definition[];
+  }
+
+  /**
+   * definitionXml returns the document that deployed a version (default the
+   * newest) of a process: its deployment name, and its text (`xml`, when
+   * the bytes are UTF-8) and bytes (`xmlBase64`). Throws UnknownProcessError.
+   */
+  async definitionXml(processId: string, version?: number): Promise<DefinitionXML> {
+    return (await this.#exec('definition_xml', version === undefined ? { processId } : { processId, version })) as DefinitionXML;
   }
 
   /**

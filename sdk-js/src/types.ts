@@ -6,6 +6,8 @@
 export type {
   AnyFlowEvent,
   DeployedProcess,
+  Definition,
+  DefinitionXML,
   Deployment,
   EventType,
   FlowEvent,

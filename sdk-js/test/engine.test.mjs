@@ -367,6 +367,25 @@ describe('job workers', () => {
   });
 });
 
+describe('definitions', () => {
+  it('list versions, return a version\'s document and start an older version', async () => {
+    const e = await Engine.create();
+    const v1 = fixture('order.bpmn');
+    await e.deploy(v1, 'v1.bpmn');
+    await e.deploy(v1.replace('type="check-order"', 'type="check-order-2"'), 'v2.bpmn');
+    const defs = await e.definitions('order');
+    assert.deepEqual(defs.map((d) => [d.version, d.resource, d.latest ?? false]), [[1, 'v1.bpmn', false], [2, 'v2.bpmn', true]]);
+    const doc = await e.definitionXml('order', 1);
+    assert.equal(doc.name, 'v1.bpmn');
+    assert.equal(doc.xml, v1);
+    const old = await e.start('order', { amount: 1 }, { version: 1 });
+    const [job] = await e.jobs({ instanceKey: old.instanceKey });
+    assert.equal(job.type, 'check-order', 'runs on version 1');
+    await assert.rejects(e.start('order', {}, { version: 5 }), UnknownProcessError);
+    e.close();
+  });
+});
+
 describe('metrics', () => {
   it('count open jobs by type, the oldest job and instances by process with latency', async () => {
     const e = await engineWith('order.bpmn');

@@ -43,12 +43,16 @@ var stateCommands = []stateCommand{
 	{name: "start", args: "PROCESS", nargs: 1, doc: "start an instance of a deployed process", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			vars := varsFlag(fs, "start variables")
+			version := fs.Int("version", 0, "the process `VERSION` to start (see definitions); 0: the newest")
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				v, err := vars()
 				if err != nil {
 					return nil, err
 				}
-				s, err := e.StartInstance(ctx, args[0], v)
+				if *version < 0 {
+					return nil, fmt.Errorf("%w: --version %d: must not be negative", errInput, *version)
+				}
+				s, err := e.StartVersion(ctx, args[0], *version, v)
 				if err != nil {
 					return nil, err
 				}
@@ -290,6 +294,24 @@ var stateCommands = []stateCommand{
 					vars = map[string]any{}
 				}
 				return variables(vars), err
+			}
+		}},
+	{name: "definitions", doc: "list the deployed versions of every process",
+		setup: func(*flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, _ []string) (any, error) {
+				defs, err := e.Definitions(ctx)
+				return definitionList(orEmpty(defs)), err
+			}
+		}},
+	{name: "definition", args: "PROCESS", nargs: 1, doc: "print the BPMN document that deployed a version of a process",
+		setup: func(fs *flag.FlagSet) action {
+			version := fs.Int("version", 0, "the `VERSION`; 0: the newest")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				name, xml, err := e.DefinitionXML(ctx, args[0], *version)
+				if err != nil {
+					return nil, err
+				}
+				return definitionXML{Name: name, XML: string(xml)}, nil
 			}
 		}},
 	{name: "metrics", doc: "show what an operator reads: open counts, jobs by type, the oldest job, instances by process with latency",

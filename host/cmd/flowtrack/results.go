@@ -179,3 +179,26 @@ func (m metrics) text(w io.Writer, _ *tracer) {
 		fmt.Fprintln(w)
 	}
 }
+
+type definitionList []engine.Definition
+
+func (l definitionList) text(w io.Writer, _ *tracer) {
+	for _, d := range l {
+		latest := ""
+		if d.Latest {
+			latest = ", latest"
+		}
+		fmt.Fprintf(w, "process %s version %d (key %d, from %s%s)\n", d.ProcessID, d.Version, d.Key, d.Resource, latest)
+	}
+	if len(l) == 0 {
+		fmt.Fprintln(w, "no processes deployed")
+	}
+}
+
+// definitionXML is a deployed document; the text output is the document.
+type definitionXML struct {
+	Name string `json:"name"`
+	XML  string `json:"xml"`
+}
+
+func (d definitionXML) text(w io.Writer, _ *tracer) { fmt.Fprint(w, d.XML) }

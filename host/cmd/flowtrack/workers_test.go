@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -86,4 +87,24 @@ func TestStateFile_Metrics(t *testing.T) {
 	assert.Contains(t, stdout.String(), "jobs pack: 1\n")
 	assert.Contains(t, stdout.String(), "waiting 1m30s\n")
 	assert.Contains(t, stdout.String(), "process shipment: 1 active, 0 completed, 0 terminated, 0 failed\n")
+}
+
+// TestStateFile_Definitions lists versions, prints a version's document
+// and starts an older version.
+func TestStateFile_Definitions(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
+	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
+	defs := result[[]engine.Definition](t, ft(t, exitOK, state, "definitions"))
+	require.Len(t, defs, 2)
+	assert.Equal(t, []int{1, 2}, []int{defs[0].Version, defs[1].Version})
+	assert.True(t, defs[1].Latest)
+	doc := result[definitionXML](t, ft(t, exitOK, state, "definition", "shipment", "--version", "1"))
+	want, err := os.ReadFile("testdata/shipment.bpmn")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), doc.XML)
+	ft(t, exitOK, state, "start", "shipment", "--version", "1")
+	p := ft(t, exitProcess, state, "start", "shipment", "--version", "3")
+	assert.Equal(t, "UNKNOWN_PROCESS", string(p.Error.Code))
 }

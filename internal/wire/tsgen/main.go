@@ -61,6 +61,8 @@ var named = []struct {
 	{wire.StateResult{}, "StateResult"},
 	{engine.Limits{}, "Limits"},
 	{engine.Stats{}, "Stats"},
+	{engine.Definition{}, "Definition"},
+	{wire.DefinitionXMLResult{}, "DefinitionXML"},
 	{engine.JobAge{}, "JobAge"},
 	{engine.ProcessMetrics{}, "ProcessMetrics"},
 	{engine.Metrics{}, "Metrics"},
