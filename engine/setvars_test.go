@@ -117,3 +117,41 @@ func TestEngine_SetVariables_FixesAnIncident(t *testing.T) {
 	require.Equal(t, engine.Completed, state)
 	require.Contains(t, completed(inst), "small")
 }
+
+func TestEngine_FindIncidents(t *testing.T) {
+	e := newEngine(t)
+	ctx := ctxT(t)
+	_, err := e.Deploy("sub.bpmn", []byte(subJobXML))
+	require.NoError(t, err)
+	atGateway, err := e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	atJob, err := e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Settle(ctx))
+	for _, j := range e.Jobs(engine.JobFilter{}) {
+		if j.InstanceKey == atGateway.Key() {
+			require.NoError(t, e.CompleteJob(ctx, j.Key, nil)) // no amount: the gateway cannot decide
+		} else {
+			require.NoError(t, e.FailJob(ctx, j.Key, 0, "down"))
+		}
+	}
+	require.NoError(t, e.Settle(ctx))
+
+	find := func(f engine.IncidentFilter) []int64 {
+		incs, err := e.FindIncidents(f)
+		require.NoError(t, err)
+		var keys []int64
+		for _, inc := range incs {
+			keys = append(keys, inc.InstanceKey)
+		}
+		return keys
+	}
+	require.ElementsMatch(t, []int64{atGateway.Key(), atJob.Key()}, find(engine.IncidentFilter{}))
+	require.Equal(t, []int64{atJob.Key()}, find(engine.IncidentFilter{Type: engine.IncidentJob}))
+	require.Equal(t, []int64{atGateway.Key()}, find(engine.IncidentFilter{Type: engine.IncidentElement}))
+	require.Equal(t, []int64{atGateway.Key()}, find(engine.IncidentFilter{ElementID: "gw"}))
+	require.Equal(t, []int64{atJob.Key()}, find(engine.IncidentFilter{InstanceKey: atJob.Key(), ElementID: "task"}))
+	require.Empty(t, find(engine.IncidentFilter{InstanceKey: atJob.Key(), Type: engine.IncidentElement}))
+	_, err = e.FindIncidents(engine.IncidentFilter{Type: "bogus"})
+	require.ErrorIs(t, err, engine.ErrInvalidArgument)
+}

@@ -211,6 +211,17 @@ func (e *Engine) Incidents(ctx context.Context) ([]engine.Incident, error) {
 	return out, err
 }
 
+// FindIncidents returns the open incidents f selects, as
+// engine.Engine.FindIncidents does.
+func (e *Engine) FindIncidents(ctx context.Context, f engine.IncidentFilter) ([]engine.Incident, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	var out []engine.Incident
+	err := e.call(ctx, "incidents", wire.IncidentsRequest{InstanceKey: f.InstanceKey, ElementID: f.ElementID, Type: string(f.Type)}, &out)
+	return out, err
+}
+
 // ResolveIncident retries what an incident holds.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	return e.call(ctx, "resolve_incident", wire.IncidentRequest{IncidentKey: &key}, nil)

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -385,18 +384,10 @@ func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
 	if err := decode("incidents", data, &req); err != nil {
 		return nil, err
 	}
-	all, err := m.eng.Incidents(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := []engine.Incident{}
-	for _, inc := range all {
-		if req.InstanceKey == 0 || inc.InstanceKey == req.InstanceKey {
-			out = append(out, inc)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	return m.eng.FindIncidents(engine.IncidentFilter{InstanceKey: req.InstanceKey, ElementID: req.ElementID, Type: engine.IncidentType(req.Type)})
 }
 
 // opCall is the generic entry point: {"op": name, "request": {...}}.

@@ -219,7 +219,11 @@ type ScopeVariablesRequest struct {
 
 // IncidentsRequest is incidents' request; zero selects every instance.
 type IncidentsRequest struct {
-	InstanceKey int64 `json:"instanceKey,omitempty"`
+	InstanceKey int64  `json:"instanceKey,omitempty"`
+	ElementID   string `json:"elementId,omitempty"`
+	// Type is "job" (a job with no retries left) or "element" (anything
+	// else); empty matches both.
+	Type string `json:"type,omitempty"`
 }
 
 // DefinitionsRequest is definitions' request; an empty processId lists

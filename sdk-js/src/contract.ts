@@ -913,6 +913,12 @@ export interface UpdateJobRetriesRequest {
 /** IncidentsRequest is incidents' request; zero selects every instance. */
 export interface IncidentsRequest {
   instanceKey?: number;
+  elementId?: string;
+  /**
+   * Type is "job" (a job with no retries left) or "element" (anything
+   * else); empty matches both.
+   */
+  type?: string;
 }
 
 /** InstanceRequest is the request of tokens, instance, history and cancel. */

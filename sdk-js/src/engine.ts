@@ -107,6 +107,16 @@ export interface ActivateJobsOptions {
   maxJobs: number;
 }
 
+/**
+ * IncidentFilter selects incidents; absent fields match anything. `type` is
+ * `job` (a job with no retries left) or `element` (anything else).
+ */
+export interface IncidentFilter {
+  instanceKey?: number;
+  elementId?: string;
+  type?: 'job' | 'element';
+}
+
 /** StartOptions qualify start. */
 export interface StartOptions {
   /** The process version to start (from 1, see definitions); default the newest. The instance runs on it to its end. */
@@ -436,9 +446,10 @@ export class Engine {
     await this.#call('update_job_retries', { jobKey, retries });
   }
 
-  /** incidents returns the open incidents, of one instance if given. */
-  async incidents(instanceKey?: number): Promise<Incident[]> {
-    return (await this.#exec('incidents', instanceKey === undefined ? {} : { instanceKey })) as Incident[];
+  /** incidents returns the open incidents, of one instance (a key) or those a filter selects. */
+  async incidents(filter?: number | IncidentFilter): Promise<Incident[]> {
+    const req = filter === undefined ? {} : typeof filter === 'number' ? { instanceKey: filter } : filter;
+    return (await this.#exec('incidents', req)) as Incident[];
   }
 
   /** resolveIncident retries what an incident holds. */

@@ -440,8 +440,10 @@ describe('variables', () => {
 
     const [job] = await e.jobs({ instanceKey });
     await e.completeJob(job.key);
-    const [incident] = await e.incidents(instanceKey);
+    const [incident] = await e.incidents({ instanceKey, type: 'element', elementId: 'gw' });
     assert.equal(incident.elementId, 'gw', 'no amount: the gateway cannot decide');
+    assert.deepEqual(await e.incidents({ type: 'job' }), []);
+    await assert.rejects(e.incidents({ type: 'bogus' }), BadRequestError);
     await e.setVariables(instanceKey, { amount: 1000 });
     await e.resolveIncident(incident.key);
     assert.equal((await e.instance(instanceKey)).state, 'completed');

@@ -207,9 +207,16 @@ var stateCommands = []stateCommand{
 			}
 		}},
 	{name: "incidents", doc: "list the open incidents",
-		setup: func(*flag.FlagSet) action {
+		setup: func(fs *flag.FlagSet) action {
+			inst := fs.Int64("instance", 0, "only incidents of instance `KEY`")
+			el := fs.String("element", "", "only incidents at element `ID`")
+			typ := fs.String("type", "", "only incidents of `TYPE` job (no retries left) or element (anything else)")
 			return func(ctx context.Context, e *host.Engine, _ []string) (any, error) {
-				inc, err := e.Incidents(ctx)
+				f := engine.IncidentFilter{InstanceKey: *inst, ElementID: *el, Type: engine.IncidentType(*typ)}
+				if err := f.Check(); err != nil {
+					return nil, fmt.Errorf("%w: --type: %v", errInput, err)
+				}
+				inc, err := e.FindIncidents(ctx, f)
 				return incidentList(orEmpty(inc)), err
 			}
 		}},

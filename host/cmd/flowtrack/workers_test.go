@@ -41,8 +41,10 @@ func TestStateFile_JobWorker(t *testing.T) {
 
 	ft(t, exitOK, state, "fail", itoa(job.Key), "--retries", "0", "--message", "printer jam")
 	ft(t, exitOK, state, "retries", itoa(job.Key), "4")
-	incs := result[[]engine.Incident](t, ft(t, exitOK, state, "incidents"))
+	incs := result[[]engine.Incident](t, ft(t, exitOK, state, "incidents", "--type", "job", "--element", "pack"))
 	require.Len(t, incs, 1)
+	assert.Empty(t, result[[]engine.Incident](t, ft(t, exitOK, state, "incidents", "--type", "element")))
+	ft(t, exitUsage, state, "incidents", "--type", "bogus")
 	ft(t, exitOK, state, "resolve", itoa(incs[0].Key))
 	open := result[[]engine.Job](t, ft(t, exitOK, state, "jobs", "--type", "pack"))
 	require.Len(t, open, 1)
