@@ -96,6 +96,10 @@ var (
 	// ErrUnknownScope is returned by SetVariables and ScopeVariables for a
 	// scope token that names no open variable scope of the instance.
 	ErrUnknownScope = runtime.ErrUnknownScope
+	// ErrBadModification is returned by ModifyInstance for a change the
+	// instance cannot apply (an unknown element or token, an element that
+	// cannot be activated, no open scope for it); nothing is applied.
+	ErrBadModification = runtime.ErrBadModification
 	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
 	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
 	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL
@@ -131,6 +135,10 @@ type (
 	JobFilter = runtime.JobFilter
 	// Incident is a problem holding a token until resolved.
 	Incident = runtime.Incident
+	// Activation starts a token before an element (ModifyInstance).
+	Activation = runtime.Activation
+	// Modification is a set of changes to one instance (ModifyInstance).
+	Modification = runtime.Modification
 	// Definition is one deployed version of a process (Definitions).
 	Definition = runtime.Definition
 	// Metrics is what an operator reads of an engine (Engine.Metrics).

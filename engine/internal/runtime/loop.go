@@ -73,6 +73,7 @@ const (
 	cmdUpdateRetries
 	cmdSetVariables
 	cmdScopeVariables
+	cmdModify
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -90,7 +91,9 @@ type command struct {
 	// work (setvars.go).
 	scope int
 	local bool
-	reply chan error
+	// modify is cmdModify's modification (modify.go).
+	modify *Modification
+	reply  chan error
 	// answered is set once the loop has sent on reply.
 	answered bool
 
@@ -753,6 +756,8 @@ func (inst *Instance) command(c *command) {
 		err = inst.setVariables(c)
 	case cmdScopeVariables:
 		err = inst.scopeVariables(c)
+	case cmdModify:
+		err = inst.modify(c)
 	}
 	inst.answer(c, err)
 }
