@@ -133,6 +133,19 @@ func (e *Engine) UpdateJobRetries(ctx context.Context, key int64, retries int) e
 	return e.call(ctx, "update_job_retries", wire.UpdateJobRetriesRequest{JobKey: &key, Retries: &retries}, nil)
 }
 
+// ModifyInstance repairs a live instance, as
+// engine.Engine.ModifyInstance does.
+func (e *Engine) ModifyInstance(ctx context.Context, instanceKey int64, m engine.Modification) error {
+	req := wire.ModifyInstanceRequest{InstanceKey: &instanceKey, Terminate: m.Terminate}
+	for _, a := range m.Activate {
+		if err := engine.CheckVariables(a.Variables); err != nil {
+			return fmt.Errorf("modify instance %d: activate %q: %w", instanceKey, a.ElementID, err)
+		}
+		req.Activate = append(req.Activate, wire.ActivateElement{ElementID: a.ElementID, Scope: a.Scope, Variables: a.Variables})
+	}
+	return e.call(ctx, "modify_instance", req, nil)
+}
+
 // SetVariables sets vars on a scope of a live instance, as
 // engine.Engine.SetVariables does.
 func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[string]any, s engine.Scope) error {

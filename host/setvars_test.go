@@ -77,3 +77,58 @@ func TestEngine_SetVariables(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, engine.Completed, state)
 }
+
+// parallelXML forks to jobs "a" and "b" and joins them.
+const parallelXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="par" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:parallelGateway id="fork"/>
+    <bpmn:serviceTask id="a"><bpmn:extensionElements><zeebe:taskDefinition type="a"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:serviceTask id="b"><bpmn:extensionElements><zeebe:taskDefinition type="b"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:parallelGateway id="join"/>
+    <bpmn:endEvent id="end"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="fork"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="fork" targetRef="a"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="fork" targetRef="b"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="a" targetRef="join"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="b" targetRef="join"/>
+    <bpmn:sequenceFlow id="f6" sourceRef="join" targetRef="end"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// TestEngine_ModifyInstance restarts one branch before a parallel join
+// through the module (direct resumption), and refuses a bad change whole.
+func TestEngine_ModifyInstance(t *testing.T) {
+	ctx := ctxT(t)
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "par.bpmn", []byte(parallelXML))
+	require.NoError(t, err)
+	key, err := e.Start(ctx, "par", nil)
+	require.NoError(t, err)
+	toks, err := e.Tokens(ctx, key)
+	require.NoError(t, err)
+	atB := 0
+	for _, tk := range toks {
+		if tk.ElementID == "b" {
+			atB = tk.ID
+		}
+	}
+	err = e.ModifyInstance(ctx, key, engine.Modification{Activate: []engine.Activation{{ElementID: "join"}}, Terminate: []int{atB}})
+	require.ErrorIs(t, err, engine.ErrBadModification)
+	require.ErrorContains(t, err, "join")
+	require.NoError(t, e.ModifyInstance(ctx, key, engine.Modification{
+		Activate: []engine.Activation{{ElementID: "b", Variables: map[string]any{"again": true}}}, Terminate: []int{atB}}))
+	jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: key})
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	for _, j := range jobs {
+		require.NoError(t, e.CompleteJob(ctx, j.Key, nil))
+	}
+	state, err := e.State(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, engine.Completed, state)
+	vars, err := e.Variables(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, true, vars["again"])
+}

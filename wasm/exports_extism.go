@@ -73,6 +73,9 @@ func extismDefinitionXML() int32 { return serve("definition_xml") }
 //go:wasmexport metrics
 func extismMetrics() int32 { return serve("metrics") }
 
+//go:wasmexport modify_instance
+func extismModifyInstance() int32 { return serve("modify_instance") }
+
 //go:wasmexport set_variables
 func extismSetVariables() int32 { return serve("set_variables") }
 

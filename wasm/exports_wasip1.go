@@ -107,6 +107,9 @@ func exportDefinitionXML(ptr, size uint32) uint64 { return invoke("definition_xm
 //go:wasmexport metrics
 func exportMetrics(ptr, size uint32) uint64 { return invoke("metrics", ptr, size) }
 
+//go:wasmexport modify_instance
+func exportModifyInstance(ptr, size uint32) uint64 { return invoke("modify_instance", ptr, size) }
+
 //go:wasmexport set_variables
 func exportSetVariables(ptr, size uint32) uint64 { return invoke("set_variables", ptr, size) }
 

@@ -40,6 +40,7 @@ func init() {
 		"jobs":               opJobs,
 		"activate_jobs":      opActivateJobs,
 		"update_job_retries": opUpdateJobRetries,
+		"modify_instance":    opModifyInstance,
 		"set_variables":      opSetVariables,
 		"scope_variables":    opScopeVariables,
 		"incidents":          opIncidents,
@@ -513,4 +514,22 @@ func opDefinitionXML(_ context.Context, m *module, data []byte) (any, error) {
 		res.XML = string(xml)
 	}
 	return res, nil
+}
+
+func opModifyInstance(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.ModifyInstanceRequest
+	if err := decode("modify_instance", data, &req); err != nil {
+		return nil, err
+	}
+	if req.InstanceKey == nil {
+		return nil, badRequest("modify_instance: field \"instanceKey\" is required")
+	}
+	mod := engine.Modification{Terminate: req.Terminate}
+	for i, a := range req.Activate {
+		if a.ElementID == "" {
+			return nil, badRequest("modify_instance: activate[%d]: field \"elementId\" is required", i)
+		}
+		mod.Activate = append(mod.Activate, engine.Activation{ElementID: a.ElementID, Scope: a.Scope, Variables: a.Variables})
+	}
+	return nil, m.eng.ModifyInstance(ctx, *req.InstanceKey, mod)
 }

@@ -22,6 +22,7 @@ const (
 	CodeUnknownIncident  Code = "UNKNOWN_INCIDENT"
 	CodeStaleActivation  Code = "STALE_ACTIVATION"
 	CodeUnknownScope     Code = "UNKNOWN_SCOPE"
+	CodeBadModification  Code = "BAD_MODIFICATION"
 	CodeInstanceEnded    Code = "INSTANCE_ENDED"
 	CodeBadVariables     Code = "BAD_VARIABLES"
 	CodeDuplicateMessage Code = "DUPLICATE_MESSAGE"
@@ -84,6 +85,8 @@ var Codes = []CodeInfo{
 		"a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed."},
 	{CodeUnknownScope, engine.ErrUnknownScope, "UnknownScopeError", false,
 		"a `scope` token that names no open variable scope of the instance."},
+	{CodeBadModification, engine.ErrBadModification, "BadModificationError", false,
+		"a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it); nothing is applied."},
 	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
 		"the instance has already ended (e.g. `cancel` twice)."},
 	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,

@@ -56,6 +56,7 @@ var Operations = []Operation{
 	{"history", InstanceRequest{}, []engine.Event{}, "The instance's whole event stream so far."},
 	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
 	{"activate_jobs", ActivateJobsRequest{}, []engine.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
+	{"modify_instance", ModifyInstanceRequest{}, nil, "Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first."},
 	{"set_variables", SetVariablesRequest{}, nil, "Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating."},
 	{"scope_variables", ScopeVariablesRequest{}, map[string]any{}, "The variables of one scope of an instance: its own, or all visible in it."},
 	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
@@ -194,6 +195,25 @@ type UpdateJobRetriesRequest struct {
 	JobKey *int64 `json:"jobKey"`
 	// Retries is how many retries the job has left (>= 1).
 	Retries *int `json:"retries"`
+}
+
+// ModifyInstanceRequest is modify_instance's request.
+type ModifyInstanceRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// Activate starts a token before each element, in order.
+	Activate []ActivateElement `json:"activate,omitempty"`
+	// Terminate lists the tokens (ids from tokens) to terminate.
+	Terminate []int `json:"terminate,omitempty"`
+}
+
+// ActivateElement is one activation of modify_instance.
+type ActivateElement struct {
+	ElementID string `json:"elementId"`
+	// Scope is the token waiting at the enclosing sub-process whose scope
+	// is meant; 0 or absent: its only open scope, or the process scope.
+	Scope int `json:"scope,omitempty"`
+	// Variables are set locally in that scope first.
+	Variables map[string]any `json:"variables,omitempty"`
 }
 
 // SetVariablesRequest is set_variables' request.

@@ -665,6 +665,18 @@ export interface Definition {
   latest?: boolean;
 }
 
+/** ActivateElement is one activation of modify_instance. */
+export interface ActivateElement<V extends Variables = Variables> {
+  elementId: string;
+  /**
+   * Scope is the token waiting at the enclosing sub-process whose scope
+   * is meant; 0 or absent: its only open scope, or the process scope.
+   */
+  scope?: number;
+  /** Variables are set locally in that scope first. */
+  variables?: V;
+}
+
 /** DefinitionXML is the document of one process version. */
 export interface DefinitionXML {
   /** Name is the name the document was deployed under. */
@@ -752,7 +764,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -880,6 +892,15 @@ export interface ActivateJobsRequest {
   maxJobs: number;
 }
 
+/** ModifyInstanceRequest is modify_instance's request. */
+export interface ModifyInstanceRequest {
+  instanceKey: number;
+  /** Activate starts a token before each element, in order. */
+  activate?: ActivateElement[];
+  /** Terminate lists the tokens (ids from tokens) to terminate. */
+  terminate?: number[];
+}
+
 /** SetVariablesRequest is set_variables' request. */
 export interface SetVariablesRequest<V extends Variables = Variables> {
   instanceKey: number;
@@ -995,6 +1016,7 @@ export interface Requests {
   history: InstanceRequest;
   jobs: JobsRequest;
   activate_jobs: ActivateJobsRequest;
+  modify_instance: ModifyInstanceRequest;
   set_variables: SetVariablesRequest;
   scope_variables: ScopeVariablesRequest;
   update_job_retries: UpdateJobRetriesRequest;
@@ -1040,6 +1062,8 @@ export interface Results {
   jobs: Job[];
   /** Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first. */
   activate_jobs: Job[];
+  /** Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first. */
+  modify_instance: null;
   /** Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating. */
   set_variables: null;
   /** The variables of one scope of an instance: its own, or all visible in it. */
@@ -1069,7 +1093,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1150,6 +1174,11 @@ export class UnknownScopeError extends FlowtrackError {
   override readonly name: string = 'UnknownScopeError';
 }
 
+/** BAD_MODIFICATION: a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it); nothing is applied. */
+export class BadModificationError extends FlowtrackError {
+  override readonly name: string = 'BadModificationError';
+}
+
 /** INSTANCE_ENDED: the instance has already ended (e.g. `cancel` twice). */
 export class InstanceEndedError extends FlowtrackError {
   override readonly name: string = 'InstanceEndedError';
@@ -1216,6 +1245,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   UNKNOWN_INCIDENT: UnknownIncidentError,
   STALE_ACTIVATION: StaleActivationError,
   UNKNOWN_SCOPE: UnknownScopeError,
+  BAD_MODIFICATION: BadModificationError,
   INSTANCE_ENDED: InstanceEndedError,
   BAD_VARIABLES: BadVariablesError,
   DUPLICATE_MESSAGE: DuplicateMessageError,

@@ -117,6 +117,14 @@ export interface IncidentFilter {
   type?: 'job' | 'element';
 }
 
+/** Modification is what modifyInstance changes in one instance. */
+export interface Modification {
+  /** Elements to start a token before, in order. */
+  activate?: { elementId: string; scope?: number; variables?: Variables }[];
+  /** Token ids to terminate. */
+  terminate?: number[];
+}
+
 /** StartOptions qualify start. */
 export interface StartOptions {
   /** The process version to start (from 1, see definitions); default the newest. The instance runs on it to its end. */
@@ -537,6 +545,23 @@ export class Engine {
    */
   async metrics(): Promise<Metrics> {
     return (await this.#exec('metrics', {})) as Metrics;
+  }
+
+  /**
+   * modifyInstance repairs a live instance, as Zeebe's
+   * ModifyProcessInstance: it starts a token before each element of
+   * `activate` (`scope`: the token waiting at the enclosing sub-process;
+   * `variables`: set locally there first), then terminates each token of
+   * `terminate` (ids from tokens). Terminating the last token of a
+   * sub-process terminates it; the last of the instance, the instance.
+   * Checked whole before anything applies: throws BadModificationError.
+   */
+  async modifyInstance(instanceKey: number, modification: Modification): Promise<void> {
+    const { activate, terminate } = modification ?? {};
+    const req: Record<string, unknown> = { instanceKey };
+    if (activate !== undefined) req.activate = activate;
+    if (terminate !== undefined) req.terminate = terminate;
+    await this.#call('modify_instance', req);
   }
 
   /**

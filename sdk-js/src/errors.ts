@@ -5,6 +5,7 @@
 // BpmnError is the SDK's own, thrown by job handlers.
 
 export {
+  BadModificationError,
   BadRequestError,
   BadStateError,
   BadVariablesError,

@@ -1,12 +1,13 @@
 // flowtrack: a BPMN 2.0 engine compiled to WebAssembly, for Node and browsers.
 
 export { Engine } from './engine.js';
-export type { ActivateJobsOptions, EngineOptions, HandlerOptions, JobHandler, JobResultOptions, Listener, ScopeOptions, StartOptions, IncidentFilter, TimeMode } from './engine.js';
+export type { ActivateJobsOptions, EngineOptions, HandlerOptions, JobHandler, JobResultOptions, Listener, ScopeOptions, StartOptions, IncidentFilter, Modification, TimeMode } from './engine.js';
 export type { WasmSource } from './wasm-source.js';
 export { ABI_VERSION, MAX_VARIABLE_DEPTH } from './module.js';
 export { parseDuration } from './duration.js';
 export type { Duration } from './duration.js';
 export {
+  BadModificationError,
   BadRequestError,
   BadStateError,
   BadVariablesError,

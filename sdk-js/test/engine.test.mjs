@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
+  BadModificationError,
   BadRequestError,
   BadStateError,
   BadVariablesError,
@@ -382,6 +383,22 @@ describe('definitions', () => {
     const [job] = await e.jobs({ instanceKey: old.instanceKey });
     assert.equal(job.type, 'check-order', 'runs on version 1');
     await assert.rejects(e.start('order', {}, { version: 5 }), UnknownProcessError);
+    e.close();
+  });
+});
+
+describe('modifyInstance', () => {
+  it('moves a token: activate before an element, terminate the old one', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    const [token] = await e.tokens(instanceKey);
+    await assert.rejects(e.modifyInstance(instanceKey, { activate: [{ elementId: 'nowhere' }] }), BadModificationError);
+    await e.modifyInstance(instanceKey, { activate: [{ elementId: token.elementId, variables: { again: true } }], terminate: [token.id] });
+    const history = await e.history(instanceKey);
+    assert.ok(history.some((ev) => ev.type === 'elementTerminated' && ev.tokenId === token.id), 'the old token was terminated');
+    const jobs = await e.jobs({ instanceKey });
+    assert.equal(jobs.length, 1);
+    assert.equal(jobs[0].variables.again, true);
     e.close();
   });
 });

@@ -328,6 +328,41 @@ var stateCommands = []stateCommand{
 				return metrics(m), err
 			}
 		}},
+	{name: "modify", args: "INSTANCE", nargs: 1, doc: "repair an instance: start tokens before elements, terminate tokens (as Zeebe's ModifyProcessInstance)", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			var m engine.Modification
+			fs.Func("activate", "start a token before element `ID` (repeatable)", func(id string) error {
+				m.Activate = append(m.Activate, engine.Activation{ElementID: id})
+				return nil
+			})
+			fs.Func("terminate", "terminate token `TOKEN` (repeatable; ids from tokens)", func(s string) error {
+				id, err := strconv.Atoi(s)
+				if err != nil {
+					return fmt.Errorf("token %q: not a whole number", s)
+				}
+				m.Terminate = append(m.Terminate, id)
+				return nil
+			})
+			scope := fs.Int("scope", 0, "for --activate: the `TOKEN` waiting at the enclosing sub-process")
+			vars := varsFlag(fs, "variables set in the activated elements' scope")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("instance", args[0])
+				if err != nil {
+					return nil, err
+				}
+				v, err := vars()
+				if err != nil {
+					return nil, err
+				}
+				if len(m.Activate) == 0 && len(m.Terminate) == 0 {
+					return nil, fmt.Errorf("%w: modify needs --activate or --terminate", errInput)
+				}
+				for i := range m.Activate {
+					m.Activate[i].Scope, m.Activate[i].Variables = *scope, v
+				}
+				return nil, e.ModifyInstance(ctx, key, m)
+			}
+		}},
 	{name: "set-variables", args: "INSTANCE", nargs: 1, doc: "set variables on an instance or a sub-process scope (as Zeebe's SetVariables)", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			vars := varsFlag(fs, "variables to set")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -109,4 +110,27 @@ func TestStateFile_Definitions(t *testing.T) {
 	ft(t, exitOK, state, "start", "shipment", "--version", "1")
 	p := ft(t, exitProcess, state, "start", "shipment", "--version", "3")
 	assert.Equal(t, "UNKNOWN_PROCESS", string(p.Error.Code))
+}
+
+// TestStateFile_Modify moves the token of a waiting instance past its job.
+func TestStateFile_Modify(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
+	key := result[started](t, ft(t, exitOK, state, "start", "shipment", "--vars", `{"orderId":"o-1"}`)).InstanceKey
+	var pack int
+	for _, tk := range result[[]engine.Token](t, ft(t, exitOK, state, "tokens", itoa(key))) {
+		if tk.ElementID == "pack" {
+			pack = tk.ID
+		}
+	}
+	require.NotZero(t, pack)
+	p := ft(t, exitOK, state, "modify", itoa(key), "--terminate", strconv.Itoa(pack), "--activate", "pack", "--vars", `{"again":true}`)
+	assert.Contains(t, types(p), engine.ElementTerminated)
+	jobs := result[[]engine.Job](t, ft(t, exitOK, state, "jobs", "--type", "pack"))
+	require.Len(t, jobs, 1)
+	assert.Equal(t, true, jobs[0].Variables["again"])
+	p = ft(t, exitProcess, state, "modify", itoa(key), "--activate", "nowhere")
+	assert.Equal(t, "BAD_MODIFICATION", string(p.Error.Code))
+	ft(t, exitUsage, state, "modify", itoa(key))
 }

@@ -62,6 +62,7 @@ var named = []struct {
 	{engine.Limits{}, "Limits"},
 	{engine.Stats{}, "Stats"},
 	{engine.Definition{}, "Definition"},
+	{wire.ActivateElement{}, "ActivateElement"},
 	{wire.DefinitionXMLResult{}, "DefinitionXML"},
 	{engine.JobAge{}, "JobAge"},
 	{engine.ProcessMetrics{}, "ProcessMetrics"},
