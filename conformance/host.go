@@ -110,3 +110,13 @@ func (h *Host) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 
 // Close implements Runner through the wasm module.
 func (h *Host) Close(ctx context.Context) error { return h.e.Close(ctx) }
+
+// SetVariables implements Runner through the wasm module.
+func (h *Host) SetVariables(ctx context.Context, key int64, vars map[string]any, s engine.Scope) error {
+	return h.e.SetVariables(ctx, key, vars, s)
+}
+
+// ModifyInstance implements Runner through the wasm module.
+func (h *Host) ModifyInstance(ctx context.Context, key int64, m engine.Modification) error {
+	return h.e.ModifyInstance(ctx, key, m)
+}

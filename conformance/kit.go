@@ -208,6 +208,37 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 			return fmt.Errorf("no open incident at element %q", st.Element)
 		}
 		return nil
+	case "setVariables":
+		key, _, err := ru.instance(st.Instance)
+		if err != nil {
+			return err
+		}
+		s := engine.Scope{Local: st.Local}
+		if st.Element != "" {
+			ids, err := ru.tokensAt(ctx, key, st.Element)
+			if err != nil {
+				return err
+			}
+			s.Token = ids[0]
+		}
+		return r.SetVariables(ctx, key, st.Variables, s)
+	case "modify":
+		key, _, err := ru.instance(st.Instance)
+		if err != nil {
+			return err
+		}
+		var m engine.Modification
+		for _, el := range st.Activate {
+			m.Activate = append(m.Activate, engine.Activation{ElementID: el, Variables: st.Variables})
+		}
+		for _, el := range st.Terminate {
+			ids, err := ru.tokensAt(ctx, key, el)
+			if err != nil {
+				return err
+			}
+			m.Terminate = append(m.Terminate, ids...)
+		}
+		return r.ModifyInstance(ctx, key, m)
 	case "expect":
 		if st.Expect == nil {
 			return errors.New("expect step without expect")
@@ -215,6 +246,25 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 		return ru.expect(ctx, idx, st.Expect)
 	}
 	return fmt.Errorf("unknown op %q", st.Op)
+}
+
+// tokensAt returns the ids of the tokens of instance key at element: at
+// least one.
+func (ru *run) tokensAt(ctx context.Context, key int64, element string) ([]int, error) {
+	snap, err := ru.r.Snapshot(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, tk := range snap.Tokens {
+		if tk.ElementID == element {
+			ids = append(ids, tk.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no token at element %q", element)
+	}
+	return ids, nil
 }
 
 // matchJobs returns the open jobs a job step selects: at least one.

@@ -44,6 +44,10 @@ type Runner interface {
 	// Incidents lists the open incidents, ordered by key.
 	Incidents(ctx context.Context) ([]engine.Incident, error)
 	ResolveIncident(ctx context.Context, key int64) error
+	// SetVariables sets variables on a scope of an instance.
+	SetVariables(ctx context.Context, instance int64, vars map[string]any, s engine.Scope) error
+	// ModifyInstance activates elements and terminates tokens.
+	ModifyInstance(ctx context.Context, instance int64, m engine.Modification) error
 	// Cancel terminates an instance.
 	Cancel(ctx context.Context, instance int64) error
 	// Settle returns once nothing can move without outside input.
@@ -212,3 +216,13 @@ func (n *Native) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 
 // Close implements Runner on the native engine.
 func (n *Native) Close(ctx context.Context) error { return n.e.Close(ctx) }
+
+// SetVariables implements Runner on the native engine.
+func (n *Native) SetVariables(ctx context.Context, key int64, vars map[string]any, s engine.Scope) error {
+	return n.e.SetVariables(ctx, key, vars, s)
+}
+
+// ModifyInstance implements Runner on the native engine.
+func (n *Native) ModifyInstance(ctx context.Context, key int64, m engine.Modification) error {
+	return n.e.ModifyInstance(ctx, key, m)
+}

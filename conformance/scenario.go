@@ -42,7 +42,8 @@ type Scenario struct {
 // Step is one operation. Op selects which of the other fields apply.
 type Step struct {
 	// Op is deploy, start, publishMessage, broadcastSignal, completeJobs,
-	// failJob, throwError, resolveIncident, advanceTime, cancel or expect.
+	// failJob, throwError, resolveIncident, advanceTime, cancel,
+	// setVariables, modify or expect.
 	Op string `json:"op"`
 	// File is the BPMN document of a deploy step.
 	File string `json:"file,omitempty"`
@@ -71,6 +72,14 @@ type Step struct {
 	CorrelationKey string `json:"correlationKey,omitempty"`
 	TTL            string `json:"ttl,omitempty"`
 	MessageID      string `json:"messageId,omitempty"`
+	// Local makes setVariables write into the scope's own variables;
+	// Element names the sub-process whose scope it writes (default: the
+	// process scope), by the token waiting there.
+	Local bool `json:"local,omitempty"`
+	// Activate and Terminate of modify: start a token before each element
+	// (with Variables), then terminate every token at each element.
+	Activate  []string `json:"activate,omitempty"`
+	Terminate []string `json:"terminate,omitempty"`
 	// Duration of advanceTime (ISO 8601: "PT5M", "P1DT2H").
 	Duration string `json:"duration,omitempty"`
 	// Error, when set, makes the step expect to fail with an error
@@ -162,6 +171,7 @@ func LoadFile(path string) (*Scenario, error) {
 var knownOps = map[string]bool{
 	"deploy": true, "start": true, "publishMessage": true, "broadcastSignal": true, "completeJobs": true,
 	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "expect": true,
+	"setVariables": true, "modify": true,
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

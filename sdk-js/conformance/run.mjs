@@ -137,11 +137,31 @@ async function step(ru, idx, st) {
       if (n === 0) throw new Error(`no open incident at element ${JSON.stringify(st.element ?? '')}`);
       return;
     }
+    case 'setVariables': {
+      const [key] = instance(ru, st.instance);
+      const options = { local: st.local ?? false };
+      if (st.element) options.scope = (await tokensAt(ru, key, st.element))[0];
+      return e.setVariables(key, st.variables ?? {}, options);
+    }
+    case 'modify': {
+      const [key] = instance(ru, st.instance);
+      const terminate = [];
+      for (const el of st.terminate ?? []) terminate.push(...(await tokensAt(ru, key, el)));
+      const activate = (st.activate ?? []).map((elementId) => (st.variables ? { elementId, variables: st.variables } : { elementId }));
+      return e.modifyInstance(key, { activate, terminate });
+    }
     case 'expect':
       if (!st.expect) throw new Error('expect step without expect');
       return expect(ru, idx, st.expect);
   }
   throw new Error(`unknown op ${JSON.stringify(st.op)}`);
+}
+
+// tokensAt returns the ids of the instance's tokens at element: at least one.
+async function tokensAt(ru, key, element) {
+  const ids = (await ru.engine.tokens(key)).filter((t) => t.elementId === element).map((t) => t.id);
+  if (ids.length === 0) throw new Error(`no token at element ${JSON.stringify(element)}`);
+  return ids;
 }
 
 async function matchJobs(ru, st) {
