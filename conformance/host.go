@@ -66,8 +66,13 @@ func (h *Host) CompleteJob(ctx context.Context, key int64, vars map[string]any) 
 }
 
 // FailJob implements Runner through the wasm module.
-func (h *Host) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return h.e.FailJob(ctx, key, retries, message)
+func (h *Host) FailJob(ctx context.Context, key int64, retries int, message string, backoff time.Duration) error {
+	return h.e.FailJob(ctx, key, retries, message, engine.RetryBackoff(backoff))
+}
+
+// ActivateJobs implements Runner through the wasm module.
+func (h *Host) ActivateJobs(ctx context.Context, jobType string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+	return h.e.ActivateJobs(ctx, jobType, "conformance", timeout, maxJobs)
 }
 
 // ThrowError implements Runner through the wasm module.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 )
@@ -175,12 +176,18 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 		if err != nil {
 			return err
 		}
+		var backoff time.Duration
+		if st.Backoff != "" {
+			if backoff, err = ParseDuration(st.Backoff); err != nil {
+				return err
+			}
+		}
 		for _, j := range jobs {
 			switch st.Op {
 			case "completeJobs":
 				err = r.CompleteJob(ctx, j.Key, st.Variables)
 			case "failJob":
-				err = r.FailJob(ctx, j.Key, st.Retries, st.Message)
+				err = r.FailJob(ctx, j.Key, st.Retries, st.Message, backoff)
 			default:
 				err = r.ThrowError(ctx, j.Key, st.Code, st.Message, st.Variables)
 			}
@@ -206,6 +213,23 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 		}
 		if n == 0 {
 			return fmt.Errorf("no open incident at element %q", st.Element)
+		}
+		return nil
+	case "activateJobs":
+		timeout, err := ParseDuration(st.Timeout)
+		if err != nil {
+			return fmt.Errorf("timeout: %w", err)
+		}
+		maxJobs := st.Count
+		if maxJobs == 0 {
+			maxJobs = 10
+		}
+		jobs, err := r.ActivateJobs(ctx, st.Type, timeout, maxJobs)
+		if err != nil {
+			return err
+		}
+		if st.Activated != nil && len(jobs) != *st.Activated {
+			return fmt.Errorf("activateJobs %q activated %d jobs, want %d", st.Type, len(jobs), *st.Activated)
 		}
 		return nil
 	case "setVariables":

@@ -72,6 +72,13 @@ type Step struct {
 	CorrelationKey string `json:"correlationKey,omitempty"`
 	TTL            string `json:"ttl,omitempty"`
 	MessageID      string `json:"messageId,omitempty"`
+	// Backoff (ISO 8601) of failJob: how long a job with retries left
+	// waits before activateJobs hands it out again.
+	Backoff string `json:"backoff,omitempty"`
+	// Timeout (ISO 8601) and Count (maxJobs, default 10) of activateJobs;
+	// Activated is how many jobs it must activate.
+	Timeout   string `json:"timeout,omitempty"`
+	Activated *int   `json:"activated,omitempty"`
 	// Local makes setVariables write into the scope's own variables;
 	// Element names the sub-process whose scope it writes (default: the
 	// process scope), by the token waiting there.
@@ -171,7 +178,7 @@ func LoadFile(path string) (*Scenario, error) {
 var knownOps = map[string]bool{
 	"deploy": true, "start": true, "publishMessage": true, "broadcastSignal": true, "completeJobs": true,
 	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "expect": true,
-	"setVariables": true, "modify": true,
+	"setVariables": true, "modify": true, "activateJobs": true,
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

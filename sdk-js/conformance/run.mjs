@@ -119,7 +119,7 @@ async function step(ru, idx, st) {
       for (const j of await matchJobs(ru, st)) {
         try {
           if (st.op === 'completeJobs') await e.completeJob(j.key, st.variables);
-          else if (st.op === 'failJob') await e.failJob(j.key, st.retries ?? 0, st.message ?? '');
+          else if (st.op === 'failJob') await e.failJob(j.key, st.retries ?? 0, st.message ?? '', st.backoff ? { retryBackoff: parseDuration(st.backoff) } : {});
           else await e.throwError(j.key, st.code ?? '', st.message ?? '', st.variables);
         } catch (err) {
           throw new Error(`job ${j.type}@${j.elementId}: ${err.message}`, { cause: err });
@@ -135,6 +135,13 @@ async function step(ru, idx, st) {
         n++;
       }
       if (n === 0) throw new Error(`no open incident at element ${JSON.stringify(st.element ?? '')}`);
+      return;
+    }
+    case 'activateJobs': {
+      const jobs = await e.activateJobs({ type: st.type, worker: 'conformance', timeout: parseDuration(st.timeout), maxJobs: st.count || 10 });
+      if (st.activated !== undefined && jobs.length !== st.activated) {
+        throw new Error(`activateJobs ${JSON.stringify(st.type)} activated ${jobs.length} jobs, want ${st.activated}`);
+      }
       return;
     }
     case 'setVariables': {
