@@ -207,6 +207,7 @@ const (
 	EscalationCaught   = runtime.EscalationCaught
 	CallStarted        = runtime.CallStarted
 	ConditionSatisfied = runtime.ConditionSatisfied
+	VariablesUpdated   = runtime.VariablesUpdated
 )
 
 // eventTypes are the event types the engine writes.
@@ -215,7 +216,7 @@ var eventTypes = [...]EventType{
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
 	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
 	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
-	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied, VariablesUpdated,
 }
 
 // EventTypes returns every event type the engine writes, for hosts and

@@ -58,6 +58,15 @@ func TestEngine_SetVariables(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]any{"inner": 1.0, "note": "checked"}, own)
 	require.NotContains(t, inst.Variables(), "note")
+	var updated []engine.Event
+	for _, ev := range history(inst) {
+		if ev.Type == engine.VariablesUpdated {
+			updated = append(updated, ev)
+		}
+	}
+	require.Len(t, updated, 1, "the history records what was set, and where")
+	require.Equal(t, subToken, updated[0].TokenID)
+	require.Equal(t, map[string]any{"note": "checked"}, updated[0].Variables)
 
 	// Propagating: a variable the sub-process holds stays there; a new one
 	// goes to the process scope.

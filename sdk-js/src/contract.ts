@@ -57,6 +57,7 @@ export const eventTypes = [
   'escalationCaught',
   'callStarted',
   'conditionSatisfied',
+  'variablesUpdated',
 ] as const;
 
 /** The name of what an event records. */
@@ -441,6 +442,18 @@ export interface ConditionSatisfiedEvent extends EventBase {
   tokenId?: number;
 }
 
+/** Variables were set from outside (set_variables); variables are what was set, tokenId the token naming the scope (absent: the process scope). */
+export interface VariablesUpdatedEvent extends EventBase {
+  type: 'variablesUpdated';
+  /** TokenID identifies the token (the path) the record concerns. */
+  tokenId?: number;
+  /**
+   * Variables carries the variables a record set (job results, message
+   * payloads, start variables).
+   */
+  variables?: Variables;
+}
+
 /** Any record of an instance's event stream: switch on `type` to narrow it. */
 export type AnyFlowEvent =
   | InstanceStartedEvent
@@ -471,7 +484,8 @@ export type AnyFlowEvent =
   | ErrorCaughtEvent
   | EscalationCaughtEvent
   | CallStartedEvent
-  | ConditionSatisfiedEvent;
+  | ConditionSatisfiedEvent
+  | VariablesUpdatedEvent;
 
 /** One record of an instance's ordered event stream, of type T (by default any type). */
 export type FlowEvent<T extends EventType = EventType> = Extract<AnyFlowEvent, { type: T }>;

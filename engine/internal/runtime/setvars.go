@@ -78,6 +78,7 @@ func (inst *Instance) setVariables(c *command) error {
 	} else {
 		s.set(c.vars)
 	}
+	inst.record(Event{Type: VariablesUpdated, TokenID: c.scope, Variables: cloneVars(c.vars)})
 	return nil
 }
 

@@ -62,12 +62,13 @@ func TestStateFile_SetVariables(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "state.json")
 	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
 	key := result[started](t, ft(t, exitOK, state, "start", "shipment", "--vars", `{"orderId":"o-1"}`)).InstanceKey
-	ft(t, exitOK, state, "set-variables", itoa(key), "--vars", `{"priority":"high"}`)
+	p := ft(t, exitOK, state, "set-variables", itoa(key), "--vars", `{"priority":"high"}`)
+	assert.Equal(t, []engine.EventType{engine.VariablesUpdated}, types(p))
 	vars := result[map[string]any](t, ft(t, exitOK, state, "variables", itoa(key)))
 	assert.Equal(t, map[string]any{"orderId": "o-1", "priority": "high"}, vars)
 	own := result[map[string]any](t, ft(t, exitOK, state, "variables", itoa(key), "--local"))
 	assert.Equal(t, vars, own, "the process scope holds them itself")
-	p := ft(t, exitProcess, state, "set-variables", itoa(key), "--vars", `{"a":1}`, "--scope", "99")
+	p = ft(t, exitProcess, state, "set-variables", itoa(key), "--vars", `{"a":1}`, "--scope", "99")
 	assert.Equal(t, "UNKNOWN_SCOPE", string(p.Error.Code))
 	ft(t, exitUsage, state, "set-variables", itoa(key))
 }
