@@ -54,6 +54,9 @@ type Runner interface {
 	ModifyInstance(ctx context.Context, instance int64, m engine.Modification) error
 	// Cancel terminates an instance.
 	Cancel(ctx context.Context, instance int64) error
+	// ActivateAdHoc activates inner elements of an instance's active
+	// ad-hoc sub-process.
+	ActivateAdHoc(ctx context.Context, instance int64, adHoc string, elements []string) error
 	// Settle returns once nothing can move without outside input.
 	Settle(ctx context.Context) error
 	// Snapshot describes an instance (live or finished).
@@ -192,6 +195,11 @@ func (n *Native) instance(key int64) (*engine.Instance, error) {
 		return inst, nil
 	}
 	return nil, fmt.Errorf("instance %d: %w", key, engine.ErrUnknownInstance)
+}
+
+// ActivateAdHoc implements Runner on the native engine.
+func (n *Native) ActivateAdHoc(ctx context.Context, key int64, adHoc string, elements []string) error {
+	return n.e.ActivateAdHoc(ctx, key, adHoc, elements)
 }
 
 // Cancel implements Runner on the native engine.

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
 )
 
 // Scenario is one scenario file.
@@ -43,7 +45,7 @@ type Scenario struct {
 type Step struct {
 	// Op is deploy, start, publishMessage, broadcastSignal, completeJobs,
 	// failJob, throwError, resolveIncident, advanceTime, cancel,
-	// setVariables, modify or expect.
+	// setVariables, modify, activateJobs, activateAdHoc or expect.
 	Op string `json:"op"`
 	// File is the BPMN document of a deploy step.
 	File string `json:"file,omitempty"`
@@ -87,6 +89,9 @@ type Step struct {
 	// (with Variables), then terminate every token at each element.
 	Activate  []string `json:"activate,omitempty"`
 	Terminate []string `json:"terminate,omitempty"`
+	// Elements of activateAdHoc: the inner elements to activate in the
+	// ad-hoc sub-process Element of Instance.
+	Elements []string `json:"elements,omitempty"`
 	// Duration of advanceTime (ISO 8601: "PT5M", "P1DT2H").
 	Duration string `json:"duration,omitempty"`
 	// Error, when set, makes the step expect to fail with an error
@@ -161,8 +166,12 @@ func LoadFile(path string) (*Scenario, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // variables keep every digit, as the engine does
 	var s Scenario
 	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	if err := s.exactNumbers(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", path, err)
 	}
 	s.Name = strings.TrimSuffix(filepath.Base(path), ".json")
@@ -175,9 +184,41 @@ func LoadFile(path string) (*Scenario, error) {
 	return &s, nil
 }
 
+// exactNumbers brings the variables of steps and expectations, decoded
+// with UseNumber, to the engine's value model: float64 where one holds the
+// number, json.Number with every digit otherwise.
+func (s *Scenario) exactNumbers() error {
+	exact := func(where string, vars *map[string]any) error {
+		if *vars == nil {
+			return nil
+		}
+		norm, err := engine.NormalizeVariables(*vars)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		*vars = norm
+		return nil
+	}
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if err := exact(fmt.Sprintf("step %d", i+1), &st.Variables); err != nil {
+			return err
+		}
+		if st.Expect != nil {
+			if err := exact(fmt.Sprintf("step %d: expect", i+1), &st.Expect.Variables); err != nil {
+				return err
+			}
+		}
+	}
+	if s.Expect != nil {
+		return exact("expect", &s.Expect.Variables)
+	}
+	return nil
+}
+
 var knownOps = map[string]bool{
 	"deploy": true, "start": true, "publishMessage": true, "broadcastSignal": true, "completeJobs": true,
-	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "expect": true,
+	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "activateAdHoc": true, "expect": true,
 	"setVariables": true, "modify": true, "activateJobs": true,
 }
 

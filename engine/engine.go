@@ -339,6 +339,7 @@ type config struct {
 	backlog        int
 	resumption     Resumption
 	onError        func(error)
+	store          Store
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -478,10 +479,65 @@ type Engine struct {
 	rt   *runtime.Engine
 	expr expr.Options
 	cfg  config
+	dur  *durability // nil without WithStore
 }
 
-// New returns an engine configured by opts.
+// New returns an engine configured by opts. With WithStore and a store
+// that holds state, it resumes that state (see WithStore).
+//
+// # Errors
+//
+// An error naming the option for a bad option; with a store, the store's
+// error reading its state, or one wrapping ErrBadState for state that
+// does not restore.
 func New(opts ...Option) (*Engine, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.store == nil {
+		return newEngine(opts)
+	}
+	st, err := cfg.store.Load(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if st.Engine == nil {
+		e, err := newEngine(opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.attachFresh(); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	state, records, err := documentOf(st)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	e, err := restore(state, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	e.attach(cfg.store, records, len(st.Deployments))
+	return e, nil
+}
+
+// attachFresh attaches the empty store of the configuration and commits
+// the engine's state to it.
+func (e *Engine) attachFresh() error {
+	e.rt.MarkAllDirty() // a restored engine's instances are new to the store
+	e.attach(e.cfg.store, nil, 0)
+	if err := e.dur.await(context.Background()); err != nil {
+		_ = e.Close(context.Background())
+		return fmt.Errorf("open store: %w", err)
+	}
+	return nil
+}
+
+// newEngine returns an engine configured by opts, leaving a store aside.
+func newEngine(opts []Option) (*Engine, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
@@ -517,7 +573,7 @@ func New(opts ...Option) (*Engine, error) {
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
-		Resumption: cfg.resumption, OnError: cfg.onError,
+		Resumption: cfg.resumption, OnError: cfg.onError, Durable: cfg.store != nil,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,
@@ -560,6 +616,18 @@ const ruleInternal = "FT.internal"
 // a defect of flowtrack met while deploying it, which is recovered rather
 // than allowed to crash the program); ErrClosed after Close.
 func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
+	err = e.durably(context.Background(), func() error {
+		d, err = e.deploy(name, bpmn)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// deploy is Deploy, leaving the store aside.
+func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			d = nil
@@ -718,11 +786,15 @@ func (e *Engine) StartVersion(ctx context.Context, processID string, version int
 	if err != nil {
 		return nil, err
 	}
-	inst, err := e.rt.Start(plan, norm)
+	var inst *runtime.Instance
+	err = e.durably(ctx, func() (err error) {
+		inst, err = e.rt.Start(plan, norm)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return instanceOf(inst), nil
+	return e.instanceOf(inst), nil
 }
 
 // Instance returns a live or recently finished instance by key.
@@ -731,14 +803,18 @@ func (e *Engine) Instance(key int64) (*Instance, bool) {
 	if !ok {
 		return nil, false
 	}
-	return instanceOf(inst), true
+	return e.instanceOf(inst), true
 }
 
 // Instances returns the live instances, ordered by key.
-func (e *Engine) Instances() []*Instance { return instancesOf(e.rt.Instances()) }
+func (e *Engine) Instances() []*Instance { return e.instancesOf(e.rt.Instances()) }
 
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
+
+// Job returns the activatable job with key, or false when there is none
+// (completed, cancelled, held by an incident, or never created).
+func (e *Engine) Job(key int64) (Job, bool) { return e.rt.Job(key) }
 
 // CompleteJob completes a job; vars are merged into the process variables
 // and the waiting token moves on. With JobActivation the activation must
@@ -748,7 +824,7 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 	if err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.rt.CompleteJobAs(ctx, key, JobArgsOf(opts), norm)
+	return e.durably(ctx, func() error { return e.rt.CompleteJobAs(ctx, key, JobArgsOf(opts), norm) })
 }
 
 // FailJob reports a failed attempt at a job. With retries > 0 the job stays
@@ -763,7 +839,7 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 	if a.Backoff < 0 {
 		return invalid("fail job %d: retry back-off must be >= 0, got %s", key, a.Backoff)
 	}
-	return e.rt.FailJobAs(ctx, key, a, retries, message)
+	return e.durably(ctx, func() error { return e.rt.FailJobAs(ctx, key, a, retries, message) })
 }
 
 // ThrowError raises the BPMN error code from a job's element. Without a
@@ -778,7 +854,34 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.rt.ThrowErrorAs(ctx, key, JobArgsOf(opts), code, message, norm)
+	return e.durably(ctx, func() error { return e.rt.ThrowErrorAs(ctx, key, JobArgsOf(opts), code, message, norm) })
+}
+
+// ActivateAdHoc activates inner elements of the active ad-hoc sub-process
+// adHocID of an instance, as Zeebe's ad-hoc activation API does: each
+// element named gets a token of its own there (a sequential ad-hoc
+// sub-process runs them one after another, after what it runs already). An
+// element may be activated again while it runs; the sub-process completes,
+// as always, when nothing inside is active and its completion condition
+// held.
+//
+// # Errors
+//
+// ErrUnknownInstance for a key that names no instance; ErrInstanceEnded
+// once it has ended; an error matching ErrInvalidArgument when the
+// instance has no active ad-hoc sub-process adHocID, runs it more than once
+// (a multi-instance one), elementIDs is empty, or an id names something
+// other than an inner element without incoming flows.
+func (e *Engine) ActivateAdHoc(ctx context.Context, instanceKey int64, adHocID string, elementIDs []string) error {
+	inst, ok := e.rt.Instance(instanceKey)
+	if !ok {
+		return fmt.Errorf("activate ad-hoc elements: instance %d: %w", instanceKey, ErrUnknownInstance)
+	}
+	err := e.durably(ctx, func() error { return inst.ActivateAdHoc(ctx, adHocID, elementIDs) })
+	if ae := (*runtime.AdHocError)(nil); errors.As(err, &ae) {
+		return invalid("activate ad-hoc elements: %s", ae)
+	}
+	return err
 }
 
 // Message is a message to publish.
@@ -829,7 +932,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 	if err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	if err := e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID); err != nil {
+	if err := e.durably(ctx, func() error {
+		return e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
+	}); err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
 	return nil
@@ -851,7 +956,7 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
-	if err := e.rt.BroadcastSignal(name, norm); err != nil {
+	if err := e.durably(ctx, func() error { return e.rt.BroadcastSignal(name, norm) }); err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
 	return nil
@@ -874,7 +979,9 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 // ErrNotVirtual if the engine's clock is not a *clock.Virtual;
 // ErrTimeOutOfRange for a t after clock.Max (nothing moves);
 // ErrTooManyFirings; ErrClosed; the context's error.
-func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt.AdvanceTo(ctx, t) }
+func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
+	return e.durably(ctx, func() error { return e.rt.AdvanceTo(ctx, t) })
+}
 
 // NextDeadline returns when the earliest timer is due, and false when no
 // timer is pending. A host that owns time advances to it.
@@ -897,7 +1004,7 @@ func (e *Engine) Incidents(ctx context.Context) ([]Incident, error) {
 // ResolveIncident retries what an incident holds: a failed job becomes
 // activatable again, any other element is executed again.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
-	return e.rt.ResolveIncident(ctx, key)
+	return e.durably(ctx, func() error { return e.rt.ResolveIncident(ctx, key) })
 }
 
 // Settle returns when nothing can move without outside input (a job
@@ -955,4 +1062,14 @@ func (e *Engine) Metrics() Metrics { return e.rt.Metrics() }
 // Close cancels every live instance and waits until all goroutines the
 // engine started have ended. Calls after Close fail with ErrClosed (see
 // there for which). Close is idempotent.
-func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
+//
+// With a store (WithStore), Close first commits what changed without a
+// command; the instances it then cancels stay live in the store, and the
+// next engine opened on it resumes them.
+func (e *Engine) Close(ctx context.Context) error {
+	var err error
+	if e.dur != nil {
+		err = e.dur.close()
+	}
+	return errors.Join(err, e.rt.Close(ctx))
+}

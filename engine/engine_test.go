@@ -117,8 +117,8 @@ func TestEngine_DeployErrors(t *testing.T) {
 		name, xml, element, rule string
 	}{
 		{"malformed", `<bpmn:definitions`, "", "malformed XML"},
-		{"unsupported", process(`<bpmn:startEvent id="s"/><bpmn:transaction id="Tx_1"/>` +
-			`<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="Tx_1"/>`), "Tx_1", "unsupported element bpmn:transaction"},
+		{"unsupported", process(`<bpmn:startEvent id="s"/><bpmn:choreographyTask id="Ch_1"/>` +
+			`<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="Ch_1"/>`), "Ch_1", "unsupported element bpmn:choreographyTask"},
 		{"dangling flow", process(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/>`), "f", "nowhere"},
 		{"bad condition", process(`<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="g" default="f2"/><bpmn:endEvent id="e"/>` +
 			`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="g"/>` +

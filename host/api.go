@@ -41,12 +41,17 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	return s.Key, err
 }
 
-// Started is what StartInstance reports of a new instance.
+// Started is what StartInstance reports of a new instance, and
+// CompleteJobInstance of a job's instance.
 type Started struct {
 	Key int64
 	// State is the state the instance settled in before the call
 	// returned: Completed for a process that needs no outside input.
+	// Empty when the instance finished and is no longer retained.
 	State engine.State
+	// Jobs are the instance's activatable jobs once settled, ordered by
+	// key: a worker needs no Jobs call.
+	Jobs []engine.Job
 }
 
 // StartInstance is Start that also returns the state the instance settled
@@ -59,7 +64,7 @@ func (e *Engine) StartInstance(ctx context.Context, processID string, vars map[s
 	}
 	var res wire.StartResult
 	err := e.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars}, &res)
-	return Started{Key: res.InstanceKey, State: res.State}, err
+	return Started{Key: res.InstanceKey, State: res.State, Jobs: res.Jobs}, err
 }
 
 // PublishMessage publishes msg as engine.Engine.PublishMessage does: it
@@ -97,6 +102,19 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 	}
 	a := engine.JobArgsOf(opts)
 	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars, Activation: a.Activation}, nil)
+}
+
+// CompleteJobInstance is CompleteJob that also returns where the job's
+// instance stands once settled (its state and activatable jobs), which the
+// module sends anyway: a worker that goes on with the instance's next job
+// makes no Jobs call.
+func (e *Engine) CompleteJobInstance(ctx context.Context, key int64, vars map[string]any) (Started, error) {
+	if err := engine.CheckVariables(vars); err != nil {
+		return Started{}, fmt.Errorf("complete job %d: %w", key, err)
+	}
+	var res wire.CompleteJobResult
+	err := e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, &res)
+	return Started{Key: res.InstanceKey, State: res.State, Jobs: res.Jobs}, err
 }
 
 // FailJob reports a failed attempt at a job; with retries 0 an incident
@@ -342,6 +360,15 @@ func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error)
 	var evs []engine.Event
 	err := e.call(ctx, "history", wire.InstanceRequest{InstanceKey: &key}, &evs)
 	return evs, err
+}
+
+// ActivateAdHoc activates inner elements of an instance's active ad-hoc
+// sub-process adHocID (engine.Engine.ActivateAdHoc).
+func (e *Engine) ActivateAdHoc(ctx context.Context, key int64, adHocID string, elementIDs []string) error {
+	if elementIDs == nil {
+		elementIDs = []string{}
+	}
+	return e.call(ctx, "activate_ad_hoc", wire.ActivateAdHocRequest{InstanceKey: &key, ElementID: adHocID, Elements: elementIDs}, nil)
 }
 
 // Cancel terminates an instance.

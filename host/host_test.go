@@ -98,6 +98,9 @@ func TestEngine_BadInputLeavesEngineUsable(t *testing.T) {
 		{"unknown job", "complete_job", `{"jobKey":999}`, "UNKNOWN_JOB", "unknown job", engine.ErrUnknownJob},
 		{"unknown incident", "resolve_incident", `{"incidentKey":999}`, "UNKNOWN_INCIDENT", "unknown incident", engine.ErrUnknownIncident},
 		{"unknown process", "start", `{"processId":"nope"}`, "UNKNOWN_PROCESS", "unknown process", engine.ErrUnknownProcess},
+		{"ad-hoc without instance", "activate_ad_hoc", `{"elementId":"a","elements":["x"]}`, "BAD_REQUEST", `"instanceKey" is required`, host.ErrBadRequest},
+		{"ad-hoc without element", "activate_ad_hoc", `{"instanceKey":1,"elements":["x"]}`, "BAD_REQUEST", `"elementId" is required`, host.ErrBadRequest},
+		{"ad-hoc of unknown instance", "activate_ad_hoc", `{"instanceKey":999,"elementId":"a","elements":["x"]}`, "UNKNOWN_INSTANCE", "999", host.ErrUnknownInstance},
 		{"advance both", "advance", `{"byMs":1,"to":"2030-01-01T00:00:00Z"}`, "BAD_REQUEST", "exactly one", host.ErrBadRequest},
 		{"advance backwards", "advance", `{"byMs":-1}`, "BAD_REQUEST", `"byMs"`, host.ErrBadRequest},
 		{"oversized", "start", big, "BAD_REQUEST", "exceeds the limit", host.ErrBadRequest},
@@ -266,4 +269,43 @@ func TestStartInstance_ReportsTheSettledState(t *testing.T) {
 	done, err := e.StartInstance(ctx, "straight", nil)
 	require.NoError(t, err)
 	assert.Equal(t, engine.Completed, done.State)
+}
+
+// TestCompleteJobInstance_ReportsTheInstance: start and complete_job
+// report the instance's activatable jobs and state, the same a Jobs and a
+// State call read, down to the last job's completion.
+func TestCompleteJobInstance_ReportsTheInstance(t *testing.T) {
+	ctx := context.Background()
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "order.bpmn", readFile(t, "order.bpmn"))
+	require.NoError(t, err)
+	s, err := e.StartInstance(ctx, "order", map[string]any{"amount": 50})
+	require.NoError(t, err)
+	jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: s.Key})
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	assert.Equal(t, jobs, s.Jobs, "start reports what a jobs call reads")
+	assert.Equal(t, map[string]any{"amount": 50.0}, s.Jobs[0].Variables)
+
+	vars := map[string]any{"valid": true}
+	for len(s.Jobs) > 0 {
+		key := s.Jobs[0].Key
+		if s, err = e.CompleteJobInstance(ctx, key, vars); err != nil {
+			t.Fatal(err)
+		}
+		vars = nil
+		jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: s.Key})
+		require.NoError(t, err)
+		if len(jobs) == 0 {
+			jobs = nil
+		}
+		assert.Equal(t, jobs, s.Jobs, "after job %d", key)
+		st, err := e.State(ctx, s.Key)
+		require.NoError(t, err)
+		assert.Equal(t, st, s.State, "after job %d", key)
+	}
+	assert.Equal(t, engine.Completed, s.State)
+
+	_, err = e.CompleteJobInstance(ctx, 99999, nil)
+	assert.ErrorIs(t, err, engine.ErrUnknownJob)
 }

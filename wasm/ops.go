@@ -33,6 +33,7 @@ func init() {
 		"fail_job":           opFailJob,
 		"throw_error":        opThrowError,
 		"resolve_incident":   opResolveIncident,
+		"activate_ad_hoc":    opActivateAdHoc,
 		"advance":            opAdvance,
 		"tokens":             opTokens,
 		"instance":           opInstance,
@@ -126,7 +127,7 @@ func ascii(b []byte) bool {
 
 func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.StartRequest
-	if err := decode("start", data, &req); err != nil {
+	if err := decodeStart(data, &req); err != nil {
 		return nil, err
 	}
 	if req.ProcessID == "" {
@@ -139,12 +140,13 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	return wire.StartResult{InstanceKey: inst.Key(), State: inst.State()}, nil
+	state := inst.State()
+	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: m.jobsOf(inst.Key(), state)}, nil
 }
 
 func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.MessageRequest
-	if err := decode("publish_message", data, &req); err != nil {
+	if err := decodeMessage(data, &req); err != nil {
 		return nil, err
 	}
 	if req.Name == "" {
@@ -171,13 +173,34 @@ func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error)
 
 func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.CompleteJobRequest
-	if err := decode("complete_job", data, &req); err != nil {
+	if err := decodeCompleteJob(data, &req); err != nil {
 		return nil, err
 	}
 	if req.JobKey == nil {
 		return nil, badRequest("complete_job: field \"jobKey\" is required")
 	}
-	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables, engine.JobActivation(req.Activation))
+	job, _ := m.eng.Job(*req.JobKey) // its instance, for the result
+	if err := m.eng.CompleteJob(ctx, *req.JobKey, req.Variables, engine.JobActivation(req.Activation)); err != nil {
+		return nil, err
+	}
+	if err := m.eng.Settle(ctx); err != nil {
+		return nil, err
+	}
+	res := wire.CompleteJobResult{InstanceKey: job.InstanceKey}
+	if inst, ok := m.eng.Instance(job.InstanceKey); ok {
+		res.State = inst.State()
+		res.Jobs = m.jobsOf(job.InstanceKey, res.State)
+	}
+	return res, nil
+}
+
+// jobsOf returns the activatable jobs of the instance key, which is in
+// state, for the results that spare a worker its jobs call.
+func (m *module) jobsOf(key int64, state engine.State) []engine.Job {
+	if state != engine.Active {
+		return nil
+	}
+	return m.eng.Jobs(engine.JobFilter{InstanceKey: key})
 }
 
 func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
@@ -215,6 +238,20 @@ func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables, engine.JobActivation(req.Activation))
 }
 
+func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.ActivateAdHocRequest
+	if err := decode("activate_ad_hoc", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.InstanceKey == nil:
+		return nil, badRequest("activate_ad_hoc: field \"instanceKey\" is required")
+	case req.ElementID == "":
+		return nil, badRequest("activate_ad_hoc: field \"elementId\" is required")
+	}
+	return nil, m.eng.ActivateAdHoc(ctx, *req.InstanceKey, req.ElementID, req.Elements)
+}
+
 func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.IncidentRequest
 	if err := decode("resolve_incident", data, &req); err != nil {
@@ -228,7 +265,7 @@ func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error)
 
 func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 	var req wire.AdvanceRequest
-	if err := decode("advance", data, &req); err != nil {
+	if err := decodeAdvance(data, &req); err != nil {
 		return nil, err
 	}
 	var target time.Time
@@ -307,7 +344,7 @@ func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 // lookup decodes a wire.InstanceRequest and finds the instance.
 func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	var req wire.InstanceRequest
-	if err := decode(op, data, &req); err != nil {
+	if err := decodeInstance(op, data, &req); err != nil {
 		return nil, err
 	}
 	if req.InstanceKey == nil {

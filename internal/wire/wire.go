@@ -46,10 +46,11 @@ var Operations = []Operation{
 	{"start", StartRequest{}, StartResult{}, "Starts an instance of the newest version of a process at its none start event."},
 	{"publish_message", MessageRequest{}, nil, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs."},
 	{"broadcast_signal", SignalRequest{}, nil, "Broadcasts a signal to every instance waiting for it."},
-	{"complete_job", CompleteJobRequest{}, nil, "Completes a job; its variables are merged into the instance."},
+	{"complete_job", CompleteJobRequest{}, CompleteJobResult{}, "Completes a job; its variables are merged into the instance."},
 	{"fail_job", FailJobRequest{}, nil, "Reports a failed attempt at a job; with retries 0 an incident holds the token."},
 	{"throw_error", ThrowErrorRequest{}, nil, "Raises a BPMN error from a job's element."},
 	{"resolve_incident", IncidentRequest{}, nil, "Retries what an incident holds."},
+	{"activate_ad_hoc", ActivateAdHocRequest{}, nil, "Activates inner elements of an instance's active ad-hoc sub-process."},
 	{"advance", AdvanceRequest{}, NowResult{}, "Moves the virtual clock forward, firing due timers in order."},
 	{"tokens", InstanceRequest{}, []engine.Token{}, "Where every token of an instance is and why it waits."},
 	{"instance", InstanceRequest{}, InstanceResult{}, "State, variables and open incidents of one instance."},
@@ -156,6 +157,15 @@ type ThrowErrorRequest struct {
 // IncidentRequest is resolve_incident's request.
 type IncidentRequest struct {
 	IncidentKey *int64 `json:"incidentKey"`
+}
+
+// ActivateAdHocRequest is activate_ad_hoc's request.
+type ActivateAdHocRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// ElementID is the ad-hoc sub-process, active in the instance.
+	ElementID string `json:"elementId"`
+	// Elements are the ids of its inner elements to activate, in order.
+	Elements []string `json:"elements"`
 }
 
 // AdvanceRequest is advance's request: exactly one of ByMs and To.
@@ -305,6 +315,21 @@ type DeployResult struct {
 type StartResult struct {
 	InstanceKey int64        `json:"instanceKey"`
 	State       engine.State `json:"state"`
+	// Jobs are the instance's activatable jobs once settled, ordered by
+	// key (absent when there are none): a worker needs no jobs call.
+	Jobs []engine.Job `json:"jobs,omitempty"`
+}
+
+// CompleteJobResult is complete_job's result: where the job's instance
+// stands once settled, so that a worker needs no jobs or instance call.
+type CompleteJobResult struct {
+	InstanceKey int64 `json:"instanceKey"`
+	// State is empty when the instance finished and is no longer
+	// retained.
+	State engine.State `json:"state,omitempty"`
+	// Jobs are the instance's activatable jobs, ordered by key (absent
+	// when there are none).
+	Jobs []engine.Job `json:"jobs,omitempty"`
 }
 
 // DefinitionXMLResult is the document of one process version.

@@ -7,14 +7,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { DeployError, Engine } from '../dist/index.js';
+import { Decimal, DeployError, Engine } from '../dist/index.js';
+import { parseJSON, stringifyJSON } from '../dist/numbers.js';
 
 /** loadScenarios reads every scenario in dir, ordered by name. */
 export function loadScenarios(dir) {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => ({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), name: f.slice(0, -5), dir }));
+    .map((f) => ({ ...parseJSON(readFileSync(join(dir, f), 'utf8')), name: f.slice(0, -5), dir })); // numbers no double holds as Decimals
 }
 
 /** runScenario plays one scenario on a fresh engine: {observations, mismatches} or throws. */
@@ -113,6 +114,8 @@ async function step(ru, idx, st) {
       return e.advanceTime(parseDuration(st.duration));
     case 'cancel':
       return e.cancel(instance(ru, st.instance)[0]);
+    case 'activateAdHoc':
+      return e.activateAdHoc(instance(ru, st.instance)[0], st.element, st.elements ?? []);
     case 'completeJobs':
     case 'failJob':
     case 'throwError': {
@@ -200,7 +203,7 @@ async function observe(ru, alias) {
   if (ru.deployErr) obs.deployError = { element: ru.deployErr.elementId ?? '', rule: ru.deployErr.problems[0]?.rule ?? ru.deployErr.message };
   const jobInfo = (await e.jobs()).map((j) => ({ type: j.type, element: j.elementId, retries: j.retries, headers: j.headers, errorMessage: j.errorMessage }));
   jobInfo.sort((x, y) => byString(x.element, y.element) || byString(x.type, y.type));
-  obs.jobs = jobInfo.map((j) => `${j.type}@${j.element}`);
+  obs.jobs = jobInfo.map((j) => `${j.type}@${j.element}`).sort(byString); // a multiset, compared sorted as "type@element"
   obs.jobInfo = jobInfo;
   obs.incidents = (await e.incidents()).map((i) => i.elementId).sort(byString);
   if (ru.insts.size === 0 && !alias) return obs;
@@ -299,7 +302,7 @@ export function canonical(observations) {
   const omit = (v) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
   const sortKeys = (v) => {
     if (Array.isArray(v)) return v.map(sortKeys);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+    if (v && typeof v === 'object' && !(v instanceof Decimal)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
     return v;
   };
   const clean = (o) => {
@@ -311,5 +314,5 @@ export function canonical(observations) {
     }
     return out;
   };
-  return JSON.stringify(sortKeys((observations ?? []).map(clean)));
+  return stringifyJSON(sortKeys((observations ?? []).map(clean))); // a Decimal as its exact number, as Go writes it
 }

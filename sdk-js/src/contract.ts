@@ -394,7 +394,7 @@ export interface SignalBroadcastEvent extends EventBase {
   variables?: Variables;
 }
 
-/** A boundary event or event sub-process caught a BPMN error. */
+/** A boundary event or event sub-process caught a BPMN error (name is its code, message its message). */
 export interface ErrorCaughtEvent extends EventBase {
   type: 'errorCaught';
   /** ElementID and ElementType name the element concerned, if any. */
@@ -404,6 +404,8 @@ export interface ErrorCaughtEvent extends EventBase {
   name: string;
   /** TokenID identifies the token (the path) the record concerns. */
   tokenId?: number;
+  /** Message explains incidents, failures and terminations. */
+  message?: string;
 }
 
 /** A boundary event or event sub-process caught an escalation. */
@@ -596,6 +598,29 @@ export interface Deployment {
 export interface StartedInstance {
   instanceKey: number;
   state: InstanceState;
+  /**
+   * Jobs are the instance's activatable jobs once settled, ordered by
+   * key (absent when there are none): a worker needs no jobs call.
+   */
+  jobs?: Job[];
+}
+
+/**
+ * CompletedJob is complete_job's result: where the job's instance
+ * stands once settled, so that a worker needs no jobs or instance call.
+ */
+export interface CompletedJob {
+  instanceKey: number;
+  /**
+   * State is empty when the instance finished and is no longer
+   * retained.
+   */
+  state?: InstanceState;
+  /**
+   * Jobs are the instance's activatable jobs, ordered by key (absent
+   * when there are none).
+   */
+  jobs?: Job[];
 }
 
 /** InstanceInfo is instance's result. */
@@ -778,7 +803,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -860,6 +885,15 @@ export interface ThrowErrorRequest<V extends Variables = Variables> {
 /** IncidentRequest is resolve_incident's request. */
 export interface IncidentRequest {
   incidentKey: number;
+}
+
+/** ActivateAdHocRequest is activate_ad_hoc's request. */
+export interface ActivateAdHocRequest {
+  instanceKey: number;
+  /** ElementID is the ad-hoc sub-process, active in the instance. */
+  elementId: string;
+  /** Elements are the ids of its inner elements to activate, in order. */
+  elements: string[];
 }
 
 /** AdvanceRequest is advance's request: exactly one of ByMs and To. */
@@ -1024,6 +1058,7 @@ export interface Requests {
   fail_job: FailJobRequest;
   throw_error: ThrowErrorRequest;
   resolve_incident: IncidentRequest;
+  activate_ad_hoc: ActivateAdHocRequest;
   advance: AdvanceRequest;
   tokens: InstanceRequest;
   instance: InstanceRequest;
@@ -1057,13 +1092,15 @@ export interface Results {
   /** Broadcasts a signal to every instance waiting for it. */
   broadcast_signal: null;
   /** Completes a job; its variables are merged into the instance. */
-  complete_job: null;
+  complete_job: CompletedJob;
   /** Reports a failed attempt at a job; with retries 0 an incident holds the token. */
   fail_job: null;
   /** Raises a BPMN error from a job's element. */
   throw_error: null;
   /** Retries what an incident holds. */
   resolve_incident: null;
+  /** Activates inner elements of an instance's active ad-hoc sub-process. */
+  activate_ad_hoc: null;
   /** Moves the virtual clock forward, firing due timers in order. */
   advance: NowResult;
   /** Where every token of an instance is and why it waits. */

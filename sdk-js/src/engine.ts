@@ -6,6 +6,7 @@ import { addDuration, parseDuration, toMs } from './duration.js';
 import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, ObserverError, StaleActivationError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
 import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
+import { parseJSON, stringifyJSON } from './numbers.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
   AnyFlowEvent,
@@ -23,6 +24,7 @@ import type {
   Message,
   Metrics,
   StartedInstance,
+  CompletedJob,
   Token,
   Variables,
 } from './types.js';
@@ -366,6 +368,7 @@ export class Engine {
     this.#watch.set(res.instanceKey, res.state);
     try {
       await this.#drain();
+      // The handlers moved the instance on: the jobs start reported are stale.
       return { instanceKey: res.instanceKey, state: this.#watch.get(res.instanceKey) ?? res.state };
     } finally {
       this.#watch.delete(res.instanceKey);
@@ -398,15 +401,22 @@ export class Engine {
   }
 
   /**
-   * completeJob completes a job; variables are merged into the instance.
-   * Throws UnknownJobError; with `activation`, StaleActivationError once
-   * the job timed out and was activated again, or failed.
+   * completeJob completes a job; variables are merged into the instance. It
+   * returns where the job's instance stands once settled (its state and
+   * activatable jobs), so that a worker needs no `jobs` call; when job
+   * handlers (`handle`) ran after the call, they moved the instance on, and
+   * only its key is returned. Throws UnknownJobError; with `activation`,
+   * StaleActivationError once the job timed out and was activated again,
+   * or failed.
    */
-  async completeJob(jobKey: number, variables?: Variables, options: JobResultOptions = {}): Promise<void> {
+  async completeJob(jobKey: number, variables?: Variables, options: JobResultOptions = {}): Promise<CompletedJob> {
     const req: Record<string, unknown> = { jobKey };
     if (variables !== undefined) req.variables = variables;
     if (options.activation !== undefined) req.activation = options.activation;
-    await this.#call('complete_job', req);
+    const res = (await this.#exec('complete_job', req)) as CompletedJob;
+    if (this.#pendingTypes.size === 0) return res;
+    await this.#drain();
+    return { instanceKey: res.instanceKey };
   }
 
   /**
@@ -463,6 +473,17 @@ export class Engine {
   /** resolveIncident retries what an incident holds. */
   async resolveIncident(incidentKey: number): Promise<void> {
     await this.#call('resolve_incident', { incidentKey });
+  }
+
+  /**
+   * activateAdHoc activates inner elements of an instance's active ad-hoc
+   * sub-process, as Zeebe's ad-hoc activation API does: each gets a token
+   * of its own there. A BadRequestError when the instance has no active
+   * ad-hoc sub-process `elementId` or an id names something it cannot
+   * activate.
+   */
+  async activateAdHoc(instanceKey: number, elementId: string, elements: string[]): Promise<void> {
+    await this.#call('activate_ad_hoc', { instanceKey, elementId, elements });
   }
 
   /**
@@ -596,7 +617,7 @@ export class Engine {
    */
   async checkpoint(): Promise<Uint8Array> {
     const res = (await this.#exec('checkpoint', {})) as StateResult;
-    return new TextEncoder().encode(JSON.stringify(res.state));
+    return new TextEncoder().encode(stringifyJSON(res.state)); // Decimals as the exact numbers they are
   }
 
   /**
@@ -608,7 +629,7 @@ export class Engine {
     const text = typeof state === 'string' ? state : new TextDecoder().decode(state);
     let doc: unknown;
     try {
-      doc = JSON.parse(text);
+      doc = parseJSON(text); // numbers no double holds kept as Decimals
     } catch (err) {
       throw new BadStateError({ code: 'BAD_STATE', message: `restore: the state is not JSON: ${(err as Error).message}` });
     }

@@ -5,6 +5,7 @@ export type { ActivateJobsOptions, EngineOptions, HandlerOptions, JobHandler, Jo
 export type { WasmSource } from './wasm-source.js';
 export { ABI_VERSION, MAX_VARIABLE_DEPTH } from './module.js';
 export { parseDuration } from './duration.js';
+export { Decimal } from './numbers.js';
 export type { Duration } from './duration.js';
 export {
   BadModificationError,
@@ -37,6 +38,7 @@ export type { ErrorCode, ErrorData } from './errors.js';
 export { eventTypes } from './types.js';
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
   Definition,
   DefinitionXML,

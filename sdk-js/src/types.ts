@@ -5,6 +5,7 @@
 
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
   Definition,
   DefinitionXML,

@@ -163,8 +163,9 @@ describe('checkpoint and restore', () => {
 describe('jobs', () => {
   it('creates jobs, completes them and moves tokens', async () => {
     const e = await engineWith('order.bpmn');
-    const { instanceKey, state } = await e.start('order', { amount: 50 });
+    const { instanceKey, state, jobs } = await e.start('order', { amount: 50 });
     assert.equal(state, 'active');
+    assert.deepEqual(jobs, await e.jobs({ instanceKey }), 'start reports the jobs');
     const [check] = await e.jobs({ instanceKey });
     assert.equal(check.type, 'check-order');
     assert.equal(check.elementId, 'Task_check');
@@ -173,10 +174,13 @@ describe('jobs', () => {
     assert.deepEqual(check.variables, { amount: 50 });
     assert.deepEqual(await e.tokens(instanceKey), [{ id: 1, elementId: 'Task_check', waiting: 'job', jobKey: check.key }]);
 
-    await e.completeJob(check.key, { valid: true });
+    const done = await e.completeJob(check.key, { valid: true });
     const tokens = await e.tokens(instanceKey);
     assert.deepEqual(tokens.map((t) => `${t.elementId}:${t.waiting}`).sort(), ['Task_charge:job', 'Task_reserve:job']);
-    for (const job of await e.jobs({ instanceKey })) await e.completeJob(job.key);
+    assert.deepEqual(done, { instanceKey, state: 'active', jobs: await e.jobs({ instanceKey }) }, 'completeJob reports the instance');
+    let last;
+    for (const job of await e.jobs({ instanceKey })) last = await e.completeJob(job.key);
+    assert.deepEqual(last, { instanceKey, state: 'completed' });
     assert.equal(await e.state(instanceKey), 'completed');
     assert.deepEqual(await e.variables(instanceKey), { amount: 50, valid: true });
     assert.deepEqual(await e.tokens(instanceKey), []);

@@ -307,11 +307,11 @@ func TestImport_Problems(t *testing.T) {
 		{"malformed", "<bpmn:definitions xmlns:bpmn=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">\n<bpmn:process>\n</bpmn:definitions>", "", "FT.xml", "t.bpmn: malformed XML at line 3"},
 		{"empty", "", "", "FT.xml", "t.bpmn: malformed XML at line 1: no root element"},
 		{"not bpmn", `<definitions xmlns="http://example.com"/>`, "", "FT.document", "t.bpmn: root element is {http://example.com}definitions, not a BPMN 2.0 definitions element"},
-		{"transaction", doc(`<bpmn:process id="p"><bpmn:transaction id="tx"/></bpmn:process>`), "tx", "FT.unsupported", "unsupported element bpmn:transaction"},
-		{"adHoc", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "FT.unsupported", "unsupported element bpmn:adHocSubProcess"},
+		{"choreography task", doc(`<bpmn:process id="p"><bpmn:choreographyTask id="ct"/></bpmn:process>`), "ct", "FT.unsupported", "unsupported element bpmn:choreographyTask"},
+		{"adHocOrdering", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah" ordering="Random"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "XSD.enumeration", `ordering "Random" is neither Parallel nor Sequential`},
+		{"adHocCancel", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah" cancelRemainingInstances="yes"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "XSD.boolean", `cancelRemainingInstances "yes" is not true or false`},
+		{"adHocEndEvent", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"><bpmn:task id="t"/><bpmn:endEvent id="e"/></bpmn:adHocSubProcess></bpmn:process>`), "e", "EXT.062", "bpmn:endEvent cannot be inside an ad-hoc sub-process"},
 		{"unknown bpmn element", doc(`<bpmn:process id="p"><bpmn:fancyTask id="f"/></bpmn:process>`), "f", "FT.unsupported", "unsupported element bpmn:fancyTask"},
-		{"start quantity", doc(`<bpmn:process id="p"><bpmn:task id="t" startQuantity="2"/></bpmn:process>`), "t", "FT.unsupported", `unsupported: startQuantity="2"`},
-		{"completion quantity", doc(`<bpmn:process id="p"><bpmn:task id="t" completionQuantity="3"/></bpmn:process>`), "t", "FT.unsupported", `unsupported: completionQuantity="3"`},
 		{"negative loop maximum", doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="-1"/></bpmn:task></bpmn:process>`), "t", "XSD.integer", `loopMaximum "-1" is not a non-negative whole number`},
 		{"unknown target", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/></bpmn:process>`), "f", "REF.19", "bpmn:sequenceFlow targetRef nowhere points to no element"},
 		{"target of a wrong type", doc(`<bpmn:process id="p"><bpmn:startEvent id="s"/><bpmn:textAnnotation id="a"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="a"/></bpmn:process>`), "f", "REF.19", "bpmn:sequenceFlow targetRef a points to a bpmn:textAnnotation, not a bpmn:activity"},
@@ -454,4 +454,14 @@ func FuzzImport(f *testing.F) {
 			_ = model.Validate(d)
 		}
 	})
+}
+
+func TestImport_Quantities(t *testing.T) {
+	d, err := Import("t.bpmn", []byte(doc(`<bpmn:process id="p"><bpmn:task id="t" startQuantity=" 2 " completionQuantity="3"/><bpmn:task id="plain" startQuantity="1"/></bpmn:process>`)))
+	require.NoError(t, err)
+	p := d.Process("p")
+	assert.Equal(t, 2, p.Node("t").StartQuantity)
+	assert.Equal(t, 3, p.Node("t").CompletionQuantity)
+	assert.Zero(t, p.Node("plain").StartQuantity, "1 is the default, kept as 0")
+	assert.Zero(t, p.Node("plain").CompletionQuantity)
 }

@@ -75,6 +75,8 @@ type Hub struct {
 	buffer    map[msgKey][]*message
 	bufferIDs map[string]*message
 	timers    timerQueue
+	// unarmed are the timers Restore opened, until Arm starts them.
+	unarmed []timerEntry
 }
 
 type msgKey struct{ name, key string }
@@ -153,7 +155,9 @@ func (h *Hub) remove(id int64) {
 			delete(h.bySignal, s.mkey.name)
 		}
 	case Timer:
-		s.timer.Stop()
+		if s.timer != nil { // nil for a restored timer before Arm, or an overdue one (state.go)
+			s.timer.Stop()
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -38,6 +40,9 @@ type Options struct {
 	Clock clock.Clock
 	// Strict rejects job tasks that name no job type at deploy.
 	Strict bool
+	// Durable keeps, for a store, the keys of the finished instances no
+	// longer findable (CheckpointDirty).
+	Durable bool
 	// RetainFinished is how many finished instances stay findable by key.
 	// Zero means DefaultRetainFinished; negative keeps none.
 	RetainFinished int
@@ -101,15 +106,25 @@ type Engine struct {
 	keys  atomic.Int64
 	busy  *quiescence
 
-	mu        sync.Mutex
-	closed    bool
-	plans     map[string][]*Plan // by process id, oldest version first
-	live      map[int64]*Instance
-	finished  []*Instance // ring of recently finished instances
-	finNext   int
-	byKey     map[int64]*Instance // finished instances still in the ring
-	jobs      map[int64]*Instance // activatable jobs → owning instance
-	jobRecs   map[int64]*Job
+	mu     sync.Mutex
+	closed bool
+	plans  map[string][]*Plan // by process id, oldest version first
+	live   map[int64]*Instance
+	// dirty lists the instances changed since the last CheckpointDirty
+	// (Instance.dirty), live or finished since.
+	dirtyMu sync.Mutex
+	dirty   []*Instance
+	// evicted are the finished instances dropped from the ring since the
+	// last CheckpointDirty (with Options.Durable); guarded by mu.
+	evicted  []int64
+	finished []*Instance // ring of recently finished instances
+	finNext  int
+	byKey    map[int64]*Instance // finished instances still in the ring
+	jobs     map[int64]*Instance // activatable jobs → owning instance
+	jobRecs  map[int64]*Job
+	// instJobs indexes jobRecs by instance key, for Jobs filtered by
+	// instance, which hosts ask after every call that moves an instance.
+	instJobs  map[int64][]*Job
 	incidents map[int64]incidentEntry
 	// ended counts the ended instances by process id (metrics.go).
 	ended map[string]*procCount
@@ -197,6 +212,7 @@ func NewEngine(opts Options) *Engine {
 		byKey:     make(map[int64]*Instance),
 		jobs:      make(map[int64]*Instance),
 		jobRecs:   make(map[int64]*Job),
+		instJobs:  make(map[int64][]*Job),
 		incidents: make(map[int64]incidentEntry),
 	}
 	if opts.RetainFinished > 0 {
@@ -273,10 +289,9 @@ func (e *Engine) registerStarts(plan *Plan) {
 		e.hub.Unsubscribe(sub)
 	}
 	delete(e.timerStarts, id)
-	for _, n := range plan.Process.StartEvents() {
-		if len(n.Events) != 1 {
-			continue
-		}
+	for _, n := range plan.Process.Top {
+		// Event start events, instantiating receive tasks and the arms of
+		// an instantiating event-based gateway (instantiate.go).
 		c := plan.nodes[n.Index].startCatch
 		if c == nil {
 			continue // Compile reports a start trigger it cannot compile
@@ -367,6 +382,7 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	}
 	e.live[inst.key] = inst
 	e.mu.Unlock()
+	inst.markDirty()
 	e.busy.add(1) // the first token
 	if inst.direct {
 		inst.startAt, inst.trigger = t.node, trigger
@@ -577,6 +593,9 @@ func (e *Engine) finish(inst *Instance) {
 	}
 	if old := e.finished[e.finNext]; old != nil {
 		delete(e.byKey, old.key)
+		if e.opts.Durable {
+			e.evicted = append(e.evicted, old.key)
+		}
 	}
 	e.finished[e.finNext] = inst
 	e.byKey[inst.key] = inst
@@ -604,8 +623,12 @@ type JobFilter struct {
 // Jobs returns copies of the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Lock()
-	out := make([]Job, 0, len(e.jobRecs))
-	for _, j := range e.jobRecs {
+	all := maps.Values(e.jobRecs)
+	if f.InstanceKey != 0 {
+		all = slices.Values(e.instJobs[f.InstanceKey])
+	}
+	out := make([]Job, 0)
+	for j := range all {
 		if (f.Type == "" || j.Type == f.Type) && (f.InstanceKey == 0 || j.InstanceKey == f.InstanceKey) &&
 			(f.ElementID == "" || j.ElementID == f.ElementID) {
 			out = append(out, j.clone())
@@ -614,6 +637,17 @@ func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// Job returns a copy of the activatable job with key.
+func (e *Engine) Job(key int64) (Job, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.jobRecs[key]
+	if !ok {
+		return Job{}, false
+	}
+	return j.clone(), true
 }
 
 func (j *Job) clone() Job {
@@ -631,13 +665,34 @@ func (j *Job) clone() Job {
 func (e *Engine) addJob(inst *Instance, j *Job) {
 	e.mu.Lock()
 	e.jobs[j.Key] = inst
-	e.jobRecs[j.Key] = j
+	e.indexJob(j)
 	e.mu.Unlock()
+}
+
+// indexJob records j in jobRecs and instJobs, replacing the record of the
+// same key (a failed attempt's). Called with e.mu held.
+func (e *Engine) indexJob(j *Job) {
+	list := e.instJobs[j.InstanceKey]
+	if i := slices.IndexFunc(list, func(o *Job) bool { return o.Key == j.Key }); i >= 0 {
+		list[i] = j
+	} else {
+		list = append(list, j)
+	}
+	e.instJobs[j.InstanceKey] = list
+	e.jobRecs[j.Key] = j
 }
 
 func (e *Engine) removeJob(key int64) {
 	e.mu.Lock()
 	delete(e.jobs, key)
+	if j, ok := e.jobRecs[key]; ok {
+		rest := slices.DeleteFunc(e.instJobs[j.InstanceKey], func(o *Job) bool { return o.Key == key })
+		if len(rest) == 0 {
+			delete(e.instJobs, j.InstanceKey)
+		} else {
+			e.instJobs[j.InstanceKey] = rest
+		}
+	}
 	delete(e.jobRecs, key)
 	e.mu.Unlock()
 }

@@ -103,10 +103,30 @@ type Instance struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// comp is the state of compensations in progress (compensation.go),
+	// nil until the first one.
+	comp *instComp
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
+	// dirty is set, and the instance listed in Engine.dirty, when an
+	// intake message may change its state (every one but a read-only
+	// command); CheckpointDirty clears it. A store writes only the
+	// instances listed.
+	dirty atomic.Bool
+}
+
+// markDirty lists inst among the instances changed since the last
+// CheckpointDirty, once.
+func (inst *Instance) markDirty() {
+	if inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
+		return
+	}
+	e := inst.eng
+	e.dirtyMu.Lock()
+	e.dirty = append(e.dirty, inst)
+	e.dirtyMu.Unlock()
 }
 
 // tokenView is the loop's record of one token: where it is and why it
@@ -144,6 +164,9 @@ type tokenView struct {
 	// it has not entered: a join is entered when it fires, so withdrawing
 	// such a token terminates no element.
 	atJoin bool
+	// raising is set while the token waits for the calling instances to
+	// deal with an error or escalation it raised (raiseToCaller).
+	raising bool
 	// inner is the scope of the sub-process the token waits at.
 	inner *scope
 	// child is the instance the token's call activity waits for.
@@ -447,6 +470,10 @@ func (inst *Instance) begin(start *model.Node, trigger *Event) {
 		inst.record(*trigger)
 	}
 	inst.openEventSubprocesses(inst.root)
+	if start.Kind != model.KindStartEvent {
+		inst.beginAtCatch(start)
+		return
+	}
 	inst.spawn(start, nil, false, inst.root)
 }
 
@@ -508,7 +535,7 @@ func (inst *Instance) end() {
 // more than their history and variables.
 func (inst *Instance) compact() {
 	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
-	inst.subs, inst.condLast = nil, nil
+	inst.subs, inst.condLast, inst.comp = nil, nil, nil
 	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
 	inst.running, inst.cause = nil, nil
 }
@@ -562,6 +589,22 @@ func (inst *Instance) release() {
 // The caller has already counted nothing for it: spawn counts the new
 // track as running work, except for the first token, counted by Start.
 func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scope) {
+	tv := inst.newToken(n, via, count, sc)
+	if inst.plan.nodes[n.Index].waitsIn(sc) {
+		// A token that starts at a wait state needs no turn: the loop sets
+		// up its wait now, and its track is parked there, where a
+		// delivery, given with the turn, finds it.
+		tv.track = newTrack(inst, tv, n, via)
+		inst.waitIn(tv, n)
+		return
+	}
+	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})
+}
+
+// newToken creates a token at n, reached through via, in scope sc, and
+// records its entry (a join records it when it fires); count says whether
+// it is counted as running work now.
+func (inst *Instance) newToken(n *model.Node, via *model.Flow, count bool, sc *scope) *tokenView {
 	inst.nextToken++
 	id := inst.nextToken
 	tv := &tokenView{id: id, node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
@@ -578,15 +621,7 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 		inst.recordNode(ElementEntered, n, id)
 	}
 	inst.spend()
-	if inst.plan.nodes[n.Index].waitsIn(sc) {
-		// A token that starts at a wait state needs no turn: the loop sets
-		// up its wait now, and its track is parked there, where a
-		// delivery, given with the turn, finds it.
-		tv.track = newTrack(inst, tv, n, via)
-		inst.waitIn(tv, n)
-		return
-	}
-	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})
+	return tv
 }
 
 // finalize records the end, publishes the final state and releases the
@@ -683,6 +718,9 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.released++
 	sc := tv.scope
 	sc.live--
+	if inst.comp != nil {
+		inst.tokenGone(tv, !terminated)
+	}
 	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
 		inst.completeScope(sc)
 	}

@@ -100,8 +100,16 @@ type nodePlan struct {
 	loop *loopSpec
 	// multi runs the activity as a multi-instance activity.
 	multi *multiSpec
+	// adhoc is set on an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// startsWaiting marks an activity with a start quantity (a join)
+	// that, once started, waits for what the loop sets up (quantity.go).
+	startsWaiting bool
+	// comp is the node's part in compensation and transactions
+	// (compensation.go); nil for most nodes.
+	comp *compPlan
 }
 
 // loopSpec is a compiled standard loop.
@@ -166,6 +174,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			problem(n.ID, "FT.unsupported", err, "%s", err)
 			continue
 		}
+		np.comp = compileCompensation(p, n)
 		var err error
 		if np.inputs, err = compileMappings(n.Inputs, opts.Expr); err != nil {
 			problem(n.ID, "FT.mapping", err, "input %v", err)
@@ -323,6 +332,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if n.AdHoc != nil {
+			if err := compileAdHoc(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
 			if err != nil {
@@ -344,10 +358,18 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if err := compileStartQuantity(np); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
+		}
 		np.waits = waitsOnEntry(np)
 		np.innerWaits = np.waits
 		if np.multi != nil {
 			np.waits = true // the body: the loop sets it up on entry
+		}
+	}
+	for _, n := range p.Top {
+		if err := plan.compileInstantiation(n); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
 		}
 	}
 	if len(errs) > 0 {
@@ -392,7 +414,8 @@ func supported(n *model.Node) error {
 	case model.KindStartEvent:
 		switch {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
-			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
+			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
+				model.EventCompensation)
 		case n.Parent != nil:
 			// A sub-process's start event is a none start event: model
 			// validation refuses any other (EXT.100).
@@ -400,27 +423,21 @@ func supported(n *model.Node) error {
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
 	case model.KindEndEvent:
-		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
+		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation,
+			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateThrowEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink, model.EventCompensation)
 	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
+			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateCatchEvent:
-		if n.ParallelMultiple {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
-		}
 		if n.HasEvent(model.EventLink) && len(n.Events) > 1 {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
 		}
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
-	case model.KindReceiveTask:
-	case model.KindEventBasedGateway:
-		if n.Instantiate {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
-		}
-	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
-		model.KindComplexGateway:
+	case model.KindTask, model.KindManualTask, model.KindReceiveTask, model.KindExclusiveGateway, model.KindParallelGateway,
+		model.KindInclusiveGateway, model.KindComplexGateway, model.KindEventBasedGateway:
 	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()

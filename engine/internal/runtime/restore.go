@@ -35,6 +35,9 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	if doc.Version < 1 || doc.Version > StateVersion {
 		return fmt.Errorf("%w: version %d; this engine reads versions 1 to %d", ErrBadState, doc.Version, StateVersion)
 	}
+	if err := doc.exactNumbers(); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadState, err)
+	}
 	rs := &restorer{e: e, plans: map[int64]*planIndex{}, live: map[int64]*Instance{}}
 	for i, d := range doc.Deploys {
 		if err := rs.deploy(d, parse, opts); err != nil {
@@ -95,7 +98,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	for _, inst := range insts {
 		for key, js := range inst.jobs {
 			if js.incident == 0 {
-				e.jobs[key], e.jobRecs[key] = inst, js.job
+				e.jobs[key] = inst
+				e.indexJob(js.job)
 			}
 		}
 		for key, is := range inst.incidents {
@@ -113,6 +117,7 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 			return err
 		}
 	}
+	e.hub.Arm() // every receiver is in place: timers may fire
 	return nil
 }
 
@@ -278,20 +283,31 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 		}
 		s := &scope{id: sd.ID, node: n, vars: sd.Variables, token: sd.Token, live: sd.Live,
 			subs: append([]int64(nil), sd.Subs...), interrupted: sd.Interrupted, done: sd.Done,
-			inner: sd.Inner, index: sd.Index}
+			inner: sd.Inner, index: sd.Index, revived: sd.Revived}
+		records, err := nm.compRecords(sd.Compensable)
+		if err != nil {
+			return nil, fmt.Errorf("scope %d: %v", sd.ID, err)
+		}
+		s.setRecords(records)
 		multi := n != nil && inst.plan.nodes[n.Index].multi != nil
 		if m := sd.Multi; m != nil && multi {
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
-				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met}
+				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met,
+				thrownOne: m.ThrownOne}
+		}
+		if sd.AdHoc != nil {
+			if s.adhoc, err = adHocOf(inst, nm, n, sd); err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case sd.ID == 0:
-			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner {
+			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner || sd.AdHoc != nil {
 				return nil, fmt.Errorf("scope 0 is the process scope: it has no parent and no element")
 			}
 		case (sd.Multi != nil || sd.Inner) && !multi:
 			return nil, fmt.Errorf("scope %d: element %q is no multi-instance activity", sd.ID, sd.Element)
-		case n == nil || (n.Kind != model.KindSubProcess && !multi):
+		case n == nil || (n.Kind != model.KindSubProcess && !multi && !sd.Revived):
 			return nil, fmt.Errorf("scope %d: element %q is no sub-process", sd.ID, sd.Element)
 		case sd.Parent < 0 || sd.Parent >= sd.ID || out[sd.Parent] == nil:
 			return nil, fmt.Errorf("scope %d: parent %d is not an earlier scope", sd.ID, sd.Parent)
@@ -363,11 +379,17 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 			return nil, fmt.Errorf("%s: %v", what, err)
 		}
 		inst.tokens[td.ID] = tv
+		if err := nm.left(inst, tv, td.Left); err != nil {
+			return nil, fmt.Errorf("%s: %v", what, err)
+		}
 	}
 	for _, s := range scopes {
-		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && inst.tokens[s.token] == nil {
+		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && !s.revived && inst.tokens[s.token] == nil {
 			return nil, fmt.Errorf("scope %d: no token %d waits at its sub-process", s.id, s.token)
 		}
+	}
+	if err := nm.runs(inst, scopes, d.Compensations); err != nil {
+		return nil, err
 	}
 	for _, jd := range d.Joins {
 		sc, err := scopeOf(jd.Scope, "join "+jd.Element)
@@ -609,4 +631,76 @@ func (rs *restorer) hub(doc *Document) (eventhub.State, error) {
 			Variables: m.Variables, Expires: m.Expires, Correlated: m.Correlated})
 	}
 	return st, nil
+}
+
+// exactNumbers brings every value the document holds to the engine's
+// value model in place: a document decoded with json.Decoder.UseNumber
+// holds every number as a json.Number, and Normalize keeps as json.Number
+// only those no float64 holds, so that a restored instance sees the same
+// values, with every digit, as the one checkpointed.
+func (doc *Document) exactNumbers() error {
+	for i := range doc.Hub.Messages {
+		if err := numbersIn(doc.Hub.Messages[i].Variables); err != nil {
+			return fmt.Errorf("message %q: %w", doc.Hub.Messages[i].Name, err)
+		}
+	}
+	for _, insts := range [][]InstDoc{doc.Live, doc.Finished} {
+		for i := range insts {
+			if err := insts[i].exactNumbers(); err != nil {
+				return fmt.Errorf("instance %d: %w", insts[i].Key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// exactNumbers is Document.exactNumbers for one instance.
+func (d *InstDoc) exactNumbers() error {
+	for i := range d.Scopes {
+		sd := &d.Scopes[i]
+		if err := numbersIn(sd.Variables); err != nil {
+			return fmt.Errorf("scope %d: %w", sd.ID, err)
+		}
+		if sd.Multi != nil {
+			for _, list := range [][]any{sd.Multi.Items, sd.Multi.Results} {
+				for j, v := range list {
+					n, err := normalizeValue(v, 1)
+					if err != nil {
+						return fmt.Errorf("scope %d: multi-instance [%d]: %w", sd.ID, j, err)
+					}
+					list[j] = n
+				}
+			}
+		}
+	}
+	for i := range d.Tokens {
+		if err := numbersIn(d.Tokens[i].Locals); err != nil {
+			return fmt.Errorf("token %d: %w", d.Tokens[i].ID, err)
+		}
+	}
+	for i := range d.Jobs {
+		if err := numbersIn(d.Jobs[i].Job.Variables); err != nil {
+			return fmt.Errorf("job %d: %w", d.Jobs[i].Job.Key, err)
+		}
+	}
+	for i := range d.History {
+		if v := d.History[i].Variables; v != nil {
+			if err := numbersIn(*v); err != nil {
+				return fmt.Errorf("history record %d: %w", i+1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// numbersIn normalizes every variable of vars in place.
+func numbersIn(vars map[string]any) error {
+	for k, v := range vars {
+		n, err := normalizeValue(v, 1)
+		if err != nil {
+			return fmt.Errorf("variable %q: %w", k, err)
+		}
+		vars[k] = n
+	}
+	return nil
 }

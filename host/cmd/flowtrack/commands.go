@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -504,6 +505,21 @@ func instancesAction(ctx context.Context, e *host.Engine, _ []string) (any, erro
 	return list, nil
 }
 
+// unmarshalExact is json.Unmarshal keeping the digits of numbers as
+// json.Number, which the engine holds exactly: --vars '{"id":
+// 12345678901234567890}' is that integer, not the nearest float64.
+func unmarshalExact(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
 // varsFlag registers --vars and returns its parser: the variables as a
 // JSON object, nil when the flag is absent.
 func varsFlag(fs *flag.FlagSet, what string) func() (map[string]any, error) {
@@ -513,7 +529,7 @@ func varsFlag(fs *flag.FlagSet, what string) func() (map[string]any, error) {
 			return nil, nil
 		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(*s), &v); err != nil {
+		if err := unmarshalExact([]byte(*s), &v); err != nil {
 			return nil, fmt.Errorf("%w: --vars: not a JSON object: %v", errInput, err)
 		}
 		return v, nil

@@ -350,6 +350,7 @@ func readScenario(file string) (*scenario, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // variables keep every digit (unmarshalExact)
 	var sc scenario
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("%w: scenario %s: %v", errInput, file, err)
@@ -391,7 +392,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		}
 	}
 	if *varsJSON != "" {
-		if err := json.Unmarshal([]byte(*varsJSON), &sc.Variables); err != nil {
+		if err := unmarshalExact([]byte(*varsJSON), &sc.Variables); err != nil {
 			return 0, usageError{fmt.Sprintf("--vars: not a JSON object: %v", err)}
 		}
 	}

@@ -56,6 +56,7 @@ var named = []struct {
 	{engine.Process{}, "DeployedProcess"},
 	{wire.DeployResult{}, "Deployment"},
 	{wire.StartResult{}, "StartedInstance"},
+	{wire.CompleteJobResult{}, "CompletedJob"},
 	{wire.InstanceResult{}, "InstanceInfo"},
 	{wire.NowResult{}, "NowResult"},
 	{wire.StateResult{}, "StateResult"},
