@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdkDir = resolve(here, '../../sdk-js/dist');
@@ -60,6 +61,9 @@ out({ kind: 'cold', host: 'node', variant: 'import SDK', ms: importMs });
 out({ kind: 'cold', host: 'node', variant: 'first Engine.create (read+compile+init)', ms: firstCreateMs });
 out({ kind: 'cold', host: 'node', variant: 'WebAssembly.compile', ms: compileMs });
 out({ kind: 'cold', host: 'node', variant: 'Engine.create from compiled module', ms: creates[2] });
+// Brotli beside the Go driver's gzip -9: what a server that serves .br sends.
+const br = brotliCompressSync(wasmBytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: wasmBytes.length } });
+out({ kind: 'size', host: 'wasm', variant: 'brotli 11', bytes: br.length });
 
 const key = (i) => `k${i}`;
 const workloads = [

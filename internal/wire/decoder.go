@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -342,7 +343,45 @@ func (d *Decoder) Value() (any, bool) {
 	case 'n':
 		return nil, d.Null()
 	}
-	return d.Float64()
+	num, ok := d.number()
+	if !ok {
+		return nil, false
+	}
+	return plainFloat(num)
+}
+
+// plainFloat reads the JSON number num as the float64 the engine's value
+// model makes of it (engine.NormalizeVariables), when that is plainly a
+// float64: at most 15 significant digits (they survive the round trip)
+// and a magnitude far from float64's limits; zero is 0, never -0. Any
+// other number is declined, for the strict decoder, which keeps its
+// digits.
+func plainFloat(num []byte) (any, bool) {
+	digits, nonzero := 0, false
+	for _, c := range num {
+		if c == 'e' || c == 'E' {
+			break
+		}
+		if c >= '1' && c <= '9' {
+			nonzero = true
+		}
+		if c >= '0' && c <= '9' && nonzero {
+			digits++
+		}
+	}
+	if digits > 15 {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(string(num), 64)
+	switch {
+	case err != nil:
+		return nil, false
+	case f == 0:
+		return 0.0, true
+	case math.Abs(f) <= 1e-300 || math.Abs(f) >= 1e300:
+		return nil, false
+	}
+	return f, true
 }
 
 // Variables decodes an object of values (Value), or null as a nil map.

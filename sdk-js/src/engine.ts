@@ -272,9 +272,21 @@ export class Engine {
     this.#state = options.state;
   }
 
+  /**
+   * compile returns the compiled engine module, for Engine.create({ wasm })
+   * and Engine.createInWorker({ wasm }): compiling is most of a first
+   * create, and a compiled module starts any number of engines (and can be
+   * posted to workers). With no source it is the flowtrack.wasm shipped
+   * with the SDK, compiled once per realm (create uses the same one); a
+   * source is compiled on every call (see WasmSource).
+   */
+  static compile(source?: WasmSource): Promise<WebAssembly.Module> {
+    return source === undefined ? shippedModule(defaultWasmURL) : compileSource(source);
+  }
+
   /** create loads the engine module and returns an engine running in this thread. */
   static async create(options: EngineOptions = {}): Promise<Engine> {
-    const module = options.wasm === undefined ? await shippedModule(defaultWasmURL) : await compileSource(options.wasm);
+    const module = await Engine.compile(options.wasm);
     const engine = new Engine(new LocalTransport(await ModuleInstance.instantiate(module)), options);
     await engine.#initOrClose();
     return engine;

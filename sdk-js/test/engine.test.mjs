@@ -54,6 +54,26 @@ describe('Engine.create', () => {
     }
   });
 
+  it('compiles the shipped module once and starts engines from it', async () => {
+    const module = await Engine.compile();
+    assert.ok(module instanceof WebAssembly.Module);
+    assert.equal(await Engine.compile(), module, 'the shipped module is compiled once per realm');
+    const engines = [await Engine.create({ wasm: module }), await Engine.create({ wasm: module })];
+    for (const e of engines) {
+      const { processes } = await e.deploy(fixture('order.bpmn'));
+      assert.equal(processes[0].id, 'order');
+    }
+    // Two engines from one module share no state: an instance started in
+    // one is unknown to the other.
+    const started = await engines[0].start('order', { amount: 1 });
+    assert.equal(started.state, 'active');
+    await assert.rejects(engines[1].cancel(started.instanceKey), UnknownInstanceError);
+    for (const e of engines) e.close();
+    const url = new URL('../dist/flowtrack.wasm', import.meta.url);
+    assert.ok((await Engine.compile(readFileSync(url))) instanceof WebAssembly.Module);
+    await assert.rejects(Engine.compile(new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9])), WebAssembly.CompileError);
+  });
+
   it('rejects an unknown time mode', async () => {
     await assert.rejects(Engine.create({ time: 'fast' }), BadRequestError);
   });
