@@ -53,7 +53,12 @@ func (e *Engine) ActivateJobs(ctx context.Context, jobType, worker string, timeo
 	if err := checkActivate(jobType, timeout, maxJobs); err != nil {
 		return nil, err
 	}
-	return e.rt.ActivateJobs(ctx, runtime.ActivateOptions{Type: jobType, Worker: worker, Timeout: timeout, MaxJobs: maxJobs})
+	var jobs []Job
+	err := e.durably(ctx, func() (err error) {
+		jobs, err = e.rt.ActivateJobs(ctx, runtime.ActivateOptions{Type: jobType, Worker: worker, Timeout: timeout, MaxJobs: maxJobs})
+		return err
+	})
+	return jobs, err
 }
 
 // checkActivate validates ActivateJobs' arguments; hosts apply the same
@@ -83,7 +88,7 @@ func (e *Engine) UpdateJobRetries(ctx context.Context, key int64, retries int) e
 	if retries < 1 {
 		return invalid("update retries of job %d: retries must be >= 1, got %d", key, retries)
 	}
-	return e.rt.UpdateJobRetries(ctx, key, retries)
+	return e.durably(ctx, func() error { return e.rt.UpdateJobRetries(ctx, key, retries) })
 }
 
 // JobClient is what a job worker needs from an engine. *Engine implements

@@ -34,7 +34,7 @@ func (e *Engine) ModifyInstance(ctx context.Context, instanceKey int64, m Modifi
 	if err != nil {
 		return err
 	}
-	if err := inst.Modify(ctx, Modification{Activate: acts, Terminate: m.Terminate}); err != nil {
+	if err := e.durably(ctx, func() error { return inst.Modify(ctx, Modification{Activate: acts, Terminate: m.Terminate}) }); err != nil {
 		return fmt.Errorf("modify instance %d: %w", instanceKey, err)
 	}
 	return nil

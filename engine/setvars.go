@@ -40,7 +40,7 @@ func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[s
 	if err != nil {
 		return err
 	}
-	if err := inst.SetVariables(ctx, s.Token, norm, s.Local); err != nil {
+	if err := e.durably(ctx, func() error { return inst.SetVariables(ctx, s.Token, norm, s.Local) }); err != nil {
 		return fmt.Errorf("set variables of instance %d: %w", instanceKey, err)
 	}
 	return nil

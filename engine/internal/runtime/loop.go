@@ -84,7 +84,7 @@ const (
 
 // readOnly reports whether the operation only reads the instance.
 func (op cmdOp) readOnly() bool {
-	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint || op == cmdScopeVariables
 }
 
 // command is a request from outside handled by the loop. The loop answers
