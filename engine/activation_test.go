@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -237,5 +238,40 @@ func TestEngine_HandleJobs(t *testing.T) {
 			}
 		}
 		require.Equal(t, 1, failed)
+	}
+}
+
+// TestEngine_ActivateJobs_Concurrent: workers activating at once never get
+// the same job, and together they get every job.
+func TestEngine_ActivateJobs_Concurrent(t *testing.T) {
+	e := newEngine(t)
+	startJobs(t, e, 60)
+	ctx := ctxT(t)
+	var (
+		mu   sync.Mutex
+		seen = map[int64]int{}
+		wg   sync.WaitGroup
+	)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				jobs, err := e.ActivateJobs(ctx, "work", fmt.Sprint("w", w), time.Hour, 3)
+				if err != nil || len(jobs) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, j := range jobs {
+					seen[j.Key]++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	require.Len(t, seen, 60, "every job was activated")
+	for k, n := range seen {
+		require.Equal(t, 1, n, "job %d activated %d times", k, n)
 	}
 }
