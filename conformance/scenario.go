@@ -45,7 +45,7 @@ type Scenario struct {
 type Step struct {
 	// Op is deploy, start, publishMessage, broadcastSignal, completeJobs,
 	// failJob, throwError, resolveIncident, advanceTime, cancel,
-	// activateAdHoc or expect.
+	// setVariables, modify, activateJobs, activateAdHoc or expect.
 	Op string `json:"op"`
 	// File is the BPMN document of a deploy step.
 	File string `json:"file,omitempty"`
@@ -74,6 +74,21 @@ type Step struct {
 	CorrelationKey string `json:"correlationKey,omitempty"`
 	TTL            string `json:"ttl,omitempty"`
 	MessageID      string `json:"messageId,omitempty"`
+	// Backoff (ISO 8601) of failJob: how long a job with retries left
+	// waits before activateJobs hands it out again.
+	Backoff string `json:"backoff,omitempty"`
+	// Timeout (ISO 8601) and Count (maxJobs, default 10) of activateJobs;
+	// Activated is how many jobs it must activate.
+	Timeout   string `json:"timeout,omitempty"`
+	Activated *int   `json:"activated,omitempty"`
+	// Local makes setVariables write into the scope's own variables;
+	// Element names the sub-process whose scope it writes (default: the
+	// process scope), by the token waiting there.
+	Local bool `json:"local,omitempty"`
+	// Activate and Terminate of modify: start a token before each element
+	// (with Variables), then terminate every token at each element.
+	Activate  []string `json:"activate,omitempty"`
+	Terminate []string `json:"terminate,omitempty"`
 	// Elements of activateAdHoc: the inner elements to activate in the
 	// ad-hoc sub-process Element of Instance.
 	Elements []string `json:"elements,omitempty"`
@@ -204,6 +219,7 @@ func (s *Scenario) exactNumbers() error {
 var knownOps = map[string]bool{
 	"deploy": true, "start": true, "publishMessage": true, "broadcastSignal": true, "completeJobs": true,
 	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "activateAdHoc": true, "expect": true,
+	"setVariables": true, "modify": true, "activateJobs": true,
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

@@ -55,6 +55,10 @@ func fastCompleteJob(data []byte, req *wire.CompleteJobRequest) bool {
 			var ok bool
 			req.Variables, ok = d.Variables()
 			return ok
+		case "activation":
+			a, ok := d.Int64()
+			req.Activation = a
+			return ok
 		}
 		return false
 	})

@@ -144,6 +144,22 @@ func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
 	}
 	buf = append(buf, `,"created":`...)
 	buf = AppendTime(buf, j.Created)
+	if j.Worker != "" {
+		buf = append(buf, `,"worker":`...)
+		buf = AppendString(buf, j.Worker)
+	}
+	if j.Activation != 0 {
+		buf = append(buf, `,"activation":`...)
+		buf = strconv.AppendInt(buf, j.Activation, 10)
+	}
+	if j.Deadline != nil {
+		buf = append(buf, `,"deadline":`...)
+		buf = AppendTime(buf, *j.Deadline)
+	}
+	if j.RetryAt != nil {
+		buf = append(buf, `,"retryAt":`...)
+		buf = AppendTime(buf, *j.RetryAt)
+	}
 	return append(buf, '}'), nil
 }
 
@@ -161,6 +177,10 @@ func AppendStartRequest(buf []byte, r StartRequest) ([]byte, error) {
 	buf = append(buf, `{"processId":`...)
 	buf = AppendString(buf, r.ProcessID)
 	buf, err := appendVariables(buf, r.Variables)
+	if r.Version != 0 {
+		buf = append(buf, `,"version":`...)
+		buf = strconv.AppendInt(buf, int64(r.Version), 10)
+	}
 	return append(buf, '}'), err
 }
 
@@ -198,6 +218,10 @@ func AppendCompleteJobRequest(buf []byte, r CompleteJobRequest) ([]byte, error) 
 		buf = strconv.AppendInt(buf, *r.JobKey, 10)
 	}
 	buf, err := appendVariables(buf, r.Variables)
+	if r.Activation != 0 {
+		buf = append(buf, `,"activation":`...)
+		buf = strconv.AppendInt(buf, r.Activation, 10)
+	}
 	return append(buf, '}'), err
 }
 

@@ -237,6 +237,22 @@ func (d *Decoder) job(j *engine.Job) bool {
 		case "created":
 			bit = 1 << 9
 			j.Created, ok = d.time()
+		case "worker":
+			bit = 1 << 10
+			j.Worker, ok = d.String()
+		case "activation":
+			bit = 1 << 11
+			j.Activation, ok = d.Int64()
+		case "deadline":
+			bit = 1 << 12
+			var t time.Time
+			t, ok = d.time()
+			j.Deadline = &t
+		case "retryAt":
+			bit = 1 << 13
+			var t time.Time
+			t, ok = d.time()
+			j.RetryAt = &t
 		}
 		if seen&bit != 0 {
 			return false

@@ -122,7 +122,7 @@ async function step(ru, idx, st) {
       for (const j of await matchJobs(ru, st)) {
         try {
           if (st.op === 'completeJobs') await e.completeJob(j.key, st.variables);
-          else if (st.op === 'failJob') await e.failJob(j.key, st.retries ?? 0, st.message ?? '');
+          else if (st.op === 'failJob') await e.failJob(j.key, st.retries ?? 0, st.message ?? '', st.backoff ? { retryBackoff: parseDuration(st.backoff) } : {});
           else await e.throwError(j.key, st.code ?? '', st.message ?? '', st.variables);
         } catch (err) {
           throw new Error(`job ${j.type}@${j.elementId}: ${err.message}`, { cause: err });
@@ -140,11 +140,38 @@ async function step(ru, idx, st) {
       if (n === 0) throw new Error(`no open incident at element ${JSON.stringify(st.element ?? '')}`);
       return;
     }
+    case 'activateJobs': {
+      const jobs = await e.activateJobs({ type: st.type, worker: 'conformance', timeout: parseDuration(st.timeout), maxJobs: st.count || 10 });
+      if (st.activated !== undefined && jobs.length !== st.activated) {
+        throw new Error(`activateJobs ${JSON.stringify(st.type)} activated ${jobs.length} jobs, want ${st.activated}`);
+      }
+      return;
+    }
+    case 'setVariables': {
+      const [key] = instance(ru, st.instance);
+      const options = { local: st.local ?? false };
+      if (st.element) options.scope = (await tokensAt(ru, key, st.element))[0];
+      return e.setVariables(key, st.variables ?? {}, options);
+    }
+    case 'modify': {
+      const [key] = instance(ru, st.instance);
+      const terminate = [];
+      for (const el of st.terminate ?? []) terminate.push(...(await tokensAt(ru, key, el)));
+      const activate = (st.activate ?? []).map((elementId) => (st.variables ? { elementId, variables: st.variables } : { elementId }));
+      return e.modifyInstance(key, { activate, terminate });
+    }
     case 'expect':
       if (!st.expect) throw new Error('expect step without expect');
       return expect(ru, idx, st.expect);
   }
   throw new Error(`unknown op ${JSON.stringify(st.op)}`);
+}
+
+// tokensAt returns the ids of the instance's tokens at element: at least one.
+async function tokensAt(ru, key, element) {
+  const ids = (await ru.engine.tokens(key)).filter((t) => t.elementId === element).map((t) => t.id);
+  if (ids.length === 0) throw new Error(`no token at element ${JSON.stringify(element)}`);
+  return ids;
 }
 
 async function matchJobs(ru, st) {

@@ -28,6 +28,10 @@ var (
 	ErrClosed          = errors.New("engine is closed")
 	ErrNotVirtual      = errors.New("clock is not virtual")
 	ErrBadVariables    = errors.New("variables are not JSON-compatible")
+	// ErrStaleActivation is returned for a job result that names an
+	// activation the job no longer has: it timed out and another worker
+	// activated the job, or a failure ended the activation.
+	ErrStaleActivation = errors.New("job activation is stale")
 )
 
 // Options configure a runtime Engine. The public engine package fills them
@@ -122,6 +126,8 @@ type Engine struct {
 	// instance, which hosts ask after every call that moves an instance.
 	instJobs  map[int64][]*Job
 	incidents map[int64]incidentEntry
+	// ended counts the ended instances by process id (metrics.go).
+	ended map[string]*procCount
 
 	subs atomic.Pointer[[]*subscriber]
 
@@ -575,6 +581,7 @@ func (e *Engine) finish(inst *Instance) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, inst.key)
+	e.countFinished(inst)
 	if inst.startKey != "" {
 		k := [2]string{inst.plan.Process.ID, inst.startKey}
 		if e.keyedStarts[k]--; e.keyedStarts[k] <= 0 {
@@ -722,30 +729,18 @@ func (e *Engine) jobOwner(key int64) (*Instance, error) {
 // CompleteJob completes an activatable job, merging vars (normalized) into
 // the instance, and moves its token on.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
-	inst, err := e.jobOwner(key)
-	if err != nil {
-		return err
-	}
-	return jobCall(key, inst.call(ctx, &command{op: cmdCompleteJob, key: key, vars: vars}))
+	return e.CompleteJobAs(ctx, key, JobArgs{}, vars)
 }
 
 // FailJob records a failed attempt. With retries left the job stays
 // activatable; with none an incident holds the token.
 func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	inst, err := e.jobOwner(key)
-	if err != nil {
-		return err
-	}
-	return jobCall(key, inst.call(ctx, &command{op: cmdFailJob, key: key, retries: retries, msg: message}))
+	return e.FailJobAs(ctx, key, JobArgs{}, retries, message)
 }
 
 // ThrowError raises a BPMN error with code from a job's element.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
-	inst, err := e.jobOwner(key)
-	if err != nil {
-		return err
-	}
-	return jobCall(key, inst.call(ctx, &command{op: cmdThrowError, key: key, code: code, msg: message, vars: vars}))
+	return e.ThrowErrorAs(ctx, key, JobArgs{}, code, message, vars)
 }
 
 // jobCall maps an instance that ended between finding a job and reaching

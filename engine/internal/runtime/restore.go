@@ -422,6 +422,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 			return nil, fmt.Errorf("job %d: a repeated key or no token %d", jd.Job.Key, jd.Token)
 		}
 		rs.key(jd.Job.Key)
+		rs.key(jd.Job.Activation)
 		job := jd.Job.clone()
 		if inst.jobs == nil {
 			inst.jobs = make(map[int64]*jobState)

@@ -592,6 +592,12 @@ func (t *tracer) print(ev engine.Event) {
 		what = fmt.Sprintf("signal    %q received at %s%s", ev.Name, ev.ElementID, vars(ev.Variables))
 	case engine.IncidentCreated:
 		what = fmt.Sprintf("incident  %d at %s: %s", ev.IncidentKey, ev.ElementID, ev.Message)
+	case engine.VariablesUpdated:
+		scope := "the process"
+		if ev.TokenID != 0 {
+			scope = fmt.Sprintf("the scope of token %d", ev.TokenID)
+		}
+		what = fmt.Sprintf("variables set on %s%s", scope, vars(ev.Variables))
 	default:
 		what = fmt.Sprintf("%-9s %s%s", ev.Type, ev.ElementID, vars(ev.Variables))
 		if ev.Message != "" {
