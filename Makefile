@@ -119,9 +119,13 @@ bench: sdk
 	bin/flowbench all
 	$(MAKE) bench-extism
 
-# size prints the module's size raw and gzipped.
+# size prints the module's size raw and gzipped, then where its bytes go
+# (sections, the largest packages and functions) from a build of the same
+# module that keeps its name section (the committed one is built -s).
 size: wasm
 	$(GO) run ./host/cmd/flowtrack-size $(WASM)
+	cd host && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -o ../bin/flowtrack-named.wasm ../wasm
+	$(GO) run ./host/cmd/flowtrack-size -profile 40 bin/flowtrack-named.wasm
 
 clean:
 	rm -rf bin $(WASM)

@@ -58,9 +58,9 @@ type surface interface {
 	Start(ctx context.Context, processID string, vars map[string]any) error
 	PublishMessage(ctx context.Context, m engine.Message) error
 	BroadcastSignal(ctx context.Context, name string, vars map[string]any) error
-	CompleteJob(ctx context.Context, key int64, vars map[string]any) error
-	FailJob(ctx context.Context, key int64, retries int, message string) error
-	ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error
+	CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...engine.JobOption) error
+	FailJob(ctx context.Context, key int64, retries int, message string, opts ...engine.JobOption) error
+	ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...engine.JobOption) error
 	Advance(ctx context.Context, d time.Duration) error
 }
 

@@ -66,8 +66,13 @@ func (h *Host) CompleteJob(ctx context.Context, key int64, vars map[string]any) 
 }
 
 // FailJob implements Runner through the wasm module.
-func (h *Host) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return h.e.FailJob(ctx, key, retries, message)
+func (h *Host) FailJob(ctx context.Context, key int64, retries int, message string, backoff time.Duration) error {
+	return h.e.FailJob(ctx, key, retries, message, engine.RetryBackoff(backoff))
+}
+
+// ActivateJobs implements Runner through the wasm module.
+func (h *Host) ActivateJobs(ctx context.Context, jobType string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+	return h.e.ActivateJobs(ctx, jobType, "conformance", timeout, maxJobs)
 }
 
 // ThrowError implements Runner through the wasm module.
@@ -115,3 +120,13 @@ func (h *Host) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 
 // Close implements Runner through the wasm module.
 func (h *Host) Close(ctx context.Context) error { return h.e.Close(ctx) }
+
+// SetVariables implements Runner through the wasm module.
+func (h *Host) SetVariables(ctx context.Context, key int64, vars map[string]any, s engine.Scope) error {
+	return h.e.SetVariables(ctx, key, vars, s)
+}
+
+// ModifyInstance implements Runner through the wasm module.
+func (h *Host) ModifyInstance(ctx context.Context, key int64, m engine.Modification) error {
+	return h.e.ModifyInstance(ctx, key, m)
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 )
@@ -181,12 +182,18 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 		if err != nil {
 			return err
 		}
+		var backoff time.Duration
+		if st.Backoff != "" {
+			if backoff, err = ParseDuration(st.Backoff); err != nil {
+				return err
+			}
+		}
 		for _, j := range jobs {
 			switch st.Op {
 			case "completeJobs":
 				err = r.CompleteJob(ctx, j.Key, st.Variables)
 			case "failJob":
-				err = r.FailJob(ctx, j.Key, st.Retries, st.Message)
+				err = r.FailJob(ctx, j.Key, st.Retries, st.Message, backoff)
 			default:
 				err = r.ThrowError(ctx, j.Key, st.Code, st.Message, st.Variables)
 			}
@@ -214,6 +221,54 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 			return fmt.Errorf("no open incident at element %q", st.Element)
 		}
 		return nil
+	case "activateJobs":
+		timeout, err := ParseDuration(st.Timeout)
+		if err != nil {
+			return fmt.Errorf("timeout: %w", err)
+		}
+		maxJobs := st.Count
+		if maxJobs == 0 {
+			maxJobs = 10
+		}
+		jobs, err := r.ActivateJobs(ctx, st.Type, timeout, maxJobs)
+		if err != nil {
+			return err
+		}
+		if st.Activated != nil && len(jobs) != *st.Activated {
+			return fmt.Errorf("activateJobs %q activated %d jobs, want %d", st.Type, len(jobs), *st.Activated)
+		}
+		return nil
+	case "setVariables":
+		key, _, err := ru.instance(st.Instance)
+		if err != nil {
+			return err
+		}
+		s := engine.Scope{Local: st.Local}
+		if st.Element != "" {
+			ids, err := ru.tokensAt(ctx, key, st.Element)
+			if err != nil {
+				return err
+			}
+			s.Token = ids[0]
+		}
+		return r.SetVariables(ctx, key, st.Variables, s)
+	case "modify":
+		key, _, err := ru.instance(st.Instance)
+		if err != nil {
+			return err
+		}
+		var m engine.Modification
+		for _, el := range st.Activate {
+			m.Activate = append(m.Activate, engine.Activation{ElementID: el, Variables: st.Variables})
+		}
+		for _, el := range st.Terminate {
+			ids, err := ru.tokensAt(ctx, key, el)
+			if err != nil {
+				return err
+			}
+			m.Terminate = append(m.Terminate, ids...)
+		}
+		return r.ModifyInstance(ctx, key, m)
 	case "expect":
 		if st.Expect == nil {
 			return errors.New("expect step without expect")
@@ -221,6 +276,25 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 		return ru.expect(ctx, idx, st.Expect)
 	}
 	return fmt.Errorf("unknown op %q", st.Op)
+}
+
+// tokensAt returns the ids of the tokens of instance key at element: at
+// least one.
+func (ru *run) tokensAt(ctx context.Context, key int64, element string) ([]int, error) {
+	snap, err := ru.r.Snapshot(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, tk := range snap.Tokens {
+		if tk.ElementID == element {
+			ids = append(ids, tk.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no token at element %q", element)
+	}
+	return ids, nil
 }
 
 // matchJobs returns the open jobs a job step selects: at least one.

@@ -39,11 +39,19 @@ type Runner interface {
 	// Jobs lists the activatable jobs, ordered by key.
 	Jobs(ctx context.Context) ([]engine.Job, error)
 	CompleteJob(ctx context.Context, key int64, vars map[string]any) error
-	FailJob(ctx context.Context, key int64, retries int, message string) error
+	// FailJob fails a job; with retries left it can be activated again
+	// after backoff.
+	FailJob(ctx context.Context, key int64, retries int, message string, backoff time.Duration) error
+	// ActivateJobs activates up to maxJobs jobs of jobType for timeout.
+	ActivateJobs(ctx context.Context, jobType string, timeout time.Duration, maxJobs int) ([]engine.Job, error)
 	ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error
 	// Incidents lists the open incidents, ordered by key.
 	Incidents(ctx context.Context) ([]engine.Incident, error)
 	ResolveIncident(ctx context.Context, key int64) error
+	// SetVariables sets variables on a scope of an instance.
+	SetVariables(ctx context.Context, instance int64, vars map[string]any, s engine.Scope) error
+	// ModifyInstance activates elements and terminates tokens.
+	ModifyInstance(ctx context.Context, instance int64, m engine.Modification) error
 	// Cancel terminates an instance.
 	Cancel(ctx context.Context, instance int64) error
 	// ActivateAdHoc activates inner elements of an instance's active
@@ -156,8 +164,13 @@ func (n *Native) CompleteJob(ctx context.Context, key int64, vars map[string]any
 }
 
 // FailJob implements Runner on the native engine.
-func (n *Native) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return n.e.FailJob(ctx, key, retries, message)
+func (n *Native) FailJob(ctx context.Context, key int64, retries int, message string, backoff time.Duration) error {
+	return n.e.FailJob(ctx, key, retries, message, engine.RetryBackoff(backoff))
+}
+
+// ActivateJobs implements Runner on the native engine.
+func (n *Native) ActivateJobs(ctx context.Context, jobType string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+	return n.e.ActivateJobs(ctx, jobType, "conformance", timeout, maxJobs)
 }
 
 // ThrowError implements Runner on the native engine.
@@ -220,3 +233,13 @@ func (n *Native) Snapshot(ctx context.Context, key int64) (Snapshot, error) {
 
 // Close implements Runner on the native engine.
 func (n *Native) Close(ctx context.Context) error { return n.e.Close(ctx) }
+
+// SetVariables implements Runner on the native engine.
+func (n *Native) SetVariables(ctx context.Context, key int64, vars map[string]any, s engine.Scope) error {
+	return n.e.SetVariables(ctx, key, vars, s)
+}
+
+// ModifyInstance implements Runner on the native engine.
+func (n *Native) ModifyInstance(ctx context.Context, key int64, m engine.Modification) error {
+	return n.e.ModifyInstance(ctx, key, m)
+}

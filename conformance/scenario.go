@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
 )
 
 // Scenario is one scenario file.
@@ -43,7 +45,7 @@ type Scenario struct {
 type Step struct {
 	// Op is deploy, start, publishMessage, broadcastSignal, completeJobs,
 	// failJob, throwError, resolveIncident, advanceTime, cancel,
-	// activateAdHoc or expect.
+	// setVariables, modify, activateJobs, activateAdHoc or expect.
 	Op string `json:"op"`
 	// File is the BPMN document of a deploy step.
 	File string `json:"file,omitempty"`
@@ -72,6 +74,21 @@ type Step struct {
 	CorrelationKey string `json:"correlationKey,omitempty"`
 	TTL            string `json:"ttl,omitempty"`
 	MessageID      string `json:"messageId,omitempty"`
+	// Backoff (ISO 8601) of failJob: how long a job with retries left
+	// waits before activateJobs hands it out again.
+	Backoff string `json:"backoff,omitempty"`
+	// Timeout (ISO 8601) and Count (maxJobs, default 10) of activateJobs;
+	// Activated is how many jobs it must activate.
+	Timeout   string `json:"timeout,omitempty"`
+	Activated *int   `json:"activated,omitempty"`
+	// Local makes setVariables write into the scope's own variables;
+	// Element names the sub-process whose scope it writes (default: the
+	// process scope), by the token waiting there.
+	Local bool `json:"local,omitempty"`
+	// Activate and Terminate of modify: start a token before each element
+	// (with Variables), then terminate every token at each element.
+	Activate  []string `json:"activate,omitempty"`
+	Terminate []string `json:"terminate,omitempty"`
 	// Elements of activateAdHoc: the inner elements to activate in the
 	// ad-hoc sub-process Element of Instance.
 	Elements []string `json:"elements,omitempty"`
@@ -149,8 +166,12 @@ func LoadFile(path string) (*Scenario, error) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // variables keep every digit, as the engine does
 	var s Scenario
 	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", path, err)
+	}
+	if err := s.exactNumbers(); err != nil {
 		return nil, fmt.Errorf("scenario %s: %w", path, err)
 	}
 	s.Name = strings.TrimSuffix(filepath.Base(path), ".json")
@@ -163,9 +184,42 @@ func LoadFile(path string) (*Scenario, error) {
 	return &s, nil
 }
 
+// exactNumbers brings the variables of steps and expectations, decoded
+// with UseNumber, to the engine's value model: float64 where one holds the
+// number, json.Number with every digit otherwise.
+func (s *Scenario) exactNumbers() error {
+	exact := func(where string, vars *map[string]any) error {
+		if *vars == nil {
+			return nil
+		}
+		norm, err := engine.NormalizeVariables(*vars)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		*vars = norm
+		return nil
+	}
+	for i := range s.Steps {
+		st := &s.Steps[i]
+		if err := exact(fmt.Sprintf("step %d", i+1), &st.Variables); err != nil {
+			return err
+		}
+		if st.Expect != nil {
+			if err := exact(fmt.Sprintf("step %d: expect", i+1), &st.Expect.Variables); err != nil {
+				return err
+			}
+		}
+	}
+	if s.Expect != nil {
+		return exact("expect", &s.Expect.Variables)
+	}
+	return nil
+}
+
 var knownOps = map[string]bool{
 	"deploy": true, "start": true, "publishMessage": true, "broadcastSignal": true, "completeJobs": true,
 	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "activateAdHoc": true, "expect": true,
+	"setVariables": true, "modify": true, "activateJobs": true,
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

@@ -138,6 +138,7 @@ func restore(state []byte, opts []Option) (*Engine, error) {
 	var doc runtime.Document
 	dec := json.NewDecoder(bytes.NewReader(state))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // every digit of a decimal variable (runtime.Document.exactNumbers)
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
@@ -20,31 +21,49 @@ type durability struct {
 
 	mu      sync.Mutex
 	pending []chan error // the commands waiting for the next commit
-	closed  bool
+	fired   bool         // a timer fired since the last commit
+	closed  bool         // set under the gate too: no command is taken after
 	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
+	// final is the result of the last commit, Close's; set before stop
+	// closes, read after done has.
+	final error
+	// report receives the errors of commits nobody waits for (after timers).
+	report func(error)
+	stop   chan struct{}
+	done   chan struct{}
 
 	// The committer's own: what the store holds.
 	stored  map[int64]int // the instances by key: their history records
 	deploys int           // deployments written
+	msgGen  uint64        // the message buffer's count of changes written; 0 for none
 }
 
 // durably runs command apply under the store's rules: when it returns
-// without error, what it did has been committed. Without a store it only
-// runs apply.
+// without error, what it did has been committed. An error wrapping
+// ErrNotAcknowledged means apply took effect but its commit failed or
+// was not waited for (WithStore). Without a store it only runs apply.
 func (e *Engine) durably(ctx context.Context, apply func() error) error {
 	d := e.dur
 	if d == nil {
 		return apply()
 	}
 	d.gate.RLock()
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		d.gate.RUnlock()
+		return ErrClosed // not taken: Close's commit has begun
+	}
 	err := apply()
 	d.gate.RUnlock()
 	if err != nil {
 		return err
 	}
-	return d.await(ctx)
+	if err := d.await(ctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotAcknowledged, err)
+	}
+	return nil
 }
 
 // await waits for a commit whose snapshot is taken after now.
@@ -52,8 +71,11 @@ func (d *durability) await(ctx context.Context) error {
 	ch := make(chan error, 1)
 	d.mu.Lock()
 	if d.closed {
+		// Close set closed after this command's input, so its commit,
+		// the last one, holds it.
 		d.mu.Unlock()
-		return fmt.Errorf("commit: %w", ErrClosed)
+		<-d.done
+		return d.final
 	}
 	d.pending = append(d.pending, ch)
 	d.mu.Unlock()
@@ -62,8 +84,17 @@ func (d *durability) await(ctx context.Context) error {
 	case err := <-ch:
 		return err
 	case <-ctx.Done():
-		return fmt.Errorf("commit: the command was taken but is not known to be durable: %w", ctx.Err())
+		return fmt.Errorf("commit: %w", ctx.Err())
 	}
+}
+
+// timerFired has the committer commit what a timer the clock fired
+// changed, with no command to wait for it.
+func (d *durability) timerFired() {
+	d.mu.Lock()
+	d.fired = true
+	d.mu.Unlock()
+	d.signal()
 }
 
 // signal wakes the committer.
@@ -81,15 +112,26 @@ func (e *Engine) attach(s Store, stored map[int64]int, deploys int) {
 	if stored == nil {
 		stored = map[int64]int{}
 	}
+	report := e.cfg.onError
+	if report == nil {
+		report = runtime.LogError
+	}
 	d := &durability{store: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		stored: stored, deploys: deploys}
+		report: report, stored: stored, deploys: deploys}
 	e.dur = d
+	// A virtual clock fires timers only inside Advance and AdvanceTo,
+	// commands whose commit holds what the timers did.
+	if _, virtual := e.rt.Clock().(*clock.Virtual); !virtual {
+		e.rt.OnTimerFired(d.timerFired)
+	}
 	go d.run(e)
 }
 
 // run is the committer: it takes the waiting commands, commits once for
 // all of them, and answers them. Commands arriving during a commit wait
-// for the next one, which is how several share one sync.
+// for the next one, which is how several share one sync. Timers that
+// fired share a commit the same way; when no command waits for it, its
+// error goes to the error handler.
 func (d *durability) run(e *Engine) {
 	defer close(d.done)
 	for {
@@ -100,10 +142,10 @@ func (d *durability) run(e *Engine) {
 		}
 		d.gate.Lock()
 		d.mu.Lock()
-		batch := d.pending
-		d.pending = nil
+		batch, fired := d.pending, d.fired
+		d.pending, d.fired = nil, false
 		d.mu.Unlock()
-		if len(batch) == 0 {
+		if len(batch) == 0 && !fired {
 			d.gate.Unlock()
 			continue
 		}
@@ -114,6 +156,9 @@ func (d *durability) run(e *Engine) {
 		}
 		for _, ch := range batch {
 			ch <- err
+		}
+		if err != nil && len(batch) == 0 {
+			d.report(fmt.Errorf("after a timer fired: %w (the next commit writes it again)", err))
 		}
 	}
 }
@@ -141,7 +186,7 @@ func (d *durability) commit(e *Engine, dirty *runtime.Dirty) error {
 // snapshot is then taken again.
 func (d *durability) snapshot(e *Engine) (*runtime.Dirty, error) {
 	for {
-		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
+		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] }, d.msgGen)
 		if errors.Is(err, ErrNotSettled) {
 			continue // a timer fired meanwhile: take it again
 		}
@@ -156,7 +201,19 @@ func (d *durability) snapshot(e *Engine) (*runtime.Dirty, error) {
 func (d *durability) batchOf(dirty *runtime.Dirty) (*StoreBatch, *written, error) {
 	doc := dirty.Doc
 	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live)), History: make(map[int64]HistoryChunk, len(doc.Live)), Evict: dirty.Evicted}
-	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live))}
+	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live)), msgGen: dirty.MessageGen}
+	if !dirty.MessagesSame {
+		msgs := doc.Hub.Messages
+		if msgs == nil {
+			msgs = []runtime.MessageDoc{}
+		}
+		raw, err := json.Marshal(msgs)
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: message buffer: %w", err)
+		}
+		b.Messages = raw
+		doc.Hub.Messages = nil // the engine document leaves it to its own piece
+	}
 	for _, dep := range doc.Deploys[d.deploys:] {
 		raw, err := json.Marshal(dep)
 		if err != nil {
@@ -212,6 +269,7 @@ func (d *durability) committed(b *StoreBatch, w *written) {
 		delete(d.stored, key)
 	}
 	d.deploys = w.deploys
+	d.msgGen = w.msgGen
 }
 
 // written is what a batch adds to what the store holds, besides its
@@ -220,6 +278,7 @@ func (d *durability) committed(b *StoreBatch, w *written) {
 type written struct {
 	deploys int
 	records map[int64]int
+	msgGen  uint64
 }
 
 // close commits what changed without a command and stops the committer.
@@ -227,17 +286,21 @@ type written struct {
 // before share its commit.
 func (d *durability) close() error {
 	ch := make(chan error, 1)
+	d.gate.Lock() // no command is half given when closed is set
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
+		d.gate.Unlock()
 		<-d.done // another Close commits: the engine must not stop before
 		return nil
 	}
 	d.closed = true
-	d.pending = append(d.pending, ch) // the last commit: every command waiting is in it or before it
+	d.pending = append(d.pending, ch) // the last commit: every command taken is in it or before it
 	d.mu.Unlock()
+	d.gate.Unlock()
 	d.signal()
 	err := <-ch
+	d.final = err
 	close(d.stop)
 	<-d.done
 	return err

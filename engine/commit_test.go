@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	goruntime "runtime"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -47,8 +50,10 @@ func TestWithStore_GroupCommit(t *testing.T) {
 	require.Len(t, st.Instances, 9)
 }
 
-// TestWithStore_CommitError: a command whose commit fails returns the
-// store's error, and the next commit writes what the failed one did not.
+// TestWithStore_CommitError: a command whose commit fails took effect
+// but is not acknowledged: Start returns the instance beside an error
+// wrapping ErrNotAcknowledged and the store's, the engine goes on from
+// it, and the next commit writes it, once.
 func TestWithStore_CommitError(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
@@ -62,24 +67,75 @@ func TestWithStore_CommitError(t *testing.T) {
 	m.mu.Lock()
 	m.fail = errDisk
 	m.mu.Unlock()
-	inst, err := e.Start(ctx, "p", nil)
+	first, err := e.Start(ctx, "p", nil)
 	require.ErrorIs(t, err, errDisk)
-	require.Nil(t, inst)
+	require.ErrorIs(t, err, ErrNotAcknowledged)
+	require.NotNil(t, first, "the instance the unacknowledged Start started")
+	jobs := e.Jobs(JobFilter{InstanceKey: first.Key()})
+	require.Len(t, jobs, 1, "the engine goes on from the command")
+	err = e.CompleteJob(ctx, jobs[0].Key, map[string]any{"x": 1})
+	require.ErrorIs(t, err, ErrNotAcknowledged)
+	require.ErrorIs(t, e.CompleteJob(ctx, jobs[0].Key, nil), ErrUnknownJob, "given again, the command finds no job")
 
 	m.mu.Lock()
 	m.fail = nil
 	m.mu.Unlock()
-	_, err = e.Start(ctx, "p", nil)
+	second, err := e.Start(ctx, "p", nil)
 	require.NoError(t, err)
 	st, err := m.Load(ctx)
 	require.NoError(t, err)
-	require.Len(t, st.Instances, 2, "the instance of the failed commit is written by the next one")
+	require.Len(t, st.Instances, 1, "the first instance's completion is written by the next commit")
+	require.Contains(t, st.Instances, second.Key())
 
 	r, err := New(WithStore(m))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, r.Close(ctx)) }()
-	require.Len(t, r.Instances(), 2)
-	require.Len(t, r.Jobs(JobFilter{Type: "work"}), 2)
+	require.Len(t, r.Instances(), 1)
+	require.Len(t, r.Jobs(JobFilter{Type: "work"}), 1)
+	done, ok := r.Instance(first.Key())
+	require.True(t, ok, "the first instance is findable, finished")
+	require.Equal(t, Completed, done.State())
+	require.InDelta(t, 1, done.Variables()["x"], 0)
+}
+
+// TestWithStore_ContextEndsDuringCommit: a command whose context ends
+// while its commit is under way returns ErrNotAcknowledged with the
+// context's error; the commit goes on and holds the command, once.
+func TestWithStore_ContextEndsDuringCommit(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+
+	m.mu.Lock()
+	m.hold, m.held, m.release = true, make(chan struct{}), make(chan struct{})
+	m.mu.Unlock()
+	cctx, cancel := context.WithCancel(ctx)
+	type result struct {
+		inst *Instance
+		err  error
+	}
+	res := make(chan result, 1)
+	go func() { inst, err := e.Start(cctx, "p", nil); res <- result{inst, err} }()
+	<-m.held // the Start's commit is under way
+	cancel()
+	r := <-res
+	require.ErrorIs(t, r.err, ErrNotAcknowledged)
+	require.ErrorIs(t, r.err, context.Canceled)
+	require.NotNil(t, r.inst)
+	close(m.release)
+	require.NoError(t, e.Close(ctx))
+
+	st, err := m.Load(ctx)
+	require.NoError(t, err)
+	require.Len(t, st.Instances, 1)
+	require.Contains(t, st.Instances, r.inst.Key())
+	again, err := New(WithStore(m))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, again.Close(ctx)) }()
+	require.Len(t, again.Jobs(JobFilter{Type: "work"}), 1)
 }
 
 // TestWithStore_CloseDuringCommands closes the engine, twice at once,
@@ -135,4 +191,232 @@ func TestWithStore_OpenError(t *testing.T) {
 	e, err := New(WithStore(m))
 	require.ErrorIs(t, err, errDisk)
 	require.Nil(t, e)
+}
+
+// TestWithStore_ObserverCallsBackIntoTheEngine: with a store, an observer
+// completes each job from inside its callback, in both resumption modes.
+// The commit settles the engine without waiting for observers, so the
+// observer's command is acknowledged as it is without a store.
+func TestWithStore_ObserverCallsBackIntoTheEngine(t *testing.T) {
+	for name, mode := range map[string]Resumption{"goroutines": ResumeGoroutines, "direct": ResumeDirect} {
+		t.Run(name, func(t *testing.T) {
+			// The deadline only turns a hang into a failure.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			m := newMemStore()
+			e, err := New(WithStore(m), WithResumption(mode), WithClock(clock.NewVirtual(clock.Epoch)))
+			require.NoError(t, err)
+			_, err = e.Deploy("p.bpmn", []byte(jobXML))
+			require.NoError(t, err)
+			completed := make(chan error, 64)
+			unsubscribe := e.Subscribe(func(ev Event) {
+				if ev.Type == JobCreated {
+					completed <- e.CompleteJob(ctx, ev.JobKey, map[string]any{"done": true})
+				}
+			})
+			var insts []*Instance
+			for range 20 {
+				inst, err := e.Start(ctx, "p", nil)
+				require.NoError(t, err)
+				insts = append(insts, inst)
+			}
+			for range insts {
+				require.NoError(t, <-completed, "the observer's command was acknowledged")
+			}
+			for _, inst := range insts {
+				st, err := inst.Wait(ctx)
+				require.NoError(t, err)
+				require.Equal(t, Completed, st)
+			}
+			require.NoError(t, unsubscribe())
+			require.NoError(t, e.Close(ctx))
+			st, err := m.Load(ctx)
+			require.NoError(t, err)
+			require.Empty(t, st.Instances, "every completion is in the store")
+		})
+	}
+}
+
+// timerJobXML waits an hour, then on a job of type "work".
+const timerJobXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="tp" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:intermediateCatchEvent id="wait"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="work"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="work" targetRef="done"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// handClock stands for the real clock at a set time: it is not a
+// *clock.Virtual. It keeps the callbacks due now for the test to run from
+// a goroutine of its own, as the real clock would; later ones never run.
+type handClock struct {
+	now time.Time
+	mu  sync.Mutex
+	due []func()
+}
+
+func (c *handClock) Now() time.Time { return c.now }
+
+func (c *handClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	if d <= 0 {
+		c.mu.Lock()
+		c.due = append(c.due, f)
+		c.mu.Unlock()
+	}
+	return stoppedTimer{}
+}
+
+// fire runs the callbacks due on a goroutine, and returns how many.
+func (c *handClock) fire() int {
+	c.mu.Lock()
+	due := c.due
+	c.due = nil
+	c.mu.Unlock()
+	go func() {
+		for _, f := range due {
+			f()
+		}
+	}()
+	return len(due)
+}
+
+type stoppedTimer struct{}
+
+func (stoppedTimer) Stop() bool { return true }
+
+// TestWithStore_TimerFiringIsCommitted: a timer that fires on a clock
+// other than the virtual one, with no command after it, is committed on
+// its own: a crash after that commit finds the timer fired and the job it
+// led to, and does not fire it again.
+func TestWithStore_TimerFiringIsCommitted(t *testing.T) {
+	// The deadline only turns a hang into a failure.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("tp.bpmn", []byte(timerJobXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "tp", nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Close(ctx))
+
+	wall := &handClock{now: clock.Epoch.Add(2 * time.Hour)}
+	m.mu.Lock()
+	m.committed = make(chan struct{}, 1)
+	m.mu.Unlock()
+	e, err = New(WithStore(m), WithClock(wall))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Close(ctx)) }()
+	require.Equal(t, 1, wall.fire(), "the overdue timer")
+	var crashed *memStore
+	for crashed == nil {
+		select {
+		case <-m.committed:
+		case <-ctx.Done():
+			t.Fatal("the timer's firing was never committed")
+		}
+		c := m.crashCopy()
+		if si := c.st.Instances[inst.Key()]; si != nil && strings.Contains(string(si.Doc), `"work"`) {
+			crashed = c
+		}
+	}
+
+	r, err := New(WithStore(crashed), WithClock(clock.NewVirtual(clock.Epoch.Add(3*time.Hour))))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.NoError(t, r.Settle(ctx))
+	require.Len(t, r.Jobs(JobFilter{InstanceKey: inst.Key(), Type: "work"}), 1)
+	got, ok := r.Instance(inst.Key())
+	require.True(t, ok)
+	hist, err := got.History(ctx)
+	require.NoError(t, err)
+	fired := 0
+	for _, ev := range hist {
+		if ev.Type == TimerFired {
+			fired++
+		}
+	}
+	require.Equal(t, 1, fired, "the timer fired once")
+}
+
+// TestWithStore_TimerCommitError: the failed commit of a timer's firing
+// goes to the error handler, and the next commit (here Close's) writes it.
+func TestWithStore_TimerCommitError(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("tp.bpmn", []byte(timerJobXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "tp", nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Close(ctx))
+
+	errDisk := errors.New("disk full")
+	reported := make(chan error, 1)
+	wall := &handClock{now: clock.Epoch.Add(2 * time.Hour)}
+	e, err = New(WithStore(m), WithClock(wall), WithErrorHandler(func(err error) {
+		select {
+		case reported <- err:
+		default: // the test looks at the first only
+		}
+	}))
+	require.NoError(t, err)
+	m.mu.Lock()
+	m.fail = errDisk
+	m.mu.Unlock()
+	require.Equal(t, 1, wall.fire())
+	require.ErrorIs(t, <-reported, errDisk)
+	m.mu.Lock()
+	m.fail = nil
+	m.mu.Unlock()
+	require.NoError(t, e.Close(ctx))
+
+	r, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch.Add(3*time.Hour))))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.Len(t, r.Jobs(JobFilter{InstanceKey: inst.Key(), Type: "work"}), 1, "Close wrote the timer's firing")
+}
+
+// recordingStore is a memStore that keeps the batches it committed.
+type recordingStore struct {
+	*memStore
+	batches []*StoreBatch
+}
+
+func (r *recordingStore) Commit(ctx context.Context, b *StoreBatch) error {
+	r.batches = append(r.batches, b) // the engine commits from one goroutine
+	return r.memStore.Commit(ctx, b)
+}
+
+// TestWithStore_MessageBufferPiece: the message buffer is a piece of its
+// own, written by the commits that change it only; a reopen puts it back
+// (a message id still deduplicates, a buffered message still correlates).
+func TestWithStore_MessageBufferPiece(t *testing.T) {
+	ctx := context.Background()
+	rs := &recordingStore{memStore: newMemStore()}
+	e, err := New(WithStore(rs), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	msg := Message{Name: "paid", CorrelationKey: "o-1", MessageID: "pay-1", TTL: time.Hour}
+	require.NoError(t, e.PublishMessage(ctx, msg))
+	last := rs.batches[len(rs.batches)-1]
+	require.Contains(t, string(last.Messages), `"pay-1"`, "a publication writes the buffer")
+	require.NotContains(t, string(last.Engine), `"pay-1"`, "the engine document leaves the buffer to its piece")
+	_, err = e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.Nil(t, rs.batches[len(rs.batches)-1].Messages, "a start leaves the buffer alone")
+	require.NoError(t, e.Close(ctx))
+
+	r, err := New(WithStore(rs.memStore))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(ctx)) }()
+	require.ErrorIs(t, r.PublishMessage(ctx, msg), ErrDuplicateMessage, "the buffer came back from its piece")
 }

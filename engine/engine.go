@@ -89,6 +89,17 @@ var (
 	// ErrBadVariables is returned when variables are not JSON-compatible
 	// or nest deeper than MaxVariableDepth.
 	ErrBadVariables = runtime.ErrBadVariables
+	// ErrStaleActivation is returned by CompleteJob, FailJob and
+	// ThrowError given a JobActivation the job no longer has: it timed out
+	// and was activated again, or a failure ended it.
+	ErrStaleActivation = runtime.ErrStaleActivation
+	// ErrUnknownScope is returned by SetVariables and ScopeVariables for a
+	// scope token that names no open variable scope of the instance.
+	ErrUnknownScope = runtime.ErrUnknownScope
+	// ErrBadModification is returned by ModifyInstance for a change the
+	// instance cannot apply (an unknown element or token, an element that
+	// cannot be activated, no open scope for it); nothing is applied.
+	ErrBadModification = runtime.ErrBadModification
 	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
 	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
 	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL
@@ -124,6 +135,19 @@ type (
 	JobFilter = runtime.JobFilter
 	// Incident is a problem holding a token until resolved.
 	Incident = runtime.Incident
+	// Activation starts a token before an element (ModifyInstance).
+	Activation = runtime.Activation
+	// Modification is a set of changes to one instance (ModifyInstance).
+	Modification = runtime.Modification
+	// Definition is one deployed version of a process (Definitions).
+	Definition = runtime.Definition
+	// Metrics is what an operator reads of an engine (Engine.Metrics).
+	Metrics = runtime.Metrics
+	// JobAge names a job and how long it has waited.
+	JobAge = runtime.JobAge
+	// ProcessMetrics counts one process's instances by state, with the
+	// latency of the completed ones.
+	ProcessMetrics = runtime.ProcessMetrics
 	// State is an instance's lifecycle state.
 	State = runtime.State
 	// Stats counts what an engine holds open: live instances, activatable
@@ -183,6 +207,7 @@ const (
 	EscalationCaught   = runtime.EscalationCaught
 	CallStarted        = runtime.CallStarted
 	ConditionSatisfied = runtime.ConditionSatisfied
+	VariablesUpdated   = runtime.VariablesUpdated
 )
 
 // eventTypes are the event types the engine writes.
@@ -191,7 +216,7 @@ var eventTypes = [...]EventType{
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
 	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
 	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
-	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied, VariablesUpdated,
 }
 
 // EventTypes returns every event type the engine writes, for hosts and
@@ -589,16 +614,18 @@ const ruleInternal = "FT.internal"
 //
 // A *DeployError for an invalid document (and, with rule FT.internal, for
 // a defect of flowtrack met while deploying it, which is recovered rather
-// than allowed to crash the program); ErrClosed after Close.
+// than allowed to crash the program); ErrClosed after Close. With a
+// store, an error wrapping ErrNotAcknowledged comes with the deployment,
+// which is registered (WithStore).
 func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	err = e.durably(context.Background(), func() error {
 		d, err = e.deploy(name, bpmn)
 		return err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotAcknowledged) {
 		return nil, err
 	}
-	return d, nil
+	return d, err // with ErrNotAcknowledged, what was deployed (WithStore)
 }
 
 // deploy is Deploy, leaving the store aside.
@@ -730,8 +757,25 @@ func deployError(file string, defs *model.Definitions, ps []*model.Problem) erro
 
 // Start creates an instance of the newest version of processID at its none
 // start event, with vars as its variables (they must be JSON-compatible;
-// numbers become float64). It returns as soon as the instance runs.
+// numbers become float64). It returns as soon as the instance runs. With
+// a store, an error wrapping ErrNotAcknowledged comes with the instance,
+// which runs (WithStore).
 func (e *Engine) Start(ctx context.Context, processID string, vars map[string]any) (*Instance, error) {
+	return e.StartVersion(ctx, processID, 0, vars)
+}
+
+// StartVersion starts an instance of version (from 1; 0: the newest) of
+// processID, as Start does. The instance runs on that version to its end,
+// whatever is deployed later.
+//
+// # Errors
+//
+// As Start; ErrUnknownProcess also for a version never deployed, and
+// ErrInvalidArgument for a negative version.
+func (e *Engine) StartVersion(ctx context.Context, processID string, version int, vars map[string]any) (*Instance, error) {
+	if version < 0 {
+		return nil, invalid("start %s: version must be >= 0, got %d", processID, version)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -742,7 +786,7 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", processID, err)
 	}
-	plan, err := e.rt.Latest(processID)
+	plan, err := e.rt.Version(processID, version)
 	if err != nil {
 		return nil, err
 	}
@@ -751,10 +795,10 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 		inst, err = e.rt.Start(plan, norm)
 		return err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotAcknowledged) {
 		return nil, err
 	}
-	return e.instanceOf(inst), nil
+	return e.instanceOf(inst), err // with ErrNotAcknowledged, the instance started (WithStore)
 }
 
 // Instance returns a live or recently finished instance by key.
@@ -772,29 +816,41 @@ func (e *Engine) Instances() []*Instance { return e.instancesOf(e.rt.Instances()
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
 
+// Job returns the activatable job with key, or false when there is none
+// (completed, cancelled, held by an incident, or never created).
+func (e *Engine) Job(key int64) (Job, bool) { return e.rt.Job(key) }
+
 // CompleteJob completes a job; vars are merged into the process variables
-// and the waiting token moves on.
-func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+// and the waiting token moves on. With JobActivation the activation must
+// still be the job's (ErrStaleActivation).
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...JobOption) error {
 	norm, err := normalize(vars)
 	if err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.durably(ctx, func() error { return e.rt.CompleteJob(ctx, key, norm) })
+	return e.durably(ctx, func() error { return e.rt.CompleteJobAs(ctx, key, JobArgsOf(opts), norm) })
 }
 
 // FailJob reports a failed attempt at a job. With retries > 0 the job stays
-// activatable; with 0 an incident holds the token until ResolveIncident.
-func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
+// activatable, after the RetryBackoff option's back-off; with 0 an incident
+// holds the token until ResolveIncident. With JobActivation the activation
+// must still be the job's (ErrStaleActivation).
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...JobOption) error {
 	if retries < 0 {
 		return invalid("fail job %d: retries must be >= 0, got %d", key, retries)
 	}
-	return e.durably(ctx, func() error { return e.rt.FailJob(ctx, key, retries, message) })
+	a := JobArgsOf(opts)
+	if a.Backoff < 0 {
+		return invalid("fail job %d: retry back-off must be >= 0, got %s", key, a.Backoff)
+	}
+	return e.durably(ctx, func() error { return e.rt.FailJobAs(ctx, key, a, retries, message) })
 }
 
 // ThrowError raises the BPMN error code from a job's element. Without a
 // boundary event or event sub-process that catches it, an incident holds
-// the token.
-func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+// the token. With JobActivation the activation must still be the job's
+// (ErrStaleActivation).
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...JobOption) error {
 	if code == "" {
 		return invalid("throw error from job %d: the error code is empty", key)
 	}
@@ -802,7 +858,7 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.durably(ctx, func() error { return e.rt.ThrowError(ctx, key, code, message, norm) })
+	return e.durably(ctx, func() error { return e.rt.ThrowErrorAs(ctx, key, JobArgsOf(opts), code, message, norm) })
 }
 
 // ActivateAdHoc activates inner elements of the active ad-hoc sub-process
@@ -997,6 +1053,15 @@ func (e *Engine) DrainEvents() []Event { return e.rt.DrainEvents() }
 // Stats returns what the engine holds open right now (for monitoring, and
 // for checking that nothing leaks).
 func (e *Engine) Stats() Stats { return e.rt.Stats() }
+
+// Metrics returns what an operator reads of the engine: Stats (what is
+// open now), open jobs by type and the one waiting longest, and per process
+// the instances active and ended in each state, with the mean and longest
+// start-to-end time of the completed ones on the engine clock. Stats stays
+// "what is open" so that an engine with nothing open has zero Stats; the
+// counts of ended instances are here, from when the engine was created or
+// restored.
+func (e *Engine) Metrics() Metrics { return e.rt.Metrics() }
 
 // Close cancels every live instance and waits until all goroutines the
 // engine started have ended. Calls after Close fail with ErrClosed (see

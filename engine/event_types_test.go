@@ -8,16 +8,9 @@ import (
 )
 
 // TestEventTypes_AreTheRuntimes checks that EventTypes lists every type
-// the runtime declares, except variablesUpdated, which the runtime
-// declares but never writes (it is not part of the contract: wasm/ABI.md,
-// internal/wire).
+// the runtime declares.
 func TestEventTypes_AreTheRuntimes(t *testing.T) {
-	var want []EventType
-	for _, typ := range runtime.EventTypes() {
-		if typ != runtime.VariablesUpdated {
-			want = append(want, typ)
-		}
-	}
+	want := runtime.EventTypes()
 	got := EventTypes()
 	slices.Sort(got)
 	slices.Sort(want)

@@ -11,7 +11,8 @@ import (
 // Store keeps an engine's state durable (WithStore). It holds the state
 // document of engine/STATE.md cut in pieces, so that a command rewrites
 // only what it changed: one engine-level document (clock, key counter,
-// message buffer, timer start events), the deployments (appended, never
+// timer start events), the message buffer (rewritten only by the commits
+// that change it), the deployments (appended, never
 // rewritten), and per live instance, by instance key, its document
 // without history and its history in chunks (appended, never
 // rewritten).
@@ -36,6 +37,10 @@ type Store interface {
 type StoreState struct {
 	// Engine is the engine-level document; nil when the store is empty.
 	Engine []byte
+	// Messages is the message buffer (a JSON array, STATE.md hub.messages);
+	// nil when the store holds it in Engine, as stores written before it
+	// had a piece of its own do.
+	Messages []byte
 	// Deployments are the deployment documents, in the order committed.
 	Deployments [][]byte
 	// Instances are the live instances by key.
@@ -67,6 +72,8 @@ type HistoryChunk struct {
 type StoreBatch struct {
 	// Engine replaces the engine-level document.
 	Engine []byte
+	// Messages, when not nil, replaces the message buffer (StoreState).
+	Messages []byte
 	// Deployments are appended after those committed before.
 	Deployments [][]byte
 	// Put writes instance documents (without history) by key; History
@@ -93,6 +100,12 @@ type FinishedInstance struct {
 // already holds state: New opens such a store.
 var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 
+// ErrNotAcknowledged is wrapped by the error of a command that the engine
+// took but did not acknowledge as durable (WithStore): its commit failed
+// (the store's error is wrapped too) or its context ended while it waited
+// for the commit.
+var ErrNotAcknowledged = errors.New("command taken but not acknowledged as durable")
+
 // WithStore makes the engine durable in s. New with a store that holds
 // state resumes it: every instance goes on where it was (as Restore does,
 // so the clock rules of Restore apply), and on the real clock timers that
@@ -104,15 +117,27 @@ var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 // Instance.Cancel) that returns without error has been made durable: the
 // engine settles after it and commits what changed. Commands that run at
 // the same time share one commit (group commit), so concurrent callers
-// share the cost of a sync. A command whose commit fails returns the
-// store's error (wrapped): it was taken by the engine but is not known to
-// be durable, and the next commit writes it again. What changes without a command (timers firing
-// on the real clock) is committed with the next command, or by Close.
+// share the cost of a sync. What changes without a command (timers firing
+// on a clock other than clock.Virtual, timers that fell due while no
+// engine ran) is committed as soon as it has settled, sharing commits
+// with commands the same way; an error of such a commit goes to the
+// error handler (WithErrorHandler).
 //
-// The engine does not close s; close it after the engine. Observers
-// (Subscribe) must not give the engine input from inside their callback
-// (start a goroutine for that): a commit waits for the engine, observers
-// included, to settle, and the command would wait for the commit.
+// A command that returns an error wrapping ErrNotAcknowledged was taken,
+// as in Zeebe a command that was written but whose response was lost: it
+// took effect in the engine, which goes on from it, and it is not known to
+// be durable. It is never applied twice and never dropped: the commit it
+// waited for, or the next one that succeeds (after the next command, the
+// next timer, or Close), writes it; only a crash before that loses it.
+// The caller must not simply give it again (a second Start starts a second
+// instance; a second CompleteJob finds no job): Start and Deploy return
+// their result beside the error so that it can tell. Commands refused
+// with ErrClosed were not taken. Close returns the error of its commit.
+//
+// The engine does not close s; close it after the engine. A commit
+// settles the engine without waiting for observers (Subscribe) to catch
+// up, so an observer may give commands from inside its callback as it may
+// without a store.
 //
 // # Why
 //
@@ -128,6 +153,21 @@ func documentOf(st *StoreState) ([]byte, map[int64]int, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(st.Engine, &doc); err != nil {
 		return nil, nil, fmt.Errorf("%w: the store's engine document: %v", ErrBadState, err)
+	}
+	if st.Messages != nil {
+		var hub map[string]json.RawMessage
+		if err := json.Unmarshal(doc["hub"], &hub); err != nil {
+			return nil, nil, fmt.Errorf("%w: the store's engine document, hub: %v", ErrBadState, err)
+		}
+		if hub == nil {
+			hub = map[string]json.RawMessage{}
+		}
+		hub["messages"] = st.Messages
+		raw, err := json.Marshal(hub)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: the store's message buffer: %v", ErrBadState, err)
+		}
+		doc["hub"] = raw
 	}
 	deploys := make([]json.RawMessage, len(st.Deployments))
 	for i, raw := range st.Deployments {

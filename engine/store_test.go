@@ -36,6 +36,8 @@ type memStore struct {
 	// release.
 	hold          bool
 	held, release chan struct{}
+	// committed, when set, gets a value after each commit written.
+	committed chan struct{}
 }
 
 func newMemStore() *memStore {
@@ -45,7 +47,7 @@ func newMemStore() *memStore {
 func (m *memStore) Load(context.Context) (*StoreState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := StoreState{Engine: m.st.Engine, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64]*StoredInstance{}}
+	st := StoreState{Engine: m.st.Engine, Messages: m.st.Messages, Deployments: append([][]byte(nil), m.st.Deployments...), Instances: map[int64]*StoredInstance{}}
 	for k, v := range m.st.Instances {
 		st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
 	}
@@ -79,6 +81,9 @@ func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
 	}
 	m.commits++
 	m.st.Engine = b.Engine
+	if b.Messages != nil {
+		m.st.Messages = b.Messages
+	}
 	m.st.Deployments = append(m.st.Deployments, b.Deployments...)
 	for k, v := range b.Put {
 		si := m.st.Instances[k]
@@ -98,7 +103,28 @@ func (m *memStore) Commit(_ context.Context, b *StoreBatch) error {
 	for _, k := range b.Evict {
 		m.finished = slices.DeleteFunc(m.finished, func(f FinishedInstance) bool { return f.Key == k })
 	}
+	if m.committed != nil {
+		select {
+		case m.committed <- struct{}{}:
+		default: // the test has a wake-up waiting already
+		}
+	}
 	return nil
+}
+
+// crashCopy returns a store holding what m holds now, as a process that
+// crashed at this moment would find it.
+func (m *memStore) crashCopy() *memStore {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := newMemStore()
+	c.st.Engine, c.st.Messages = m.st.Engine, m.st.Messages
+	c.st.Deployments = append(c.st.Deployments, m.st.Deployments...)
+	for k, v := range m.st.Instances {
+		c.st.Instances[k] = &StoredInstance{Doc: v.Doc, History: append([]HistoryChunk(nil), v.History...)}
+	}
+	c.finished = append(c.finished, m.finished...)
+	return c
 }
 
 func (m *memStore) count() int {

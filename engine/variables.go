@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
@@ -45,6 +46,18 @@ func normalize(vars map[string]any) (map[string]any, error) {
 	return norm, nil
 }
 
+// NormalizeVariables returns a copy of vars in the engine's value model,
+// as every call that takes variables stores them: numbers of any Go type
+// become float64 when a float64 holds them exactly and json.Number with
+// their exact text otherwise (12345678901234567890, 0.1 with twenty more
+// digits), structs and typed containers their JSON form. Errors are those
+// of CheckVariables. The Go host applies it to the variables it decodes
+// from the module (numbers kept as json.Number), so that they are the
+// values a native engine returns.
+func NormalizeVariables(vars map[string]any) (map[string]any, error) {
+	return normalize(vars)
+}
+
 // CheckVariables returns an error wrapping ErrBadVariables, naming the
 // variable, if vars are not what every call of Engine that takes variables
 // accepts: JSON values (no NaN or infinities, functions or channels)
@@ -83,7 +96,7 @@ func checkDepth(name string, v any, converted *bool) error {
 func withinDepth(v any, left int, converted *bool) bool {
 	switch v := v.(type) {
 	case nil, string, bool, float64, float32, int, int8, int16, int32, int64,
-		uint, uint8, uint16, uint32, uint64:
+		uint, uint8, uint16, uint32, uint64, json.Number:
 		return true
 	case map[string]any:
 		if left == 0 {

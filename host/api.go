@@ -41,12 +41,17 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	return s.Key, err
 }
 
-// Started is what StartInstance reports of a new instance.
+// Started is what StartInstance reports of a new instance, and
+// CompleteJobInstance of a job's instance.
 type Started struct {
 	Key int64
 	// State is the state the instance settled in before the call
 	// returned: Completed for a process that needs no outside input.
+	// Empty when the instance finished and is no longer retained.
 	State engine.State
+	// Jobs are the instance's activatable jobs once settled, ordered by
+	// key: a worker needs no Jobs call.
+	Jobs []engine.Job
 }
 
 // StartInstance is Start that also returns the state the instance settled
@@ -59,7 +64,7 @@ func (e *Engine) StartInstance(ctx context.Context, processID string, vars map[s
 	}
 	var res wire.StartResult
 	err := e.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars}, &res)
-	return Started{Key: res.InstanceKey, State: res.State}, err
+	return Started{Key: res.InstanceKey, State: res.State, Jobs: res.Jobs}, err
 }
 
 // PublishMessage publishes msg as engine.Engine.PublishMessage does: it
@@ -89,31 +94,162 @@ func (e *Engine) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, er
 }
 
 // CompleteJob completes a job; vars are merged into the process variables.
-func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+// With engine.JobActivation the activation must still be the job's
+// (engine.ErrStaleActivation).
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...engine.JobOption) error {
 	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, nil)
+	a := engine.JobArgsOf(opts)
+	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars, Activation: a.Activation}, nil)
+}
+
+// CompleteJobInstance is CompleteJob that also returns where the job's
+// instance stands once settled (its state and activatable jobs), which the
+// module sends anyway: a worker that goes on with the instance's next job
+// makes no Jobs call.
+func (e *Engine) CompleteJobInstance(ctx context.Context, key int64, vars map[string]any) (Started, error) {
+	if err := engine.CheckVariables(vars); err != nil {
+		return Started{}, fmt.Errorf("complete job %d: %w", key, err)
+	}
+	var res wire.CompleteJobResult
+	err := e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, &res)
+	return Started{Key: res.InstanceKey, State: res.State, Jobs: res.Jobs}, err
 }
 
 // FailJob reports a failed attempt at a job; with retries 0 an incident
-// holds the token.
-func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return e.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message}, nil)
+// holds the token, with retries left the job is activatable again after
+// the engine.RetryBackoff option's back-off.
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...engine.JobOption) error {
+	a := engine.JobArgsOf(opts)
+	return e.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message,
+		Activation: a.Activation, BackoffMs: millis(a.Backoff)}, nil)
 }
 
 // ThrowError raises the BPMN error code from a job's element.
-func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...engine.JobOption) error {
 	if err := engine.CheckVariables(vars); err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars}, nil)
+	a := engine.JobArgsOf(opts)
+	return e.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars,
+		Activation: a.Activation}, nil)
 }
+
+// ActivateJobs activates up to maxJobs jobs of jobType for worker and
+// timeout, as engine.Engine.ActivateJobs does.
+func (e *Engine) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+	var jobs []engine.Job
+	ms := millis(timeout)
+	err := e.call(ctx, "activate_jobs", wire.ActivateJobsRequest{Type: jobType, Worker: worker, TimeoutMs: &ms, MaxJobs: &maxJobs}, &jobs)
+	return jobs, err
+}
+
+// UpdateJobRetries sets how many retries (>= 1) a job has left, as
+// engine.Engine.UpdateJobRetries does.
+func (e *Engine) UpdateJobRetries(ctx context.Context, key int64, retries int) error {
+	return e.call(ctx, "update_job_retries", wire.UpdateJobRetriesRequest{JobKey: &key, Retries: &retries}, nil)
+}
+
+// ModifyInstance repairs a live instance, as
+// engine.Engine.ModifyInstance does.
+func (e *Engine) ModifyInstance(ctx context.Context, instanceKey int64, m engine.Modification) error {
+	req := wire.ModifyInstanceRequest{InstanceKey: &instanceKey, Terminate: m.Terminate}
+	for _, a := range m.Activate {
+		if err := engine.CheckVariables(a.Variables); err != nil {
+			return fmt.Errorf("modify instance %d: activate %q: %w", instanceKey, a.ElementID, err)
+		}
+		req.Activate = append(req.Activate, wire.ActivateElement{ElementID: a.ElementID, Scope: a.Scope, Variables: a.Variables})
+	}
+	return e.call(ctx, "modify_instance", req, nil)
+}
+
+// SetVariables sets vars on a scope of a live instance, as
+// engine.Engine.SetVariables does.
+func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[string]any, s engine.Scope) error {
+	if err := engine.CheckVariables(vars); err != nil {
+		return fmt.Errorf("set variables of instance %d: %w", instanceKey, err)
+	}
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	return e.call(ctx, "set_variables", wire.SetVariablesRequest{InstanceKey: &instanceKey, Variables: vars, Scope: s.Token, Local: s.Local}, nil)
+}
+
+// ScopeVariables returns the variables of a scope of a live instance, as
+// engine.Engine.ScopeVariables does.
+func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s engine.Scope) (map[string]any, error) {
+	var vars map[string]any
+	err := e.call(ctx, "scope_variables", wire.ScopeVariablesRequest{InstanceKey: &instanceKey, Scope: s.Token, Local: s.Local}, &vars)
+	return vars, err
+}
+
+// StartVersion starts an instance of version (from 1; 0: the newest) of
+// processID, as engine.Engine.StartVersion does.
+func (e *Engine) StartVersion(ctx context.Context, processID string, version int, vars map[string]any) (Started, error) {
+	if err := engine.CheckVariables(vars); err != nil {
+		return Started{}, fmt.Errorf("start %s: %w", processID, err)
+	}
+	var res wire.StartResult
+	err := e.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars, Version: version}, &res)
+	return Started{Key: res.InstanceKey, State: res.State}, err
+}
+
+// Definitions returns every deployed version of every process, as
+// engine.Engine.Definitions does.
+func (e *Engine) Definitions(ctx context.Context) ([]engine.Definition, error) {
+	var defs []engine.Definition
+	err := e.call(ctx, "definitions", wire.DefinitionsRequest{}, &defs)
+	return defs, err
+}
+
+// DefinitionXML returns the document that deployed version (0: the
+// newest) of processID and its deployment name, as
+// engine.Engine.DefinitionXML does.
+func (e *Engine) DefinitionXML(ctx context.Context, processID string, version int) (string, []byte, error) {
+	var res wire.DefinitionXMLResult
+	if err := e.call(ctx, "definition_xml", wire.DefinitionXMLRequest{ProcessID: processID, Version: version}, &res); err != nil {
+		return "", nil, err
+	}
+	xml, err := base64.StdEncoding.DecodeString(res.XMLBase64)
+	if err != nil {
+		return "", nil, fmt.Errorf("definition_xml: the module answered bad base64: %w", err)
+	}
+	return res.Name, xml, nil
+}
+
+// Metrics returns what an operator reads of the engine, as
+// engine.Engine.Metrics does.
+func (e *Engine) Metrics(ctx context.Context) (engine.Metrics, error) {
+	var m engine.Metrics
+	err := e.call(ctx, "metrics", wire.MetricsRequest{}, &m)
+	return m, err
+}
+
+// HandleJobs runs a job worker for jobType until ctx ends, as
+// engine.Engine.HandleJobs does, over this module's operations.
+func (e *Engine) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {
+	return engine.RunJobWorker(ctx, e, jobType, handler, o)
+}
+
+// millis is d in the ABI's milliseconds.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Incidents returns the open incidents of live instances, ordered by key.
 func (e *Engine) Incidents(ctx context.Context) ([]engine.Incident, error) {
 	var out []engine.Incident
 	err := e.call(ctx, "incidents", wire.IncidentsRequest{}, &out)
+	return out, err
+}
+
+// FindIncidents returns the open incidents f selects, as
+// engine.Engine.FindIncidents does.
+func (e *Engine) FindIncidents(ctx context.Context, f engine.IncidentFilter) ([]engine.Incident, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	var out []engine.Incident
+	err := e.call(ctx, "incidents", wire.IncidentsRequest{InstanceKey: f.InstanceKey, ElementID: f.ElementID, Type: string(f.Type)}, &out)
 	return out, err
 }
 

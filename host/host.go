@@ -495,7 +495,7 @@ func (e *Engine) Call(ctx context.Context, op string, request []byte) (json.RawM
 
 // call marshals req, runs op and unmarshals the result into out (if not nil).
 func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
-	data, err := json.Marshal(req)
+	data, err := encodeRequest(req)
 	if err != nil {
 		return fmt.Errorf("flowtrack host: %s: encode request: %w", op, err)
 	}
@@ -504,11 +504,129 @@ func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
 		return err
 	}
 	if out != nil {
-		if err := json.Unmarshal(env.Result, out); err != nil {
+		if err := decodeResult(env.Result, out); err != nil {
 			return fmt.Errorf("flowtrack host: %s: decode result: %w", op, err)
 		}
 	}
 	return nil
+}
+
+// encodeRequest encodes a request: the hot ones by wire's appenders,
+// without reflection, the others through encoding/json.
+func encodeRequest(req any) ([]byte, error) {
+	switch r := req.(type) {
+	case wire.StartRequest:
+		return wire.AppendStartRequest(make([]byte, 0, 64), r)
+	case wire.MessageRequest:
+		return wire.AppendMessageRequest(make([]byte, 0, 64), r)
+	case wire.CompleteJobRequest:
+		return wire.AppendCompleteJobRequest(make([]byte, 0, 64), r)
+	case wire.InstanceRequest:
+		return wire.AppendInstanceRequest(make([]byte, 0, 40), r), nil
+	}
+	return json.Marshal(req)
+}
+
+// decodeResult decodes a result into out keeping the digits of every
+// number in variables: they are decoded as json.Number and brought to the
+// engine's value model (engine.NormalizeVariables), a float64 when one
+// holds the number exactly, as a native engine returns them.
+func decodeResult(data []byte, out any) error {
+	if !mayHoldDecimals(data) {
+		return decodePlain(data, out)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return err
+	}
+	switch r := out.(type) {
+	case *wire.InstanceResult:
+		return exactNumbers(&r.Variables)
+	case *wire.StartResult:
+		return exactJobs(r.Jobs)
+	case *wire.CompleteJobResult:
+		return exactJobs(r.Jobs)
+	case *[]engine.Job:
+		return exactJobs(*r)
+	case *[]engine.Event:
+		return exactEvents(*r)
+	}
+	return nil
+}
+
+// mayHoldDecimals reports whether module output data may hold a number
+// no float64 holds. The module writes a float64 in its shortest form with
+// a lowercase exponent and any other number as expr.Number's text: 16
+// digits or more, or an uppercase "E" exponent. Without either, every
+// number has at most 15 digits and json.Unmarshal reads it exactly, with
+// no decoder's buffer copy.
+func mayHoldDecimals(data []byte) bool {
+	run := 0
+	for _, c := range data {
+		switch {
+		case c >= '0' && c <= '9':
+			if run++; run >= 16 {
+				return true
+			}
+			continue
+		case c == 'E' && run > 0:
+			return true
+		}
+		run = 0
+	}
+	return false
+}
+
+// exactEvents brings the variables of events decoded with UseNumber to
+// the engine's value model.
+func exactEvents(evs []engine.Event) error {
+	for i := range evs {
+		if err := exactNumbers(&evs[i].Variables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exactJobs brings the variables of jobs decoded with UseNumber to the
+// engine's value model.
+func exactJobs(jobs []engine.Job) error {
+	for i := range jobs {
+		if err := exactNumbers(&jobs[i].Variables); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exactNumbers replaces *vars, decoded with UseNumber, by its copy in the
+// engine's value model.
+func exactNumbers(vars *map[string]any) error {
+	if *vars == nil {
+		return nil
+	}
+	norm, err := engine.NormalizeVariables(*vars)
+	if err != nil {
+		return err
+	}
+	*vars = norm
+	return nil
+}
+
+// decodePlain decodes a result holding no number that needs more than a
+// float64: the hot ones by wire's decoders, without reflection, the others
+// through encoding/json.
+func decodePlain(data []byte, out any) error {
+	switch r := out.(type) {
+	case *wire.StartResult:
+		return wire.DecodeStartResult(data, r)
+	case *wire.CompleteJobResult:
+		return wire.DecodeCompleteJobResult(data, r)
+	case *wire.InstanceResult:
+		return wire.DecodeInstanceResult(data, r)
+	}
+	return json.Unmarshal(data, out)
 }
 
 // invoke runs one operation under the lock, queues the call's events in
@@ -591,8 +709,19 @@ func (e *Engine) invokeLocked(ctx context.Context, op string, req []byte) (*enve
 // decode decodes op's response envelope and keeps its clock reading.
 func (e *Engine) decode(op string, data []byte) (*envelope, error) {
 	env := new(envelope)
-	if err := json.Unmarshal(data, env); err != nil {
-		return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+	if !mayHoldDecimals(data) {
+		if err := wire.DecodeResponse(data, env); err != nil {
+			return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+		}
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber() // the digits of the events' variables (exactEvents)
+		if err := dec.Decode(env); err != nil {
+			return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+		}
+		if err := exactEvents(env.Events); err != nil {
+			return nil, fmt.Errorf("flowtrack host: %s: decode response: %w", op, err)
+		}
 	}
 	e.now, e.deadline = env.Now, env.NextDeadline
 	return env, nil

@@ -270,3 +270,42 @@ func TestStartInstance_ReportsTheSettledState(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, engine.Completed, done.State)
 }
+
+// TestCompleteJobInstance_ReportsTheInstance: start and complete_job
+// report the instance's activatable jobs and state, the same a Jobs and a
+// State call read, down to the last job's completion.
+func TestCompleteJobInstance_ReportsTheInstance(t *testing.T) {
+	ctx := context.Background()
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "order.bpmn", readFile(t, "order.bpmn"))
+	require.NoError(t, err)
+	s, err := e.StartInstance(ctx, "order", map[string]any{"amount": 50})
+	require.NoError(t, err)
+	jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: s.Key})
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	assert.Equal(t, jobs, s.Jobs, "start reports what a jobs call reads")
+	assert.Equal(t, map[string]any{"amount": 50.0}, s.Jobs[0].Variables)
+
+	vars := map[string]any{"valid": true}
+	for len(s.Jobs) > 0 {
+		key := s.Jobs[0].Key
+		if s, err = e.CompleteJobInstance(ctx, key, vars); err != nil {
+			t.Fatal(err)
+		}
+		vars = nil
+		jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: s.Key})
+		require.NoError(t, err)
+		if len(jobs) == 0 {
+			jobs = nil
+		}
+		assert.Equal(t, jobs, s.Jobs, "after job %d", key)
+		st, err := e.State(ctx, s.Key)
+		require.NoError(t, err)
+		assert.Equal(t, st, s.State, "after job %d", key)
+	}
+	assert.Equal(t, engine.Completed, s.State)
+
+	_, err = e.CompleteJobInstance(ctx, 99999, nil)
+	assert.ErrorIs(t, err, engine.ErrUnknownJob)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"testing"
 	"time"
@@ -90,6 +91,17 @@ var parityScenarios = []struct {
 	name string
 	run  func(tr *transcript)
 }{
+	{"decimals", func(tr *transcript) {
+		xml, err := os.ReadFile("../engine/testdata/decimals.bpmn")
+		require.NoError(tr.t, err)
+		tr.check("deploy decimals", tr.r.Deploy(tr.ctx, "decimals.bpmn", xml))
+		tr.start("decimals", map[string]any{"big": json.Number("12345678901234567890")})
+		j := tr.job("work")
+		tr.note("job variables %#v", j.Variables)
+		tr.check("complete", tr.r.CompleteJob(tr.ctx, j.Key, map[string]any{"paid": json.Number("98765432109876543210.5"), "n": uint64(1 << 63)}))
+		tr.check("publish", tr.r.PublishMessage(tr.ctx, conformance.Message{Name: "paid", CorrelationKey: "12345678901234567891",
+			Variables: map[string]any{"fee": json.Number("0.10000000000000000001")}}))
+	}},
 	{"order small", func(tr *transcript) {
 		tr.deploy("order.bpmn")
 		tr.start("order", map[string]any{"amount": 40})
@@ -104,10 +116,10 @@ var parityScenarios = []struct {
 		tr.deploy("order.bpmn")
 		tr.start("order", map[string]any{"amount": 40})
 		j := tr.job("Task_check")
-		tr.check("fail with retries", tr.r.FailJob(tr.ctx, j.Key, 1, "flaky"))
+		tr.check("fail with retries", tr.r.FailJob(tr.ctx, j.Key, 1, "flaky", 0))
 		j = tr.job("Task_check")
 		tr.note("retries %d message %q", j.Retries, j.ErrorMessage)
-		tr.check("fail finally", tr.r.FailJob(tr.ctx, j.Key, 0, "down"))
+		tr.check("fail finally", tr.r.FailJob(tr.ctx, j.Key, 0, "down", 0))
 		incs, err := tr.r.Incidents(tr.ctx)
 		require.NoError(tr.t, err)
 		require.Len(tr.t, incs, 1)

@@ -61,6 +61,30 @@ func extismHistory() int32 { return serve("history") }
 //go:wasmexport jobs
 func extismJobs() int32 { return serve("jobs") }
 
+//go:wasmexport activate_jobs
+func extismActivateJobs() int32 { return serve("activate_jobs") }
+
+//go:wasmexport update_job_retries
+func extismUpdateJobRetries() int32 { return serve("update_job_retries") }
+
+//go:wasmexport definitions
+func extismDefinitions() int32 { return serve("definitions") }
+
+//go:wasmexport definition_xml
+func extismDefinitionXML() int32 { return serve("definition_xml") }
+
+//go:wasmexport metrics
+func extismMetrics() int32 { return serve("metrics") }
+
+//go:wasmexport modify_instance
+func extismModifyInstance() int32 { return serve("modify_instance") }
+
+//go:wasmexport set_variables
+func extismSetVariables() int32 { return serve("set_variables") }
+
+//go:wasmexport scope_variables
+func extismScopeVariables() int32 { return serve("scope_variables") }
+
 //go:wasmexport incidents
 func extismIncidents() int32 { return serve("incidents") }
 

@@ -95,6 +95,30 @@ func exportHistory(ptr, size uint32) uint64 { return invoke("history", ptr, size
 //go:wasmexport jobs
 func exportJobs(ptr, size uint32) uint64 { return invoke("jobs", ptr, size) }
 
+//go:wasmexport activate_jobs
+func exportActivateJobs(ptr, size uint32) uint64 { return invoke("activate_jobs", ptr, size) }
+
+//go:wasmexport update_job_retries
+func exportUpdateJobRetries(ptr, size uint32) uint64 { return invoke("update_job_retries", ptr, size) }
+
+//go:wasmexport definitions
+func exportDefinitions(ptr, size uint32) uint64 { return invoke("definitions", ptr, size) }
+
+//go:wasmexport definition_xml
+func exportDefinitionXML(ptr, size uint32) uint64 { return invoke("definition_xml", ptr, size) }
+
+//go:wasmexport metrics
+func exportMetrics(ptr, size uint32) uint64 { return invoke("metrics", ptr, size) }
+
+//go:wasmexport modify_instance
+func exportModifyInstance(ptr, size uint32) uint64 { return invoke("modify_instance", ptr, size) }
+
+//go:wasmexport set_variables
+func exportSetVariables(ptr, size uint32) uint64 { return invoke("set_variables", ptr, size) }
+
+//go:wasmexport scope_variables
+func exportScopeVariables(ptr, size uint32) uint64 { return invoke("scope_variables", ptr, size) }
+
 //go:wasmexport incidents
 func exportIncidents(ptr, size uint32) uint64 { return invoke("incidents", ptr, size) }
 

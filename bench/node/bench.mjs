@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { brotliCompressSync, constants as zlibConstants } from 'node:zlib';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdkDir = resolve(here, '../../sdk-js/dist');
@@ -60,6 +61,9 @@ out({ kind: 'cold', host: 'node', variant: 'import SDK', ms: importMs });
 out({ kind: 'cold', host: 'node', variant: 'first Engine.create (read+compile+init)', ms: firstCreateMs });
 out({ kind: 'cold', host: 'node', variant: 'WebAssembly.compile', ms: compileMs });
 out({ kind: 'cold', host: 'node', variant: 'Engine.create from compiled module', ms: creates[2] });
+// Brotli beside the Go driver's gzip -9: what a server that serves .br sends.
+const br = brotliCompressSync(wasmBytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: wasmBytes.length } });
+out({ kind: 'size', host: 'wasm', variant: 'brotli 11', bytes: br.length });
 
 const key = (i) => `k${i}`;
 const workloads = [
@@ -69,32 +73,45 @@ const workloads = [
   {
     name: 'message', file: 'message.bpmn', shared: true, process: 'message',
     vars: (i) => ({ key: key(i) }),
-    script: (e, k, i) => e.publishMessage({ name: 'go', correlationKey: key(i) }),
+    script: (e, ref, i) => publish(e, ref, 'go', key(i)),
   },
   { name: 'timer', file: 'timer.bpmn', shared: true, process: 'timer', advance: 1000 },
   { name: 'inclusive', file: 'inclusive.bpmn', process: 'inclusive', vars: () => ({ x: 4 }) },
   {
     name: 'jobs', file: 'jobs.bpmn', process: 'jobs',
-    script: async (e, k) => {
-      for (let j = 0; j < 10; j++) await completeJob(e, k, 'work');
+    script: async (e, ref) => {
+      for (let j = 0; j < 10; j++) await completeJob(e, ref, 'work');
     },
   },
   { name: 'timer1h', file: 'timer1h.bpmn', process: 'timer1h', advance: 3_600_000 },
   {
     name: 'order', file: 'order.bpmn', process: 'order',
     vars: (i) => ({ amount: i % 2 === 1 ? 500 : 50, orderId: key(i) }),
-    script: async (e, k, i) => {
-      await completeJob(e, k, 'validate');
-      if (i % 2 === 1) await e.publishMessage({ name: 'payment', correlationKey: key(i) });
-      await completeJob(e, k, 'pack');
+    script: async (e, ref, i) => {
+      await completeJob(e, ref, 'validate');
+      if (i % 2 === 1) await publish(e, ref, 'payment', key(i));
+      await completeJob(e, ref, 'pack');
     },
   },
 ];
 
-async function completeJob(e, instanceKey, type) {
-  const jobs = await e.jobs({ type, instanceKey });
-  if (jobs.length === 0) throw new Error(`instance ${instanceKey} has no ${type} job`);
-  await e.completeJob(jobs[0].key);
+// A ref is what the driver knows of an instance: start's result, updated
+// by each completeJob result (state and activatable jobs), so that a script
+// asks for jobs only when a publish may have changed them.
+async function completeJob(e, ref, type) {
+  let job = ref.jobs?.find((j) => j.type === type);
+  if (!job) {
+    [job] = await e.jobs({ type, instanceKey: ref.instanceKey });
+    if (!job) throw new Error(`instance ${ref.instanceKey} has no ${type} job`);
+  }
+  const res = await e.completeJob(job.key);
+  ref.state = res.state;
+  ref.jobs = res.jobs;
+}
+
+async function publish(e, ref, name, correlationKey) {
+  ref.state = ref.jobs = undefined;
+  await e.publishMessage({ name, correlationKey });
 }
 
 // A target is one engine. It registers no listener, like any user that
@@ -112,11 +129,13 @@ async function target(xml) {
 }
 
 async function playOne(t, w, i, advance) {
-  const { instanceKey, state } = await t.engine.start(w.process, w.vars?.(i));
-  const later = w.script || (advance && w.advance);
-  if (w.script) await w.script(t.engine, instanceKey, i);
-  if (advance && w.advance) await t.engine.advanceTime(w.advance);
-  await t.finish(instanceKey, later ? undefined : state);
+  const ref = await t.engine.start(w.process, w.vars?.(i));
+  if (w.script) await w.script(t.engine, ref, i);
+  if (advance && w.advance) {
+    await t.engine.advanceTime(w.advance);
+    ref.state = undefined;
+  }
+  await t.finish(ref.instanceKey, ref.state === 'completed' ? ref.state : undefined);
 }
 
 async function pool(n, fn) {
@@ -196,6 +215,7 @@ for (const w of workloads) {
       await resetPeak();
       const rates = [];
       const lats = [];
+      const cpu0 = process.cpuUsage();
       for (let r = 0; r < RUNS; r++) {
         const res = await run(t, w, mode, n, nextI);
         nextI += n;
@@ -207,13 +227,15 @@ for (const w of workloads) {
       const pct = (p) => lats[Math.max(0, Math.min(lats.length - 1, Math.round(p * lats.length) - 1))] * 1000;
       Object.assign(rec, { n, runs: RUNS, ips_median: rates[RUNS >> 1], ips_min: rates[0], ips_max: rates[RUNS - 1],
         p50_us: pct(0.5), p99_us: pct(0.99), peak_rss_mb: peakRSS(), ok: true });
+      const cpu = process.cpuUsage(cpu0);
+      rec.cpu_us_per_instance = (cpu.user + cpu.system) / (RUNS * n);
     } catch (err) {
       failed = true;
       rec.error = String(err?.stack ?? err);
     } finally {
       t?.engine.close();
     }
-    log(`node    ${w.name.padEnd(10)} ${mode.padEnd(4)} ${rec.ips_median.toFixed(0).padStart(10)} inst/s  p50 ${rec.p50_us.toFixed(1).padStart(8)}µs  p99 ${rec.p99_us.toFixed(1).padStart(8)}µs  ${rec.error ?? ''}`);
+    log(`node    ${w.name.padEnd(10)} ${mode.padEnd(4)} ${rec.ips_median.toFixed(0).padStart(10)} inst/s  p50 ${rec.p50_us.toFixed(1).padStart(8)}µs  p99 ${rec.p99_us.toFixed(1).padStart(8)}µs  cpu ${(rec.cpu_us_per_instance ?? 0).toFixed(1).padStart(8)}µs/inst  ${rec.error ?? ''}`);
     out(rec);
   }
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -23,12 +24,17 @@ type Wazero struct {
 	engines []*host.Engine
 }
 
+// hostRef is updated by the calls that report where the instance stands
+// (start, complete_job), so that a script makes no call to ask.
 type hostRef struct {
 	engine int
 	key    int64
-	// done is set when the instance had completed by the time Start
-	// returned, as the module reports with its key.
+	// done is set when the instance had completed by the time the last
+	// call returned, as the module reports with its key.
 	done bool
+	// jobs are the instance's activatable jobs the last call reported;
+	// nil when a call since may have changed them (publish).
+	jobs []engine.Job
 }
 
 // NewWazero returns a target with size module instances.
@@ -59,14 +65,14 @@ func (w *Wazero) Deploy(name string, xml []byte) error {
 func (w *Wazero) Start(worker int, process string, vars map[string]any) (Ref, error) {
 	i := worker % len(w.engines)
 	s, err := w.engines[i].StartInstance(context.Background(), process, vars)
-	return hostRef{engine: i, key: s.Key, done: s.State == engine.Completed}, err
+	return &hostRef{engine: i, key: s.Key, done: s.State == engine.Completed, jobs: s.Jobs}, err
 }
 
 // Finish implements Target: every call settles, so the instance has
 // completed by now if it ever will. An instance Start saw complete needs
 // no call, as in the Node driver; one that waited for input is asked.
 func (w *Wazero) Finish(ref Ref) error {
-	r := ref.(hostRef)
+	r := ref.(*hostRef)
 	if r.done {
 		return nil
 	}
@@ -82,22 +88,30 @@ func (w *Wazero) AwaitWaiting(Ref, string) error { return nil }
 
 // Publish implements Session.
 func (w *Wazero) Publish(ref Ref, name, key string) error {
-	e := w.engines[ref.(hostRef).engine]
-	return e.PublishMessage(context.Background(), engine.Message{Name: name, CorrelationKey: key})
+	r := ref.(*hostRef)
+	r.jobs, r.done = nil, false
+	return w.engines[r.engine].PublishMessage(context.Background(), engine.Message{Name: name, CorrelationKey: key})
 }
 
-// CompleteJob implements Session.
+// CompleteJob implements Session: the job comes from what the last call
+// reported, or from a jobs call when that is unknown.
 func (w *Wazero) CompleteJob(ref Ref, jobType string) error {
-	r := ref.(hostRef)
+	r := ref.(*hostRef)
 	e := w.engines[r.engine]
-	jobs, err := e.Jobs(context.Background(), engine.JobFilter{Type: jobType, InstanceKey: r.key})
-	if err != nil {
-		return err
+	i := slices.IndexFunc(r.jobs, func(j engine.Job) bool { return j.Type == jobType })
+	if i < 0 {
+		jobs, err := e.Jobs(context.Background(), engine.JobFilter{Type: jobType, InstanceKey: r.key})
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return fmt.Errorf("instance %d has no %s job", r.key, jobType)
+		}
+		r.jobs, i = jobs, 0
 	}
-	if len(jobs) == 0 {
-		return fmt.Errorf("instance %d has no %s job", r.key, jobType)
-	}
-	return e.CompleteJob(context.Background(), jobs[0].Key, nil)
+	s, err := e.CompleteJobInstance(context.Background(), r.jobs[i].Key, nil)
+	r.jobs, r.done = s.Jobs, s.State == engine.Completed
+	return err
 }
 
 // Advance implements Target.

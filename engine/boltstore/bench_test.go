@@ -4,8 +4,10 @@ import (
 	"context"
 	"path/filepath"
 	goruntime "runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/boltstore"
@@ -38,11 +40,13 @@ const benchXML = `<?xml version="1.0" encoding="UTF-8"?>
 // with and without sync, one caller at a time and with 16 callers (whose
 // commands share commits). park: a start whose instance parks at its job
 // (one instance written per command); job: a start and the completion of
-// its job (the instance is written, then deleted). inst/commit says how
-// many instances' commands shared a commit.
+// its job (the instance is written, then deleted); buffered: park with
+// 1,000 messages buffered (a long TTL, nobody waiting), which a commit
+// should not rewrite. inst/commit says how many instances' commands
+// shared a commit.
 func BenchmarkStore(b *testing.B) {
 	for _, store := range []string{"memory", "nosync", "sync"} {
-		for _, work := range []string{"park", "job"} {
+		for _, work := range []string{"park", "job", "buffered"} {
 			for _, callers := range []int{1, 16} {
 				name := store + "/" + work + "/seq"
 				if callers > 1 {
@@ -57,13 +61,14 @@ func BenchmarkStore(b *testing.B) {
 func benchStore(b *testing.B, store, work string, callers int) {
 	ctx := context.Background()
 	opts := []engine.Option{engine.WithClock(clock.NewVirtual(clock.Epoch))}
+	var cs *countStore
 	if store != "memory" {
 		s, err := boltstore.Open(filepath.Join(b.TempDir(), "bench.db"), &boltstore.Options{NoSync: store == "nosync"})
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer s.Close()
-		cs := &countStore{Store: s}
+		cs = &countStore{Store: s}
 		opts = append(opts, engine.WithStore(cs))
 		defer func() { b.ReportMetric(float64(b.N)/float64(cs.n.Load()), "inst/commit") }()
 	}
@@ -75,12 +80,20 @@ func benchStore(b *testing.B, store, work string, callers int) {
 	if _, err := e.Deploy("p.bpmn", []byte(benchXML)); err != nil {
 		b.Fatal(err)
 	}
+	if work == "buffered" {
+		for i := range 1_000 {
+			m := engine.Message{Name: "order", CorrelationKey: strconv.Itoa(i), TTL: 24 * time.Hour, Variables: map[string]any{"n": i}}
+			if err := e.PublishMessage(ctx, m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	one := func() {
 		inst, err := e.Start(ctx, "p", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if work == "park" {
+		if work != "job" {
 			return
 		}
 		var jobs []engine.Job
@@ -90,6 +103,9 @@ func benchStore(b *testing.B, store, work string, callers int) {
 		if err := e.CompleteJob(ctx, jobs[0].Key, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cs != nil {
+		cs.n.Store(0) // the commits of the setup are not the benchmark's
 	}
 	b.ResetTimer()
 	if callers == 1 {

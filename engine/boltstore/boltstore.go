@@ -4,7 +4,7 @@
 // it holds (see Example).
 //
 // The file holds six buckets: "engine" (the engine-level document under
-// the key "state"), "deployments" (one document per deployment, by an
+// the key "state", the message buffer under "messages"), "deployments" (one document per deployment, by an
 // 8-byte big-endian sequence number), "instances" (one document without
 // history per live instance, by its 8-byte big-endian key), "history"
 // (an instance's history chunks, by its key followed by the 8-byte
@@ -38,6 +38,7 @@ var (
 	bucketFinished    = []byte("finished")
 	bucketFinishedKey = []byte("finishedKeys")
 	keyState          = []byte("state")
+	keyMessages       = []byte("messages")
 )
 
 // Options configure Open. The zero value (or nil) is the durable default.
@@ -107,6 +108,9 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 	err := s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketEngine).Get(keyState); v != nil {
 			st.Engine = append([]byte(nil), v...)
+		}
+		if v := tx.Bucket(bucketEngine).Get(keyMessages); v != nil {
+			st.Messages = append([]byte(nil), v...)
 		}
 		err := tx.Bucket(bucketDeployments).ForEach(func(_, v []byte) error {
 			st.Deployments = append(st.Deployments, append([]byte(nil), v...))
@@ -194,6 +198,11 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketEngine).Put(keyState, b.Engine); err != nil {
 			return fmt.Errorf("engine document: %w", err)
+		}
+		if b.Messages != nil {
+			if err := tx.Bucket(bucketEngine).Put(keyMessages, b.Messages); err != nil {
+				return fmt.Errorf("message buffer: %w", err)
+			}
 		}
 		deps := tx.Bucket(bucketDeployments)
 		for _, d := range b.Deployments {

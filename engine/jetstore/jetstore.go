@@ -6,7 +6,8 @@
 //
 // The stream (FLOWTRACK_STORE_<name>) holds the pieces of the state
 // document of engine/STATE.md on the subjects under flowtrack.store.<name>:
-// "engine" (the engine-level document), "dep.<index>" (the deployments, by
+// "engine" (the engine-level document), "messages" (the message buffer,
+// written by the commits that change it), "dep.<index>" (the deployments, by
 // their index in commit order), "doc.<key>" (a live instance's document
 // without history), "hist.<key>.<from>" (its history chunks, by the index
 // of the chunk's first record) and "fin.<key>" (a finished instance still
@@ -168,6 +169,12 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 			} else {
 				st.Engine = m.Data()
 			}
+		case "messages":
+			if more {
+				st.Messages = append(st.Messages, m.Data()...)
+			} else {
+				st.Messages = m.Data()
+			}
 		case "dep":
 			if more {
 				deployments[key] = append(deployments[key], m.Data()...)
@@ -320,6 +327,9 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	}
 	for _, key := range b.Delete {
 		add(s.subject("doc", key), nil, deleted...)
+	}
+	if b.Messages != nil {
+		put(s.prefix+"messages", b.Messages, rollup...)
 	}
 	put(s.prefix+"engine", b.Engine, rollup...) // last: it carries the commit
 	if len(msgs) > MaxBatch {
@@ -504,7 +514,7 @@ func (s *Store) parse(subject string) (string, int64, error) {
 	}
 	kind, k, keyed := strings.Cut(rest, ".")
 	switch {
-	case !keyed && kind == "engine":
+	case !keyed && (kind == "engine" || kind == "messages"):
 		return kind, 0, nil
 	case keyed && (kind == "dep" || kind == "doc" || kind == "hist" || kind == "fin"):
 		if kind == "hist" {

@@ -443,7 +443,7 @@ func TestStore_CommitAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := &engine.StoreBatch{Engine: []byte(`{"n":1}`), Deployments: [][]byte{[]byte(`{"d":0}`)},
+	first := &engine.StoreBatch{Engine: []byte(`{"n":1}`), Messages: []byte(`[{"m":1}]`), Deployments: [][]byte{[]byte(`{"d":0}`)},
 		Put:     map[int64][]byte{1: []byte(`{"i":1}`)},
 		History: map[int64]engine.HistoryChunk{1: {From: 0, Records: []byte(`[{"seq":1}]`)}}}
 	again := &engine.StoreBatch{Engine: []byte(`{"n":2}`), Deployments: first.Deployments,
@@ -470,6 +470,9 @@ func TestStore_CommitAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	si := st.Instances[1]
+	if string(st.Messages) != `[{"m":1}]` {
+		t.Errorf("message buffer %s, want the one committed (a later batch without one keeps it)", st.Messages)
+	}
 	if string(st.Engine) != `{"n":2}` || len(st.Deployments) != 1 || si == nil || string(si.Doc) != `{"i":2}` ||
 		len(si.History) != 1 || string(si.History[0].Records) != `[{"seq":1},{"seq":2}]` {
 		t.Fatalf("after a commit written twice: engine %s, %d deployments, instance %+v", st.Engine, len(st.Deployments), si)

@@ -262,7 +262,8 @@ func TestExtism_RawSDK(t *testing.T) {
 	env.Error = nil
 	require.NoError(t, json.Unmarshal(out, &env))
 	assert.True(t, env.OK)
-	assert.JSONEq(t, `{"instanceKey":2,"state":"active"}`, string(env.Result))
+	assert.JSONEq(t, `{"instanceKey":2,"state":"active","jobs":[{"key":3,"type":"check-order","processId":"order","elementId":"Task_check",`+
+		`"instanceKey":2,"retries":2,"headers":{"team":"orders"},"variables":{"amount":5},"created":"2026-01-01T00:00:00Z"}]}`, string(env.Result))
 	require.NotEmpty(t, env.Events, "events are on by default")
 	assert.Equal(t, engine.InstanceStarted, env.Events[0].Type)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // BenchmarkModule_StartStraight10 measures one start call inside the
@@ -33,8 +35,9 @@ func BenchmarkModule_StartStraight10(b *testing.B) {
 }
 
 // BenchmarkDecode compares strict decoding (the scan for nesting,
-// duplicate keys and exact-case names, then encoding/json) with
-// encoding/json alone, on a start request with a few variables.
+// duplicate keys and exact-case names, then encoding/json), its fast path
+// (wire.Decoder) and encoding/json alone, on a start request with a few
+// variables.
 func BenchmarkDecode(b *testing.B) {
 	data := []byte(`{"processId":"order","variables":{"amount":250,"customer":{"name":"Ann","tags":["a","b"]},"ok":true}}`)
 	var req struct {
@@ -46,6 +49,15 @@ func BenchmarkDecode(b *testing.B) {
 		for b.Loop() {
 			if err := decode("start", data, &req); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fast", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var req wire.StartRequest
+			if !fastStart(data, &req) {
+				b.Fatal("fast path declined a plain request")
 			}
 		}
 	})

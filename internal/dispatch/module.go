@@ -99,7 +99,9 @@ func (m *Module) markUsed() {
 func Concurrent(op string) bool {
 	switch op {
 	case "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
-		"resolve_incident", "activate_ad_hoc", "cancel", "jobs", "instance", "tokens", "history", "incidents", "now":
+		"resolve_incident", "activate_ad_hoc", "cancel", "jobs", "instance", "tokens", "history", "incidents", "now",
+		"activate_jobs", "update_job_retries", "set_variables", "scope_variables", "modify_instance",
+		"metrics", "definitions", "definition_xml":
 		return true
 	}
 	return false
@@ -179,21 +181,21 @@ func (m *Module) Respond(resp response) []byte {
 }
 
 // encode writes the envelope r as encoding/json would (times in UTC), but
-// the events (most of a response) through Event.AppendJSON, which needs no
-// reflection.
+// without reflection for the usual parts: the events (most of a response)
+// through Event.AppendJSON, the hot results through wire.AppendResult.
 func encode(r *response) ([]byte, error) {
 	buf := make([]byte, 0, 256+160*len(r.Events))
 	buf = append(buf, `{"ok":`...)
 	buf = strconv.AppendBool(buf, r.OK)
 	buf = append(buf, `,"result":`...)
-	part, err := json.Marshal(r.Result)
+	buf, err := wire.AppendResult(buf, r.Result)
 	if err != nil {
 		return nil, err
 	}
-	buf = append(buf, part...)
 	if r.Error != nil {
 		buf = append(buf, `,"error":`...)
-		if part, err = json.Marshal(r.Error); err != nil {
+		part, err := json.Marshal(r.Error)
+		if err != nil {
 			return nil, err
 		}
 		buf = append(buf, part...)
@@ -208,12 +210,12 @@ func encode(r *response) ([]byte, error) {
 		}
 	}
 	buf = append(buf, `],"now":`...)
-	buf = strconv.AppendQuote(buf, formatTime(r.Now))
+	buf = wire.AppendTime(buf, r.Now.UTC())
 	buf = append(buf, `,"nextDeadline":`...)
 	if r.NextDeadline == nil {
 		buf = append(buf, "null"...)
 	} else {
-		buf = strconv.AppendQuote(buf, formatTime(*r.NextDeadline))
+		buf = wire.AppendTime(buf, r.NextDeadline.UTC())
 	}
 	return append(buf, '}'), nil
 }
@@ -267,10 +269,14 @@ func decodeNested(op string, data []byte, v any, limit int) error {
 }
 
 // decodeJSON decodes data into v with encoding/json, unknown fields
-// rejected, and maps its errors to BAD_REQUEST.
+// rejected and numbers in untyped values kept as their JSON text, and maps
+// its errors to BAD_REQUEST.
 func decodeJSON(op string, data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	// Variables keep every digit: the engine turns each json.Number into
+	// a float64 when one holds it exactly and keeps the text otherwise.
+	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		var te *json.UnmarshalTypeError
 		var se *json.SyntaxError

@@ -6,10 +6,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -25,27 +25,35 @@ var operations map[string]operation
 
 func init() {
 	operations = map[string]operation{
-		"deploy":           opDeploy,
-		"start":            opStart,
-		"publish_message":  opPublishMessage,
-		"broadcast_signal": opBroadcastSignal,
-		"complete_job":     opCompleteJob,
-		"fail_job":         opFailJob,
-		"throw_error":      opThrowError,
-		"resolve_incident": opResolveIncident,
-		"activate_ad_hoc":  opActivateAdHoc,
-		"advance":          opAdvance,
-		"tokens":           opTokens,
-		"instance":         opInstance,
-		"history":          opHistory,
-		"jobs":             opJobs,
-		"incidents":        opIncidents,
-		"cancel":           opCancel,
-		"now":              opNow,
-		"configure":        opConfigure,
-		"call":             opCall,
-		"checkpoint":       opCheckpoint,
-		"restore":          opRestore,
+		"deploy":             opDeploy,
+		"start":              opStart,
+		"publish_message":    opPublishMessage,
+		"broadcast_signal":   opBroadcastSignal,
+		"complete_job":       opCompleteJob,
+		"fail_job":           opFailJob,
+		"throw_error":        opThrowError,
+		"resolve_incident":   opResolveIncident,
+		"activate_ad_hoc":    opActivateAdHoc,
+		"advance":            opAdvance,
+		"tokens":             opTokens,
+		"instance":           opInstance,
+		"history":            opHistory,
+		"jobs":               opJobs,
+		"activate_jobs":      opActivateJobs,
+		"update_job_retries": opUpdateJobRetries,
+		"modify_instance":    opModifyInstance,
+		"set_variables":      opSetVariables,
+		"scope_variables":    opScopeVariables,
+		"incidents":          opIncidents,
+		"cancel":             opCancel,
+		"metrics":            opMetrics,
+		"definitions":        opDefinitions,
+		"definition_xml":     opDefinitionXML,
+		"now":                opNow,
+		"configure":          opConfigure,
+		"call":               opCall,
+		"checkpoint":         opCheckpoint,
+		"restore":            opRestore,
 	}
 }
 
@@ -119,25 +127,26 @@ func ascii(b []byte) bool {
 
 func opStart(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.StartRequest
-	if err := decode("start", data, &req); err != nil {
+	if err := decodeStart(data, &req); err != nil {
 		return nil, err
 	}
 	if req.ProcessID == "" {
 		return nil, badRequest("start: field \"processId\" is required")
 	}
-	inst, err := m.eng.Start(ctx, req.ProcessID, req.Variables)
+	inst, err := m.eng.StartVersion(ctx, req.ProcessID, req.Version, req.Variables)
 	if err != nil {
 		return nil, err
 	}
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	return wire.StartResult{InstanceKey: inst.Key(), State: inst.State()}, nil
+	state := inst.State()
+	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: m.jobsOf(inst.Key(), state)}, nil
 }
 
 func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.MessageRequest
-	if err := decode("publish_message", data, &req); err != nil {
+	if err := decodeMessage(data, &req); err != nil {
 		return nil, err
 	}
 	if req.Name == "" {
@@ -164,13 +173,34 @@ func opBroadcastSignal(ctx context.Context, m *Module, data []byte) (any, error)
 
 func opCompleteJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.CompleteJobRequest
-	if err := decode("complete_job", data, &req); err != nil {
+	if err := decodeCompleteJob(data, &req); err != nil {
 		return nil, err
 	}
 	if req.JobKey == nil {
 		return nil, badRequest("complete_job: field \"jobKey\" is required")
 	}
-	return nil, m.eng.CompleteJob(ctx, *req.JobKey, req.Variables)
+	job, _ := m.eng.Job(*req.JobKey) // its instance, for the result
+	if err := m.eng.CompleteJob(ctx, *req.JobKey, req.Variables, engine.JobActivation(req.Activation)); err != nil {
+		return nil, err
+	}
+	if err := m.eng.Settle(ctx); err != nil {
+		return nil, err
+	}
+	res := wire.CompleteJobResult{InstanceKey: job.InstanceKey}
+	if inst, ok := m.eng.Instance(job.InstanceKey); ok {
+		res.State = inst.State()
+		res.Jobs = m.jobsOf(job.InstanceKey, res.State)
+	}
+	return res, nil
+}
+
+// jobsOf returns the activatable jobs of the instance key, which is in
+// state, for the results that spare a worker its jobs call.
+func (m *Module) jobsOf(key int64, state engine.State) []engine.Job {
+	if state != engine.Active {
+		return nil
+	}
+	return m.eng.Jobs(engine.JobFilter{InstanceKey: key})
 }
 
 func opFailJob(ctx context.Context, m *Module, data []byte) (any, error) {
@@ -186,7 +216,12 @@ func opFailJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	case *req.Retries < 0:
 		return nil, badRequest("fail_job: field \"retries\" must be >= 0, got %d", *req.Retries)
 	}
-	return nil, m.eng.FailJob(ctx, *req.JobKey, *req.Retries, req.Message)
+	backoff, err := millis("fail_job", "backoffMs", req.BackoffMs)
+	if err != nil {
+		return nil, err
+	}
+	return nil, m.eng.FailJob(ctx, *req.JobKey, *req.Retries, req.Message,
+		engine.JobActivation(req.Activation), engine.RetryBackoff(backoff))
 }
 
 func opThrowError(ctx context.Context, m *Module, data []byte) (any, error) {
@@ -200,7 +235,7 @@ func opThrowError(ctx context.Context, m *Module, data []byte) (any, error) {
 	case req.ErrorCode == "":
 		return nil, badRequest("throw_error: field \"errorCode\" is required")
 	}
-	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables)
+	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables, engine.JobActivation(req.Activation))
 }
 
 func opActivateAdHoc(ctx context.Context, m *Module, data []byte) (any, error) {
@@ -230,7 +265,7 @@ func opResolveIncident(ctx context.Context, m *Module, data []byte) (any, error)
 
 func opAdvance(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.AdvanceRequest
-	if err := decode("advance", data, &req); err != nil {
+	if err := decodeAdvance(data, &req); err != nil {
 		return nil, err
 	}
 	if m.served {
@@ -312,7 +347,7 @@ func opConfigure(_ context.Context, m *Module, data []byte) (any, error) {
 // lookup decodes a wire.InstanceRequest and finds the instance.
 func (m *Module) lookup(op string, data []byte) (*engine.Instance, error) {
 	var req wire.InstanceRequest
-	if err := decode(op, data, &req); err != nil {
+	if err := decodeInstance(op, data, &req); err != nil {
 		return nil, err
 	}
 	if req.InstanceKey == nil {
@@ -390,18 +425,10 @@ func opIncidents(ctx context.Context, m *Module, data []byte) (any, error) {
 	if err := decode("incidents", data, &req); err != nil {
 		return nil, err
 	}
-	all, err := m.eng.Incidents(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := []engine.Incident{}
-	for _, inc := range all {
-		if req.InstanceKey == 0 || inc.InstanceKey == req.InstanceKey {
-			out = append(out, inc)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out, nil
+	return m.eng.FindIncidents(engine.IncidentFilter{InstanceKey: req.InstanceKey, ElementID: req.ElementID, Type: engine.IncidentType(req.Type)})
 }
 
 // opCall is the generic entry point: {"op": name, "request": {...}}.
@@ -420,4 +447,129 @@ func opCall(ctx context.Context, m *Module, data []byte) (any, error) {
 		return nil, &callError{Code: wire.CodeUnknownOperation, Message: "unknown operation " + strconv.Quote(req.Op)}
 	}
 	return fn(ctx, m, req.Request)
+}
+
+// millis converts a request's duration field in milliseconds, refusing a
+// negative, NaN or longer-than-a-Duration value by name.
+func millis(op, field string, ms float64) (time.Duration, error) {
+	if ms < 0 || math.IsNaN(ms) || ms > maxAdvanceMs {
+		return 0, badRequest("%s: field %q must be between 0 and %v, got %v", op, field, maxAdvanceMs, ms)
+	}
+	return time.Duration(ms * float64(time.Millisecond)), nil
+}
+
+func opActivateJobs(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.ActivateJobsRequest
+	if err := decode("activate_jobs", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.TimeoutMs == nil:
+		return nil, badRequest("activate_jobs: field \"timeoutMs\" is required")
+	case req.MaxJobs == nil:
+		return nil, badRequest("activate_jobs: field \"maxJobs\" is required")
+	}
+	timeout, err := millis("activate_jobs", "timeoutMs", *req.TimeoutMs)
+	if err != nil {
+		return nil, err
+	}
+	return m.eng.ActivateJobs(ctx, req.Type, req.Worker, timeout, *req.MaxJobs)
+}
+
+func opUpdateJobRetries(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.UpdateJobRetriesRequest
+	if err := decode("update_job_retries", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.JobKey == nil:
+		return nil, badRequest("update_job_retries: field \"jobKey\" is required")
+	case req.Retries == nil:
+		return nil, badRequest("update_job_retries: field \"retries\" is required")
+	}
+	return nil, m.eng.UpdateJobRetries(ctx, *req.JobKey, *req.Retries)
+}
+
+func opSetVariables(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.SetVariablesRequest
+	if err := decode("set_variables", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.InstanceKey == nil:
+		return nil, badRequest("set_variables: field \"instanceKey\" is required")
+	case req.Variables == nil:
+		return nil, badRequest("set_variables: field \"variables\" is required")
+	}
+	return nil, m.eng.SetVariables(ctx, *req.InstanceKey, req.Variables, engine.Scope{Token: req.Scope, Local: req.Local})
+}
+
+func opScopeVariables(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.ScopeVariablesRequest
+	if err := decode("scope_variables", data, &req); err != nil {
+		return nil, err
+	}
+	if req.InstanceKey == nil {
+		return nil, badRequest("scope_variables: field \"instanceKey\" is required")
+	}
+	return m.eng.ScopeVariables(ctx, *req.InstanceKey, engine.Scope{Token: req.Scope, Local: req.Local})
+}
+
+func opMetrics(_ context.Context, m *Module, data []byte) (any, error) {
+	var req wire.MetricsRequest
+	if err := decode("metrics", data, &req); err != nil {
+		return nil, err
+	}
+	return m.eng.Metrics(), nil
+}
+
+func opDefinitions(_ context.Context, m *Module, data []byte) (any, error) {
+	var req wire.DefinitionsRequest
+	if err := decode("definitions", data, &req); err != nil {
+		return nil, err
+	}
+	out := []engine.Definition{}
+	for _, d := range m.eng.Definitions() {
+		if req.ProcessID == "" || d.ProcessID == req.ProcessID {
+			out = append(out, d)
+		}
+	}
+	return out, nil
+}
+
+func opDefinitionXML(_ context.Context, m *Module, data []byte) (any, error) {
+	var req wire.DefinitionXMLRequest
+	if err := decode("definition_xml", data, &req); err != nil {
+		return nil, err
+	}
+	if req.ProcessID == "" {
+		return nil, badRequest("definition_xml: field \"processId\" is required")
+	}
+	name, xml, err := m.eng.DefinitionXML(req.ProcessID, req.Version)
+	if err != nil {
+		return nil, err
+	}
+	res := wire.DefinitionXMLResult{Name: name, XMLBase64: base64.StdEncoding.EncodeToString(xml)}
+	if utf8.Valid(xml) {
+		res.XML = string(xml)
+	}
+	return res, nil
+}
+
+func opModifyInstance(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.ModifyInstanceRequest
+	if err := decode("modify_instance", data, &req); err != nil {
+		return nil, err
+	}
+	if req.InstanceKey == nil {
+		return nil, badRequest("modify_instance: field \"instanceKey\" is required")
+	}
+	mod := engine.Modification{Terminate: req.Terminate}
+	for i, a := range req.Activate {
+		if a.ElementID == "" {
+			return nil, badRequest("modify_instance: activate[%d]: field \"elementId\" is required", i)
+		}
+		mod.Activate = append(mod.Activate, engine.Activation{ElementID: a.ElementID, Scope: a.Scope, Variables: a.Variables})
+	}
+	return nil, m.eng.ModifyInstance(ctx, *req.InstanceKey, mod)
 }

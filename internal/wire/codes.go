@@ -20,6 +20,9 @@ const (
 	CodeUnknownInstance  Code = "UNKNOWN_INSTANCE"
 	CodeUnknownJob       Code = "UNKNOWN_JOB"
 	CodeUnknownIncident  Code = "UNKNOWN_INCIDENT"
+	CodeStaleActivation  Code = "STALE_ACTIVATION"
+	CodeUnknownScope     Code = "UNKNOWN_SCOPE"
+	CodeBadModification  Code = "BAD_MODIFICATION"
 	CodeInstanceEnded    Code = "INSTANCE_ENDED"
 	CodeBadVariables     Code = "BAD_VARIABLES"
 	CodeDuplicateMessage Code = "DUPLICATE_MESSAGE"
@@ -78,6 +81,12 @@ var Codes = []CodeInfo{
 		"a job key that names no activatable job."},
 	{CodeUnknownIncident, engine.ErrUnknownIncident, "UnknownIncidentError", false,
 		"an incident key that names no open incident."},
+	{CodeStaleActivation, engine.ErrStaleActivation, "StaleActivationError", false,
+		"a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed."},
+	{CodeUnknownScope, engine.ErrUnknownScope, "UnknownScopeError", false,
+		"a `scope` token that names no open variable scope of the instance."},
+	{CodeBadModification, engine.ErrBadModification, "BadModificationError", false,
+		"a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it); nothing is applied."},
 	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
 		"the instance has already ended (e.g. `cancel` twice)."},
 	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,

@@ -55,6 +55,7 @@ var Events = []EventRecord{
 	{engine.EscalationCaught, "A boundary event or event sub-process caught an escalation.", named, token},
 	{engine.CallStarted, "A call activity started an instance; name is the called process.", named, []string{"tokenId", "message"}},
 	{engine.ConditionSatisfied, "A conditional event's condition became true.", element, token},
+	{engine.VariablesUpdated, "Variables were set from outside (set_variables); variables are what was set, tokenId the token naming the scope (absent: the process scope).", nil, []string{"tokenId", "variables"}},
 }
 
 // CommonFields are the fields every event record carries.

@@ -46,7 +46,7 @@ var Operations = []Operation{
 	{"start", StartRequest{}, StartResult{}, "Starts an instance of the newest version of a process at its none start event."},
 	{"publish_message", MessageRequest{}, nil, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs."},
 	{"broadcast_signal", SignalRequest{}, nil, "Broadcasts a signal to every instance waiting for it."},
-	{"complete_job", CompleteJobRequest{}, nil, "Completes a job; its variables are merged into the instance."},
+	{"complete_job", CompleteJobRequest{}, CompleteJobResult{}, "Completes a job; its variables are merged into the instance."},
 	{"fail_job", FailJobRequest{}, nil, "Reports a failed attempt at a job; with retries 0 an incident holds the token."},
 	{"throw_error", ThrowErrorRequest{}, nil, "Raises a BPMN error from a job's element."},
 	{"resolve_incident", IncidentRequest{}, nil, "Retries what an incident holds."},
@@ -56,8 +56,16 @@ var Operations = []Operation{
 	{"instance", InstanceRequest{}, InstanceResult{}, "State, variables and open incidents of one instance."},
 	{"history", InstanceRequest{}, []engine.Event{}, "The instance's whole event stream so far."},
 	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
+	{"activate_jobs", ActivateJobsRequest{}, []engine.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
+	{"modify_instance", ModifyInstanceRequest{}, nil, "Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first."},
+	{"set_variables", SetVariablesRequest{}, nil, "Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating."},
+	{"scope_variables", ScopeVariablesRequest{}, map[string]any{}, "The variables of one scope of an instance: its own, or all visible in it."},
+	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
 	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
+	{"definitions", DefinitionsRequest{}, []engine.Definition{}, "Every deployed version of every process (or of one), by process id and version."},
+	{"definition_xml", DefinitionXMLRequest{}, DefinitionXMLResult{}, "The document that deployed a version of a process, as it was deployed."},
+	{"metrics", MetricsRequest{}, engine.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
 	{"checkpoint", CheckpointRequest{}, StateResult{}, "Writes the engine's state document: deployments, clock, messages and every instance where it stands."},
@@ -91,6 +99,8 @@ type DeployRequest struct {
 type StartRequest struct {
 	ProcessID string         `json:"processId"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Version is the version to start (from 1); 0 or absent: the newest.
+	Version int `json:"version,omitempty"`
 }
 
 // MessageRequest is publish_message's request.
@@ -116,6 +126,9 @@ type SignalRequest struct {
 type CompleteJobRequest struct {
 	JobKey    *int64         `json:"jobKey"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Activation, when set, is the activation this result answers
+	// (activate_jobs): STALE_ACTIVATION once another replaced it.
+	Activation int64 `json:"activation,omitempty"`
 }
 
 // FailJobRequest is fail_job's request.
@@ -124,6 +137,11 @@ type FailJobRequest struct {
 	// Retries is how many retries are left; 0 opens an incident.
 	Retries *int   `json:"retries"`
 	Message string `json:"message,omitempty"`
+	// Activation, when set, is the activation this result answers.
+	Activation int64 `json:"activation,omitempty"`
+	// BackoffMs is how long, in virtual milliseconds, a job with retries
+	// left waits before activate_jobs hands it out again (>= 0).
+	BackoffMs float64 `json:"backoffMs,omitempty"`
 }
 
 // ThrowErrorRequest is throw_error's request.
@@ -132,6 +150,8 @@ type ThrowErrorRequest struct {
 	ErrorCode string         `json:"errorCode"`
 	Message   string         `json:"message,omitempty"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Activation, when set, is the activation this result answers.
+	Activation int64 `json:"activation,omitempty"`
 }
 
 // IncidentRequest is resolve_incident's request.
@@ -168,10 +188,89 @@ type JobsRequest struct {
 	ElementID   string `json:"elementId,omitempty"`
 }
 
+// ActivateJobsRequest is activate_jobs' request.
+type ActivateJobsRequest struct {
+	Type string `json:"type"`
+	// Worker names the worker in the activated jobs.
+	Worker string `json:"worker,omitempty"`
+	// TimeoutMs is how long, in virtual milliseconds, each activation
+	// holds its job (> 0).
+	TimeoutMs *float64 `json:"timeoutMs"`
+	// MaxJobs bounds how many jobs the call activates (> 0).
+	MaxJobs *int `json:"maxJobs"`
+}
+
+// UpdateJobRetriesRequest is update_job_retries' request.
+type UpdateJobRetriesRequest struct {
+	JobKey *int64 `json:"jobKey"`
+	// Retries is how many retries the job has left (>= 1).
+	Retries *int `json:"retries"`
+}
+
+// ModifyInstanceRequest is modify_instance's request.
+type ModifyInstanceRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// Activate starts a token before each element, in order.
+	Activate []ActivateElement `json:"activate,omitempty"`
+	// Terminate lists the tokens (ids from tokens) to terminate.
+	Terminate []int `json:"terminate,omitempty"`
+}
+
+// ActivateElement is one activation of modify_instance.
+type ActivateElement struct {
+	ElementID string `json:"elementId"`
+	// Scope is the token waiting at the enclosing sub-process whose scope
+	// is meant; 0 or absent: its only open scope, or the process scope.
+	Scope int `json:"scope,omitempty"`
+	// Variables are set locally in that scope first.
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// SetVariablesRequest is set_variables' request.
+type SetVariablesRequest struct {
+	InstanceKey *int64         `json:"instanceKey"`
+	Variables   map[string]any `json:"variables"`
+	// Scope is the token waiting at a sub-process for its inner tokens (or
+	// of a multi-instance inner instance) whose scope is meant; 0 or
+	// absent is the process scope.
+	Scope int `json:"scope,omitempty"`
+	// Local writes into the scope's own variables instead of propagating.
+	Local bool `json:"local,omitempty"`
+}
+
+// ScopeVariablesRequest is scope_variables' request.
+type ScopeVariablesRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// Scope is as SetVariablesRequest's.
+	Scope int `json:"scope,omitempty"`
+	// Local returns only the scope's own variables.
+	Local bool `json:"local,omitempty"`
+}
+
 // IncidentsRequest is incidents' request; zero selects every instance.
 type IncidentsRequest struct {
-	InstanceKey int64 `json:"instanceKey,omitempty"`
+	InstanceKey int64  `json:"instanceKey,omitempty"`
+	ElementID   string `json:"elementId,omitempty"`
+	// Type is "job" (a job with no retries left) or "element" (anything
+	// else); empty matches both.
+	Type string `json:"type,omitempty"`
 }
+
+// DefinitionsRequest is definitions' request; an empty processId lists
+// every process.
+type DefinitionsRequest struct {
+	ProcessID string `json:"processId,omitempty"`
+}
+
+// DefinitionXMLRequest is definition_xml's request.
+type DefinitionXMLRequest struct {
+	ProcessID string `json:"processId"`
+	// Version is the version (from 1); 0 or absent: the newest.
+	Version int `json:"version,omitempty"`
+}
+
+// MetricsRequest is metrics' request: an empty object.
+type MetricsRequest struct{}
 
 // NowRequest is now's request: an empty object.
 type NowRequest struct{}
@@ -216,6 +315,31 @@ type DeployResult struct {
 type StartResult struct {
 	InstanceKey int64        `json:"instanceKey"`
 	State       engine.State `json:"state"`
+	// Jobs are the instance's activatable jobs once settled, ordered by
+	// key (absent when there are none): a worker needs no jobs call.
+	Jobs []engine.Job `json:"jobs,omitempty"`
+}
+
+// CompleteJobResult is complete_job's result: where the job's instance
+// stands once settled, so that a worker needs no jobs or instance call.
+type CompleteJobResult struct {
+	InstanceKey int64 `json:"instanceKey"`
+	// State is empty when the instance finished and is no longer
+	// retained.
+	State engine.State `json:"state,omitempty"`
+	// Jobs are the instance's activatable jobs, ordered by key (absent
+	// when there are none).
+	Jobs []engine.Job `json:"jobs,omitempty"`
+}
+
+// DefinitionXMLResult is the document of one process version.
+type DefinitionXMLResult struct {
+	// Name is the name the document was deployed under.
+	Name string `json:"name"`
+	// XMLBase64 is the document's bytes, standard padded base64.
+	XMLBase64 string `json:"xmlBase64"`
+	// XML is the document as text, when its bytes are UTF-8.
+	XML string `json:"xml,omitempty"`
 }
 
 // NowResult is the clock's reading after the call.

@@ -7,14 +7,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { DeployError, Engine } from '../dist/index.js';
+import { Decimal, DeployError, Engine } from '../dist/index.js';
+import { parseJSON, stringifyJSON } from '../dist/numbers.js';
 
 /** loadScenarios reads every scenario in dir, ordered by name. */
 export function loadScenarios(dir) {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => ({ ...JSON.parse(readFileSync(join(dir, f), 'utf8')), name: f.slice(0, -5), dir }));
+    .map((f) => ({ ...parseJSON(readFileSync(join(dir, f), 'utf8')), name: f.slice(0, -5), dir })); // numbers no double holds as Decimals
 }
 
 /** runScenario plays one scenario on a fresh engine: {observations, mismatches} or throws. */
@@ -121,7 +122,7 @@ async function step(ru, idx, st) {
       for (const j of await matchJobs(ru, st)) {
         try {
           if (st.op === 'completeJobs') await e.completeJob(j.key, st.variables);
-          else if (st.op === 'failJob') await e.failJob(j.key, st.retries ?? 0, st.message ?? '');
+          else if (st.op === 'failJob') await e.failJob(j.key, st.retries ?? 0, st.message ?? '', st.backoff ? { retryBackoff: parseDuration(st.backoff) } : {});
           else await e.throwError(j.key, st.code ?? '', st.message ?? '', st.variables);
         } catch (err) {
           throw new Error(`job ${j.type}@${j.elementId}: ${err.message}`, { cause: err });
@@ -139,11 +140,38 @@ async function step(ru, idx, st) {
       if (n === 0) throw new Error(`no open incident at element ${JSON.stringify(st.element ?? '')}`);
       return;
     }
+    case 'activateJobs': {
+      const jobs = await e.activateJobs({ type: st.type, worker: 'conformance', timeout: parseDuration(st.timeout), maxJobs: st.count || 10 });
+      if (st.activated !== undefined && jobs.length !== st.activated) {
+        throw new Error(`activateJobs ${JSON.stringify(st.type)} activated ${jobs.length} jobs, want ${st.activated}`);
+      }
+      return;
+    }
+    case 'setVariables': {
+      const [key] = instance(ru, st.instance);
+      const options = { local: st.local ?? false };
+      if (st.element) options.scope = (await tokensAt(ru, key, st.element))[0];
+      return e.setVariables(key, st.variables ?? {}, options);
+    }
+    case 'modify': {
+      const [key] = instance(ru, st.instance);
+      const terminate = [];
+      for (const el of st.terminate ?? []) terminate.push(...(await tokensAt(ru, key, el)));
+      const activate = (st.activate ?? []).map((elementId) => (st.variables ? { elementId, variables: st.variables } : { elementId }));
+      return e.modifyInstance(key, { activate, terminate });
+    }
     case 'expect':
       if (!st.expect) throw new Error('expect step without expect');
       return expect(ru, idx, st.expect);
   }
   throw new Error(`unknown op ${JSON.stringify(st.op)}`);
+}
+
+// tokensAt returns the ids of the instance's tokens at element: at least one.
+async function tokensAt(ru, key, element) {
+  const ids = (await ru.engine.tokens(key)).filter((t) => t.elementId === element).map((t) => t.id);
+  if (ids.length === 0) throw new Error(`no token at element ${JSON.stringify(element)}`);
+  return ids;
 }
 
 async function matchJobs(ru, st) {
@@ -274,7 +302,7 @@ export function canonical(observations) {
   const omit = (v) => v === undefined || v === null || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
   const sortKeys = (v) => {
     if (Array.isArray(v)) return v.map(sortKeys);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
+    if (v && typeof v === 'object' && !(v instanceof Decimal)) return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
     return v;
   };
   const clean = (o) => {
@@ -286,5 +314,5 @@ export function canonical(observations) {
     }
     return out;
   };
-  return JSON.stringify(sortKeys((observations ?? []).map(clean)));
+  return stringifyJSON(sortKeys((observations ?? []).map(clean))); // a Decimal as its exact number, as Go writes it
 }

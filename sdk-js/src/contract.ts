@@ -57,6 +57,7 @@ export const eventTypes = [
   'escalationCaught',
   'callStarted',
   'conditionSatisfied',
+  'variablesUpdated',
 ] as const;
 
 /** The name of what an event records. */
@@ -443,6 +444,18 @@ export interface ConditionSatisfiedEvent extends EventBase {
   tokenId?: number;
 }
 
+/** Variables were set from outside (set_variables); variables are what was set, tokenId the token naming the scope (absent: the process scope). */
+export interface VariablesUpdatedEvent extends EventBase {
+  type: 'variablesUpdated';
+  /** TokenID identifies the token (the path) the record concerns. */
+  tokenId?: number;
+  /**
+   * Variables carries the variables a record set (job results, message
+   * payloads, start variables).
+   */
+  variables?: Variables;
+}
+
 /** Any record of an instance's event stream: switch on `type` to narrow it. */
 export type AnyFlowEvent =
   | InstanceStartedEvent
@@ -473,7 +486,8 @@ export type AnyFlowEvent =
   | ErrorCaughtEvent
   | EscalationCaughtEvent
   | CallStartedEvent
-  | ConditionSatisfiedEvent;
+  | ConditionSatisfiedEvent
+  | VariablesUpdatedEvent;
 
 /** One record of an instance's ordered event stream, of type T (by default any type). */
 export type FlowEvent<T extends EventType = EventType> = Extract<AnyFlowEvent, { type: T }>;
@@ -502,6 +516,24 @@ export interface Job<V extends Variables = Variables> {
   /** ErrorMessage is the message of the last failure. */
   errorMessage?: string;
   created: string;
+  /** Worker names the worker holding the job's current activation. */
+  worker?: string;
+  /**
+   * Activation identifies the job's current activation (ActivateJobs),
+   * zero while nobody holds it. A result that names an activation is
+   * refused once another activation or a failure replaced it.
+   */
+  activation?: number;
+  /**
+   * Deadline is when the current activation times out: from then on,
+   * on the engine clock, the job can be activated again.
+   */
+  deadline?: string;
+  /**
+   * RetryAt is when a failed job's retry back-off ends: until then,
+   * on the engine clock, ActivateJobs passes it over.
+   */
+  retryAt?: string;
 }
 
 /**
@@ -566,6 +598,29 @@ export interface Deployment {
 export interface StartedInstance {
   instanceKey: number;
   state: InstanceState;
+  /**
+   * Jobs are the instance's activatable jobs once settled, ordered by
+   * key (absent when there are none): a worker needs no jobs call.
+   */
+  jobs?: Job[];
+}
+
+/**
+ * CompletedJob is complete_job's result: where the job's instance
+ * stands once settled, so that a worker needs no jobs or instance call.
+ */
+export interface CompletedJob {
+  instanceKey: number;
+  /**
+   * State is empty when the instance finished and is no longer
+   * retained.
+   */
+  state?: InstanceState;
+  /**
+   * Jobs are the instance's activatable jobs, ordered by key (absent
+   * when there are none).
+   */
+  jobs?: Job[];
 }
 
 /** InstanceInfo is instance's result. */
@@ -624,6 +679,97 @@ export interface Limits {
   maxEvalBytes?: number;
 }
 
+/** Stats counts what the engine holds open. */
+export interface Stats {
+  instances: number;
+  jobs: number;
+  incidents: number;
+  messageSubscriptions: number;
+  signalSubscriptions: number;
+  timers: number;
+}
+
+/**
+ * Definition is one deployed version of a process: what an operator lists
+ * to see which versions exist and starts a chosen one of.
+ */
+export interface Definition {
+  processId: string;
+  name?: string;
+  key: number;
+  version: number;
+  /** Resource is the name the document was deployed under. */
+  resource: string;
+  /** Latest marks the newest version, the one Start uses. */
+  latest?: boolean;
+}
+
+/** ActivateElement is one activation of modify_instance. */
+export interface ActivateElement<V extends Variables = Variables> {
+  elementId: string;
+  /**
+   * Scope is the token waiting at the enclosing sub-process whose scope
+   * is meant; 0 or absent: its only open scope, or the process scope.
+   */
+  scope?: number;
+  /** Variables are set locally in that scope first. */
+  variables?: V;
+}
+
+/** DefinitionXML is the document of one process version. */
+export interface DefinitionXML {
+  /** Name is the name the document was deployed under. */
+  name: string;
+  /** XMLBase64 is the document's bytes, standard padded base64. */
+  xmlBase64: string;
+  /** XML is the document as text, when its bytes are UTF-8. */
+  xml?: string;
+}
+
+/** JobAge names a job and how long it has waited, on the engine clock. */
+export interface JobAge {
+  key: number;
+  type: string;
+  elementId: string;
+  instanceKey: number;
+  created: string;
+  waitingMs: number;
+}
+
+/**
+ * ProcessMetrics counts the instances of one process by state, with the
+ * latency (start to end, engine clock) of those that completed.
+ */
+export interface ProcessMetrics {
+  processId: string;
+  active: number;
+  completed: number;
+  terminated: number;
+  failed: number;
+  /** MeanLatencyMs and MaxLatencyMs are over the completed instances. */
+  meanLatencyMs: number;
+  maxLatencyMs: number;
+}
+
+/**
+ * Metrics is what an operator reads of an engine: what is open now (Stats),
+ * open jobs by type and the one waiting longest, and per process how many
+ * instances are active or ended in each state and how long completed ones
+ * took on the engine clock. Ended instances are counted from when this
+ * engine was created or restored (a restored engine counts the finished
+ * instances its document holds).
+ */
+export interface Metrics {
+  /** Open is what the engine holds open now. */
+  open: Stats;
+  /** JobsByType counts the activatable jobs by job type. */
+  jobsByType: Record<string, number>;
+  /** OldestJob is the activatable job created first, nil with none. */
+  oldestJob?: JobAge;
+  /** Processes has one entry per process id with instances, by id. */
+  processes: ProcessMetrics[];
+}
+
 /** ErrorData is an error response's error object. */
 export interface ErrorData {
   /** Code is the stable error code (Codes). */
@@ -657,7 +803,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -673,6 +819,8 @@ export interface DeployRequest {
 export interface StartRequest<V extends Variables = Variables> {
   processId: string;
   variables?: V;
+  /** Version is the version to start (from 1); 0 or absent: the newest. */
+  version?: number;
 }
 
 /** MessageRequest is publish_message's request. */
@@ -702,6 +850,11 @@ export interface SignalRequest<V extends Variables = Variables> {
 export interface CompleteJobRequest<V extends Variables = Variables> {
   jobKey: number;
   variables?: V;
+  /**
+   * Activation, when set, is the activation this result answers
+   * (activate_jobs): STALE_ACTIVATION once another replaced it.
+   */
+  activation?: number;
 }
 
 /** FailJobRequest is fail_job's request. */
@@ -710,6 +863,13 @@ export interface FailJobRequest {
   /** Retries is how many retries are left; 0 opens an incident. */
   retries: number;
   message?: string;
+  /** Activation, when set, is the activation this result answers. */
+  activation?: number;
+  /**
+   * BackoffMs is how long, in virtual milliseconds, a job with retries
+   * left waits before activate_jobs hands it out again (>= 0).
+   */
+  backoffMs?: number;
 }
 
 /** ThrowErrorRequest is throw_error's request. */
@@ -718,6 +878,8 @@ export interface ThrowErrorRequest<V extends Variables = Variables> {
   errorCode: string;
   message?: string;
   variables?: V;
+  /** Activation, when set, is the activation this result answers. */
+  activation?: number;
 }
 
 /** IncidentRequest is resolve_incident's request. */
@@ -764,14 +926,92 @@ export interface JobsRequest {
   elementId?: string;
 }
 
+/** ActivateJobsRequest is activate_jobs' request. */
+export interface ActivateJobsRequest {
+  type: string;
+  /** Worker names the worker in the activated jobs. */
+  worker?: string;
+  /**
+   * TimeoutMs is how long, in virtual milliseconds, each activation
+   * holds its job (> 0).
+   */
+  timeoutMs: number;
+  /** MaxJobs bounds how many jobs the call activates (> 0). */
+  maxJobs: number;
+}
+
+/** ModifyInstanceRequest is modify_instance's request. */
+export interface ModifyInstanceRequest {
+  instanceKey: number;
+  /** Activate starts a token before each element, in order. */
+  activate?: ActivateElement[];
+  /** Terminate lists the tokens (ids from tokens) to terminate. */
+  terminate?: number[];
+}
+
+/** SetVariablesRequest is set_variables' request. */
+export interface SetVariablesRequest<V extends Variables = Variables> {
+  instanceKey: number;
+  variables: V;
+  /**
+   * Scope is the token waiting at a sub-process for its inner tokens (or
+   * of a multi-instance inner instance) whose scope is meant; 0 or
+   * absent is the process scope.
+   */
+  scope?: number;
+  /** Local writes into the scope's own variables instead of propagating. */
+  local?: boolean;
+}
+
+/** ScopeVariablesRequest is scope_variables' request. */
+export interface ScopeVariablesRequest {
+  instanceKey: number;
+  /** Scope is as SetVariablesRequest's. */
+  scope?: number;
+  /** Local returns only the scope's own variables. */
+  local?: boolean;
+}
+
+/** UpdateJobRetriesRequest is update_job_retries' request. */
+export interface UpdateJobRetriesRequest {
+  jobKey: number;
+  /** Retries is how many retries the job has left (>= 1). */
+  retries: number;
+}
+
 /** IncidentsRequest is incidents' request; zero selects every instance. */
 export interface IncidentsRequest {
   instanceKey?: number;
+  elementId?: string;
+  /**
+   * Type is "job" (a job with no retries left) or "element" (anything
+   * else); empty matches both.
+   */
+  type?: string;
 }
 
 /** InstanceRequest is the request of tokens, instance, history and cancel. */
 export interface InstanceRequest {
   instanceKey: number;
+}
+
+/**
+ * DefinitionsRequest is definitions' request; an empty processId lists
+ * every process.
+ */
+export interface DefinitionsRequest {
+  processId?: string;
+}
+
+/** DefinitionXMLRequest is definition_xml's request. */
+export interface DefinitionXMLRequest {
+  processId: string;
+  /** Version is the version (from 1); 0 or absent: the newest. */
+  version?: number;
+}
+
+/** MetricsRequest is metrics' request: an empty object. */
+export interface MetricsRequest {
 }
 
 /** NowRequest is now's request: an empty object. */
@@ -824,8 +1064,16 @@ export interface Requests {
   instance: InstanceRequest;
   history: InstanceRequest;
   jobs: JobsRequest;
+  activate_jobs: ActivateJobsRequest;
+  modify_instance: ModifyInstanceRequest;
+  set_variables: SetVariablesRequest;
+  scope_variables: ScopeVariablesRequest;
+  update_job_retries: UpdateJobRetriesRequest;
   incidents: IncidentsRequest;
   cancel: InstanceRequest;
+  definitions: DefinitionsRequest;
+  definition_xml: DefinitionXMLRequest;
+  metrics: MetricsRequest;
   now: NowRequest;
   configure: ConfigureRequest;
   checkpoint: CheckpointRequest;
@@ -844,7 +1092,7 @@ export interface Results {
   /** Broadcasts a signal to every instance waiting for it. */
   broadcast_signal: null;
   /** Completes a job; its variables are merged into the instance. */
-  complete_job: null;
+  complete_job: CompletedJob;
   /** Reports a failed attempt at a job; with retries 0 an incident holds the token. */
   fail_job: null;
   /** Raises a BPMN error from a job's element. */
@@ -863,10 +1111,26 @@ export interface Results {
   history: AnyFlowEvent[];
   /** Activatable jobs, ordered by key. */
   jobs: Job[];
+  /** Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first. */
+  activate_jobs: Job[];
+  /** Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first. */
+  modify_instance: null;
+  /** Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating. */
+  set_variables: null;
+  /** The variables of one scope of an instance: its own, or all visible in it. */
+  scope_variables: Variables;
+  /** Sets how many retries a job has left; an incident holding it waits for resolve_incident. */
+  update_job_retries: null;
   /** Open incidents of live instances, ordered by key. */
   incidents: Incident[];
   /** Terminates an instance. */
   cancel: null;
+  /** Every deployed version of every process (or of one), by process id and version. */
+  definitions: Definition[];
+  /** The document that deployed a version of a process, as it was deployed. */
+  definition_xml: DefinitionXML;
+  /** What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency. */
+  metrics: Metrics;
   /** The virtual clock's reading. */
   now: NowResult;
   /** Sets whether responses carry events, and the engine's limits. */
@@ -880,7 +1144,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -951,6 +1215,21 @@ export class UnknownIncidentError extends FlowtrackError {
   override readonly name: string = 'UnknownIncidentError';
 }
 
+/** STALE_ACTIVATION: a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed. */
+export class StaleActivationError extends FlowtrackError {
+  override readonly name: string = 'StaleActivationError';
+}
+
+/** UNKNOWN_SCOPE: a `scope` token that names no open variable scope of the instance. */
+export class UnknownScopeError extends FlowtrackError {
+  override readonly name: string = 'UnknownScopeError';
+}
+
+/** BAD_MODIFICATION: a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it); nothing is applied. */
+export class BadModificationError extends FlowtrackError {
+  override readonly name: string = 'BadModificationError';
+}
+
 /** INSTANCE_ENDED: the instance has already ended (e.g. `cancel` twice). */
 export class InstanceEndedError extends FlowtrackError {
   override readonly name: string = 'InstanceEndedError';
@@ -1015,6 +1294,9 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   UNKNOWN_INSTANCE: UnknownInstanceError,
   UNKNOWN_JOB: UnknownJobError,
   UNKNOWN_INCIDENT: UnknownIncidentError,
+  STALE_ACTIVATION: StaleActivationError,
+  UNKNOWN_SCOPE: UnknownScopeError,
+  BAD_MODIFICATION: BadModificationError,
   INSTANCE_ENDED: InstanceEndedError,
   BAD_VARIABLES: BadVariablesError,
   DUPLICATE_MESSAGE: DuplicateMessageError,

@@ -3,9 +3,10 @@
 import { defaultWasmURL } from '#platform';
 import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
-import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, ObserverError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
+import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, ObserverError, StaleActivationError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
 import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
+import { parseJSON, stringifyJSON } from './numbers.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
   AnyFlowEvent,
@@ -17,9 +18,13 @@ import type {
   InstanceState,
   Job,
   JobFilter,
+  Definition,
+  DefinitionXML,
   Limits,
   Message,
+  Metrics,
   StartedInstance,
+  CompletedJob,
   Token,
   Variables,
 } from './types.js';
@@ -73,9 +78,87 @@ export interface EngineOptions {
  * JobHandler does the work of a job. Its result (an object of variables, or
  * nothing) completes the job. Throwing a BpmnError raises that BPMN error
  * from the job's element; throwing anything else fails the job with one
- * retry less (an incident at zero).
+ * retry less (an incident at zero) and the handler's retry back-off: the
+ * job is worked again once the engine clock has passed it.
  */
 export type JobHandler<V extends Variables = Variables> = (job: Job<V>) => Variables | void | Promise<Variables | void>;
+
+/** HandlerOptions configure one job handler (handle); every field is optional. */
+export interface HandlerOptions {
+  /** Worker name recorded in the activated jobs. Default `'sdk'`. */
+  worker?: string;
+  /** How long an activation holds a job, ms or ISO 8601. Default 5 minutes. */
+  timeout?: number | string;
+  /**
+   * How long, on the engine clock, a job the handler failed waits before it
+   * is worked again, ms or ISO 8601. Default 1 second: in virtual time the
+   * retry comes with the advanceTime that passes it, not within the call.
+   */
+  retryBackoff?: number | string;
+}
+
+/** ActivateJobsRequest says which jobs activateJobs activates and for whom. */
+export interface ActivateJobsOptions {
+  /** Job type; required. */
+  type: string;
+  /** Worker name recorded in the jobs. */
+  worker?: string;
+  /** How long each activation holds its job (> 0), ms or ISO 8601. */
+  timeout: number | string;
+  /** Most jobs to activate (> 0). */
+  maxJobs: number;
+}
+
+/**
+ * IncidentFilter selects incidents; absent fields match anything. `type` is
+ * `job` (a job with no retries left) or `element` (anything else).
+ */
+export interface IncidentFilter {
+  instanceKey?: number;
+  elementId?: string;
+  type?: 'job' | 'element';
+}
+
+/** Modification is what modifyInstance changes in one instance. */
+export interface Modification {
+  /** Elements to start a token before, in order. */
+  activate?: { elementId: string; scope?: number; variables?: Variables }[];
+  /** Token ids to terminate. */
+  terminate?: number[];
+}
+
+/** StartOptions qualify start. */
+export interface StartOptions {
+  /** The process version to start (from 1, see definitions); default the newest. The instance runs on it to its end. */
+  version?: number;
+}
+
+/** ScopeOptions name a variable scope of an instance (setVariables, scopeVariables). */
+export interface ScopeOptions {
+  /** The token waiting at a sub-process for its inner tokens whose scope is meant; default the process scope. */
+  scope?: number;
+  /** Only the scope's own variables (not propagating). Default false. */
+  local?: boolean;
+}
+
+/** JobResultOptions qualify completeJob, failJob and throwError. */
+export interface JobResultOptions {
+  /** The activation (Job.activation from activateJobs) this result answers: StaleActivationError once replaced. */
+  activation?: number;
+  /** failJob only: how long, on the engine clock, the job waits before it can be activated again. */
+  retryBackoff?: number | string;
+}
+
+// handler is a registered job handler with its options resolved.
+interface handler {
+  fn: JobHandler;
+  worker: string;
+  timeoutMs: number;
+  backoffMs: number;
+}
+
+// activateBatch is how many jobs the handler loop activates per call.
+const activateBatch = 32;
 
 /** A listener of one event type, or of every type (`'*'`). */
 export type Listener<T extends EventType = EventType> = (event: FlowEvent<T>) => void;
@@ -156,7 +239,11 @@ export class Engine {
   #now: Date = new Date(0);
   #nextDeadline: Date | null = null;
   #listeners = new Map<string, Set<AnyListener>>();
-  #handlers = new Map<string, JobHandler>();
+  #handlers = new Map<string, handler>();
+  // #retryAt is, per handled type, the earliest engine time (ms) at which a
+  // job a handler failed ends its back-off: from then on the type is
+  // worked again.
+  #retryAt = new Map<string, number>();
   #pendingTypes = new Set<string>();
   #draining: Promise<void> | null = null;
   #watch = new Map<number, InstanceState>();
@@ -185,9 +272,21 @@ export class Engine {
     this.#state = options.state;
   }
 
+  /**
+   * compile returns the compiled engine module, for Engine.create({ wasm })
+   * and Engine.createInWorker({ wasm }): compiling is most of a first
+   * create, and a compiled module starts any number of engines (and can be
+   * posted to workers). With no source it is the flowtrack.wasm shipped
+   * with the SDK, compiled once per realm (create uses the same one); a
+   * source is compiled on every call (see WasmSource).
+   */
+  static compile(source?: WasmSource): Promise<WebAssembly.Module> {
+    return source === undefined ? shippedModule(defaultWasmURL) : compileSource(source);
+  }
+
   /** create loads the engine module and returns an engine running in this thread. */
   static async create(options: EngineOptions = {}): Promise<Engine> {
-    const module = options.wasm === undefined ? await shippedModule(defaultWasmURL) : await compileSource(options.wasm);
+    const module = await Engine.compile(options.wasm);
     const engine = new Engine(new LocalTransport(await ModuleInstance.instantiate(module)), options);
     await engine.#initOrClose();
     return engine;
@@ -267,16 +366,21 @@ export class Engine {
   }
 
   /**
-   * start creates an instance of the newest version of processId. It
+   * start creates an instance of the newest version of processId (or of
+   * `options.version`, which it then runs on to its end). It
    * resolves once the instance has settled and the handlers are done, with
    * the instance's state at that moment.
    */
-  async start<V extends Variables = Variables>(processId: string, variables?: V): Promise<StartedInstance> {
-    const res = (await this.#exec('start', variables === undefined ? { processId } : { processId, variables })) as StartedInstance;
+  async start<V extends Variables = Variables>(processId: string, variables?: V, options: StartOptions = {}): Promise<StartedInstance> {
+    const req: Record<string, unknown> = { processId };
+    if (variables !== undefined) req.variables = variables;
+    if (options.version !== undefined) req.version = options.version;
+    const res = (await this.#exec('start', req)) as StartedInstance;
     if (this.#pendingTypes.size === 0) return res;
     this.#watch.set(res.instanceKey, res.state);
     try {
       await this.#drain();
+      // The handlers moved the instance on: the jobs start reported are stale.
       return { instanceKey: res.instanceKey, state: this.#watch.get(res.instanceKey) ?? res.state };
     } finally {
       this.#watch.delete(res.instanceKey);
@@ -308,27 +412,74 @@ export class Engine {
     return (await this.#exec('jobs', filter)) as Job<V>[];
   }
 
-  /** completeJob completes a job; variables are merged into the instance. Throws UnknownJobError. */
-  async completeJob(jobKey: number, variables?: Variables): Promise<void> {
-    await this.#call('complete_job', variables === undefined ? { jobKey } : { jobKey, variables });
+  /**
+   * completeJob completes a job; variables are merged into the instance. It
+   * returns where the job's instance stands once settled (its state and
+   * activatable jobs), so that a worker needs no `jobs` call; when job
+   * handlers (`handle`) ran after the call, they moved the instance on, and
+   * only its key is returned. Throws UnknownJobError; with `activation`,
+   * StaleActivationError once the job timed out and was activated again,
+   * or failed.
+   */
+  async completeJob(jobKey: number, variables?: Variables, options: JobResultOptions = {}): Promise<CompletedJob> {
+    const req: Record<string, unknown> = { jobKey };
+    if (variables !== undefined) req.variables = variables;
+    if (options.activation !== undefined) req.activation = options.activation;
+    const res = (await this.#exec('complete_job', req)) as CompletedJob;
+    if (this.#pendingTypes.size === 0) return res;
+    await this.#drain();
+    return { instanceKey: res.instanceKey };
   }
 
-  /** failJob reports a failed attempt; with retries 0 an incident holds the token. */
-  async failJob(jobKey: number, retries: number, message?: string): Promise<void> {
-    await this.#call('fail_job', message === undefined ? { jobKey, retries } : { jobKey, retries, message });
+  /**
+   * failJob reports a failed attempt; with retries 0 an incident holds the
+   * token, with retries left the job can be activated again after
+   * `retryBackoff` (engine clock). With `activation`, as completeJob.
+   */
+  async failJob(jobKey: number, retries: number, message?: string, options: JobResultOptions = {}): Promise<void> {
+    const req: Record<string, unknown> = { jobKey, retries };
+    if (message !== undefined) req.message = message;
+    if (options.activation !== undefined) req.activation = options.activation;
+    if (options.retryBackoff !== undefined) req.backoffMs = toMs(options.retryBackoff, 'failJob retryBackoff');
+    await this.#call('fail_job', req);
   }
 
-  /** throwError raises the BPMN error errorCode from the job's element. */
-  async throwError(jobKey: number, errorCode: string, message?: string, variables?: Variables): Promise<void> {
+  /** throwError raises the BPMN error errorCode from the job's element. With `activation`, as completeJob. */
+  async throwError(jobKey: number, errorCode: string, message?: string, variables?: Variables, options: JobResultOptions = {}): Promise<void> {
     const req: Record<string, unknown> = { jobKey, errorCode };
     if (message !== undefined) req.message = message;
     if (variables !== undefined) req.variables = variables;
+    if (options.activation !== undefined) req.activation = options.activation;
     await this.#call('throw_error', req);
   }
 
-  /** incidents returns the open incidents, of one instance if given. */
-  async incidents(instanceKey?: number): Promise<Incident[]> {
-    return (await this.#exec('incidents', instanceKey === undefined ? {} : { instanceKey })) as Incident[];
+  /**
+   * activateJobs activates up to maxJobs jobs of a type for a worker, oldest
+   * first, as a Zeebe job worker does: each job carries its `activation`,
+   * `worker` and `deadline` (now + timeout, engine clock). Until the
+   * deadline no other call activates it; after it the job is activatable
+   * again. Jobs in a retry back-off are passed over until it ends.
+   */
+  async activateJobs<V extends Variables = Variables>(options: ActivateJobsOptions): Promise<Job<V>[]> {
+    const { type, worker, timeout, maxJobs } = options ?? ({} as ActivateJobsOptions);
+    const req: Record<string, unknown> = { type, timeoutMs: toMs(timeout, 'activateJobs timeout'), maxJobs };
+    if (worker !== undefined) req.worker = worker;
+    return (await this.#exec('activate_jobs', req)) as Job<V>[];
+  }
+
+  /**
+   * updateJobRetries sets how many retries (>= 1) a job has left. A job an
+   * incident holds stays held: resolveIncident then retries it with these
+   * retries. Throws UnknownJobError.
+   */
+  async updateJobRetries(jobKey: number, retries: number): Promise<void> {
+    await this.#call('update_job_retries', { jobKey, retries });
+  }
+
+  /** incidents returns the open incidents, of one instance (a key) or those a filter selects. */
+  async incidents(filter?: number | IncidentFilter): Promise<Incident[]> {
+    const req = filter === undefined ? {} : typeof filter === 'number' ? { instanceKey: filter } : filter;
+    return (await this.#exec('incidents', req)) as Incident[];
   }
 
   /** resolveIncident retries what an incident holds. */
@@ -405,6 +556,70 @@ export class Engine {
     return (await this.instance<V>(instanceKey)).variables;
   }
 
+  /** definitions lists every deployed version of every process (or of one), by process id and version. */
+  async definitions(processId?: string): Promise<Definition[]> {
+    return (await this.#exec('definitions', processId === undefined ? {} : { processId })) as Definition[];
+  }
+
+  /**
+   * definitionXml returns the document that deployed a version (default the
+   * newest) of a process: its deployment name, and its text (`xml`, when
+   * the bytes are UTF-8) and bytes (`xmlBase64`). Throws UnknownProcessError.
+   */
+  async definitionXml(processId: string, version?: number): Promise<DefinitionXML> {
+    return (await this.#exec('definition_xml', version === undefined ? { processId } : { processId, version })) as DefinitionXML;
+  }
+
+  /**
+   * metrics returns what an operator reads of the engine: what it holds
+   * open, open jobs by type and the one waiting longest, and per process
+   * the instances active and ended by state with the mean and longest
+   * start-to-end time (engine clock) of the completed ones.
+   */
+  async metrics(): Promise<Metrics> {
+    return (await this.#exec('metrics', {})) as Metrics;
+  }
+
+  /**
+   * modifyInstance repairs a live instance, as Zeebe's
+   * ModifyProcessInstance: it starts a token before each element of
+   * `activate` (`scope`: the token waiting at the enclosing sub-process;
+   * `variables`: set locally there first), then terminates each token of
+   * `terminate` (ids from tokens). Terminating the last token of a
+   * sub-process terminates it; the last of the instance, the instance.
+   * Checked whole before anything applies: throws BadModificationError.
+   */
+  async modifyInstance(instanceKey: number, modification: Modification): Promise<void> {
+    const { activate, terminate } = modification ?? {};
+    const req: Record<string, unknown> = { instanceKey };
+    if (activate !== undefined) req.activate = activate;
+    if (terminate !== undefined) req.terminate = terminate;
+    await this.#call('modify_instance', req);
+  }
+
+  /**
+   * setVariables sets variables on a live instance, as Zeebe's
+   * SetVariables: on the process scope, or with `scope` (the id of a token
+   * waiting at a sub-process for its inner tokens) on that sub-process's
+   * scope; `local` writes into the scope's own variables instead of
+   * propagating each to the nearest scope holding it. Throws
+   * UnknownInstanceError, InstanceEndedError, UnknownScopeError.
+   */
+  async setVariables(instanceKey: number, variables: Variables, options: ScopeOptions = {}): Promise<void> {
+    const req: Record<string, unknown> = { instanceKey, variables };
+    if (options.scope !== undefined) req.scope = options.scope;
+    if (options.local !== undefined) req.local = options.local;
+    await this.#call('set_variables', req);
+  }
+
+  /** scopeVariables returns a scope's variables: its own with `local`, else all visible in it. */
+  async scopeVariables<V extends Variables = Variables>(instanceKey: number, options: ScopeOptions = {}): Promise<V> {
+    const req: Record<string, unknown> = { instanceKey };
+    if (options.scope !== undefined) req.scope = options.scope;
+    if (options.local !== undefined) req.local = options.local;
+    return (await this.#exec('scope_variables', req)) as V;
+  }
+
   /**
    * checkpoint returns the engine's state as a JSON document (UTF-8 bytes,
    * engine/STATE.md in the repository): deployments, clock, buffered
@@ -414,7 +629,7 @@ export class Engine {
    */
   async checkpoint(): Promise<Uint8Array> {
     const res = (await this.#exec('checkpoint', {})) as StateResult;
-    return new TextEncoder().encode(JSON.stringify(res.state));
+    return new TextEncoder().encode(stringifyJSON(res.state)); // Decimals as the exact numbers they are
   }
 
   /**
@@ -426,7 +641,7 @@ export class Engine {
     const text = typeof state === 'string' ? state : new TextDecoder().decode(state);
     let doc: unknown;
     try {
-      doc = JSON.parse(text);
+      doc = parseJSON(text); // numbers no double holds kept as Decimals
     } catch (err) {
       throw new BadStateError({ code: 'BAD_STATE', message: `restore: the state is not JSON: ${(err as Error).message}` });
     }
@@ -460,16 +675,25 @@ export class Engine {
 
   /**
    * handle registers the handler of a job type: after every call, the
-   * engine works each activatable job of that type (including jobs that
-   * exist already) until none is left. It returns a function that removes
-   * the handler.
+   * engine activates the jobs of that type (including jobs that exist
+   * already, through activateJobs) and works each until none is left. A
+   * job the handler fails waits out `retryBackoff` on the engine clock
+   * before it is worked again. It returns a function that removes the
+   * handler.
    */
-  handle<V extends Variables = Variables>(type: string, handler: JobHandler<V>): () => void {
+  handle<V extends Variables = Variables>(type: string, handler: JobHandler<V>, options: HandlerOptions = {}): () => void {
     if (typeof handler !== 'function') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: handler must be a function` });
-    this.#handlers.set(type, handler as JobHandler);
+    const h: handler = {
+      fn: handler as JobHandler,
+      worker: options.worker ?? 'sdk',
+      timeoutMs: toMs(options.timeout ?? 'PT5M', `handle ${type}: timeout`),
+      backoffMs: toMs(options.retryBackoff ?? 1000, `handle ${type}: retryBackoff`),
+    };
+    if (h.timeoutMs <= 0) throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: timeout must be > 0` });
+    this.#handlers.set(type, h);
     this.#pendingTypes.add(type);
     return () => {
-      if (this.#handlers.get(type) === (handler as JobHandler)) this.#handlers.delete(type);
+      if (this.#handlers.get(type) === h) this.#handlers.delete(type);
     };
   }
 
@@ -498,6 +722,12 @@ export class Engine {
   // #call runs an operation, then lets the handlers work.
   async #call(op: Operation, request: unknown): Promise<unknown> {
     const result = await this.#exec(op, request);
+    for (const [type, at] of this.#retryAt) {
+      if (this.#now.getTime() >= at) {
+        this.#retryAt.delete(type);
+        this.#pendingTypes.add(type);
+      }
+    }
     if (this.#pendingTypes.size > 0) await this.#drain();
     return result;
   }
@@ -529,7 +759,7 @@ export class Engine {
     const changed = due?.getTime() !== this.#nextDeadline?.getTime();
     this.#nextDeadline = due;
     for (const ev of env.events) {
-      if (ev.type === 'jobCreated' || ev.type === 'jobFailed') {
+      if (ev.type === 'jobCreated') {
         if (ev.jobType !== undefined && this.#handlers.has(ev.jobType)) this.#pendingTypes.add(ev.jobType);
       } else if (this.#watch.size > 0 && terminal[ev.type] && this.#watch.has(ev.instanceKey)) {
         this.#watch.set(ev.instanceKey, terminal[ev.type]!);
@@ -556,7 +786,8 @@ export class Engine {
   #schedule(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const due = this.#nextDeadline;
+    let due = this.#nextDeadline;
+    for (const at of this.#retryAt.values()) if (!due || at < due.getTime()) due = new Date(at);
     if (!due || this.#closed) return;
     const wait = Math.min(Math.max(0, due.getTime() - Date.now()), 2 ** 31 - 1);
     this.#timer = setTimeout(() => {
@@ -577,17 +808,20 @@ export class Engine {
           const type = this.#pendingTypes.values().next().value as string;
           this.#pendingTypes.delete(type);
           if (!this.#handlers.has(type)) continue;
-          const jobs = (await this.#exec('jobs', { type })) as Job[];
-          for (const job of jobs) {
-            const handler = this.#handlers.get(type);
-            if (!handler || this.#closed) break;
-            if (++handled > this.#maxHandled) {
-              throw new TooManyJobsError({
-                code: 'TOO_MANY_JOBS',
-                message: `flowtrack: handlers worked ${this.#maxHandled} jobs after one call (last: ${type} at ${job.elementId}); is the model looping through jobs?`,
-              });
+          for (;;) {
+            const h = this.#handlers.get(type);
+            if (!h || this.#closed) break;
+            const jobs = (await this.#exec('activate_jobs', { type, worker: h.worker, timeoutMs: h.timeoutMs, maxJobs: activateBatch })) as Job[];
+            if (jobs.length === 0) break;
+            for (const job of jobs) {
+              if (++handled > this.#maxHandled) {
+                throw new TooManyJobsError({
+                  code: 'TOO_MANY_JOBS',
+                  message: `flowtrack: handlers worked ${this.#maxHandled} jobs after one call (last: ${type} at ${job.elementId}); is the model looping through jobs?`,
+                });
+              }
+              await this.#work(type, h, job);
             }
-            await this.#work(handler, job);
           }
         }
       } finally {
@@ -597,36 +831,48 @@ export class Engine {
     return this.#draining;
   }
 
-  async #work(handler: JobHandler, job: Job): Promise<void> {
+  async #work(type: string, h: handler, job: Job): Promise<void> {
+    const activation = job.activation;
     let result: Variables | void;
     try {
-      result = await handler(job);
+      result = await h.fn(job);
     } catch (err) {
       if (err instanceof BpmnError) {
-        await this.#jobCall('throw_error', { jobKey: job.key, errorCode: err.errorCode, message: err.message, ...(err.variables ? { variables: err.variables } : {}) });
+        await this.#jobCall('throw_error', { jobKey: job.key, errorCode: err.errorCode, message: err.message, activation, ...(err.variables ? { variables: err.variables } : {}) });
       } else {
-        const message = String((err as Error)?.message ?? err);
-        await this.#jobCall('fail_job', { jobKey: job.key, retries: Math.max(0, job.retries - 1), message });
+        await this.#fail(type, h, job, String((err as Error)?.message ?? err));
       }
       return;
     }
-    const req = result && typeof result === 'object' ? { jobKey: job.key, variables: result } : { jobKey: job.key };
+    const req = result && typeof result === 'object' ? { jobKey: job.key, variables: result, activation } : { jobKey: job.key, activation };
     try {
       await this.#exec('complete_job', req);
     } catch (err) {
-      if (err instanceof UnknownJobError) return; // cancelled meanwhile (a boundary event fired, the instance ended)
+      // Cancelled meanwhile (a boundary event fired, the instance ended), or timed out and taken by another worker.
+      if (err instanceof UnknownJobError || err instanceof StaleActivationError) return;
       if (!(err instanceof FlowtrackError) || err.code === 'TRAPPED' || err.code === 'CLOSED') throw err;
       // The result was refused (BAD_VARIABLES...): the job fails with the reason, so an incident shows it.
       this.#onError(err);
-      await this.#jobCall('fail_job', { jobKey: job.key, retries: Math.max(0, job.retries - 1), message: err.message });
+      await this.#fail(type, h, job, err.message);
     }
+  }
+
+  // #fail fails a job its handler could not do, with the handler's
+  // back-off, and remembers when its type is to be worked again.
+  async #fail(type: string, h: handler, job: Job, message: string): Promise<void> {
+    const retries = Math.max(0, job.retries - 1);
+    await this.#jobCall('fail_job', { jobKey: job.key, retries, message, activation: job.activation, backoffMs: h.backoffMs });
+    if (retries === 0) return;
+    const at = this.#now.getTime() + h.backoffMs;
+    this.#retryAt.set(type, Math.min(this.#retryAt.get(type) ?? at, at));
+    if (this.#time === 'real') this.#schedule();
   }
 
   async #jobCall(op: Operation, req: unknown): Promise<void> {
     try {
       await this.#exec(op, req);
     } catch (err) {
-      if (!(err instanceof UnknownJobError)) throw err;
+      if (!(err instanceof UnknownJobError) && !(err instanceof StaleActivationError)) throw err;
     }
   }
 }

@@ -5,6 +5,7 @@
 // BpmnError is the SDK's own, thrown by job handlers.
 
 export {
+  BadModificationError,
   BadRequestError,
   BadStateError,
   BadVariablesError,
@@ -16,6 +17,7 @@ export {
   InstanceEndedError,
   InternalError,
   NoNoneStartError,
+  StaleActivationError,
   TimeOutOfRangeError,
   TooManyFiringsError,
   TooManyJobsError,
@@ -25,6 +27,7 @@ export {
   UnknownJobError,
   UnknownOperationError,
   UnknownProcessError,
+  UnknownScopeError,
   UnsupportedError,
 } from './contract.js';
 export type { ErrorCode, ErrorData } from './contract.js';

@@ -1,12 +1,14 @@
 // flowtrack: a BPMN 2.0 engine compiled to WebAssembly, for Node and browsers.
 
 export { Engine } from './engine.js';
-export type { EngineOptions, JobHandler, Listener, TimeMode } from './engine.js';
+export type { ActivateJobsOptions, EngineOptions, HandlerOptions, JobHandler, JobResultOptions, Listener, ScopeOptions, StartOptions, IncidentFilter, Modification, TimeMode } from './engine.js';
 export type { WasmSource } from './wasm-source.js';
 export { ABI_VERSION, MAX_VARIABLE_DEPTH } from './module.js';
 export { parseDuration } from './duration.js';
+export { Decimal } from './numbers.js';
 export type { Duration } from './duration.js';
 export {
+  BadModificationError,
   BadRequestError,
   BadStateError,
   BadVariablesError,
@@ -19,6 +21,7 @@ export {
   InternalError,
   NoNoneStartError,
   ObserverError,
+  StaleActivationError,
   TimeOutOfRangeError,
   TooManyFiringsError,
   TooManyJobsError,
@@ -28,13 +31,17 @@ export {
   UnknownJobError,
   UnknownOperationError,
   UnknownProcessError,
+  UnknownScopeError,
   UnsupportedError,
 } from './errors.js';
 export type { ErrorCode, ErrorData } from './errors.js';
 export { eventTypes } from './types.js';
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
+  Definition,
+  DefinitionXML,
   Deployment,
   EventType,
   FlowEvent,
@@ -42,10 +49,14 @@ export type {
   InstanceInfo,
   InstanceState,
   Job,
+  JobAge,
   JobFilter,
   Limits,
   Message,
+  Metrics,
   Problem,
+  ProcessMetrics,
+  Stats,
   StartedInstance,
   Token,
   Variables,

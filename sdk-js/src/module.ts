@@ -5,6 +5,7 @@
 
 import { ConsoleStdout, File, OpenFile, WASI, WASIProcExit } from '@bjorn3/browser_wasi_shim';
 import { ABI_VERSION, BadRequestError, BadVariablesError, TrappedError, UnknownOperationError, type Envelope, type Operation } from './contract.js';
+import { Decimal, parseJSON, stringifyJSON } from './numbers.js';
 
 export { ABI_VERSION };
 export type { Envelope, Operation };
@@ -41,8 +42,9 @@ const maxStateDepth = maxRequestDepth + 6;
 
 // checkRequest throws if request is not what the module would accept
 // as the same JSON, before it is encoded: a value JSON cannot hold (NaN,
-// infinities, BigInt, functions, symbols, Maps and Sets, which
-// JSON.stringify would drop, alter or throw on), `variables` that are not
+// infinities, functions, symbols, Maps and Sets, which
+// JSON.stringify would drop, alter or throw on; a bigint or a Decimal is
+// its exact JSON number), `variables` that are not
 // an object, or nesting deeper than maxRequestDepth (maxStateDepth for restore; a cycle does). Under
 // `variables` these are BadVariablesError, as natively; elsewhere
 // BadRequestError. It walks with an explicit stack, never recursing.
@@ -65,7 +67,8 @@ function checkRequest(op: string, request: unknown): void {
       case 'number':
         if (!Number.isFinite(v)) fail(`holds ${v}, which is not a JSON number`);
         continue;
-      case 'bigint':
+      case 'bigint': // sent as its exact JSON number (numbers.ts)
+        continue;
       case 'function':
       case 'symbol':
         fail(`holds a ${typeof v}, which is not a JSON value`);
@@ -75,9 +78,23 @@ function checkRequest(op: string, request: unknown): void {
       fail(`nests deeper than ${limit} levels of arrays and objects; variable values may nest at most ${MAX_VARIABLE_DEPTH} (engine.MaxVariableDepth)`);
     }
     if (v instanceof Map || v instanceof Set) fail(`holds a ${v.constructor.name}, which is not a JSON value`);
-    if (v instanceof Uint8Array || v instanceof Date) continue;
+    if (v instanceof Uint8Array || v instanceof Date || v instanceof Decimal) continue;
     for (const [k, e] of Object.entries(v)) stack.push([e, depth + 1, depth === 0 ? k : field]);
   }
+}
+
+/**
+ * encodeRequest checks a request (checkRequest) and writes it as JSON, a
+ * bigint or Decimal as its exact number.
+ */
+export function encodeRequest(op: Operation, request: unknown): string {
+  checkRequest(op, request);
+  return request === undefined ? '{}' : stringifyJSON(request);
+}
+
+/** parseEnvelope reads a response envelope; a number no double holds is a Decimal. */
+export function parseEnvelope(text: string): Envelope {
+  return parseJSON(text) as Envelope;
 }
 
 const encoder = new TextEncoder();
@@ -139,10 +156,27 @@ export class ModuleInstance {
 
   /** call runs one operation and returns its decoded response envelope. */
   call(op: Operation, request: unknown): Envelope {
+    return parseEnvelope(this.callText(op, encodeRequest(op, request)));
+  }
+
+  /**
+   * callText runs one operation on a request already encoded
+   * (encodeRequest) and returns the response envelope's JSON text, for
+   * parseEnvelope: the worker hands text across, which keeps Decimals.
+   */
+  callText(op: Operation, request: string): string {
     const fn = this.#op(op);
-    checkRequest(op, request);
-    const bytes = encoder.encode(request === undefined ? '{}' : JSON.stringify(request));
     const ex = this.#exports;
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8: when that fits the
+    // request buffer, the text is encoded straight into the module's memory,
+    // with no intermediate copy.
+    if (this.#buf && request.length * 3 <= this.#bufSize) {
+      return this.#guard(() => {
+        const { written } = encoder.encodeInto(request, new Uint8Array(ex.memory.buffer, this.#buf, this.#bufSize));
+        return this.#decode(fn(this.#buf, written));
+      });
+    }
+    const bytes = encoder.encode(request);
     return this.#guard(() => {
       if (bytes.length > this.#bufSize) {
         if (this.#buf) ex.free(this.#buf);
@@ -178,14 +212,14 @@ export class ModuleInstance {
     this.#trapped ??= 'closed';
   }
 
-  #decode(packed: bigint): Envelope {
+  #decode(packed: bigint): string {
     const ex = this.#exports;
     const ptr = Number(BigInt.asUintN(64, packed) >> 32n);
     const len = Number(packed & 0xffffffffn);
     // Read after the call: the memory may have grown and detached old views.
     const text = decoder.decode(new Uint8Array(ex.memory.buffer, ptr, len));
     ex.free(ptr);
-    return JSON.parse(text) as Envelope;
+    return text;
   }
 
   #op(op: string): OpFn {

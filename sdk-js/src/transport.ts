@@ -3,7 +3,7 @@
 // (postMessage). The Engine above is the same either way.
 
 import { ClosedError, errorFromData, type ErrorData } from './errors.js';
-import type { Envelope, ModuleInstance, Operation } from './module.js';
+import { encodeRequest, parseEnvelope, type Envelope, type ModuleInstance, type Operation } from './module.js';
 
 export interface Transport {
   call(op: Operation, request: unknown): Envelope | Promise<Envelope>;
@@ -24,10 +24,12 @@ export class LocalTransport implements Transport {
 /** Messages between WorkerTransport and worker.ts. */
 export type WorkerRequest =
   | { kind: 'init'; wasm?: WebAssembly.Module | ArrayBuffer | string }
-  | { kind: 'call'; id: number; op: Operation; request: unknown };
+  | { kind: 'call'; id: number; op: Operation; request: string };
+// Requests and envelopes cross as JSON text (encodeRequest, parseEnvelope):
+// a structured clone would turn a Decimal into a plain object.
 export type WorkerReply =
   | { kind: 'ready' }
-  | { kind: 'reply'; id: number; envelope: Envelope }
+  | { kind: 'reply'; id: number; envelope: string }
   | { kind: 'failed'; id: number; error: ErrorData };
 
 /**
@@ -61,7 +63,13 @@ export class WorkerTransport implements Transport {
         const w = t.#waiting.get(msg.id);
         if (!w) return;
         t.#waiting.delete(msg.id);
-        if (msg.kind === 'reply') w.resolve(msg.envelope);
+        if (msg.kind === 'reply') {
+          try {
+            w.resolve(parseEnvelope(msg.envelope));
+          } catch (err) {
+            w.reject(err);
+          }
+        }
         else w.reject(errorFromData(msg.error));
       };
       const init: WorkerRequest = { kind: 'init', wasm };
@@ -71,9 +79,15 @@ export class WorkerTransport implements Transport {
 
   call(op: Operation, request: unknown): Promise<Envelope> {
     const id = this.#next++;
+    let text: string;
+    try {
+      text = encodeRequest(op, request);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
-      const msg: WorkerRequest = { kind: 'call', id, op, request };
+      const msg: WorkerRequest = { kind: 'call', id, op, request: text };
       this.#worker.postMessage(msg);
     });
   }

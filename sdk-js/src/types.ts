@@ -5,7 +5,10 @@
 
 export type {
   AnyFlowEvent,
+  CompletedJob,
   DeployedProcess,
+  Definition,
+  DefinitionXML,
   Deployment,
   EventType,
   FlowEvent,
@@ -13,8 +16,12 @@ export type {
   InstanceInfo,
   InstanceState,
   Job,
+  JobAge,
   Limits,
+  Metrics,
   Problem,
+  ProcessMetrics,
+  Stats,
   StartedInstance,
   Token,
   Variables,

@@ -36,7 +36,7 @@ scope.onmessage = async (ev) => {
   }
   try {
     if (!instance) throw new Error('flowtrack worker: call before init');
-    const envelope = instance.call(msg.op, msg.request);
+    const envelope = instance.callText(msg.op, msg.request);
     scope.postMessage({ kind: 'reply', id: msg.id, envelope } satisfies WorkerReply);
   } catch (err) {
     scope.postMessage({ kind: 'failed', id: msg.id, error: toData(err) } satisfies WorkerReply);

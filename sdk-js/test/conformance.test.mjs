@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { canonical, loadScenarios, runScenario } from '../conformance/run.mjs';
+import { parseJSON } from '../dist/numbers.js';
 
 // Scenarios whose WebAssembly observations differ from the native engine's
 // for a reason outside the SDK. They still run and report (as todo); remove
@@ -25,7 +26,7 @@ function nativeResults() {
   if (process.env.FLOWTRACK_SKIP_NATIVE) return null;
   try {
     const out = execFileSync('go', ['run', './sdk-js/conformance/native', dir], { cwd: repo, maxBuffer: 64 << 20, encoding: 'utf8' });
-    return JSON.parse(out);
+    return parseJSON(out); // numbers no double holds as Decimals, as the SDK reads them
   } catch (err) {
     if (err.code === 'ENOENT') return null; // no Go toolchain: expectations only
     throw err;

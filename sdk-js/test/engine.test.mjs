@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
+  BadModificationError,
   BadRequestError,
   BadStateError,
   BadVariablesError,
@@ -16,10 +17,12 @@ import {
   InstanceEndedError,
   MAX_VARIABLE_DEPTH,
   ObserverError,
+  StaleActivationError,
   TrappedError,
   UnknownInstanceError,
   UnknownJobError,
   UnknownProcessError,
+  UnknownScopeError,
   parseDuration,
 } from '../dist/index.js';
 import { ModuleInstance } from '../dist/module.js';
@@ -49,6 +52,26 @@ describe('Engine.create', () => {
       assert.equal((await e.deploy(fixture('order.bpmn'))).processes[0].id, 'order');
       e.close();
     }
+  });
+
+  it('compiles the shipped module once and starts engines from it', async () => {
+    const module = await Engine.compile();
+    assert.ok(module instanceof WebAssembly.Module);
+    assert.equal(await Engine.compile(), module, 'the shipped module is compiled once per realm');
+    const engines = [await Engine.create({ wasm: module }), await Engine.create({ wasm: module })];
+    for (const e of engines) {
+      const { processes } = await e.deploy(fixture('order.bpmn'));
+      assert.equal(processes[0].id, 'order');
+    }
+    // Two engines from one module share no state: an instance started in
+    // one is unknown to the other.
+    const started = await engines[0].start('order', { amount: 1 });
+    assert.equal(started.state, 'active');
+    await assert.rejects(engines[1].cancel(started.instanceKey), UnknownInstanceError);
+    for (const e of engines) e.close();
+    const url = new URL('../dist/flowtrack.wasm', import.meta.url);
+    assert.ok((await Engine.compile(readFileSync(url))) instanceof WebAssembly.Module);
+    await assert.rejects(Engine.compile(new Uint8Array([0, 97, 115, 109, 9, 9, 9, 9])), WebAssembly.CompileError);
   });
 
   it('rejects an unknown time mode', async () => {
@@ -160,8 +183,9 @@ describe('checkpoint and restore', () => {
 describe('jobs', () => {
   it('creates jobs, completes them and moves tokens', async () => {
     const e = await engineWith('order.bpmn');
-    const { instanceKey, state } = await e.start('order', { amount: 50 });
+    const { instanceKey, state, jobs } = await e.start('order', { amount: 50 });
     assert.equal(state, 'active');
+    assert.deepEqual(jobs, await e.jobs({ instanceKey }), 'start reports the jobs');
     const [check] = await e.jobs({ instanceKey });
     assert.equal(check.type, 'check-order');
     assert.equal(check.elementId, 'Task_check');
@@ -170,10 +194,13 @@ describe('jobs', () => {
     assert.deepEqual(check.variables, { amount: 50 });
     assert.deepEqual(await e.tokens(instanceKey), [{ id: 1, elementId: 'Task_check', waiting: 'job', jobKey: check.key }]);
 
-    await e.completeJob(check.key, { valid: true });
+    const done = await e.completeJob(check.key, { valid: true });
     const tokens = await e.tokens(instanceKey);
     assert.deepEqual(tokens.map((t) => `${t.elementId}:${t.waiting}`).sort(), ['Task_charge:job', 'Task_reserve:job']);
-    for (const job of await e.jobs({ instanceKey })) await e.completeJob(job.key);
+    assert.deepEqual(done, { instanceKey, state: 'active', jobs: await e.jobs({ instanceKey }) }, 'completeJob reports the instance');
+    let last;
+    for (const job of await e.jobs({ instanceKey })) last = await e.completeJob(job.key);
+    assert.deepEqual(last, { instanceKey, state: 'completed' });
     assert.equal(await e.state(instanceKey), 'completed');
     assert.deepEqual(await e.variables(instanceKey), { amount: 50, valid: true });
     assert.deepEqual(await e.tokens(instanceKey), []);
@@ -262,15 +289,22 @@ describe('handlers', () => {
     e.close();
   });
 
-  it('fail the job when a handler throws, and raise BPMN errors', async () => {
+  it('fail the job when a handler throws, retry it after the back-off, and raise BPMN errors', async () => {
     const e = await engineWith('order.bpmn');
     let attempts = 0;
     e.handle('check-order', () => {
       attempts++;
       throw new Error('database down');
-    });
+    }, { retryBackoff: 'PT10S' });
     const { instanceKey, state } = await e.start('order', { amount: 1 });
     assert.equal(state, 'active');
+    assert.equal(attempts, 1, 'one attempt per call: the retry waits for its back-off');
+    const [failed] = await e.jobs({ instanceKey });
+    assert.equal(failed.retries, 1);
+    assert.equal(failed.retryAt, '2026-01-01T00:00:10Z');
+    await e.advanceTime('PT9S');
+    assert.equal(attempts, 1, 'still in back-off');
+    await e.advanceTime('PT1S');
     assert.equal(attempts, 2, 'retries=2: two attempts, then an incident');
     const [incident] = await e.incidents(instanceKey);
     assert.equal(incident.message, 'database down');
@@ -284,12 +318,176 @@ describe('handlers', () => {
     e.close();
   });
 
+  it('drop a result whose activation went to another worker', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    let release;
+    const held = new Promise((r) => (release = r));
+    e.handle('check-order', async () => {
+      await held;
+      return { valid: true };
+    }, { timeout: 1000 });
+    const working = e.work();
+    // While the handler works, its activation times out and another worker takes the job.
+    await e.advanceTime(1000);
+    const [taken] = await e.activateJobs({ type: 'check-order', worker: 'other', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(taken.worker, 'other');
+    release();
+    await working;
+    assert.deepEqual(await e.variables(instanceKey), { amount: 1 }, 'the late result was refused, not applied');
+    await e.completeJob(taken.key, { valid: false }, { activation: taken.activation });
+    assert.equal((await e.variables(instanceKey)).valid, false);
+    e.close();
+  });
+
   it('stop when removed', async () => {
     const e = await engineWith('order.bpmn');
     const off = e.handle('check-order', () => ({}));
     off();
     const { instanceKey } = await e.start('order', { amount: 1 });
     assert.equal((await e.jobs({ instanceKey }))[0].type, 'check-order');
+    e.close();
+  });
+});
+
+describe('job workers', () => {
+  it('activate jobs for a timeout and refuse a stale activation', async () => {
+    const e = await engineWith('order.bpmn');
+    const a = await e.start('order', { amount: 1 });
+    const b = await e.start('order', { amount: 2 });
+    const first = await e.activateJobs({ type: 'check-order', worker: 'w1', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(first.length, 1);
+    assert.equal(first[0].instanceKey, a.instanceKey, 'oldest first');
+    assert.equal(first[0].worker, 'w1');
+    assert.equal(first[0].deadline, '2026-01-01T00:01:00Z');
+    const second = await e.activateJobs({ type: 'check-order', worker: 'w2', timeout: 60_000, maxJobs: 5 });
+    assert.deepEqual(second.map((j) => j.instanceKey), [b.instanceKey], 'held jobs are not handed out again');
+    await e.advanceTime('PT1M');
+    const again = await e.activateJobs({ type: 'check-order', worker: 'w3', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(again[0].key, first[0].key, 'timed out: activatable again');
+    await assert.rejects(e.completeJob(first[0].key, { valid: true }, { activation: first[0].activation }), StaleActivationError);
+    await e.completeJob(again[0].key, { valid: true }, { activation: again[0].activation });
+    await assert.rejects(e.activateJobs({ type: 'check-order', timeout: 0, maxJobs: 1 }), BadRequestError);
+    e.close();
+  });
+
+  it('fail with a back-off and update retries under an incident', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    const [job] = await e.activateJobs({ type: 'check-order', timeout: 'PT1M', maxJobs: 1 });
+    await e.failJob(job.key, 1, 'busy', { activation: job.activation, retryBackoff: 'PT30S' });
+    assert.deepEqual(await e.activateJobs({ type: 'check-order', timeout: 'PT1M', maxJobs: 1 }), []);
+    await e.advanceTime('PT30S');
+    const [back] = await e.activateJobs({ type: 'check-order', timeout: 'PT1M', maxJobs: 1 });
+    assert.equal(back.errorMessage, 'busy');
+    await e.failJob(back.key, 0, 'broken');
+    await e.updateJobRetries(back.key, 4);
+    const [incident] = await e.incidents(instanceKey);
+    await e.resolveIncident(incident.key);
+    const [retried] = await e.jobs({ instanceKey });
+    assert.equal(retried.retries, 4);
+    await assert.rejects(e.updateJobRetries(back.key, 0), BadRequestError);
+    await assert.rejects(e.updateJobRetries(987654, 1), UnknownJobError);
+    e.close();
+  });
+});
+
+describe('definitions', () => {
+  it('list versions, return a version\'s document and start an older version', async () => {
+    const e = await Engine.create();
+    const v1 = fixture('order.bpmn');
+    await e.deploy(v1, 'v1.bpmn');
+    await e.deploy(v1.replace('type="check-order"', 'type="check-order-2"'), 'v2.bpmn');
+    const defs = await e.definitions('order');
+    assert.deepEqual(defs.map((d) => [d.version, d.resource, d.latest ?? false]), [[1, 'v1.bpmn', false], [2, 'v2.bpmn', true]]);
+    const doc = await e.definitionXml('order', 1);
+    assert.equal(doc.name, 'v1.bpmn');
+    assert.equal(doc.xml, v1);
+    const old = await e.start('order', { amount: 1 }, { version: 1 });
+    const [job] = await e.jobs({ instanceKey: old.instanceKey });
+    assert.equal(job.type, 'check-order', 'runs on version 1');
+    await assert.rejects(e.start('order', {}, { version: 5 }), UnknownProcessError);
+    e.close();
+  });
+});
+
+describe('modifyInstance', () => {
+  it('moves a token: activate before an element, terminate the old one', async () => {
+    const e = await engineWith('order.bpmn');
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    const [token] = await e.tokens(instanceKey);
+    await assert.rejects(e.modifyInstance(instanceKey, { activate: [{ elementId: 'nowhere' }] }), BadModificationError);
+    await e.modifyInstance(instanceKey, { activate: [{ elementId: token.elementId, variables: { again: true } }], terminate: [token.id] });
+    const history = await e.history(instanceKey);
+    assert.ok(history.some((ev) => ev.type === 'elementTerminated' && ev.tokenId === token.id), 'the old token was terminated');
+    const jobs = await e.jobs({ instanceKey });
+    assert.equal(jobs.length, 1);
+    assert.equal(jobs[0].variables.again, true);
+    e.close();
+  });
+});
+
+describe('metrics', () => {
+  it('count open jobs by type, the oldest job and instances by process with latency', async () => {
+    const e = await engineWith('order.bpmn');
+    const first = await e.start('order', { amount: 1 });
+    await e.start('order', { amount: 2 });
+    await e.advanceTime('PT3S');
+    const m = await e.metrics();
+    assert.deepEqual(m.open, { instances: 2, jobs: 2, incidents: 0, messageSubscriptions: 0, signalSubscriptions: 0, timers: 0 });
+    assert.deepEqual(m.jobsByType, { 'check-order': 2 });
+    assert.equal(m.oldestJob.waitingMs, 3000);
+    assert.deepEqual(m.processes, [{ processId: 'order', active: 2, completed: 0, terminated: 0, failed: 0, meanLatencyMs: 0, maxLatencyMs: 0 }]);
+    await e.cancel(first.instanceKey);
+    assert.equal((await e.metrics()).processes[0].terminated, 1);
+    e.close();
+  });
+});
+
+describe('variables', () => {
+  const subProcess = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:subProcess id="sub">
+      <bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="= 1" target="inner"/></zeebe:ioMapping></bpmn:extensionElements>
+      <bpmn:startEvent id="subStart"/>
+      <bpmn:serviceTask id="task"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:endEvent id="subEnd"/>
+      <bpmn:sequenceFlow id="s1" sourceRef="subStart" targetRef="task"/>
+      <bpmn:sequenceFlow id="s2" sourceRef="task" targetRef="subEnd"/>
+    </bpmn:subProcess>
+    <bpmn:exclusiveGateway id="gw"/>
+    <bpmn:endEvent id="big"/>
+    <bpmn:endEvent id="small"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="sub"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="sub" targetRef="gw"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="gw" targetRef="big"><bpmn:conditionExpression>= amount &gt; 100</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="f4" sourceRef="gw" targetRef="small"><bpmn:conditionExpression>= amount &lt;= 100</bpmn:conditionExpression></bpmn:sequenceFlow>
+  </bpmn:process>
+</bpmn:definitions>`;
+
+  it('set on a sub-process scope, locally or propagating, and fix an incident', async () => {
+    const e = await Engine.create();
+    await e.deploy(subProcess, 'sub.bpmn');
+    const { instanceKey } = await e.start('p', { customer: 'ana' });
+    const sub = (await e.tokens(instanceKey)).find((t) => t.elementId === 'sub');
+    assert.equal(sub.waiting, 'scope');
+    await e.setVariables(instanceKey, { note: 'x' }, { scope: sub.id, local: true });
+    await e.setVariables(instanceKey, { inner: 2, flag: true }, { scope: sub.id });
+    assert.deepEqual(await e.scopeVariables(instanceKey, { scope: sub.id, local: true }), { inner: 2, note: 'x' });
+    assert.deepEqual(await e.variables(instanceKey), { customer: 'ana', flag: true });
+    await assert.rejects(e.setVariables(instanceKey, { a: 1 }, { scope: 999 }), UnknownScopeError);
+
+    const [job] = await e.jobs({ instanceKey });
+    await e.completeJob(job.key);
+    const [incident] = await e.incidents({ instanceKey, type: 'element', elementId: 'gw' });
+    assert.equal(incident.elementId, 'gw', 'no amount: the gateway cannot decide');
+    assert.deepEqual(await e.incidents({ type: 'job' }), []);
+    await assert.rejects(e.incidents({ type: 'bogus' }), BadRequestError);
+    await e.setVariables(instanceKey, { amount: 1000 });
+    await e.resolveIncident(incident.key);
+    assert.equal((await e.instance(instanceKey)).state, 'completed');
     e.close();
   });
 });

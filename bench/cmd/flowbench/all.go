@@ -44,6 +44,7 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, fi
 		{"store-nosync", append([]string{self, "store-nosync"}, common...)},
 		{"node", []string{node, filepath.Join(root, "bench", "node", "bench.mjs"),
 			"--shared", dirs.Shared, "--own", dirs.Own, "--fixed-n", strconv.Itoa(fixedN)}},
+		{"browser", []string{node, filepath.Join(root, "bench", "browser", "startup.mjs")}},
 		{"scale", append([]string{self, "scale", "-n", strconv.Itoa(n)}, common...)},
 		{"cold", append([]string{self, "cold"}, common...)},
 	}

@@ -41,7 +41,7 @@ func main() {
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
-	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,scale,cold)")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,browser,scale,cold)")
 	_ = fs.Parse(args)
 	dirs := workload.DefaultDirs(*root)
 	enc := json.NewEncoder(os.Stdout)

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -74,9 +75,15 @@ type Hub struct {
 	bySignal  map[string]map[int64]*sub
 	buffer    map[msgKey][]*message
 	bufferIDs map[string]*message
-	timers    timerQueue
+	// bufGen counts the changes to the buffer (State.MessageGen); it
+	// starts at 1 so that no caller's zero reads as up to date.
+	bufGen uint64
+	timers timerQueue
 	// unarmed are the timers Restore opened, until Arm starts them.
 	unarmed []timerEntry
+	// fired, when set, is called after each timer the clock fired has
+	// been delivered (SetOnFire).
+	fired atomic.Pointer[func()]
 }
 
 type msgKey struct{ name, key string }
@@ -110,6 +117,7 @@ func New(clk clock.Clock) *Hub {
 		bySignal:  make(map[string]map[int64]*sub),
 		buffer:    make(map[msgKey][]*message),
 		bufferIDs: make(map[string]*message),
+		bufGen:    1,
 	}
 }
 
@@ -186,6 +194,7 @@ func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Dur
 		if id != "" {
 			h.bufferIDs[id] = m
 		}
+		h.bufGen++
 	}
 	h.mu.Unlock()
 	h.send(deliveries)
@@ -248,6 +257,9 @@ func (h *Hub) expire(key msgKey, now time.Time) {
 			delete(h.bufferIDs, m.id)
 		}
 	}
+	if len(kept) < len(list) {
+		h.bufGen++
+	}
 	if len(kept) == 0 {
 		delete(h.buffer, key)
 	} else {
@@ -267,6 +279,7 @@ func (h *Hub) SubscribeMessage(name, key, def string, r Receiver) int64 {
 	for _, m := range h.buffer[s.mkey] {
 		if !m.correlated[def] {
 			m.correlated[def] = true
+			h.bufGen++
 			delete(h.subs, id)
 			h.mu.Unlock()
 			h.send([]target{{s, Delivery{Sub: id, Kind: Message, Name: name, CorrelationKey: key, Variables: m.vars, msg: m, def: def}}})
@@ -332,7 +345,15 @@ func (h *Hub) fire(id int64) {
 	delete(h.subs, id)
 	h.mu.Unlock()
 	s.r.Deliver(Delivery{Sub: id, Kind: Timer, Due: s.due})
+	if f := h.fired.Load(); f != nil {
+		(*f)()
+	}
 }
+
+// SetOnFire makes the hub call f after it has delivered a timer the clock
+// fired, which is input that comes through no command: a store commits
+// on it. f runs on the clock's goroutine and must not block.
+func (h *Hub) SetOnFire(f func()) { h.fired.Store(&f) }
 
 // NextDeadline returns when the earliest open timer is due.
 func (h *Hub) NextDeadline() (time.Time, bool) {

@@ -41,6 +41,11 @@ type State struct {
 	LastID   int64
 	Subs     []Subscription
 	Messages []Buffered
+	// MessageGen counts the changes to the buffer; StateOf leaves
+	// Messages out, and sets MessagesSame, when it has not moved since
+	// the count the caller gave.
+	MessageGen   uint64
+	MessagesSame bool
 }
 
 // State returns what the hub holds. Subscriptions come ordered by id, the
@@ -61,8 +66,11 @@ func (h *Hub) State() State {
 
 // StateOf is State with only the open subscriptions among ids: what a
 // store that writes the instances a command changed needs, at the cost of
-// those, not of every subscription.
-func (h *Hub) StateOf(ids []int64) State {
+// those, not of every subscription. The buffered messages are left out
+// when the buffer has not changed since messagesSince (State.MessageGen of
+// an earlier call), so that a large buffer costs only the commits that
+// change it.
+func (h *Hub) StateOf(ids []int64, messagesSince uint64) State {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st := State{LastID: h.nextID}
@@ -72,7 +80,10 @@ func (h *Hub) StateOf(ids []int64) State {
 		}
 	}
 	sort.Slice(st.Subs, func(i, j int) bool { return st.Subs[i].ID < st.Subs[j].ID })
-	st.Messages = h.buffered()
+	st.MessageGen = h.bufGen
+	if st.MessagesSame = h.bufGen == messagesSince; !st.MessagesSame {
+		st.Messages = h.buffered()
+	}
 	return st
 }
 
@@ -158,6 +169,7 @@ func (h *Hub) Restore(st State) error {
 		if m.id != "" {
 			h.bufferIDs[m.id] = m
 		}
+		h.bufGen++
 	}
 	h.nextID = st.LastID
 	return nil

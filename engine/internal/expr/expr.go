@@ -414,7 +414,9 @@ func vmCause(err error, maxSteps int64) (int, error) {
 
 // Eval evaluates the program over vars, the variables visible where it is
 // evaluated, and returns a JSON-compatible value: nil, bool, float64,
-// string, []any or map[string]any. FEEL dates, date-times and durations are
+// json.Number, string, []any or map[string]any. A number is a float64
+// when it is one's shortest decimal form and otherwise a json.Number with
+// its exact text (Number), so 0.1 + 0.2 yields 0.3 and 2^60 + 1 every digit. FEEL dates, date-times and durations are
 // returned as ISO-8601 text. vars is only read.
 func (p *Program) Eval(vars map[string]any) (any, error) {
 	v, err := p.run(vars)

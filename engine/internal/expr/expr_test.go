@@ -399,6 +399,16 @@ func TestCompile_FEEL(t *testing.T) {
 		{text: `= substring before("foobar", "bar") + substring after("foobar", "foo")`, want: "foobar"},
 		{text: `= matches("Mary\u000DJones", "Mary.Jones")`, want: false},
 		{text: `= matches("hello world", "hello\ sworld", "x")`, want: true},
+		// XML Schema class subtraction, written out as ranges for RE2.
+		{text: `= matches("b", "^[a-z-[aeiou]]$")`, want: true},
+		{text: `= matches("e", "^[a-z-[aeiou]]$")`, want: false},
+		{text: `= matches("E", "^[a-z-[aeiou]]$", "i")`, want: false},
+		{text: `= matches("B", "^[a-z-[aeiou]]$", "i")`, want: true},
+		{text: `= matches("1", "^[^a-z-[0-4]]$")`, want: false},
+		{text: `= matches("7", "^[^a-z-[0-4]]$")`, want: true},
+		{text: `= matches("a", "[a-[a]]")`, want: false},
+		{text: `= matches("-", "^[\--[a]]$")`, want: true},
+		{text: `= matches("x", "[a-z-[aeiou]")`, want: nil}, // unclosed
 		{text: `= replace("abcd", "(ab)|(a)", "[1=$1][2=$2]")`, want: "[1=ab][2=]cd"},
 		{text: `= replace("abc", "x*", "-")`, want: nil},
 		{text: `= split("a;b;;c", ";")`, want: []any{"a", "b", "", "c"}},
@@ -1038,7 +1048,7 @@ func TestCompile_FEELFor(t *testing.T) {
 func TestFEEL_UnsupportedPattern(t *testing.T) {
 	for _, text := range []string{
 		`= matches("aA", "(a)\1", "i")`,
-		`= matches("x", "[A-Z-[OI]]")`,
+		`= matches("x", "[a-z-[b-[c]]]")`, // nested subtraction
 		`= matches("x", "\p{IsGreek}")`,
 	} {
 		p, err := Compile(model.Expression{Text: text}, Value, Options{})

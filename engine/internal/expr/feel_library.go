@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"sort"
 	"strings"
@@ -528,8 +529,8 @@ var feelMoreLibrary = map[string]fnInfo{
 // as XPath's fn:matches reads it) with optional flags ("s", "m", "i",
 // "x") into RE2. It returns nil, nil for an invalid pattern or flag (the
 // function's result is null) and an error for a valid pattern that RE2
-// cannot run (back-references, character class subtraction, Unicode
-// blocks other than BasicLatin): not supported is better than a wrong
+// cannot run (back-references, nested character class subtraction,
+// Unicode blocks other than BasicLatin): not supported is better than a wrong
 // answer.
 func feelRegexp(a []any) (*regexp.Regexp, error) {
 	pattern, ok := a[0].(string)
@@ -560,6 +561,7 @@ func feelRegexp(a []any) (*regexp.Regexp, error) {
 		b.WriteString("(?" + prefix + ")")
 	}
 	inClass := false
+	classStart := 0 // where the class being read starts in b
 	for i := 0; i < len(pattern); i++ {
 		c := pattern[i]
 		switch {
@@ -598,9 +600,29 @@ func feelRegexp(a []any) (*regexp.Regexp, error) {
 			b.WriteByte(n)
 			i++
 		case inClass && c == '-' && i+1 < len(pattern) && pattern[i+1] == '[':
-			return nil, unsupportedPattern(pattern, "character class subtraction")
+			// [base-[sub]]: RE2 has no subtraction, so the class is
+			// written out as the ranges of base without those of sub.
+			end := classEnd(pattern, i+1)
+			if end < 0 || end+1 >= len(pattern) || pattern[end+1] != ']' {
+				return nil, nil
+			}
+			sub := pattern[i+1 : end+1]
+			if strings.Contains(sub[1:], "[") {
+				return nil, unsupportedPattern(pattern, "nested character class subtraction")
+			}
+			class, ok := subtractClass(b.String()[classStart:]+"]", sub)
+			if !ok {
+				return nil, nil
+			}
+			tail := b.String()[:classStart]
+			b.Reset()
+			b.WriteString(tail)
+			b.WriteString(class)
+			inClass = false
+			i = end + 1
 		case c == '[' && !inClass:
 			inClass = true
+			classStart = b.Len()
 			b.WriteByte(c)
 			if i+1 < len(pattern) && pattern[i+1] == '^' {
 				b.WriteByte('^')
@@ -624,6 +646,82 @@ func feelRegexp(a []any) (*regexp.Regexp, error) {
 		return nil, nil
 	}
 	return re, nil
+}
+
+// classEnd returns the index of the "]" closing the character class that
+// opens at pattern[start], or -1.
+func classEnd(pattern string, start int) int {
+	for i := start + 1; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '\\':
+			i++
+		case ']':
+			if i > start+1 && !(i == start+2 && pattern[start+1] == '^') {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// subtractClass returns an RE2 class holding the characters of base (an
+// RE2 class) that the class sub (XML Schema syntax, no subtraction
+// inside) lacks: XML Schema's [base-[sub]].
+func subtractClass(base, sub string) (string, bool) {
+	from, ok := classRanges(base)
+	if !ok {
+		return "", false
+	}
+	less, ok := classRanges(sub)
+	if !ok {
+		return "", false
+	}
+	var out []rune
+	for i := 0; i < len(from); i += 2 {
+		lo, hi := from[i], from[i+1]
+		for j := 0; j < len(less) && lo <= hi; j += 2 {
+			slo, shi := less[j], less[j+1]
+			if shi < lo || slo > hi {
+				continue
+			}
+			if slo > lo {
+				out = append(out, lo, slo-1)
+			}
+			lo = shi + 1
+		}
+		if lo <= hi {
+			out = append(out, lo, hi)
+		}
+	}
+	if len(out) == 0 {
+		return `[^\x{0}-\x{10FFFF}]`, true // matches nothing
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < len(out); i += 2 {
+		fmt.Fprintf(&b, `\x{%X}-\x{%X}`, out[i], out[i+1])
+	}
+	b.WriteByte(']')
+	return b.String(), true
+}
+
+// classRanges returns the sorted rune ranges (lo, hi pairs) of a
+// character class, read case-sensitively (a flag applies to the class
+// written out, when it is matched).
+func classRanges(class string) ([]rune, bool) {
+	re, err := syntax.Parse(class, syntax.Perl)
+	if err != nil {
+		return nil, false
+	}
+	switch re.Op {
+	case syntax.OpCharClass:
+		return re.Rune, true
+	case syntax.OpLiteral:
+		if len(re.Rune) == 1 {
+			return []rune{re.Rune[0], re.Rune[0]}, true
+		}
+	}
+	return nil, false
 }
 
 // stripSpace applies the "x" flag: white space outside character classes

@@ -26,12 +26,13 @@ import (
 // brought back to a float64 when it is one (numberOf). Each value has
 // one form, so == on float64s and the equality of FEEL agree.
 //
-// Variables given as json.Number or as Go integers above 2^53 become
-// decimals exactly when an operator reads them. Results leave Eval as
-// float64 (JSON's number): a decimal that is no float64's shortest form
-// (1/3, 2^60 + 1) is rounded to the nearest float64 there, and EvalString
-// writes it in full. Keeping such values exact across the engine needs the
-// runtime to store numbers as decimals (see RATIONALE.md).
+// Outside the evaluator the engine holds the same split in JSON's terms
+// (Number): a float64, or a json.Number with the exact text of a number no
+// float64 holds. Variables given as json.Number or as Go integers above
+// 2^53 become decimals exactly when an operator reads them, and a decimal
+// result leaves Eval as a json.Number, so no digit is lost on the way
+// through mappings, jobs, messages, checkpoints and the wasm boundary
+// (RATIONALE.md, "How do decimals cross the runtime and the ABI?").
 
 // decContext is decimal128's arithmetic: 34 digits, rounding half even.
 var decContext = apd.Context{
@@ -206,6 +207,36 @@ func numberOf(d *apd.Decimal) any {
 	out := new(apd.Decimal)
 	out.Set(&r)
 	return out
+}
+
+// Number returns the number v (a Go number of any type or a json.Number)
+// in the engine's value model: the float64 whose shortest decimal form is
+// v's exact value, or else a json.Number holding v's exact value in
+// canonical text (decimalJSON: no trailing zeros after the point, an
+// exponent only past 40 digits). So every number has one form, a float64 when
+// it fits one, and no digit is lost: 12345678901234567890 and 1/3 at 34
+// digits stay json.Number, 1.50 and 1e3 become float64. ok is false when
+// v is no finite number or lies outside decimal128's range.
+func Number(v any) (any, bool) {
+	var d apd.Decimal
+	if !decOf(v, &d) {
+		return nil, false
+	}
+	n := numberOf(&d)
+	if x, isDec := n.(*apd.Decimal); isDec {
+		return decimalJSON(x), true
+	}
+	return n, n != nil
+}
+
+// decimalJSON writes a reduced decimal that is no float64's shortest form
+// as JSON number text: plain digits (an integer in full, 2^64 as
+// 18446744073709551616) unless that would take more than 40 of them.
+func decimalJSON(d *apd.Decimal) json.Number {
+	if n := int32(d.NumDigits()); d.Exponent >= 0 && n+d.Exponent <= 40 || d.Exponent < 0 && -d.Exponent <= 40 {
+		return json.Number(d.Text('f'))
+	}
+	return json.Number(d.String())
 }
 
 // parseNumber reads the text of a FEEL number ("1.5", "1e3", "-.5").

@@ -55,10 +55,16 @@ func TestFEEL_DecimalNumbers(t *testing.T) {
 		{`= 0 ** 0`, 1.0, ""},
 		{`= 0 ** -1`, nil, ""},
 		{`= 2 ** 0.5`, 1.4142135623730951, ""},
-		// Leaving Eval, a decimal no float64 stands for is rounded to the
-		// nearest one.
-		{`= 9007199254740993`, 9007199254740992.0, ""},
-		{`= 1 / 3`, 1.0 / 3, ""},
+		// Leaving Eval, a decimal no float64 stands for is a json.Number
+		// with every digit; one a float64 holds is that float64.
+		{`= 9007199254740993`, json.Number("9007199254740993"), ""},
+		{`= 1 / 3`, json.Number("0.3333333333333333333333333333333333"), ""},
+		{`= 2 ** 64`, json.Number("18446744073709551616"), ""},
+		{`= 123456789012345678901234567890123456789 * 1000`, json.Number("1.234567890123456789012345678901235E+41"), ""}, // 34 digits, as decimal128
+		{`= [1 / 3, {a: 9007199254740993}]`, []any{json.Number("0.3333333333333333333333333333333333"),
+			map[string]any{"a": json.Number("9007199254740993")}}, ""},
+		{`= 1.50`, 1.5, ""},
+		{`= 2 ** 53`, 9007199254740992.0, ""},
 		{`= amount * 1.19`, 178.5, ""},
 	}, Options{})
 }

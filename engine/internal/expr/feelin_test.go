@@ -326,6 +326,9 @@ var (
 // are close as doubles.
 func feelinSameUpToFloat(a, b any) bool {
 	switch x := a.(type) {
+	case json.Number: // a decimal no double holds (1/3 to 34 digits)
+		f, err := x.Float64()
+		return err == nil && feelinSameUpToFloat(f, b)
 	case float64:
 		y, ok := b.(float64)
 		return ok && math.Abs(x-y) <= 1e-9*math.Max(1, math.Max(math.Abs(x), math.Abs(y)))

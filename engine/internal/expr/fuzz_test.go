@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -169,6 +170,18 @@ func (d *valueDecoder) value(depth int) any {
 			l[i] = float64(i)
 		}
 		return l
+	case k == 7 && b&8 != 0:
+		// A decimal variable as the engine holds one: a json.Number with
+		// more digits than a float64 keeps (Number).
+		digits := make([]byte, 16+int(d.byte()%24))
+		for i := range digits {
+			digits[i] = '1' + d.byte()%9
+		}
+		if p := int(b >> 4); p > 0 && p < len(digits) {
+			digits = append(digits[:p], append([]byte{'.'}, digits[p:]...)...)
+		}
+		n, _ := Number(json.Number(digits))
+		return n
 	}
 	return "item"
 }

@@ -1,18 +1,27 @@
 package expr
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/cockroachdb/apd/v3"
 )
 
-// JUEL runtime, following the Unified Expression Language coercion rules
-// of Camunda 7: unknown variables and impossible coercions are errors (the
-// engine raises an incident), null coerces to false, 0 or "" where EL says
-// so, and "==" coerces its operands to a common type.
+// JUEL runtime, following the Unified Expression Language 2.2 coercion
+// rules (JSR 245, 1.8-1.18) as Camunda 7 evaluates them: unknown variables
+// and impossible coercions are errors (the engine raises an incident),
+// null coerces to false, 0 or "" where EL says so, and operators coerce
+// their operands to a common type. A whole JSON number is EL's Long, any
+// other float64 its Double, a decimal variable (json.Number) its
+// BigDecimal or BigInteger, computed exactly. juel_coercion_test.go holds
+// one case per rule, and the deviations: a zero divisor is an error where
+// Java's Double gives Infinity or NaN, which no JSON value holds, and a
+// Double that is whole prints without ".0" (JSON keeps no Long/Double
+// distinction).
 
 // errUnknownVariable is wrapped by errors for a variable that is not set.
 var errUnknownVariable = errors.New("unknown variable")
@@ -41,27 +50,71 @@ func juelBool(v any) (bool, error) {
 	return false, fmt.Errorf("cannot coerce %s to boolean", typeName(v))
 }
 
-// juelNum coerces to a number: null and "" are 0, text must parse.
-func juelNum(v any) (float64, error) {
+// juelNumber coerces to a number (EL 2.2, 1.18.3): null and "" are 0;
+// text must be what Java reads as the number: with a ".", "e" or "E" a
+// Double (Double.valueOf, surrounding blanks allowed), otherwise a Long
+// (Long.valueOf: an optional sign and digits, nothing else); a boolean is
+// an error. Text is read exactly (a FEEL number), as are variables that
+// are decimals: EL's BigDecimal.
+func juelNumber(v any) (any, error) {
 	switch x := v.(type) {
 	case nil:
-		return 0, nil
+		return 0.0, nil
+	case float64, *apd.Decimal, json.Number:
+		return x, nil
 	case string:
 		if x == "" {
-			return 0, nil
+			return 0.0, nil
 		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		if err != nil {
-			return 0, fmt.Errorf("cannot coerce %q to a number", x)
+		if n, ok := juelNumberText(x); ok {
+			return n, nil
 		}
-		return f, nil
+		return nil, fmt.Errorf("cannot coerce %q to a number", x)
 	case bool:
-		return 0, fmt.Errorf("cannot coerce boolean to a number")
+		return nil, fmt.Errorf("cannot coerce boolean to a number")
 	}
-	if f, ok := toFloat(v); ok {
-		return f, nil
+	if isNumber(v) {
+		return canonical(v), nil
 	}
-	return 0, fmt.Errorf("cannot coerce %s to a number", typeName(v))
+	return nil, fmt.Errorf("cannot coerce %s to a number", typeName(v))
+}
+
+// juelNumberText reads text as EL coerces it to a number (juelNumber).
+func juelNumberText(s string) (any, bool) {
+	if strings.ContainsAny(s, ".eE") {
+		s = strings.TrimSpace(s) // Double.valueOf trims
+	}
+	digits := strings.TrimLeft(s, "+-")
+	if len(s)-len(digits) > 1 || digits == "" {
+		return nil, false
+	}
+	for i := range len(digits) {
+		c := digits[i]
+		if (c < '0' || c > '9') && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-' {
+			return nil, false // no hex, "NaN", "Infinity" or blanks inside
+		}
+	}
+	return parseNumber(s)
+}
+
+// juelNum is juelNumber as a float64, for indexes and positions.
+func juelNum(v any) (float64, error) {
+	n, err := juelNumber(v)
+	if err != nil {
+		return 0, err
+	}
+	f, _ := toFloat(n)
+	return f, nil
+}
+
+// juelDecimal reports whether a number is no float64: a variable EL would
+// hold as a BigDecimal or BigInteger, whose arithmetic is exact.
+func juelDecimal(v any) bool {
+	switch v.(type) {
+	case *apd.Decimal, json.Number:
+		return true
+	}
+	return false
 }
 
 // juelStr coerces to text: null is "".
@@ -71,13 +124,20 @@ func juelStr(v any) string {
 		return ""
 	case string:
 		return x
+	case json.Number:
+		return string(x) // in full, as BigInteger's and BigDecimal's toString
+	case *apd.Decimal:
+		return string(decimalJSON(x))
 	}
 	var b strings.Builder
 	writeFEEL(&b, v, false)
 	return b.String()
 }
 
-// juelEqual is EL "==".
+// juelEqual is EL "==" (EL 2.2, 1.10): null equals only null; with a
+// number on either side both are coerced to numbers (text that is no
+// number is an error), then with a boolean to booleans, then with text
+// to text; otherwise values compare as they are.
 func juelEqual(a, b any) (bool, error) {
 	if a == nil || b == nil {
 		return a == nil && b == nil, nil
@@ -89,15 +149,8 @@ func juelEqual(a, b any) (bool, error) {
 	}
 	switch {
 	case isNumber(a) || isNumber(b):
-		x, err := juelNum(a)
-		if err != nil {
-			return false, err
-		}
-		y, err := juelNum(b)
-		if err != nil {
-			return false, err
-		}
-		return x == y, nil
+		c, err := juelNumCmp(a, b)
+		return c == 0, err
 	}
 	if _, ok := a.(bool); ok {
 		y, err := juelBool(b)
@@ -117,50 +170,120 @@ func juelEqual(a, b any) (bool, error) {
 	return r == true, nil
 }
 
-// juelCompare is EL "<" and friends: null on either side is false.
+// juelNumCmp coerces both to numbers and compares them exactly.
+func juelNumCmp(a, b any) (int, error) {
+	x, err := juelNumber(a)
+	if err != nil {
+		return 0, err
+	}
+	y, err := juelNumber(b)
+	if err != nil {
+		return 0, err
+	}
+	if fx, ok := x.(float64); ok {
+		if fy, ok := y.(float64); ok {
+			c, _ := cmpFloat(fx, fy)
+			return c, nil
+		}
+	}
+	c, _ := numCmp(x, y)
+	return c, nil
+}
+
+// juelCompare is EL "<" and friends (EL 2.2, 1.9): null against null is
+// equal (so "<=" holds), null against anything else is false; with a
+// number on either side both are coerced to numbers, then with text on
+// either side both to text, compared lexically; booleans order false
+// before true (Boolean.compareTo); dates and durations as FEEL orders
+// them.
 func juelCompare(test func(int) bool) func(...any) (any, error) {
 	return func(a ...any) (any, error) {
 		x, y := a[0], a[1]
+		if fx, ok := x.(float64); ok {
+			if fy, ok := y.(float64); ok {
+				c, _ := cmpFloat(fx, fy)
+				return test(c), nil
+			}
+		}
+		if x == nil && y == nil {
+			return test(0), nil
+		}
 		if x == nil || y == nil {
 			return false, nil
+		}
+		if isNumber(x) || isNumber(y) {
+			c, err := juelNumCmp(x, y)
+			if err != nil {
+				return nil, err
+			}
+			return test(c), nil
 		}
 		if c, ok := compare(x, y); ok {
 			return test(c), nil
 		}
-		if isNumber(x) || isNumber(y) {
-			fx, err := juelNum(x)
-			if err != nil {
-				return nil, err
+		_, xs := x.(string)
+		_, ys := y.(string)
+		if xs || ys {
+			return test(strings.Compare(juelStr(x), juelStr(y))), nil
+		}
+		if bx, ok := x.(bool); ok {
+			if by, ok := y.(bool); ok {
+				return test(boolIndex(bx) - boolIndex(by)), nil
 			}
-			fy, err := juelNum(y)
-			if err != nil {
-				return nil, err
-			}
-			c, ok := cmpFloat(fx, fy)
-			return ok && test(c), nil
 		}
 		return nil, fmt.Errorf("cannot compare %s with %s", typeName(x), typeName(y))
 	}
 }
 
-func juelArith(op func(x, y float64) (float64, error)) func(...any) (any, error) {
+func boolIndex(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// juelArith is EL's "+", "-", "*", "/" and "%" (EL 2.2, 1.8): operands
+// are coerced to numbers (null is 0, text must be a number); doubles and
+// longs compute in float64, as Java's Double does; an operand that is a
+// decimal (EL's BigDecimal or BigInteger) makes the operation exact,
+// decimal128 for a quotient (the remainder stays a double, as EL has it).
+// A zero divisor is an error (Java's Double
+// would give Infinity or NaN, which no JSON value holds).
+func juelArith(op func(x, y float64) (float64, error), dop arithOp) func(...any) (any, error) {
 	return func(a ...any) (any, error) {
 		if x, ok := a[0].(float64); ok {
 			if y, ok := a[1].(float64); ok {
 				return op(x, y)
 			}
 		}
-		x, err := juelNum(a[0])
+		x, err := juelNumber(a[0])
 		if err != nil {
 			return nil, err
 		}
-		y, err := juelNum(a[1])
+		y, err := juelNumber(a[1])
 		if err != nil {
 			return nil, err
 		}
-		return op(x, y)
+		if dop != opDouble && (juelDecimal(x) || juelDecimal(y)) {
+			if dop == opQuo {
+				if c, _ := numCmp(y, 0.0); c == 0 {
+					return nil, errDivZero
+				}
+			}
+			if r := decArith(x, y, dop); r != nil {
+				return r, nil
+			}
+			return nil, errors.New("result is out of decimal128's range")
+		}
+		fx, _ := toFloat(x)
+		fy, _ := toFloat(y)
+		return op(fx, fy)
 	}
 }
+
+// opDouble marks the remainder, which EL computes in Double even for a
+// BigDecimal (EL 2.2, 1.8.3).
+const opDouble arithOp = 255
 
 var errDivZero = errors.New("division by zero")
 
@@ -338,24 +461,27 @@ var juelOps = map[string]fnInfo{
 	"j.le":  {pure: true, fn: cmpTest(func(c int) bool { return c <= 0 })},
 	"j.gt":  {pure: true, fn: cmpTest(func(c int) bool { return c > 0 })},
 	"j.ge":  {pure: true, fn: cmpTest(func(c int) bool { return c >= 0 })},
-	"j.add": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x + y) })},
-	"j.sub": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x - y) })},
-	"j.mul": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x * y) })},
+	"j.add": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x + y) }, opAdd)},
+	"j.sub": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x - y) }, opSub)},
+	"j.mul": {pure: true, fn: juelArith(func(x, y float64) (float64, error) { return finite(x * y) }, opMul)},
 	"j.div": {pure: true, fn: juelArith(func(x, y float64) (float64, error) {
 		if y == 0 {
 			return 0, errDivZero
 		}
 		return finite(x / y)
-	})},
+	}, opQuo)},
 	"j.mod": {pure: true, fn: juelArith(func(x, y float64) (float64, error) {
 		if y == 0 {
 			return 0, errDivZero
 		}
 		return finite(math.Mod(x, y))
-	})},
+	}, opDouble)},
 	"j.neg": {pure: true, fn: func(a ...any) (any, error) {
-		f, err := juelNum(a[0])
-		return -f, err
+		n, err := juelNumber(a[0])
+		if err != nil {
+			return nil, err
+		}
+		return numNeg(n), nil
 	}},
 	"j.empty": {view: true, pure: true, fn: func(a ...any) (any, error) { return juelEmpty(a[0]), nil }},
 	"j.concat": {pure: true, fn: func(a ...any) (any, error) {

@@ -69,7 +69,8 @@ func toFloat(v any) (float64, bool) {
 }
 
 // normalize turns a result into a JSON-compatible value: numbers become
-// float64 and temporal values ISO-8601 text, recursively. Values that are
+// float64 or, when no float64 holds them exactly, json.Number (Number),
+// and temporal values ISO-8601 text, recursively. Values that are
 // already JSON-compatible are returned as they are, without copying.
 func normalize(v any) any {
 	if !needsNormalize(v) {
@@ -107,8 +108,8 @@ func normalize(v any) any {
 		}
 		return out
 	}
-	if f, ok := toFloat(v); ok {
-		return f
+	if n, ok := Number(v); ok {
+		return n // a float64, or a json.Number holding every digit
 	}
 	return v
 }

@@ -38,7 +38,7 @@ func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
 // not run concurrently with calls that give the engine input: a state is
 // written as of one settled moment.
 func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
-	return e.checkpoint(ctx, nil, nil, nil)
+	return e.checkpoint(ctx, nil, nil, nil, nil)
 }
 
 // CheckpointInstance settles the engine and returns the state document of
@@ -48,7 +48,7 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
 // timer start events and finished instances are left out, so restoring
 // the document makes an engine that holds only that tree.
 func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, error) {
-	return e.checkpoint(ctx, &key, nil, nil)
+	return e.checkpoint(ctx, &key, nil, nil, nil)
 }
 
 // Dirty is what changed since the last CheckpointDirty.
@@ -56,8 +56,12 @@ type Dirty struct {
 	// Doc is the engine-level state (clock, key counter, deployments,
 	// message buffer, timer start events), with in Live the live
 	// instances changed, and in Finished those that have finished and
-	// are still findable, oldest first.
-	Doc *Document
+	// are still findable, oldest first. Doc.Hub.Messages is left out
+	// when MessagesSame: the buffer has not changed since the call that
+	// returned MessageGen as given.
+	Doc          *Document
+	MessagesSame bool
+	MessageGen   uint64
 	// Ended lists the keys of the instances changed that are no longer
 	// live; Evicted those of finished instances no longer findable.
 	Ended, Evicted []int64
@@ -65,15 +69,19 @@ type Dirty struct {
 	taken []*Instance
 }
 
-// CheckpointDirty settles the engine and returns what a store writes
+// CheckpointDirty settles the engine, observers left out, and returns what a store writes
 // after a batch of commands: what changed since the last call. A live
 // instance's History holds only its records from stored(key) on, the
 // ones a store that holds the first stored(key) lacks. A caller that
-// fails to store the result gives it back with Redirty.
-func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int) (*Dirty, error) {
+// fails to store the result gives it back with Redirty. The message
+// buffer is written unless it is as it was at messagesSince (the
+// MessageGen of an earlier result; zero for none).
+func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int, messagesSince uint64) (*Dirty, error) {
 	d := &Dirty{}
 	var finished []InstDoc
-	doc, err := e.checkpoint(ctx, nil, stored, func() []*Instance {
+	gen := messagesSince // checkpoint sets it to the buffer's count now
+	msgs := &gen
+	doc, err := e.checkpoint(ctx, nil, stored, msgs, func() []*Instance {
 		e.dirtyMu.Lock()
 		d.taken = e.dirty
 		e.dirty = nil
@@ -123,6 +131,8 @@ func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int
 	}
 	doc.Finished = finished
 	d.Doc = doc
+	d.MessageGen = *msgs
+	d.MessagesSame = d.MessageGen == messagesSince
 	return d, nil
 }
 
@@ -159,9 +169,15 @@ func (e *Engine) MarkAllDirty() {
 // checkpoint writes the engine's state: with only, the call tree of that
 // instance; with pick, the live instances it returns, called once the
 // engine has settled, their history from the record from(key) returns;
-// else every live instance and the finished ones.
-func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) int, pick func() []*Instance) (*Document, error) {
-	if err := e.Settle(ctx); err != nil {
+// else every live instance and the finished ones. With messages (a
+// store's commit), the buffer is written only if it changed since
+// *messages, which is set to the buffer's count of changes.
+func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) int, messages *uint64, pick func() []*Instance) (*Document, error) {
+	settle := e.Settle
+	if pick != nil {
+		settle = e.settleWork // a store's commit: observers need not have caught up
+	}
+	if err := settle(ctx); err != nil {
 		return nil, err
 	}
 	_, virtual := e.clock.(*clock.Virtual)
@@ -237,7 +253,14 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) i
 				ids = append(ids, sd.ID)
 			}
 		}
-		hub = e.hub.StateOf(ids)
+		var since uint64
+		if messages != nil {
+			since = *messages
+		}
+		hub = e.hub.StateOf(ids, since)
+		if messages != nil {
+			*messages = hub.MessageGen
+		}
 	} else {
 		hub = e.hub.State()
 	}

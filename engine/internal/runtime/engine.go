@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,10 @@ var (
 	ErrClosed          = errors.New("engine is closed")
 	ErrNotVirtual      = errors.New("clock is not virtual")
 	ErrBadVariables    = errors.New("variables are not JSON-compatible")
+	// ErrStaleActivation is returned for a job result that names an
+	// activation the job no longer has: it timed out and another worker
+	// activated the job, or a failure ended the activation.
+	ErrStaleActivation = errors.New("job activation is stale")
 )
 
 // Options configure a runtime Engine. The public engine package fills them
@@ -110,13 +116,18 @@ type Engine struct {
 	dirty   []*Instance
 	// evicted are the finished instances dropped from the ring since the
 	// last CheckpointDirty (with Options.Durable); guarded by mu.
-	evicted   []int64
-	finished  []*Instance // ring of recently finished instances
-	finNext   int
-	byKey     map[int64]*Instance // finished instances still in the ring
-	jobs      map[int64]*Instance // activatable jobs → owning instance
-	jobRecs   map[int64]*Job
+	evicted  []int64
+	finished []*Instance // ring of recently finished instances
+	finNext  int
+	byKey    map[int64]*Instance // finished instances still in the ring
+	jobs     map[int64]*Instance // activatable jobs → owning instance
+	jobRecs  map[int64]*Job
+	// instJobs indexes jobRecs by instance key, for Jobs filtered by
+	// instance, which hosts ask after every call that moves an instance.
+	instJobs  map[int64][]*Job
 	incidents map[int64]incidentEntry
+	// ended counts the ended instances by process id (metrics.go).
+	ended map[string]*procCount
 
 	subs atomic.Pointer[[]*subscriber]
 
@@ -201,6 +212,7 @@ func NewEngine(opts Options) *Engine {
 		byKey:     make(map[int64]*Instance),
 		jobs:      make(map[int64]*Instance),
 		jobRecs:   make(map[int64]*Job),
+		instJobs:  make(map[int64][]*Job),
 		incidents: make(map[int64]incidentEntry),
 	}
 	if opts.RetainFinished > 0 {
@@ -569,6 +581,7 @@ func (e *Engine) finish(inst *Instance) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.live, inst.key)
+	e.countFinished(inst)
 	if inst.startKey != "" {
 		k := [2]string{inst.plan.Process.ID, inst.startKey}
 		if e.keyedStarts[k]--; e.keyedStarts[k] <= 0 {
@@ -600,6 +613,22 @@ func (e *Engine) Settle(ctx context.Context) error {
 	return e.busy.wait(ctx)
 }
 
+// OnTimerFired makes the engine call f after each timer the clock fired
+// has been handed to its instance (or has started one): input that comes
+// through no command, which a store commits on. f must not block.
+func (e *Engine) OnTimerFired(f func()) { e.hub.SetOnFire(f) }
+
+// settleWork returns when nothing but observers can move without outside
+// input: records may still wait for an observer. A store's commit settles
+// so, since an observer may give a command that waits for that commit.
+func (e *Engine) settleWork(ctx context.Context) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	e.drive()
+	return e.busy.waitWork(ctx)
+}
+
 // JobFilter selects jobs. Zero fields match anything.
 type JobFilter struct {
 	Type        string
@@ -610,8 +639,12 @@ type JobFilter struct {
 // Jobs returns copies of the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Lock()
-	out := make([]Job, 0, len(e.jobRecs))
-	for _, j := range e.jobRecs {
+	all := maps.Values(e.jobRecs)
+	if f.InstanceKey != 0 {
+		all = slices.Values(e.instJobs[f.InstanceKey])
+	}
+	out := make([]Job, 0)
+	for j := range all {
 		if (f.Type == "" || j.Type == f.Type) && (f.InstanceKey == 0 || j.InstanceKey == f.InstanceKey) &&
 			(f.ElementID == "" || j.ElementID == f.ElementID) {
 			out = append(out, j.clone())
@@ -620,6 +653,17 @@ func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
+}
+
+// Job returns a copy of the activatable job with key.
+func (e *Engine) Job(key int64) (Job, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j, ok := e.jobRecs[key]
+	if !ok {
+		return Job{}, false
+	}
+	return j.clone(), true
 }
 
 func (j *Job) clone() Job {
@@ -637,13 +681,34 @@ func (j *Job) clone() Job {
 func (e *Engine) addJob(inst *Instance, j *Job) {
 	e.mu.Lock()
 	e.jobs[j.Key] = inst
-	e.jobRecs[j.Key] = j
+	e.indexJob(j)
 	e.mu.Unlock()
+}
+
+// indexJob records j in jobRecs and instJobs, replacing the record of the
+// same key (a failed attempt's). Called with e.mu held.
+func (e *Engine) indexJob(j *Job) {
+	list := e.instJobs[j.InstanceKey]
+	if i := slices.IndexFunc(list, func(o *Job) bool { return o.Key == j.Key }); i >= 0 {
+		list[i] = j
+	} else {
+		list = append(list, j)
+	}
+	e.instJobs[j.InstanceKey] = list
+	e.jobRecs[j.Key] = j
 }
 
 func (e *Engine) removeJob(key int64) {
 	e.mu.Lock()
 	delete(e.jobs, key)
+	if j, ok := e.jobRecs[key]; ok {
+		rest := slices.DeleteFunc(e.instJobs[j.InstanceKey], func(o *Job) bool { return o.Key == key })
+		if len(rest) == 0 {
+			delete(e.instJobs, j.InstanceKey)
+		} else {
+			e.instJobs[j.InstanceKey] = rest
+		}
+	}
 	delete(e.jobRecs, key)
 	e.mu.Unlock()
 }
@@ -664,30 +729,18 @@ func (e *Engine) jobOwner(key int64) (*Instance, error) {
 // CompleteJob completes an activatable job, merging vars (normalized) into
 // the instance, and moves its token on.
 func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
-	inst, err := e.jobOwner(key)
-	if err != nil {
-		return err
-	}
-	return jobCall(key, inst.call(ctx, &command{op: cmdCompleteJob, key: key, vars: vars}))
+	return e.CompleteJobAs(ctx, key, JobArgs{}, vars)
 }
 
 // FailJob records a failed attempt. With retries left the job stays
 // activatable; with none an incident holds the token.
 func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	inst, err := e.jobOwner(key)
-	if err != nil {
-		return err
-	}
-	return jobCall(key, inst.call(ctx, &command{op: cmdFailJob, key: key, retries: retries, msg: message}))
+	return e.FailJobAs(ctx, key, JobArgs{}, retries, message)
 }
 
 // ThrowError raises a BPMN error with code from a job's element.
 func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
-	inst, err := e.jobOwner(key)
-	if err != nil {
-		return err
-	}
-	return jobCall(key, inst.call(ctx, &command{op: cmdThrowError, key: key, code: code, msg: message, vars: vars}))
+	return e.ThrowErrorAs(ctx, key, JobArgs{}, code, message, vars)
 }
 
 // jobCall maps an instance that ended between finding a job and reaching

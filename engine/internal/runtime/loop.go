@@ -74,12 +74,17 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdActivateJob
+	cmdUpdateRetries
+	cmdSetVariables
+	cmdScopeVariables
+	cmdModify
 	cmdActivateAdHoc
 )
 
 // readOnly reports whether the operation only reads the instance.
 func (op cmdOp) readOnly() bool {
-	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint || op == cmdScopeVariables
 }
 
 // command is a request from outside handled by the loop. The loop answers
@@ -91,13 +96,23 @@ type command struct {
 	retries int
 	code    string
 	msg     string
-	reply   chan error
+	// job carries the job-worker fields of a command (activation.go).
+	job JobArgs
+	// scope and local say where cmdSetVariables and cmdScopeVariables
+	// work (setvars.go).
+	scope int
+	local bool
+	// modify is cmdModify's modification (modify.go).
+	modify *Modification
+	reply  chan error
 	// answered is set once the loop has sent on reply.
 	answered bool
 
 	tokens    []Token
 	incidents []Incident
 	history   []Event
+
+	activated *Job // cmdActivateJob: the job as activated
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
@@ -768,6 +783,16 @@ func (inst *Instance) command(c *command) {
 		c.doc, err = inst.checkpoint(c.index, c.from)
 	case cmdActivateAdHoc:
 		err = inst.activateAdHocCmd(c.msg, c.ids)
+	case cmdActivateJob:
+		err = inst.activateJob(c)
+	case cmdUpdateRetries:
+		err = inst.updateRetries(c)
+	case cmdSetVariables:
+		err = inst.setVariables(c)
+	case cmdScopeVariables:
+		err = inst.scopeVariables(c)
+	case cmdModify:
+		err = inst.modify(c)
 	}
 	inst.answer(c, err)
 }
@@ -789,6 +814,9 @@ func (inst *Instance) activeJob(key int64) (*jobState, *tokenView, error) {
 func (inst *Instance) completeJob(c *command) error {
 	js, tv, err := inst.activeJob(c.key)
 	if err != nil {
+		return err
+	}
+	if err := checkActivation(js, c); err != nil {
 		return err
 	}
 	n := inst.plan.Process.Node(js.job.ElementID)
@@ -819,12 +847,16 @@ func (inst *Instance) failJob(c *command) error {
 	if err != nil {
 		return err
 	}
+	if err := checkActivation(js, c); err != nil {
+		return err
+	}
 	retries := max(c.retries, 0)
 	// The record the engine index holds is replaced, never mutated, so that
 	// copies handed out earlier stay as they were.
 	next := *js.job
 	next.Retries = retries
 	next.ErrorMessage = c.msg
+	inst.backOff(&next, c.job.Backoff)
 	js.job = &next
 	inst.record(Event{Type: JobFailed, ElementID: next.ElementID, TokenID: tv.id, JobKey: c.key, JobType: next.Type, Message: c.msg})
 	if retries > 0 {
@@ -847,6 +879,9 @@ func (inst *Instance) failJob(c *command) error {
 func (inst *Instance) throwError(c *command) error {
 	js, tv, err := inst.activeJob(c.key)
 	if err != nil {
+		return err
+	}
+	if err := checkActivation(js, c); err != nil {
 		return err
 	}
 	inst.endJob(js)

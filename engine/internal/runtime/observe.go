@@ -151,7 +151,7 @@ func (s *subscriber) push(ev *Event) {
 		s.drop()
 		return
 	}
-	s.busy.add(1)
+	s.busy.addObserved(1)
 	c := *ev
 	c.Variables = cloneVars(ev.Variables)
 	s.queue = append(s.queue, c)
@@ -166,7 +166,7 @@ func (s *subscriber) drop() {
 	s.dropped, s.stopped = true, true
 	s.queue, s.inflight = nil, 0
 	s.mu.Unlock()
-	s.busy.add(-int64(pending))
+	s.busy.addObserved(-int64(pending))
 	s.remove(s)
 	s.signal()
 }
@@ -196,7 +196,7 @@ func (s *subscriber) run() {
 			}
 			s.inflight--
 			s.mu.Unlock()
-			s.busy.add(-1)
+			s.busy.addObserved(-1)
 		}
 		if len(batch) > 0 {
 			continue

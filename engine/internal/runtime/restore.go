@@ -35,6 +35,9 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	if doc.Version < 1 || doc.Version > StateVersion {
 		return fmt.Errorf("%w: version %d; this engine reads versions 1 to %d", ErrBadState, doc.Version, StateVersion)
 	}
+	if err := doc.exactNumbers(); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadState, err)
+	}
 	rs := &restorer{e: e, plans: map[int64]*planIndex{}, live: map[int64]*Instance{}}
 	for i, d := range doc.Deploys {
 		if err := rs.deploy(d, parse, opts); err != nil {
@@ -95,7 +98,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	for _, inst := range insts {
 		for key, js := range inst.jobs {
 			if js.incident == 0 {
-				e.jobs[key], e.jobRecs[key] = inst, js.job
+				e.jobs[key] = inst
+				e.indexJob(js.job)
 			}
 		}
 		for key, is := range inst.incidents {
@@ -418,6 +422,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 			return nil, fmt.Errorf("job %d: a repeated key or no token %d", jd.Job.Key, jd.Token)
 		}
 		rs.key(jd.Job.Key)
+		rs.key(jd.Job.Activation)
 		job := jd.Job.clone()
 		if inst.jobs == nil {
 			inst.jobs = make(map[int64]*jobState)
@@ -626,4 +631,76 @@ func (rs *restorer) hub(doc *Document) (eventhub.State, error) {
 			Variables: m.Variables, Expires: m.Expires, Correlated: m.Correlated})
 	}
 	return st, nil
+}
+
+// exactNumbers brings every value the document holds to the engine's
+// value model in place: a document decoded with json.Decoder.UseNumber
+// holds every number as a json.Number, and Normalize keeps as json.Number
+// only those no float64 holds, so that a restored instance sees the same
+// values, with every digit, as the one checkpointed.
+func (doc *Document) exactNumbers() error {
+	for i := range doc.Hub.Messages {
+		if err := numbersIn(doc.Hub.Messages[i].Variables); err != nil {
+			return fmt.Errorf("message %q: %w", doc.Hub.Messages[i].Name, err)
+		}
+	}
+	for _, insts := range [][]InstDoc{doc.Live, doc.Finished} {
+		for i := range insts {
+			if err := insts[i].exactNumbers(); err != nil {
+				return fmt.Errorf("instance %d: %w", insts[i].Key, err)
+			}
+		}
+	}
+	return nil
+}
+
+// exactNumbers is Document.exactNumbers for one instance.
+func (d *InstDoc) exactNumbers() error {
+	for i := range d.Scopes {
+		sd := &d.Scopes[i]
+		if err := numbersIn(sd.Variables); err != nil {
+			return fmt.Errorf("scope %d: %w", sd.ID, err)
+		}
+		if sd.Multi != nil {
+			for _, list := range [][]any{sd.Multi.Items, sd.Multi.Results} {
+				for j, v := range list {
+					n, err := normalizeValue(v, 1)
+					if err != nil {
+						return fmt.Errorf("scope %d: multi-instance [%d]: %w", sd.ID, j, err)
+					}
+					list[j] = n
+				}
+			}
+		}
+	}
+	for i := range d.Tokens {
+		if err := numbersIn(d.Tokens[i].Locals); err != nil {
+			return fmt.Errorf("token %d: %w", d.Tokens[i].ID, err)
+		}
+	}
+	for i := range d.Jobs {
+		if err := numbersIn(d.Jobs[i].Job.Variables); err != nil {
+			return fmt.Errorf("job %d: %w", d.Jobs[i].Job.Key, err)
+		}
+	}
+	for i := range d.History {
+		if v := d.History[i].Variables; v != nil {
+			if err := numbersIn(*v); err != nil {
+				return fmt.Errorf("history record %d: %w", i+1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// numbersIn normalizes every variable of vars in place.
+func numbersIn(vars map[string]any) error {
+	for k, v := range vars {
+		n, err := normalizeValue(v, 1)
+		if err != nil {
+			return fmt.Errorf("variable %q: %w", k, err)
+		}
+		vars[k] = n
+	}
+	return nil
 }

@@ -60,6 +60,18 @@ type Job struct {
 	// ErrorMessage is the message of the last failure.
 	ErrorMessage string    `json:"errorMessage,omitempty"`
 	Created      time.Time `json:"created"`
+	// Worker names the worker holding the job's current activation.
+	Worker string `json:"worker,omitempty"`
+	// Activation identifies the job's current activation (ActivateJobs),
+	// zero while nobody holds it. A result that names an activation is
+	// refused once another activation or a failure replaced it.
+	Activation int64 `json:"activation,omitempty"`
+	// Deadline is when the current activation times out: from then on,
+	// on the engine clock, the job can be activated again.
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// RetryAt is when a failed job's retry back-off ends: until then,
+	// on the engine clock, ActivateJobs passes it over.
+	RetryAt *time.Time `json:"retryAt,omitempty"`
 }
 
 // Incident is a problem that holds a token until it is resolved: a failed

@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/flowtrack/flowtrack/engine/internal/expr"
 )
 
 // MaxValueDepth bounds how deeply a variable's value may nest lists and
@@ -19,8 +22,10 @@ import (
 const MaxValueDepth = 64
 
 // Normalize returns a deep copy of vars in the engine's value model, the
-// JSON data model: numbers become float64, objects map[string]any, arrays
-// []any. Every host then sees the same values (a wasm host receives JSON).
+// JSON data model: numbers become float64, or json.Number with their exact
+// text when no float64 holds them (expr.Number: 2^60 + 1, 0.1 with 20 more
+// digits), objects map[string]any, arrays []any. Every host then sees the
+// same values (a wasm host receives JSON).
 // Values JSON cannot carry (channels, functions, NaN) and values nested
 // deeper than MaxValueDepth are an error naming the variable.
 func Normalize(vars map[string]any) (map[string]any, error) {
@@ -55,31 +60,12 @@ func normalizeValue(v any, depth int) (any, error) {
 			return nil, fmt.Errorf("%v is not a JSON number", v)
 		}
 		return v, nil
-	case float32:
-		return normalizeValue(float64(v), depth)
-	case int:
-		return float64(v), nil
-	case int8:
-		return float64(v), nil
-	case int16:
-		return float64(v), nil
-	case int32:
-		return float64(v), nil
-	case int64:
-		return float64(v), nil
-	case uint:
-		return float64(v), nil
-	case uint8:
-		return float64(v), nil
-	case uint16:
-		return float64(v), nil
-	case uint32:
-		return float64(v), nil
-	case uint64:
-		return float64(v), nil
-	case json.Number:
-		f, err := v.Float64()
-		return f, err
+	case float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
+		n, ok := expr.Number(v)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a JSON number in decimal128's range", v)
+		}
+		return n, nil
 	case map[string]any:
 		out := make(map[string]any, len(v))
 		for k, e := range v {
@@ -114,7 +100,9 @@ func normalizeValue(v any, depth int) (any, error) {
 		return nil, err
 	}
 	var out any
-	if err := json.Unmarshal(data, &out); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // a *big.Int or a decimal type keeps its digits
+	if err := dec.Decode(&out); err != nil {
 		return nil, err
 	}
 	return normalizeValue(out, depth)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -43,12 +44,16 @@ var stateCommands = []stateCommand{
 	{name: "start", args: "PROCESS", nargs: 1, doc: "start an instance of a deployed process", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			vars := varsFlag(fs, "start variables")
+			version := fs.Int("version", 0, "the process `VERSION` to start (see definitions); 0: the newest")
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				v, err := vars()
 				if err != nil {
 					return nil, err
 				}
-				s, err := e.StartInstance(ctx, args[0], v)
+				if *version < 0 {
+					return nil, fmt.Errorf("%w: --version %d: must not be negative", errInput, *version)
+				}
+				s, err := e.StartVersion(ctx, args[0], *version, v)
 				if err != nil {
 					return nil, err
 				}
@@ -68,6 +73,7 @@ var stateCommands = []stateCommand{
 	{name: "complete", args: "JOB", nargs: 1, doc: "complete a job; its variables are merged into the instance", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			vars := varsFlag(fs, "result variables")
+			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
 				if err != nil {
@@ -77,13 +83,15 @@ var stateCommands = []stateCommand{
 				if err != nil {
 					return nil, err
 				}
-				return nil, e.CompleteJob(ctx, key, v)
+				return nil, e.CompleteJob(ctx, key, v, engine.JobActivation(*act))
 			}
 		}},
 	{name: "fail", args: "JOB", nargs: 1, doc: "report a failed attempt at a job (no retries left: an incident)", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			retries := fs.Int("retries", 0, "attempts left; 0 raises an incident")
 			msg := fs.String("message", "", "why the attempt failed")
+			backoff := fs.Duration("backoff", 0, "with retries left, how long (virtual time) before the job can be activated again")
+			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
 				if err != nil {
@@ -92,13 +100,17 @@ var stateCommands = []stateCommand{
 				if *retries < 0 {
 					return nil, fmt.Errorf("%w: --retries %d: must not be negative", errInput, *retries)
 				}
-				return nil, e.FailJob(ctx, key, *retries, *msg)
+				if *backoff < 0 {
+					return nil, fmt.Errorf("%w: --backoff %s: must not be negative", errInput, *backoff)
+				}
+				return nil, e.FailJob(ctx, key, *retries, *msg, engine.JobActivation(*act), engine.RetryBackoff(*backoff))
 			}
 		}},
 	{name: "throw", args: "JOB CODE", nargs: 2, doc: "throw the BPMN error CODE from a job's element", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			msg := fs.String("message", "", "the error's message")
 			vars := varsFlag(fs, "variables set with the error")
+			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
 				if err != nil {
@@ -108,7 +120,31 @@ var stateCommands = []stateCommand{
 				if err != nil {
 					return nil, err
 				}
-				return nil, e.ThrowError(ctx, key, args[1], *msg, v)
+				return nil, e.ThrowError(ctx, key, args[1], *msg, v, engine.JobActivation(*act))
+			}
+		}},
+	{name: "activate", args: "TYPE", nargs: 1, doc: "activate jobs of a type for a worker, as a Zeebe job worker does", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			worker := fs.String("worker", "cli", "the worker's `NAME`, recorded in the jobs")
+			timeout := fs.Duration("timeout", 5*time.Minute, "how long (virtual time) the activation holds the jobs")
+			maxJobs := fs.Int("max", 10, "at most `N` jobs")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				jobs, err := e.ActivateJobs(ctx, args[0], *worker, *timeout, *maxJobs)
+				return jobList(orEmpty(jobs)), err
+			}
+		}},
+	{name: "retries", args: "JOB N", nargs: 2, doc: "set how many retries a job has left (an incident holding it waits for resolve)", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("job", args[0])
+				if err != nil {
+					return nil, err
+				}
+				n, err := strconv.Atoi(args[1])
+				if err != nil {
+					return nil, fmt.Errorf("%w: retries %q: not a whole number", errInput, args[1])
+				}
+				return nil, e.UpdateJobRetries(ctx, key, n)
 			}
 		}},
 	{name: "publish", args: "MESSAGE", nargs: 1, doc: "publish a message (correlate it, or buffer it for --ttl)", mutates: true,
@@ -172,9 +208,16 @@ var stateCommands = []stateCommand{
 			}
 		}},
 	{name: "incidents", doc: "list the open incidents",
-		setup: func(*flag.FlagSet) action {
+		setup: func(fs *flag.FlagSet) action {
+			inst := fs.Int64("instance", 0, "only incidents of instance `KEY`")
+			el := fs.String("element", "", "only incidents at element `ID`")
+			typ := fs.String("type", "", "only incidents of `TYPE` job (no retries left) or element (anything else)")
 			return func(ctx context.Context, e *host.Engine, _ []string) (any, error) {
-				inc, err := e.Incidents(ctx)
+				f := engine.IncidentFilter{InstanceKey: *inst, ElementID: *el, Type: engine.IncidentType(*typ)}
+				if err := f.Check(); err != nil {
+					return nil, fmt.Errorf("%w: --type: %v", errInput, err)
+				}
+				inc, err := e.FindIncidents(ctx, f)
 				return incidentList(orEmpty(inc)), err
 			}
 		}},
@@ -241,18 +284,103 @@ var stateCommands = []stateCommand{
 				return history(orEmpty(evs)), err
 			}
 		}},
-	{name: "variables", args: "INSTANCE", nargs: 1, doc: "show an instance's variables",
-		setup: func(*flag.FlagSet) action {
+	{name: "variables", args: "INSTANCE", nargs: 1, doc: "show an instance's variables, or a scope's",
+		setup: func(fs *flag.FlagSet) action {
+			scope := scopeFlags(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("instance", args[0])
 				if err != nil {
 					return nil, err
 				}
-				vars, err := e.Variables(ctx, key)
+				var vars map[string]any
+				if s := scope(); s != (engine.Scope{}) {
+					vars, err = e.ScopeVariables(ctx, key, s)
+				} else {
+					vars, err = e.Variables(ctx, key)
+				}
 				if vars == nil {
 					vars = map[string]any{}
 				}
 				return variables(vars), err
+			}
+		}},
+	{name: "definitions", doc: "list the deployed versions of every process",
+		setup: func(*flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, _ []string) (any, error) {
+				defs, err := e.Definitions(ctx)
+				return definitionList(orEmpty(defs)), err
+			}
+		}},
+	{name: "definition", args: "PROCESS", nargs: 1, doc: "print the BPMN document that deployed a version of a process",
+		setup: func(fs *flag.FlagSet) action {
+			version := fs.Int("version", 0, "the `VERSION`; 0: the newest")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				name, xml, err := e.DefinitionXML(ctx, args[0], *version)
+				if err != nil {
+					return nil, err
+				}
+				return definitionXML{Name: name, XML: string(xml)}, nil
+			}
+		}},
+	{name: "metrics", doc: "show what an operator reads: open counts, jobs by type, the oldest job, instances by process with latency",
+		setup: func(*flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, _ []string) (any, error) {
+				m, err := e.Metrics(ctx)
+				return metrics(m), err
+			}
+		}},
+	{name: "modify", args: "INSTANCE", nargs: 1, doc: "repair an instance: start tokens before elements, terminate tokens (as Zeebe's ModifyProcessInstance)", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			var m engine.Modification
+			fs.Func("activate", "start a token before element `ID` (repeatable)", func(id string) error {
+				m.Activate = append(m.Activate, engine.Activation{ElementID: id})
+				return nil
+			})
+			fs.Func("terminate", "terminate token `TOKEN` (repeatable; ids from tokens)", func(s string) error {
+				id, err := strconv.Atoi(s)
+				if err != nil {
+					return fmt.Errorf("token %q: not a whole number", s)
+				}
+				m.Terminate = append(m.Terminate, id)
+				return nil
+			})
+			scope := fs.Int("scope", 0, "for --activate: the `TOKEN` waiting at the enclosing sub-process")
+			vars := varsFlag(fs, "variables set in the activated elements' scope")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("instance", args[0])
+				if err != nil {
+					return nil, err
+				}
+				v, err := vars()
+				if err != nil {
+					return nil, err
+				}
+				if len(m.Activate) == 0 && len(m.Terminate) == 0 {
+					return nil, fmt.Errorf("%w: modify needs --activate or --terminate", errInput)
+				}
+				for i := range m.Activate {
+					m.Activate[i].Scope, m.Activate[i].Variables = *scope, v
+				}
+				return nil, e.ModifyInstance(ctx, key, m)
+			}
+		}},
+	{name: "set-variables", args: "INSTANCE", nargs: 1, doc: "set variables on an instance or a sub-process scope (as Zeebe's SetVariables)", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			vars := varsFlag(fs, "variables to set")
+			scope := scopeFlags(fs)
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("instance", args[0])
+				if err != nil {
+					return nil, err
+				}
+				v, err := vars()
+				if err != nil {
+					return nil, err
+				}
+				if len(v) == 0 {
+					return nil, fmt.Errorf("%w: set-variables needs --vars", errInput)
+				}
+				return nil, e.SetVariables(ctx, key, v, scope())
 			}
 		}},
 }
@@ -377,6 +505,21 @@ func instancesAction(ctx context.Context, e *host.Engine, _ []string) (any, erro
 	return list, nil
 }
 
+// unmarshalExact is json.Unmarshal keeping the digits of numbers as
+// json.Number, which the engine holds exactly: --vars '{"id":
+// 12345678901234567890}' is that integer, not the nearest float64.
+func unmarshalExact(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("data after the JSON value")
+	}
+	return nil
+}
+
 // varsFlag registers --vars and returns its parser: the variables as a
 // JSON object, nil when the flag is absent.
 func varsFlag(fs *flag.FlagSet, what string) func() (map[string]any, error) {
@@ -386,7 +529,7 @@ func varsFlag(fs *flag.FlagSet, what string) func() (map[string]any, error) {
 			return nil, nil
 		}
 		var v map[string]any
-		if err := json.Unmarshal([]byte(*s), &v); err != nil {
+		if err := unmarshalExact([]byte(*s), &v); err != nil {
 			return nil, fmt.Errorf("%w: --vars: not a JSON object: %v", errInput, err)
 		}
 		return v, nil
@@ -431,4 +574,17 @@ func stateUsage() string {
 		fmt.Fprintf(&b, "  %-24s %s\n", c.name+" "+c.args, c.doc)
 	}
 	return b.String()
+}
+
+// activationFlag registers --activation, the activation a job result
+// answers (activate's jobs carry it).
+func activationFlag(fs *flag.FlagSet) *int64 {
+	return fs.Int64("activation", 0, "the activation `KEY` this result answers (from activate): refused once the job went to another worker")
+}
+
+// scopeFlags registers --scope and --local, which name a variable scope.
+func scopeFlags(fs *flag.FlagSet) func() engine.Scope {
+	token := fs.Int("scope", 0, "the `TOKEN` waiting at a sub-process whose scope is meant (see tokens); 0: the process")
+	local := fs.Bool("local", false, "the scope's own variables only, not propagating to the scopes above")
+	return func() engine.Scope { return engine.Scope{Token: *token, Local: *local} }
 }

@@ -369,3 +369,24 @@ func TestRun_State(t *testing.T) {
 	assert.Equal(t, instanceSummary{Key: list[0].Key, ProcessID: "message", State: engine.Completed}, list[0])
 	assert.Equal(t, "timer", list[1].ProcessID)
 }
+
+// TestStateFile_Decimals: numbers keep every digit from --vars through a
+// job, the state file and the next invocation.
+func TestStateFile_Decimals(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	ft(t, exitOK, state, "deploy", "../../../engine/testdata/decimals.bpmn")
+	ft(t, exitOK, state, "start", "decimals", "--vars", `{"big":12345678901234567890}`)
+	jobs := ft(t, exitOK, state, "jobs")
+	assert.Contains(t, string(jobs.Result), `"bigIn": 12345678901234567890,`, "a job's variables keep every digit")
+	assert.Contains(t, string(jobs.Result), `"third": 0.3333333333333333333333333333333333`)
+	assert.Contains(t, string(jobs.Result), `"sum": 0.3,`)
+	job := result[[]engine.Job](t, jobs)
+	require.Len(t, job, 1)
+	ft(t, exitOK, state, "complete", itoa(job[0].Key), "--vars", `{"paid":98765432109876543210.5}`)
+	doc, err := os.ReadFile(state)
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), `"paid":98765432109876543210.5`, "the state file holds the digits")
+	p := ft(t, exitOK, state, "publish", "paid", "--key", "12345678901234567891")
+	assert.Contains(t, types(p), engine.MessageCorrelated, "the correlation key is next's full text")
+}

@@ -359,6 +359,7 @@ func readScenario(file string) (*scenario, error) {
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // variables keep every digit (unmarshalExact)
 	var sc scenario
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("%w: scenario %s: %v", errInput, file, err)
@@ -400,7 +401,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		}
 	}
 	if *varsJSON != "" {
-		if err := json.Unmarshal([]byte(*varsJSON), &sc.Variables); err != nil {
+		if err := unmarshalExact([]byte(*varsJSON), &sc.Variables); err != nil {
 			return 0, usageError{fmt.Sprintf("--vars: not a JSON object: %v", err)}
 		}
 	}
@@ -600,6 +601,12 @@ func (t *tracer) print(ev engine.Event) {
 		what = fmt.Sprintf("signal    %q received at %s%s", ev.Name, ev.ElementID, vars(ev.Variables))
 	case engine.IncidentCreated:
 		what = fmt.Sprintf("incident  %d at %s: %s", ev.IncidentKey, ev.ElementID, ev.Message)
+	case engine.VariablesUpdated:
+		scope := "the process"
+		if ev.TokenID != 0 {
+			scope = fmt.Sprintf("the scope of token %d", ev.TokenID)
+		}
+		what = fmt.Sprintf("variables set on %s%s", scope, vars(ev.Variables))
 	default:
 		what = fmt.Sprintf("%-9s %s%s", ev.Type, ev.ElementID, vars(ev.Variables))
 		if ev.Message != "" {

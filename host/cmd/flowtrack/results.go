@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -41,11 +42,22 @@ type jobList []engine.Job
 
 func (l jobList) text(w io.Writer, _ *tracer) {
 	for _, j := range l {
-		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, vars(j.Variables))
+		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d%s)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, jobHold(j), vars(j.Variables))
 	}
 	if len(l) == 0 {
 		fmt.Fprintln(w, "no jobs")
 	}
+}
+
+// jobHold says who holds a job and until when, or when its back-off ends.
+func jobHold(j engine.Job) string {
+	switch {
+	case j.Activation != 0 && j.Deadline != nil:
+		return fmt.Sprintf(", activation %d by %s until %s", j.Activation, j.Worker, j.Deadline.Format(time.RFC3339))
+	case j.RetryAt != nil:
+		return ", back-off until " + j.RetryAt.Format(time.RFC3339)
+	}
+	return ""
 }
 
 type incidentList []engine.Incident
@@ -139,3 +151,54 @@ func (l instanceList) text(w io.Writer, _ *tracer) {
 		fmt.Fprintln(w, "no instances")
 	}
 }
+
+type metrics engine.Metrics
+
+func (m metrics) text(w io.Writer, _ *tracer) {
+	o := m.Open
+	fmt.Fprintf(w, "open: %d instances, %d jobs, %d incidents, %d message and %d signal subscriptions, %d timers\n",
+		o.Instances, o.Jobs, o.Incidents, o.MessageSubscriptions, o.SignalSubscriptions, o.Timers)
+	types := make([]string, 0, len(m.JobsByType))
+	for t := range m.JobsByType {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	for _, t := range types {
+		fmt.Fprintf(w, "jobs %s: %d\n", t, m.JobsByType[t])
+	}
+	if j := m.OldestJob; j != nil {
+		fmt.Fprintf(w, "oldest job %d %s at %s (instance %d), waiting %s\n", j.Key, j.Type, j.ElementID, j.InstanceKey,
+			time.Duration(j.WaitingMs*float64(time.Millisecond)))
+	}
+	for _, p := range m.Processes {
+		fmt.Fprintf(w, "process %s: %d active, %d completed, %d terminated, %d failed", p.ProcessID, p.Active, p.Completed, p.Terminated, p.Failed)
+		if p.Completed > 0 {
+			fmt.Fprintf(w, "; latency mean %s, max %s", time.Duration(p.MeanLatencyMs*float64(time.Millisecond)),
+				time.Duration(p.MaxLatencyMs*float64(time.Millisecond)))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+type definitionList []engine.Definition
+
+func (l definitionList) text(w io.Writer, _ *tracer) {
+	for _, d := range l {
+		latest := ""
+		if d.Latest {
+			latest = ", latest"
+		}
+		fmt.Fprintf(w, "process %s version %d (key %d, from %s%s)\n", d.ProcessID, d.Version, d.Key, d.Resource, latest)
+	}
+	if len(l) == 0 {
+		fmt.Fprintln(w, "no processes deployed")
+	}
+}
+
+// definitionXML is a deployed document; the text output is the document.
+type definitionXML struct {
+	Name string `json:"name"`
+	XML  string `json:"xml"`
+}
+
+func (d definitionXML) text(w io.Writer, _ *tracer) { fmt.Fprint(w, d.XML) }

@@ -76,7 +76,8 @@ func run(dir string, check bool) error {
 }
 
 // build compiles the module as a WASI reactor, reproducibly, with the
-// build tags in tags (comma-separated, or empty).
+// build tags in tags (comma-separated, or empty), and joins its data
+// segments (mergeData).
 func build(dir, out, tags string) ([]byte, error) {
 	// go generate puts the go command that runs it first on PATH.
 	cmd := exec.Command("go", "build", "-tags="+tags, "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "../wasm")
@@ -86,7 +87,15 @@ func build(dir, out, tags string) ([]byte, error) {
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("build the module: %w", err)
 	}
-	return os.ReadFile(out)
+	linked, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	wasm, err := mergeData(linked)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", out, err)
+	}
+	return wasm, os.WriteFile(out, wasm, 0o644)
 }
 
 func readGzip(name string) ([]byte, error) {

@@ -56,10 +56,18 @@ var named = []struct {
 	{engine.Process{}, "DeployedProcess"},
 	{wire.DeployResult{}, "Deployment"},
 	{wire.StartResult{}, "StartedInstance"},
+	{wire.CompleteJobResult{}, "CompletedJob"},
 	{wire.InstanceResult{}, "InstanceInfo"},
 	{wire.NowResult{}, "NowResult"},
 	{wire.StateResult{}, "StateResult"},
 	{engine.Limits{}, "Limits"},
+	{engine.Stats{}, "Stats"},
+	{engine.Definition{}, "Definition"},
+	{wire.ActivateElement{}, "ActivateElement"},
+	{wire.DefinitionXMLResult{}, "DefinitionXML"},
+	{engine.JobAge{}, "JobAge"},
+	{engine.ProcessMetrics{}, "ProcessMetrics"},
+	{engine.Metrics{}, "Metrics"},
 	{wire.Error{}, "ErrorData"},
 	{wire.Response[json.RawMessage]{}, "Envelope"},
 }
@@ -75,6 +83,7 @@ var scalars = map[reflect.Type]string{
 	reflect.TypeFor[json.RawMessage]():   "unknown",
 	reflect.TypeFor[map[string]any]():    "Variables",
 	reflect.TypeFor[map[string]string](): "Record<string, string>",
+	reflect.TypeFor[map[string]int]():    "Record<string, number>",
 }
 
 type gen struct {
