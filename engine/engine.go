@@ -284,6 +284,8 @@ type config struct {
 	maxEvalBytes   int64
 	backlog        int
 	resumption     Resumption
+	dehydrate      bool
+	dehydrateAfter time.Duration
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -439,6 +441,9 @@ func New(opts ...Option) (*Engine, error) {
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
 		return nil, fmt.Errorf("flowtrack: WithResumption(%d): not a Resumption", r)
 	}
+	if cfg.dehydrateAfter < 0 {
+		return nil, fmt.Errorf("WithDehydration(%s): must not be negative", cfg.dehydrateAfter)
+	}
 	if cfg.maxEvalSteps < 0 {
 		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
 	}
@@ -449,7 +454,7 @@ func New(opts ...Option) (*Engine, error) {
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
-		Resumption: cfg.resumption,
+		Resumption: cfg.resumption, Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,

@@ -77,6 +77,9 @@ func (inst *Instance) drive() {
 		return
 	}
 	inst.now = 0 // records of this run read the clock afresh
+	if inst.dry != nil {
+		inst.rehydrate() // only drivers, one at a time, change dry
+	}
 	if n := inst.startAt; n != nil {
 		inst.startAt = nil
 		inst.begin(n, inst.trigger)
@@ -89,6 +92,7 @@ func (inst *Instance) drive() {
 		mail := inst.takeMail(false)
 		if len(mail) == 0 {
 			inst.release()
+			inst.atIdle() // may dehydrate it: the next post wakes it
 			return
 		}
 		inst.inputs = append(inst.inputs, mail...)

@@ -103,6 +103,18 @@ type Instance struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// dry is the state of a dehydrated instance, nil while it is awake;
+	// waking is set once a post found it dry and set its rehydration
+	// going; callers counts the callers handing a command to the intake.
+	// All three are guarded by mailMu (dehydrate.go).
+	dry     *dryState
+	waking  bool
+	callers int
+	// dryReqs are the requests to dehydrate, answered at the next idle
+	// point; idleSince is when the loop was last idle (wall clock, Unix
+	// ns), for dehydration after an idle time.
+	dryReqs   []*command
+	idleSince atomic.Int64
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -248,7 +260,15 @@ func (inst *Instance) expandHistory() []Event {
 }
 
 // Variables returns a deep copy of the process variables.
-func (inst *Instance) Variables() map[string]any { return cloneVars(inst.root.visible()) }
+func (inst *Instance) Variables() map[string]any {
+	inst.mailMu.Lock()
+	root, dry := inst.root, inst.dry
+	inst.mailMu.Unlock()
+	if dry != nil {
+		return dry.variables() // decoded afresh: a copy
+	}
+	return cloneVars(root.visible())
+}
 
 // Tokens returns where every token is and why it waits, ordered by token
 // id. A finished instance has no tokens.
@@ -308,12 +328,34 @@ func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	if inst.direct {
 		return inst.callDirect(ctx, cmd)
 	}
-	inst.eng.busy.add(1)
-	select {
-	case inst.intake <- message{kind: msgCommand, more: &messageMore{cmd: cmd}}:
-	case <-inst.done:
-		inst.eng.busy.add(-1)
-		return ErrInstanceEnded
+	inst.mailMu.Lock()
+	if inst.dry != nil {
+		// Dehydrated: the command goes by the mailbox, whose post wakes
+		// the instance (dehydrate.go).
+		inst.mailMu.Unlock()
+		if !inst.post(message{kind: msgCommand, more: &messageMore{cmd: cmd}}) {
+			return ErrInstanceEnded
+		}
+	} else {
+		// While callers > 0 the loop does not dehydrate, so the intake
+		// stays read.
+		intake := inst.intake
+		inst.callers++
+		inst.mailMu.Unlock()
+		inst.eng.busy.add(1)
+		var err error
+		select {
+		case intake <- message{kind: msgCommand, more: &messageMore{cmd: cmd}}:
+		case <-inst.done:
+			inst.eng.busy.add(-1)
+			err = ErrInstanceEnded
+		}
+		inst.mailMu.Lock()
+		inst.callers--
+		inst.mailMu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	select {
 	case err := <-cmd.reply:
@@ -428,6 +470,9 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 		// About to block: records of the next wake-up read the clock
 		// afresh. Messages handled in one run share one reading.
 		inst.now = 0
+		if inst.atIdle() {
+			return // dehydrated: the first post wakes it (wakeDry)
+		}
 		select {
 		case m := <-inst.intake:
 			inst.receive(m)
@@ -483,6 +528,11 @@ func (inst *Instance) end() {
 			inst.safeHandle(m)
 		}
 	}
+	for _, c := range inst.dryReqs {
+		inst.answer(c, ErrInstanceEnded)
+		inst.released++
+	}
+	inst.dryReqs = nil
 	late := inst.inputs
 	inst.inputs = nil
 	inst.finalize()

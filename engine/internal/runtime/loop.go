@@ -69,6 +69,7 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdDehydrate
 )
 
 // command is a request from outside handled by the loop. The loop answers
@@ -733,6 +734,12 @@ func (inst *Instance) command(c *command) {
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
 		c.doc, err = inst.checkpoint(c.index)
+	case cmdDehydrate:
+		// Answered at the next idle point, once dry (atIdle), and counted
+		// as running work until then, so that Settle waits for it.
+		inst.dryReqs = append(inst.dryReqs, c)
+		inst.eng.busy.add(1)
+		return
 	}
 	inst.answer(c, err)
 }
