@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -31,8 +30,8 @@ import (
 //
 // The loop dehydrates the instance only at an idle point (no token moves,
 // no input waits), and only after it made sure under mailMu that nothing
-// arrived meanwhile; while a caller is handing a command to the intake
-// (callers > 0) it does not.
+// arrived meanwhile. Every input from outside, commands included, comes
+// by the mailbox, so that check covers them all.
 
 // retire tells a parked goroutine track to send its continuation on
 // delivery.capture and end its goroutine: the loop keeps the track as the
@@ -45,7 +44,8 @@ var errBusy = errors.New("input arrived")
 
 // dryState is what a dehydrated instance keeps of its loop state.
 type dryState struct {
-	// doc is the instance's state document (InstDoc), encoded.
+	// doc is the instance's state document (InstDoc), encoded
+	// (drydoc.go).
 	doc []byte
 	// kids are the instances its tokens' call activities wait for: the
 	// document names them by key, and one may end (leaving the live
@@ -203,7 +203,7 @@ func (inst *Instance) dehydrate() error {
 	if err != nil {
 		return err
 	}
-	data, err := json.Marshal(doc)
+	data, err := encodeDry(doc)
 	if err != nil {
 		return fmt.Errorf("dehydrate instance %d: %w", inst.key, err)
 	}
@@ -215,17 +215,14 @@ func (inst *Instance) dehydrate() error {
 	}
 	inst.mailMu.Lock()
 	defer inst.mailMu.Unlock()
-	if len(inst.mail) > 0 || inst.callers > 0 || len(inst.intake) > 0 {
-		return errBusy
+	if len(inst.mail) > 0 {
+		return errBusy // its post has signalled wake: the loop goes on
 	}
 	inst.dry = &dryState{doc: data, kids: kids}
 	inst.intake, inst.wake = nil, nil
 	inst.root = nil
 	inst.history, inst.details = nil, nil
-	inst.tokens, inst.joins, inst.orJoins, inst.jobs, inst.incidents = nil, nil, 0, nil, nil
-	inst.subs, inst.condLast = nil, nil
-	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
-	inst.now = 0
+	inst.loopState = nil
 	return nil
 }
 
@@ -266,13 +263,14 @@ func (inst *Instance) rehydrate() {
 // load rebuilds the loop state of inst from dry and returns its process
 // scope, which the caller publishes under mailMu.
 func (inst *Instance) load(dry *dryState) (*scope, error) {
+	inst.loopState = &loopState{}
+	inst.reports = inst.reportBuf[:0]
+	inst.final, inst.finalMsg = Completed, ""
 	var d InstDoc
-	if err := json.Unmarshal(dry.doc, &d); err != nil {
+	if err := decodeDry(dry.doc, &d); err != nil {
 		return nil, err
 	}
 	inst.tokens = make(map[int]*tokenView, len(d.Tokens))
-	inst.final, inst.finalMsg = Completed, ""
-	inst.reports = inst.reportBuf[:0]
 	rs := &restorer{e: inst.eng, plans: map[int64]*planIndex{inst.plan.Key: inst.plan.names()}}
 	nm := names{inst.plan.names()}
 	scopes, err := rs.history(inst, nm, d)
@@ -307,7 +305,7 @@ func (dry *dryState) variables() map[string]any {
 	var d struct {
 		Scopes []ScopeDoc `json:"scopes"`
 	}
-	if err := json.Unmarshal(dry.doc, &d); err != nil {
+	if err := decodeDry(dry.doc, &d); err != nil {
 		return nil
 	}
 	for _, s := range d.Scopes {
