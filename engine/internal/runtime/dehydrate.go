@@ -159,11 +159,12 @@ func (inst *Instance) atIdle() bool {
 		return false
 	}
 	reqs := inst.dryReqs
+	inst.dryReqs = nil // before: once dry, another loop may run it
 	err := inst.dehydrate()
 	if errors.Is(err, errBusy) {
-		return false // the requests wait for the next idle point
+		inst.dryReqs = reqs // they wait for the next idle point
+		return false
 	}
-	inst.dryReqs = nil
 	for _, c := range reqs {
 		inst.answer(c, err)
 	}
@@ -214,15 +215,19 @@ func (inst *Instance) dehydrate() error {
 		}
 	}
 	inst.mailMu.Lock()
-	defer inst.mailMu.Unlock()
 	if len(inst.mail) > 0 {
+		inst.mailMu.Unlock()
 		return errBusy // its post has signalled wake: the loop goes on
 	}
+	released := inst.released
 	inst.dry = &dryState{doc: data, kids: kids}
 	inst.intake, inst.wake = nil, nil
 	inst.root = nil
 	inst.history, inst.details = nil, nil
 	inst.loopState = nil
+	inst.mailMu.Unlock()
+	// Released once dry, so that Settle returns only then.
+	inst.eng.busy.add(-released)
 	return nil
 }
 

@@ -89,8 +89,9 @@ func (inst *Instance) drive() {
 		}
 		mail := inst.takeMail(false)
 		if len(mail) == 0 {
-			inst.release()
-			inst.atIdle() // may dehydrate it: the next post wakes it
+			if !inst.atIdle() { // else dehydrated, and released: the next post wakes it
+				inst.release()
+			}
 			return
 		}
 		inst.inputs = append(inst.inputs, mail...)

@@ -80,10 +80,8 @@ type Instance struct {
 	// going. Both are guarded by mailMu (dehydrate.go).
 	dry    *dryState
 	waking bool
-	// dryReqs are the requests to dehydrate, answered at the next idle
-	// point; idleSince is when the loop was last idle (wall clock, Unix
-	// ns), for dehydration after an idle time.
-	dryReqs   []*command
+	// idleSince is when the loop was last idle (wall clock, Unix ns), for
+	// dehydration after an idle time.
 	idleSince atomic.Int64
 }
 
@@ -126,6 +124,9 @@ type loopState struct {
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// dryReqs are the requests to dehydrate, answered at the next idle
+	// point (dehydrate.go).
+	dryReqs []*command
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
@@ -447,8 +448,9 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 		// afresh. Messages handled in one run share one reading.
 		inst.now = 0
 		if inst.atIdle() {
-			return // dehydrated: the first post wakes it (wakeDry)
+			return // dehydrated, and released: the first post wakes it (wakeDry)
 		}
+		inst.release()
 		select {
 		case m := <-inst.intake:
 			inst.receive(m)
@@ -474,9 +476,9 @@ func (inst *Instance) begin(start *model.Node, trigger *Event) {
 // proceed does the next piece of work that needs no new input: a step of
 // the track with the turn (direct resumption), the turn for the next
 // runnable track, or the oldest outside input once no track runs. It
-// reports false when there is none.
+// reports false when there is none. The work it finishes is released
+// when the loop next waits (release), not step by step.
 func (inst *Instance) proceed() bool {
-	inst.release()
 	if inst.direct && inst.driveDirect() {
 		return true
 	}
