@@ -42,7 +42,10 @@ const retire = capture + 1
 // awake and tries again at its next idle point.
 var errBusy = errors.New("input arrived")
 
-// dryState is what a dehydrated instance keeps of its loop state.
+// dryState is what a dehydrated instance keeps of its loop state. Its
+// document is read only through document: that is the seam where a store
+// could keep the document instead (the instance would then hold only its
+// key here, and a store read would replace the decompression).
 type dryState struct {
 	// doc is the instance's state document (InstDoc), encoded
 	// (drydoc.go).
@@ -83,9 +86,15 @@ func (e *Engine) Dehydrate(ctx context.Context) (int, error) {
 // dehydrateIdle dehydrates the live instances that are not dry and, with
 // idle > 0, have been idle for at least that long.
 func (e *Engine) dehydrateIdle(ctx context.Context, idle time.Duration) (int, error) {
+	e.mu.Lock()
+	live := make([]*Instance, 0, len(e.live))
+	for _, inst := range e.live { // in no order: each is dehydrated on its own
+		live = append(live, inst)
+	}
+	e.mu.Unlock()
 	var todo []*Instance
 	now := time.Now().UnixNano()
-	for _, inst := range e.Instances() {
+	for _, inst := range live {
 		if inst.Dehydrated() {
 			continue
 		}
@@ -250,10 +259,25 @@ func (inst *Instance) rehydrate() {
 	defer inst.mailMu.Unlock()
 	if err != nil {
 		// The document is the engine's own: failing to read it is a bug.
-		// The instance fails rather than hang with its input.
+		// The instance fails rather than hang with its input, and takes
+		// its jobs and incidents out of the engine's indexes.
 		inst.tokens = map[int]*tokenView{}
 		root = newScope(0, nil, nil, nil)
 		inst.final, inst.finalMsg = Failed, fmt.Sprintf("internal error: rehydrating: %v", err)
+		e := inst.eng
+		e.mu.Lock()
+		for key, owner := range e.jobs {
+			if owner == inst {
+				delete(e.jobs, key)
+				delete(e.jobRecs, key)
+			}
+		}
+		for key, owner := range e.incidents {
+			if owner == inst {
+				delete(e.incidents, key)
+			}
+		}
+		e.mu.Unlock()
 	}
 	inst.root = root
 	if !inst.direct {
@@ -271,8 +295,8 @@ func (inst *Instance) load(dry *dryState) (*scope, error) {
 	inst.loopState = &loopState{}
 	inst.reports = inst.reportBuf[:0]
 	inst.final, inst.finalMsg = Completed, ""
-	var d InstDoc
-	if err := decodeDry(dry.doc, &d); err != nil {
+	d, err := dry.document()
+	if err != nil {
 		return nil, err
 	}
 	inst.tokens = make(map[int]*tokenView, len(d.Tokens))
@@ -304,13 +328,18 @@ func (inst *Instance) load(dry *dryState) (*scope, error) {
 	return scopes[0], nil
 }
 
+// document returns the instance's state document.
+func (dry *dryState) document() (InstDoc, error) {
+	var d InstDoc
+	err := decodeDry(dry.doc, &d)
+	return d, err
+}
+
 // variables returns a copy of the process variables of a dry instance,
 // read from its document.
 func (dry *dryState) variables() map[string]any {
-	var d struct {
-		Scopes []ScopeDoc `json:"scopes"`
-	}
-	if err := decodeDry(dry.doc, &d); err != nil {
+	d, err := dry.document()
+	if err != nil {
 		return nil
 	}
 	for _, s := range d.Scopes {
