@@ -21,9 +21,14 @@ type dehydrating struct {
 }
 
 // Settle settles, then dehydrates every live instance and checks that
-// each one is.
+// each one is, and that a checkpoint reads the same state from the dry
+// instances, leaving them dry, as from the awake ones.
 func (r *dehydrating) Settle(ctx context.Context) error {
 	if err := r.Native.Settle(ctx); err != nil {
+		return err
+	}
+	awake, err := r.e.Checkpoint(ctx)
+	if err != nil {
 		return err
 	}
 	n, err := r.e.Dehydrate(ctx)
@@ -31,9 +36,16 @@ func (r *dehydrating) Settle(ctx context.Context) error {
 		return err
 	}
 	r.dried += n
+	dry, err := r.e.Checkpoint(ctx)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(awake, dry) {
+		return fmt.Errorf("dehydrated, the engine writes another document:\n%s\nthan awake:\n%s", dry, awake)
+	}
 	for _, inst := range r.e.Instances() {
 		if !inst.Dehydrated() {
-			return fmt.Errorf("instance %d is live and idle but not dehydrated", inst.Key())
+			return fmt.Errorf("instance %d is live and idle but not dehydrated (or a checkpoint woke it)", inst.Key())
 		}
 	}
 	return nil

@@ -16,8 +16,7 @@ import (
 // Whatever reaches a dehydrated instance rehydrates it first, on the
 // spot: a job completion or failure, a correlated message, a signal, a
 // timer, a cancel, a called instance ending, and reads (Tokens, History,
-// Incidents, a checkpoint). Variables and State read it without waking
-// it. Histories, events, keys, ordering and Settle are the same as
+// Incidents). Variables, State and checkpoints read it without waking it. Histories, events, keys, ordering and Settle are the same as
 // without dehydration.
 //
 // # Why off by default

@@ -191,6 +191,12 @@ func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes ma
 			defer wg.Done()
 			for i := range next {
 				inst := insts[i]
+				if d, ok, err := inst.dryDoc(); ok {
+					// Dehydrated: its document is the one its loop wrote,
+					// and nothing has changed it since; it stays dry.
+					docs[i], errs[i] = d, err
+					continue
+				}
 				cmd := &command{op: cmdCheckpoint, index: indexes[inst.plan]}
 				switch err := inst.call(ctx, cmd); {
 				case errors.Is(err, ErrInstanceEnded):

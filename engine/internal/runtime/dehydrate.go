@@ -328,6 +328,21 @@ func (inst *Instance) load(dry *dryState) (*scope, error) {
 	return scopes[0], nil
 }
 
+// dryDoc returns the state document of the instance if it is dry, as a
+// checkpoint writes it, without waking it; ok is false if it is awake.
+func (inst *Instance) dryDoc() (d InstDoc, ok bool, err error) {
+	inst.mailMu.Lock()
+	dry := inst.dry
+	inst.mailMu.Unlock()
+	if dry == nil {
+		return d, false, nil
+	}
+	if d, err = dry.document(); err != nil {
+		err = fmt.Errorf("checkpoint: instance %d: reading its dehydrated state: %w", inst.key, err)
+	}
+	return d, true, err
+}
+
 // document returns the instance's state document.
 func (dry *dryState) document() (InstDoc, error) {
 	var d InstDoc
