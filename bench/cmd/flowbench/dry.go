@@ -150,20 +150,19 @@ func dryRun(dirs workload.Dirs, n int, mode string, res *DryResult) error {
 
 	// Live: instances started now stay awake (the engine dehydrates only
 	// when told to). Dehydrated: sampled across the whole key range.
+	runtime.GC()
 	if err := start(n + samples); err != nil {
 		return err
 	}
+	// One of each in turn, so that the machine's load weighs on both alike.
 	var live, dried []time.Duration
-	for i := n; i < n+samples; i++ {
-		l, err := correlate(i)
+	for k := range samples {
+		l, err := correlate(n + k)
 		if err != nil {
 			return err
 		}
 		live = append(live, l)
-	}
-	for k := range samples {
-		l, err := correlate(k * (n / samples))
-		if err != nil {
+		if l, err = correlate(k * (n / samples)); err != nil {
 			return err
 		}
 		dried = append(dried, l)
