@@ -52,10 +52,12 @@ race: wasm
 	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
 # restore-hosts moves every scenario between the native engine and the
-# module in wazero after every step (conformance/checkpoint_test.go); it
-# skips itself under -race, where a module per step takes too long.
+# module in wazero after every step (conformance/checkpoint_test.go), and
+# plays it on the embedded store reopened after every step
+# (conformance/store_test.go); both skip themselves under -race, where a
+# module or a store file per step takes too long.
 restore-hosts: wasm
-	$(GO) test -count=1 -run '^TestScenariosAcrossHosts$$' ./conformance
+	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestScenariosStored)$$' ./conformance
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).
@@ -70,7 +72,8 @@ fuzz:
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
-# row under -race, as SRD-027 and SRD-028 require, and plays every
+# row under -race, as SRD-027 and SRD-028 require, kills the store's
+# crash-test child 40 times (make test's race run kills it 4 times), plays every
 # conformance scenario 20 times per host, requiring one history order
 # (the SDK's share is stress-sdk; with three Go runners that takes about
 # ten minutes on a loaded 2-core machine, past go test's default timeout).
@@ -86,6 +89,7 @@ stress:
 	$(GO) test -race -count=40 -tags flowtrack_direct ./engine/internal/runtime
 	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=10 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
+	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore -crash.kills=40
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm
 	$(MAKE) stress-sdk
@@ -181,12 +185,15 @@ test-sdk: sdk
 	cd sdk-js && npm test
 	cd examples/node && $(NPM_CI) && node main.js
 
-# test-browser drives the token simulator, and the Extism plug-in example's
-# page, in headless Chromium (the system's; no browser is ever downloaded).
+# test-browser runs the SDK's own test files in headless Chromium (the
+# system's; no browser is ever downloaded), on a page and in a Web Worker,
+# from a Vite production build (about 20 s), then drives the token
+# simulator and the Extism plug-in example's page.
 test-browser: sdk
 	@test -x $(CHROMIUM) || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 		{ echo "test-browser: installing Debian's chromium"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 	@test -x $(CHROMIUM) || { echo "test-browser: no Chromium at $(CHROMIUM); install it (Debian: apt-get install -y chromium) or pass CHROMIUM=/path"; exit 1; }
+	cd sdk-js && CHROMIUM=$(CHROMIUM) npm run test:browser
 	cd examples/browser-simulator && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
 	cd examples/extism && $(NPM_CI) && CHROMIUM=$(CHROMIUM) npm test
 

@@ -9,6 +9,7 @@ require (
 	github.com/extism/go-sdk v1.7.1
 	github.com/stretchr/testify v1.12.1
 	github.com/tetratelabs/wazero v1.12.0
+	go.etcd.io/bbolt v1.4.3
 	go.uber.org/goleak v1.3.0
 )
 

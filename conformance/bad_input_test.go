@@ -4,11 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -208,7 +213,121 @@ func checkCode(t *testing.T, err error, code wire.Code) {
 	if s := wire.Sentinel(code); s != nil && !errors.Is(err, s) {
 		t.Errorf("error %q does not match %s's sentinel %v", err, code, wire.Sentinel(code))
 	}
-	if strings.Count(err.Error(), "flowtrack:") > 1 {
-		t.Errorf("stacked prefixes: %q", err)
+	if why := stacked(err.Error()); why != "" {
+		t.Errorf("error %q: %s", err, why)
+	}
+}
+
+// stacked says what is stacked in an error message, or "" when it reads
+// as a plain sentence: a package prefix ("flowtrack: ", "flowtrack host: ")
+// may only open it, and no part may repeat the part before it
+// ("deploy x.bpmn: x.bpmn: ...") or name the same line twice.
+func stacked(msg string) string {
+	if at := prefix.FindAllStringIndex(msg, -1); len(at) > 1 || len(at) == 1 && at[0][0] != 0 {
+		return "the package prefix is not (only) at the start"
+	}
+	parts := strings.Split(msg, ": ")
+	for i := 1; i < len(parts); i++ {
+		if parts[i] == parts[i-1] || strings.HasSuffix(parts[i-1], " "+parts[i]) {
+			return fmt.Sprintf("%q is repeated", parts[i])
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range lineRef.FindAllString(msg, -1) {
+		if seen[l] {
+			return fmt.Sprintf("%q is named twice", l)
+		}
+		seen[l] = true
+	}
+	return ""
+}
+
+var (
+	prefix  = regexp.MustCompile(`flowtrack(?: [a-z]+)?: `)
+	lineRef = regexp.MustCompile(`line \d+`)
+)
+
+// TestStacked checks the checker on messages it must refuse and accept.
+func TestStacked(t *testing.T) {
+	for msg, bad := range map[string]bool{
+		"job 9: flowtrack: unknown job":                   true,
+		"flowtrack: start: flowtrack: unknown process":    true,
+		"deploy x.bpmn: x.bpmn: element a: rule":          true,
+		"malformed XML at line 1: syntax error on line 1": true,
+		"job 9: job 9: unknown job":                       true,
+		"flowtrack host: start: module trapped":           false,
+		"bad state document: format \"flowtrack-state\"":  false,
+		"complete job 1: unknown job":                     false,
+		"deploy x.bpmn: element a: rule":                  false,
+	} {
+		assert.Equal(t, bad, stacked(msg) != "", msg)
+	}
+}
+
+// TestErrorMessages_PlainSentences makes each kind of failing call on the
+// native engine and the Go host (besides the bad inputs above, which
+// checkCode checks too) and refuses stacked prefixes in its message.
+func TestErrorMessages_PlainSentences(t *testing.T) {
+	ctx := ctxT(t)
+	order, err := os.ReadFile("../host/testdata/order.bpmn")
+	require.NoError(t, err)
+	invalid := []byte(`<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">` +
+		`<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s"/><bpmn:receiveTask id="r"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="r"/></bpmn:process></bpmn:definitions>`)
+	native, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer native.Close(context.Background())
+	h, err := host.New(context.Background())
+	require.NoError(t, err)
+	defer h.Close(context.Background())
+	_, err = native.Deploy("order.bpmn", order)
+	require.NoError(t, err)
+	_, err = h.Deploy(ctx, "order.bpmn", order)
+	require.NoError(t, err)
+	realClock, err := engine.New()
+	require.NoError(t, err)
+	require.NoError(t, realClock.Close(ctx))
+
+	type call struct {
+		name   string
+		native func() error
+		host   func() error
+	}
+	deploy := func(name string, data []byte) call {
+		return call{"deploy " + name,
+			func() error { _, err := native.Deploy(name, data); return err },
+			func() error { _, err := h.Deploy(ctx, name, data); return err }}
+	}
+	calls := []call{
+		deploy("malformed.bpmn", []byte("<bpmn:definitions")),
+		deploy("invalid.bpmn", invalid),
+		{"start unknown process",
+			func() error { _, err := native.Start(ctx, "nope", nil); return err },
+			func() error { _, err := h.Start(ctx, "nope", nil); return err }},
+		{"complete unknown job", func() error { return native.CompleteJob(ctx, 999, nil) }, func() error { return h.CompleteJob(ctx, 999, nil) }},
+		{"fail unknown job", func() error { return native.FailJob(ctx, 999, 1, "x") }, func() error { return h.FailJob(ctx, 999, 1, "x") }},
+		{"throw unknown job", func() error { return native.ThrowError(ctx, 999, "E", "x", nil) }, func() error { return h.ThrowError(ctx, 999, "E", "x", nil) }},
+		{"resolve unknown incident", func() error { return native.ResolveIncident(ctx, 999) }, func() error { return h.ResolveIncident(ctx, 999) }},
+		{"cancel unknown instance",
+			func() error { r := &Native{e: native, insts: map[int64]*engine.Instance{}}; return r.Cancel(ctx, 999) },
+			func() error { return h.Cancel(ctx, 999) }},
+		{"bad state document",
+			func() error { _, err := engine.Restore([]byte(`{"format":"x"}`)); return err },
+			func() error { return h.Restore(ctx, []byte(`{"format":"x"}`)) }},
+		{"variables", func() error { return native.CompleteJob(ctx, 1, map[string]any{"x": math.NaN()}) },
+			func() error { return h.CompleteJob(ctx, 1, map[string]any{"x": math.NaN()}) }},
+		{"closed engine", func() error { return realClock.CompleteJob(ctx, 1, nil) }, nil},
+		{"advance a real clock", func() error { e, _ := engine.New(); defer e.Close(ctx); return e.Advance(ctx, time.Second) }, nil},
+	}
+	for _, c := range calls {
+		for name, fn := range map[string]func() error{"native": c.native, "host": c.host} {
+			if fn == nil {
+				continue
+			}
+			t.Run(c.name+"/"+name, func(t *testing.T) {
+				err := fn()
+				require.Error(t, err)
+				assert.Empty(t, stacked(err.Error()), "%q", err)
+			})
+		}
 	}
 }

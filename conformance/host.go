@@ -86,6 +86,11 @@ func (h *Host) ResolveIncident(ctx context.Context, key int64) error {
 // Cancel implements Runner through the wasm module.
 func (h *Host) Cancel(ctx context.Context, key int64) error { return h.e.Cancel(ctx, key) }
 
+// ActivateAdHoc implements Runner through the wasm module.
+func (h *Host) ActivateAdHoc(ctx context.Context, key int64, adHoc string, elements []string) error {
+	return h.e.ActivateAdHoc(ctx, key, adHoc, elements)
+}
+
 // Settle implements Runner through the wasm module.
 func (h *Host) Settle(ctx context.Context) error { return h.e.Settle(ctx) }
 

@@ -170,6 +170,12 @@ func (ru *run) step(ctx context.Context, idx int, st Step) error {
 			return err
 		}
 		return r.Cancel(ctx, key)
+	case "activateAdHoc":
+		key, _, err := ru.instance(st.Instance)
+		if err != nil {
+			return err
+		}
+		return r.ActivateAdHoc(ctx, key, st.Element, st.Elements)
 	case "completeJobs", "failJob", "throwError":
 		jobs, err := ru.matchJobs(ctx, st)
 		if err != nil {
@@ -284,6 +290,7 @@ func (ru *run) observe(ctx context.Context, alias string) (Observation, error) {
 	for _, j := range obs.JobInfo {
 		obs.Jobs = append(obs.Jobs, j.Type+"@"+j.Element)
 	}
+	sort.Strings(obs.Jobs) // a multiset, compared sorted as "type@element"
 	incs, err := ru.r.Incidents(ctx)
 	if err != nil {
 		return obs, err

@@ -46,6 +46,9 @@ type Runner interface {
 	ResolveIncident(ctx context.Context, key int64) error
 	// Cancel terminates an instance.
 	Cancel(ctx context.Context, instance int64) error
+	// ActivateAdHoc activates inner elements of an instance's active
+	// ad-hoc sub-process.
+	ActivateAdHoc(ctx context.Context, instance int64, adHoc string, elements []string) error
 	// Settle returns once nothing can move without outside input.
 	Settle(ctx context.Context) error
 	// Snapshot describes an instance (live or finished).
@@ -178,7 +181,12 @@ func (n *Native) instance(key int64) (*engine.Instance, error) {
 		n.insts[key] = inst
 		return inst, nil
 	}
-	return nil, fmt.Errorf("conformance: unknown instance %d", key)
+	return nil, fmt.Errorf("instance %d: %w", key, engine.ErrUnknownInstance)
+}
+
+// ActivateAdHoc implements Runner on the native engine.
+func (n *Native) ActivateAdHoc(ctx context.Context, key int64, adHoc string, elements []string) error {
+	return n.e.ActivateAdHoc(ctx, key, adHoc, elements)
 }
 
 // Cancel implements Runner on the native engine.

@@ -42,7 +42,8 @@ type Scenario struct {
 // Step is one operation. Op selects which of the other fields apply.
 type Step struct {
 	// Op is deploy, start, publishMessage, broadcastSignal, completeJobs,
-	// failJob, throwError, resolveIncident, advanceTime, cancel or expect.
+	// failJob, throwError, resolveIncident, advanceTime, cancel,
+	// activateAdHoc or expect.
 	Op string `json:"op"`
 	// File is the BPMN document of a deploy step.
 	File string `json:"file,omitempty"`
@@ -71,6 +72,9 @@ type Step struct {
 	CorrelationKey string `json:"correlationKey,omitempty"`
 	TTL            string `json:"ttl,omitempty"`
 	MessageID      string `json:"messageId,omitempty"`
+	// Elements of activateAdHoc: the inner elements to activate in the
+	// ad-hoc sub-process Element of Instance.
+	Elements []string `json:"elements,omitempty"`
 	// Duration of advanceTime (ISO 8601: "PT5M", "P1DT2H").
 	Duration string `json:"duration,omitempty"`
 	// Error, when set, makes the step expect to fail with an error
@@ -161,7 +165,7 @@ func LoadFile(path string) (*Scenario, error) {
 
 var knownOps = map[string]bool{
 	"deploy": true, "start": true, "publishMessage": true, "broadcastSignal": true, "completeJobs": true,
-	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "expect": true,
+	"failJob": true, "throwError": true, "resolveIncident": true, "advanceTime": true, "cancel": true, "activateAdHoc": true, "expect": true,
 }
 
 var isoDuration = regexp.MustCompile(`^P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$`)

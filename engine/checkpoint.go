@@ -90,8 +90,38 @@ func (e *Engine) CheckpointInstance(ctx context.Context, key int64) ([]byte, err
 // An error wrapping ErrBadState for a document that is not a state
 // document, has a newer version, or does not hold together (a deployment
 // that no longer deploys, a token at an element the process lacks, ...);
-// nothing is left running then. The errors of New for bad options.
+// nothing is left running then. The errors of New for bad options. With
+// WithStore, ErrStoreNotEmpty for a store that holds state already (New
+// resumes that), or the store's error: the restored state is committed to
+// the store before Restore returns.
 func Restore(state []byte, opts ...Option) (*Engine, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.store != nil {
+		st, err := cfg.store.Load(context.Background())
+		if err != nil {
+			return nil, fmt.Errorf("restore: store: %w", err)
+		}
+		if st.Engine != nil {
+			return nil, fmt.Errorf("restore: %w", ErrStoreNotEmpty)
+		}
+	}
+	e, err := restore(state, opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.store != nil {
+		if err := e.attachFresh(); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
+}
+
+// restore is Restore leaving a store aside.
+func restore(state []byte, opts []Option) (*Engine, error) {
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
@@ -132,7 +162,7 @@ func Restore(state []byte, opts ...Option) (*Engine, error) {
 			}
 		}
 	}
-	e, err := New(opts...)
+	e, err := newEngine(opts)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,35 @@
 //	for _, job := range e.Jobs(engine.JobFilter{Type: "check-order"}) {
 //		e.CompleteJob(ctx, job.Key, map[string]any{"ok": true})
 //	}
+//
+// # Observers
+//
+// An observer is a function that receives event records (Engine.Subscribe;
+// host.Engine.Subscribe and the SDK's engine.on follow the same contract):
+//
+//   - Order: an observer receives each instance's records in the order
+//     they were written (Seq 1, 2, 3...), none missing; records of
+//     different instances may interleave. Every observer sees the same
+//     order, and each is independent of the others.
+//   - Goroutine: an observer is never called concurrently with itself. Here
+//     each observer runs on a goroutine of its own, never on the caller's
+//     or an instance's, so a slow observer delays no instance; Settle
+//     waits until every observer has returned from every record it was
+//     given. (The Go host runs observers on the goroutine of a call that
+//     produced records, after the call; the SDK runs listeners on the
+//     JavaScript thread, before the call's promise resolves.) An observer
+//     may call the engine.
+//   - Panic: a panic in an observer (an exception in an SDK listener) is
+//     recovered; that observer loses that record and gets the next ones as
+//     usual; the engine and the other observers are not affected. The
+//     failure goes to the error handler (WithErrorHandler; the SDK's
+//     onError) as an *ObserverPanicError (the SDK's ObserverError) naming
+//     the record and the panic value. The default handler logs it.
+//
+// Natively, an observer that falls more than WithObserverBacklog records
+// behind is dropped (see Subscribe). The Go host and the SDK deliver
+// records on the goroutine or thread of the calls that produced them, so
+// they hold no backlog and drop no observer.
 package engine
 
 import (
@@ -284,6 +313,8 @@ type config struct {
 	maxEvalBytes   int64
 	backlog        int
 	resumption     Resumption
+	onError        func(error)
+	store          Store
 	dehydrate      bool
 	dehydrateAfter time.Duration
 }
@@ -386,6 +417,19 @@ func WithEventLog() Option { return func(cfg *config) { cfg.eventLog = true } }
 // unsubscribe function reports ErrObserverDropped.
 func WithObserverBacklog(n int) Option { return func(cfg *config) { cfg.backlog = n } }
 
+// WithErrorHandler sets the function that receives the errors no caller is
+// there to get: a panic in an observer, as an *ObserverPanicError (see
+// "Observers" in the package doc). It is called on the observer's
+// goroutine and must not panic itself. The default logs the error with
+// the standard log package, as net/http does with a handler's panic.
+func WithErrorHandler(fn func(error)) Option { return func(cfg *config) { cfg.onError = fn } }
+
+// ObserverPanicError is what the error handler (WithErrorHandler) receives
+// for an observer that panicked: the record it was handling (Event), the
+// panic value (Value; Unwrap returns it if it is an error) and the
+// observer's stack (Stack).
+type ObserverPanicError = runtime.ObserverPanicError
+
 // Resumption says who runs an engine's tokens. A token's position is a
 // continuation, data the engine resumes when the token may go on; either
 // way an instance runs one token at a time, and every history is the same
@@ -412,10 +456,65 @@ type Engine struct {
 	rt   *runtime.Engine
 	expr expr.Options
 	cfg  config
+	dur  *durability // nil without WithStore
 }
 
-// New returns an engine configured by opts.
+// New returns an engine configured by opts. With WithStore and a store
+// that holds state, it resumes that state (see WithStore).
+//
+// # Errors
+//
+// An error naming the option for a bad option; with a store, the store's
+// error reading its state, or one wrapping ErrBadState for state that
+// does not restore.
 func New(opts ...Option) (*Engine, error) {
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.store == nil {
+		return newEngine(opts)
+	}
+	st, err := cfg.store.Load(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if st.Engine == nil {
+		e, err := newEngine(opts)
+		if err != nil {
+			return nil, err
+		}
+		if err := e.attachFresh(); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	state, records, err := documentOf(st)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	e, err := restore(state, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	e.attach(cfg.store, records, len(st.Deployments))
+	return e, nil
+}
+
+// attachFresh attaches the empty store of the configuration and commits
+// the engine's state to it.
+func (e *Engine) attachFresh() error {
+	e.rt.MarkAllDirty() // a restored engine's instances are new to the store
+	e.attach(e.cfg.store, nil, 0)
+	if err := e.dur.await(context.Background()); err != nil {
+		_ = e.Close(context.Background())
+		return fmt.Errorf("open store: %w", err)
+	}
+	return nil
+}
+
+// newEngine returns an engine configured by opts, leaving a store aside.
+func newEngine(opts []Option) (*Engine, error) {
 	var cfg config
 	for _, o := range opts {
 		o(&cfg)
@@ -439,7 +538,7 @@ func New(opts ...Option) (*Engine, error) {
 		}
 	}
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
-		return nil, fmt.Errorf("flowtrack: WithResumption(%d): not a Resumption", r)
+		return nil, fmt.Errorf("WithResumption(%d): not a Resumption", r)
 	}
 	if cfg.dehydrateAfter < 0 {
 		return nil, fmt.Errorf("WithDehydration(%s): must not be negative", cfg.dehydrateAfter)
@@ -454,7 +553,8 @@ func New(opts ...Option) (*Engine, error) {
 		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
-		Resumption: cfg.resumption, Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter,
+		Resumption: cfg.resumption, OnError: cfg.onError, Durable: cfg.store != nil,
+		Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,
@@ -497,6 +597,18 @@ const ruleInternal = "FT.internal"
 // a defect of flowtrack met while deploying it, which is recovered rather
 // than allowed to crash the program); ErrClosed after Close.
 func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
+	err = e.durably(context.Background(), func() error {
+		d, err = e.deploy(name, bpmn)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// deploy is Deploy, leaving the store aside.
+func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			d = nil
@@ -640,11 +752,15 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	if err != nil {
 		return nil, err
 	}
-	inst, err := e.rt.Start(plan, norm)
+	var inst *runtime.Instance
+	err = e.durably(ctx, func() (err error) {
+		inst, err = e.rt.Start(plan, norm)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	return instanceOf(inst), nil
+	return e.instanceOf(inst), nil
 }
 
 // Instance returns a live or recently finished instance by key.
@@ -653,11 +769,11 @@ func (e *Engine) Instance(key int64) (*Instance, bool) {
 	if !ok {
 		return nil, false
 	}
-	return instanceOf(inst), true
+	return e.instanceOf(inst), true
 }
 
 // Instances returns the live instances, ordered by key.
-func (e *Engine) Instances() []*Instance { return instancesOf(e.rt.Instances()) }
+func (e *Engine) Instances() []*Instance { return e.instancesOf(e.rt.Instances()) }
 
 // Jobs returns the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
@@ -669,7 +785,7 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 	if err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	return e.rt.CompleteJob(ctx, key, norm)
+	return e.durably(ctx, func() error { return e.rt.CompleteJob(ctx, key, norm) })
 }
 
 // FailJob reports a failed attempt at a job. With retries > 0 the job stays
@@ -678,7 +794,7 @@ func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message st
 	if retries < 0 {
 		return invalid("fail job %d: retries must be >= 0, got %d", key, retries)
 	}
-	return e.rt.FailJob(ctx, key, retries, message)
+	return e.durably(ctx, func() error { return e.rt.FailJob(ctx, key, retries, message) })
 }
 
 // ThrowError raises the BPMN error code from a job's element. Without a
@@ -692,7 +808,34 @@ func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string
 	if err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	return e.rt.ThrowError(ctx, key, code, message, norm)
+	return e.durably(ctx, func() error { return e.rt.ThrowError(ctx, key, code, message, norm) })
+}
+
+// ActivateAdHoc activates inner elements of the active ad-hoc sub-process
+// adHocID of an instance, as Zeebe's ad-hoc activation API does: each
+// element named gets a token of its own there (a sequential ad-hoc
+// sub-process runs them one after another, after what it runs already). An
+// element may be activated again while it runs; the sub-process completes,
+// as always, when nothing inside is active and its completion condition
+// held.
+//
+// # Errors
+//
+// ErrUnknownInstance for a key that names no instance; ErrInstanceEnded
+// once it has ended; an error matching ErrInvalidArgument when the
+// instance has no active ad-hoc sub-process adHocID, runs it more than once
+// (a multi-instance one), elementIDs is empty, or an id names something
+// other than an inner element without incoming flows.
+func (e *Engine) ActivateAdHoc(ctx context.Context, instanceKey int64, adHocID string, elementIDs []string) error {
+	inst, ok := e.rt.Instance(instanceKey)
+	if !ok {
+		return fmt.Errorf("activate ad-hoc elements: instance %d: %w", instanceKey, ErrUnknownInstance)
+	}
+	err := e.durably(ctx, func() error { return inst.ActivateAdHoc(ctx, adHocID, elementIDs) })
+	if ae := (*runtime.AdHocError)(nil); errors.As(err, &ae) {
+		return invalid("activate ad-hoc elements: %s", ae)
+	}
+	return err
 }
 
 // Message is a message to publish.
@@ -743,7 +886,9 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 	if err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	if err := e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID); err != nil {
+	if err := e.durably(ctx, func() error {
+		return e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
+	}); err != nil {
 		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
 	return nil
@@ -765,7 +910,7 @@ func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	if err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
-	if err := e.rt.BroadcastSignal(name, norm); err != nil {
+	if err := e.durably(ctx, func() error { return e.rt.BroadcastSignal(name, norm) }); err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
 	return nil
@@ -788,23 +933,32 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 // ErrNotVirtual if the engine's clock is not a *clock.Virtual;
 // ErrTimeOutOfRange for a t after clock.Max (nothing moves);
 // ErrTooManyFirings; ErrClosed; the context's error.
-func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error { return e.rt.AdvanceTo(ctx, t) }
+func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
+	return e.durably(ctx, func() error { return e.rt.AdvanceTo(ctx, t) })
+}
 
 // NextDeadline returns when the earliest timer is due, and false when no
 // timer is pending. A host that owns time advances to it.
 func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-// The loops of the instances answer it; if ctx ends first Incidents
-// returns the context's error.
+// It reads the engine's incident index (kept by the instance loops as they
+// open and resolve incidents), so it never waits for a busy instance.
+//
+// # Errors
+//
+// The context's error if ctx has already ended.
 func (e *Engine) Incidents(ctx context.Context) ([]Incident, error) {
-	return await(ctx, e.rt.Incidents)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return e.rt.Incidents(), nil
 }
 
 // ResolveIncident retries what an incident holds: a failed job becomes
 // activatable again, any other element is executed again.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
-	return e.rt.ResolveIncident(ctx, key)
+	return e.durably(ctx, func() error { return e.rt.ResolveIncident(ctx, key) })
 }
 
 // Settle returns when nothing can move without outside input (a job
@@ -815,7 +969,10 @@ func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
 // Subscribe calls fn with every record of every instance, in each
 // instance's order, on a goroutine of its own, so a slow observer never
 // blocks an instance. fn may call the engine but must not call the
-// returned unsubscribe function, which waits for fn's last return.
+// returned unsubscribe function, which waits for fn's last return. A panic
+// in fn is recovered and reported to the error handler (WithErrorHandler);
+// fn keeps getting records. The package doc ("Observers") states the
+// contract every host follows.
 //
 // Settle waits until every observer has returned from every record it was
 // given. An observer that falls more than the backlog limit behind
@@ -850,4 +1007,14 @@ func (e *Engine) Stats() Stats { return e.rt.Stats() }
 // Close cancels every live instance and waits until all goroutines the
 // engine started have ended. Calls after Close fail with ErrClosed (see
 // there for which). Close is idempotent.
-func (e *Engine) Close(ctx context.Context) error { return e.rt.Close(ctx) }
+//
+// With a store (WithStore), Close first commits what changed without a
+// command; the instances it then cancels stay live in the store, and the
+// next engine opened on it resumes them.
+func (e *Engine) Close(ctx context.Context) error {
+	var err error
+	if e.dur != nil {
+		err = e.dur.close()
+	}
+	return errors.Join(err, e.rt.Close(ctx))
+}

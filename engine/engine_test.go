@@ -117,8 +117,8 @@ func TestEngine_DeployErrors(t *testing.T) {
 		name, xml, element, rule string
 	}{
 		{"malformed", `<bpmn:definitions`, "", "malformed XML"},
-		{"unsupported", process(`<bpmn:startEvent id="s"/><bpmn:transaction id="Tx_1"/>` +
-			`<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="Tx_1"/>`), "Tx_1", "unsupported element bpmn:transaction"},
+		{"unsupported", process(`<bpmn:startEvent id="s"/><bpmn:choreographyTask id="Ch_1"/>` +
+			`<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="Ch_1"/>`), "Ch_1", "unsupported element bpmn:choreographyTask"},
 		{"dangling flow", process(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/>`), "f", "nowhere"},
 		{"bad condition", process(`<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="g" default="f2"/><bpmn:endEvent id="e"/>` +
 			`<bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="g"/>` +
@@ -233,4 +233,53 @@ func incidents(inst *engine.Instance) []engine.Incident {
 func openIncidents(e *engine.Engine) []engine.Incident {
 	incs, _ := e.Incidents(context.Background())
 	return incs
+}
+
+// TestEngine_Incidents checks that the engine's incident list (read from
+// its index) is the union of the instances' own lists, in key order, that
+// resolving an incident or ending its instance takes it off, and that a
+// restored engine lists the incidents its document holds.
+func TestEngine_Incidents(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEngine(t)
+	deploy(t, e, process(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="work"/>
+		<bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" type="w"/></bpmn:extensionElements></bpmn:serviceTask>
+		<bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="end"/><bpmn:endEvent id="end"/>`))
+	var insts []*engine.Instance
+	for range 3 {
+		insts = append(insts, start(t, e, nil))
+	}
+	require.NoError(t, e.Settle(ctx))
+	for _, j := range e.Jobs(engine.JobFilter{Type: "w"}) {
+		require.NoError(t, e.FailJob(ctx, j.Key, 0, "no retries left"))
+	}
+	require.NoError(t, e.Settle(ctx))
+
+	var want []engine.Incident
+	for _, inst := range insts {
+		incs, err := inst.Incidents(ctx)
+		require.NoError(t, err)
+		require.Len(t, incs, 1)
+		want = append(want, incs...)
+	}
+	sort.Slice(want, func(i, j int) bool { return want[i].Key < want[j].Key })
+	got, err := e.Incidents(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+
+	state, err := e.Checkpoint(ctx)
+	require.NoError(t, err)
+	r, err := engine.Restore(state)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close(context.Background())) }()
+	restored, err := r.Incidents(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want, restored, "a restored engine indexes the incidents of its document")
+
+	require.NoError(t, e.ResolveIncident(ctx, want[0].Key))
+	require.NoError(t, insts[1].Cancel(ctx))
+	require.NoError(t, e.Settle(ctx))
+	got, err = e.Incidents(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want[2:], got, "a resolved incident and one of a cancelled instance are gone")
 }

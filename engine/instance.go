@@ -13,10 +13,11 @@ import (
 // two lookups of one instance may return different handles.
 type Instance struct {
 	rt *runtime.Instance
+	e  *Engine
 }
 
 // instanceOf returns the handle of a runtime instance.
-func instanceOf(rt *runtime.Instance) *Instance { return &Instance{rt: rt} }
+func (e *Engine) instanceOf(rt *runtime.Instance) *Instance { return &Instance{rt: rt, e: e} }
 
 // Key returns the instance key, unique within the engine.
 func (i *Instance) Key() int64 { return i.rt.Key() }
@@ -64,7 +65,9 @@ func (i *Instance) Incidents(ctx context.Context) ([]Incident, error) {
 // Cancel terminates the instance: every token is withdrawn, its jobs are
 // cancelled, and it ends Terminated. An instance that has ended already is
 // ErrInstanceEnded.
-func (i *Instance) Cancel(ctx context.Context) error { return i.rt.Cancel(ctx) }
+func (i *Instance) Cancel(ctx context.Context) error {
+	return i.e.durably(ctx, func() error { return i.rt.Cancel(ctx) })
+}
 
 // await returns read's answer, or ctx's error if ctx ends first: read,
 // which waits for an instance loop without a context, then finishes on its
@@ -88,10 +91,10 @@ func await[T any](ctx context.Context, read func() T) (T, error) {
 }
 
 // instancesOf returns the handles of runtime instances.
-func instancesOf(rts []*runtime.Instance) []*Instance {
+func (e *Engine) instancesOf(rts []*runtime.Instance) []*Instance {
 	out := make([]*Instance, len(rts))
 	for i, rt := range rts {
-		out[i] = instanceOf(rt)
+		out[i] = e.instanceOf(rt)
 	}
 	return out
 }

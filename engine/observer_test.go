@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,4 +106,70 @@ func TestEngine_CloseReturnsWhenItsContextEnds(t *testing.T) {
 
 	close(release) // the observer returns: a second Close completes
 	require.NoError(t, e.Close(context.Background()))
+}
+
+// TestEngine_ObserverContract checks the observer contract of the package
+// doc: every observer gets each instance's records in order and complete;
+// an observer that panics loses only the records it panicked on, keeps
+// getting the rest, and each panic reaches the error handler as an
+// *ObserverPanicError naming the record; the engine and the other
+// observers are not affected. host (TestEngine_ObserverContract) and the
+// SDK (engine.test.mjs, "observer contract") hold their surfaces to it.
+func TestEngine_ObserverContract(t *testing.T) {
+	ctx := ctxT(t)
+	var mu sync.Mutex
+	var reported []error
+	e := newEngine(t, engine.WithErrorHandler(func(err error) {
+		mu.Lock()
+		reported = append(reported, err)
+		mu.Unlock()
+	}))
+	deployFile(t, e, "order.bpmn")
+
+	type stream map[int64][]uint64 // instance -> seqs received
+	var calm, panicky stream = stream{}, stream{}
+	var panickedOn []engine.Event
+	stopCalm := e.Subscribe(func(ev engine.Event) { calm[ev.InstanceKey] = append(calm[ev.InstanceKey], ev.Seq) })
+	stopPanicky := e.Subscribe(func(ev engine.Event) {
+		if ev.Type == engine.JobCreated {
+			panickedOn = append(panickedOn, ev)
+			panic(fmt.Errorf("observer bug at %s", ev.ElementID))
+		}
+		panicky[ev.InstanceKey] = append(panicky[ev.InstanceKey], ev.Seq)
+	})
+	var insts []*engine.Instance
+	for range 5 {
+		inst, err := e.Start(ctx, "order", map[string]any{"amount": 1})
+		require.NoError(t, err)
+		insts = append(insts, inst)
+	}
+	require.NoError(t, e.Settle(ctx))
+	work(t, e, nil)
+	require.NoError(t, e.Settle(ctx))
+	require.NoError(t, stopCalm())
+	require.NoError(t, stopPanicky())
+
+	require.NotEmpty(t, panickedOn)
+	for _, inst := range insts {
+		assert.Equal(t, engine.Completed, inst.State(), "a panicking observer does not stop the engine")
+		var want, wantPanicky []uint64
+		for _, ev := range history(inst) {
+			want = append(want, ev.Seq)
+			if ev.Type != engine.JobCreated {
+				wantPanicky = append(wantPanicky, ev.Seq)
+			}
+		}
+		assert.Equal(t, want, calm[inst.Key()], "instance %d: every record, in order", inst.Key())
+		assert.Equal(t, wantPanicky, panicky[inst.Key()], "instance %d: all but the records it panicked on", inst.Key())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, reported, len(panickedOn), "one report per panic")
+	for i, err := range reported {
+		var pe *engine.ObserverPanicError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, panickedOn[i], pe.Event)
+		assert.ErrorContains(t, err, "observer bug at "+pe.Event.ElementID)
+		assert.NotEmpty(t, pe.Stack)
+	}
 }

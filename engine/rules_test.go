@@ -55,7 +55,7 @@ var ruleCases = []ruleCase{
 	{rule: "XSD.default", valid: ruleDoc("", ruleBody(`<bpmn:task id="t" default="sf_t_e"/>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t" default="sf_t_e"/>`, "t"))},
 	{rule: "FT.unsupported", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/></bpmn:subProcess>`, "t")),
-		invalid: ruleDoc("", ruleBody(`<bpmn:transaction id="t"><bpmn:startEvent id="ss"/></bpmn:transaction>`, "t"))},
+		invalid: ruleDoc("", ruleBody(`<bpmn:implicitThrowEvent id="t"/>`, "t"))},
 	{rule: "FT.ignored", warning: true, valid: ruleDoc("", startEnd), invalid: ruleDoc(`<bpmn:choreography id="c"/>`, startEnd)},
 	{rule: "FT.non-executable", warning: true, valid: ruleDoc("", startEnd),
 		invalid: ruleDoc(`<bpmn:process id="q" isExecutable="false"/>`, startEnd)},
@@ -98,6 +98,8 @@ var ruleCases = []ruleCase{
 	{rule: "EXT.060", valid: ruleDoc("", ruleBody(`<bpmn:transaction id="t" method="##Compensate"/>`, "t")), invalid: ruleDoc("", ruleBody(`<bpmn:transaction id="t" method="bad%"/>`, "t"))},
 	{rule: "EXT.061", valid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t"/>`, "t"))},
+	{rule: "EXT.062", valid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t"><bpmn:startEvent id="as"/><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t"))},
 	{rule: "EXT.064", valid: ruleDoc("", startEnd), invalid: ruleDoc("", startEnd+`<bpmn:supportedInterfaceRef>I</bpmn:supportedInterfaceRef>`)},
 	{rule: "EXT.067", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics/></bpmn:task>`, "t"))},
@@ -191,6 +193,8 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
 	{rule: "EXT.126", valid: link("go", "go"), invalid: link("go", "elsewhere")},
 	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")), invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t"/>`, "t"))},
+	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements><zeebe:taskDefinition type="send"/></bpmn:extensionElements><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t"))},
 	{rule: "EXT.131", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
 		invalid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration><bpmn:timeCycle>R2/PT1M</bpmn:timeCycle>`), "t"))},
 	{rule: "EXT.132", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDate>2030-01-31T09:00:00Z</bpmn:timeDate>`), "t")),
@@ -210,6 +214,15 @@ var ruleCases = []ruleCase{
 		`<bpmn:boundaryEvent id="b" attachedToRef="r">`+timerDef+`</bpmn:boundaryEvent><bpmn:endEvent id="e"/>`+flows("s", "g", "g", "r", "g", "r2", "r", "e", "r2", "e", "b", "e"))},
 	{rule: "EXT.141", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `</bpmn:process>`, flows("s", "c1")+`</bpmn:process>`, 1)},
 	{rule: "EXT.144", valid: compensation(`isForCompensation="true"`, ""), invalid: compensation("", "")},
+	{rule: "EXT.143", valid: compensation(`isForCompensation="true"`, ""),
+		invalid: strings.Replace(compensation(`isForCompensation="true"`, ""), `<bpmn:association id="as" sourceRef="b" targetRef="h"/>`, "", 1)},
+	{rule: "FT.compensation-handler", valid: compensation(`isForCompensation="true"`, ""),
+		invalid: compensation(`isForCompensation="true"`, `<bpmn:endEvent id="he"/>`+flows("h", "he"))},
+	{rule: "FT.compensation-activity", valid: compensateActivity("t"), invalid: compensateActivity("u")},
+	{rule: "EXT.106", valid: transaction(true), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"><bpmn:cancelEventDefinition/></bpmn:endEvent>`+flows("s", "e"))},
+	{rule: "FT.cancel-boundary", valid: transaction(true), invalid: transaction(false)},
+	{rule: "FT.compensation-event-subprocess", valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/>`+compensationEventSub+`</bpmn:subProcess>`, "t")),
+		invalid: ruleDoc("", startEnd+compensationEventSub)},
 	{rule: "EXT.146", valid: ruleDoc("", startEnd), invalid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:endEvent id="e">`+timerDef+`</bpmn:endEvent>`+flows("s", "e"))},
 	{rule: "EXT.148", valid: ruleDoc("", ruleBody(timerCatch(`<bpmn:timeDuration>PT1M</bpmn:timeDuration>`), "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"/>`, "t"))},
@@ -252,6 +265,12 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="= 1"/></bpmn:extensionElements></bpmn:scriptTask>`, "t"))},
 	{rule: "FT.user-task", valid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="2026-01-31T17:00:00Z"/></bpmn:extensionElements></bpmn:userTask>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="tomorrow"/></bpmn:extensionElements></bpmn:userTask>`, "t"))},
+	{rule: "XSD.enumeration", valid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t" ordering="Sequential"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t" ordering="sequential"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t"))},
+	{rule: "XSD.boolean", valid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t" cancelRemainingInstances="false"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t" cancelRemainingInstances="no"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t"))},
+	{rule: "FT.ad-hoc", valid: ruleDoc("", startEnd+`<bpmn:subProcess id="es" triggeredByEvent="true"><bpmn:startEvent id="ess"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1M</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:startEvent></bpmn:subProcess>`),
+		invalid: ruleDoc("", startEnd+`<bpmn:adHocSubProcess id="es" triggeredByEvent="true"><bpmn:task id="a"/></bpmn:adHocSubProcess>`)},
 	{rule: "FT.multi-instance", valid: ruleDoc("", ruleBody(multiInstance(""), "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics><bpmn:extensionElements><zeebe:loopCharacteristics inputElement="x"/></bpmn:extensionElements></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`, "t"))},
 	{rule: "FT.loop", valid: ruleDoc("", ruleBody(`<bpmn:task id="t"><bpmn:standardLoopCharacteristics loopMaximum="3"/></bpmn:task>`, "t")),
@@ -401,6 +420,29 @@ func compensation(mark, extra string) string {
 		`<bpmn:task id="h" `+mark+`/><bpmn:association id="as" sourceRef="b" targetRef="h"/>`+extra)
 }
 
+// compensateActivity builds a task t with a compensation handler, a task u
+// without, and a compensation end event naming activity ref.
+func compensateActivity(ref string) string {
+	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:task id="t"/><bpmn:boundaryEvent id="b" attachedToRef="t"><bpmn:compensateEventDefinition/></bpmn:boundaryEvent>`+
+		`<bpmn:task id="h" isForCompensation="true"/><bpmn:association id="as" sourceRef="b" targetRef="h"/><bpmn:task id="u"/>`+
+		`<bpmn:endEvent id="e"><bpmn:compensateEventDefinition activityRef="`+ref+`"/></bpmn:endEvent>`+flows("s", "t", "t", "u", "u", "e"))
+}
+
+// compensationEventSub is a compensation event sub-process.
+const compensationEventSub = `<bpmn:subProcess id="ces" triggeredByEvent="true"><bpmn:startEvent id="cs"><bpmn:compensateEventDefinition/></bpmn:startEvent>` +
+	`<bpmn:endEvent id="ce"/><bpmn:sequenceFlow id="cf" sourceRef="cs" targetRef="ce"/></bpmn:subProcess>`
+
+// transaction builds a transaction with a cancel end event and, with
+// cancelBoundary, the cancel boundary event it needs.
+func transaction(cancelBoundary bool) string {
+	body := `<bpmn:startEvent id="s"/><bpmn:transaction id="tx"><bpmn:startEvent id="ts"/><bpmn:endEvent id="te"><bpmn:cancelEventDefinition/></bpmn:endEvent>` +
+		flows("ts", "te") + `</bpmn:transaction><bpmn:endEvent id="e"/>` + flows("s", "tx", "tx", "e")
+	if cancelBoundary {
+		body += `<bpmn:boundaryEvent id="cb" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent><bpmn:endEvent id="ce"/>` + flows("cb", "ce")
+	}
+	return ruleDoc("", body)
+}
+
 func link(throw, catch string) string {
 	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="lt"><bpmn:linkEventDefinition name="`+throw+`"/></bpmn:intermediateThrowEvent>`+
 		`<bpmn:intermediateCatchEvent id="lc"><bpmn:linkEventDefinition name="`+catch+`"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+flows("s", "lt", "lc", "e"))
@@ -509,4 +551,35 @@ func TestRules_EveryRuleHasACase(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Greater(t, found, 50, "rule ids found in the code")
+}
+
+// TestRules_CheckedInOnePlace fails when a rule id is checked by both model
+// validation and the runtime's plan compilation: Deploy runs validation
+// first and compilation trusts it, so a second check is dead weight that
+// drifts (the two once worded EXT.127 differently).
+func TestRules_CheckedInOnePlace(t *testing.T) {
+	where := map[string]map[string]bool{} // rule -> packages that name it
+	for _, dir := range []string{"internal/model", "internal/runtime"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		require.NoError(t, err)
+		for _, path := range files {
+			if strings.HasSuffix(path, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(path)
+			require.NoError(t, err)
+			for _, m := range ruleLiteral.FindAllStringSubmatch(string(src), -1) {
+				if where[m[1]] == nil {
+					where[m[1]] = map[string]bool{}
+				}
+				where[m[1]][dir] = true
+			}
+		}
+	}
+	require.NotEmpty(t, where)
+	for rule, dirs := range where {
+		if strings.HasPrefix(rule, "EXT.") {
+			assert.Len(t, dirs, 1, "rule %s is checked in %v: keep it in model validation", rule, dirs)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -225,21 +226,40 @@ func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error)
 	return evs, err
 }
 
+// ActivateAdHoc activates inner elements of an instance's active ad-hoc
+// sub-process adHocID (engine.Engine.ActivateAdHoc).
+func (e *Engine) ActivateAdHoc(ctx context.Context, key int64, adHocID string, elementIDs []string) error {
+	if elementIDs == nil {
+		elementIDs = []string{}
+	}
+	return e.call(ctx, "activate_ad_hoc", wire.ActivateAdHocRequest{InstanceKey: &key, ElementID: adHocID, Elements: elementIDs}, nil)
+}
+
 // Cancel terminates an instance.
 func (e *Engine) Cancel(ctx context.Context, key int64) error {
 	return e.call(ctx, "cancel", wire.InstanceRequest{InstanceKey: &key}, nil)
 }
 
-// Subscribe calls fn with every event record the module produces, in each
-// instance's order. fn runs on the goroutine of the call that produced the
-// records, after that call returned from the module and released the
-// Engine's lock, so fn may call the Engine (its records are delivered
-// after fn returns). A panic in fn is not recovered. The returned function
-// unsubscribes.
+// Subscribe calls fn with every event record the module produces, under
+// the observer contract of package engine: each instance's records in
+// order, fn never concurrently with itself, and a panic in fn recovered
+// and reported to the error handler (WithErrorHandler) as an
+// *engine.ObserverPanicError while fn keeps getting records.
+//
+// fn runs on the goroutine of a call that produced records, after the call
+// released the module, so fn may call the Engine; the records of a call fn
+// makes are delivered after fn returns. While one goroutine delivers,
+// records of calls made on other goroutines are delivered by it, in the
+// module's order, so those calls may return before fn has seen their
+// records.
+//
+// The returned function unsubscribes. It returns nil: unlike the native
+// engine, the host never drops an observer (it has no backlog); the shape
+// is engine.Engine.Subscribe's so that code can take either.
 //
 // The module produces events only while someone is subscribed: encoding
 // records nobody reads costs a fifth to a quarter of every call.
-func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func()) {
+func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func() error) {
 	e.obsMu.Lock()
 	if e.observers == nil {
 		e.observers = map[int]func(engine.Event){}
@@ -253,7 +273,7 @@ func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func()) {
 		_ = e.setEvents(context.Background(), true) // a closed or trapped engine has nothing to deliver anyway
 	}
 	var once sync.Once
-	return func() {
+	return func() error {
 		once.Do(func() {
 			e.obsMu.Lock()
 			delete(e.observers, id)
@@ -263,22 +283,55 @@ func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func()) {
 				_ = e.setEvents(context.Background(), false)
 			}
 		})
+		return nil
 	}
 }
 
-// notify hands events to the observers, in subscription order.
-func (e *Engine) notify(events []engine.Event) {
+// queue appends a call's records to those waiting for the observers.
+// Called with the module lock held, so the queue keeps the module's order.
+func (e *Engine) queue(events []engine.Event) {
 	e.obsMu.Lock()
-	fns := make([]func(engine.Event), 0, len(e.observers))
-	for id := 0; id < e.nextObs; id++ {
-		if fn, ok := e.observers[id]; ok {
-			fns = append(fns, fn)
-		}
-	}
+	e.pending = append(e.pending, events...)
 	e.obsMu.Unlock()
-	for _, fn := range fns {
-		for _, ev := range events {
-			fn(ev)
-		}
+}
+
+// notify hands the waiting records to the observers, in order and in
+// subscription order, unless another goroutine is doing so (it will hand
+// out these too, or fn is calling the Engine from inside a delivery).
+func (e *Engine) notify() {
+	e.obsMu.Lock()
+	if e.delivering {
+		e.obsMu.Unlock()
+		return
 	}
+	e.delivering = true
+	for len(e.pending) > 0 {
+		batch := e.pending
+		e.pending = nil
+		fns := make([]func(engine.Event), 0, len(e.observers))
+		for id := 0; id < e.nextObs; id++ {
+			if fn, ok := e.observers[id]; ok {
+				fns = append(fns, fn)
+			}
+		}
+		e.obsMu.Unlock()
+		for _, fn := range fns {
+			for _, ev := range batch {
+				e.observe(fn, ev)
+			}
+		}
+		e.obsMu.Lock()
+	}
+	e.delivering = false
+	e.obsMu.Unlock()
+}
+
+// observe calls fn with ev and reports a panic in fn to the error handler.
+func (e *Engine) observe(fn func(engine.Event), ev engine.Event) {
+	defer func() {
+		if r := recover(); r != nil {
+			e.onError(&engine.ObserverPanicError{Event: ev, Value: r, Stack: debug.Stack()})
+		}
+	}()
+	fn(ev)
 }

@@ -40,6 +40,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"path/filepath"
 	"sync"
@@ -113,10 +114,26 @@ type config struct {
 	ownCache bool // cache (possibly nil) was chosen by WithCompilationCache
 	stderr   io.Writer
 	limits   engine.Limits
+	onError  func(error)
+}
+
+// onErrorOrDefault is the error handler: WithErrorHandler's, or logging.
+func (c *config) onErrorOrDefault() func(error) {
+	if c.onError != nil {
+		return c.onError
+	}
+	return func(err error) { log.Printf("flowtrack host: %v", err) }
 }
 
 // Option configures an Engine at New.
 type Option func(*config)
+
+// WithErrorHandler sets the function that receives the errors no caller
+// is there to get: a panic in an observer, as an
+// *engine.ObserverPanicError (the observer contract of package engine). It
+// runs on the goroutine that delivered the record and must not panic
+// itself. The default logs the error with the standard log package.
+func WithErrorHandler(fn func(error)) Option { return func(c *config) { c.onError = fn } }
 
 // WithModule runs wasm instead of the embedded Module() (for example a module
 // built with other flags). The module must speak ABIVersion.
@@ -210,8 +227,9 @@ func compile(ctx context.Context, wasm []byte, cache wazero.CompilationCache, cl
 //
 // Its methods are safe for concurrent use: a lock serialises them, so one
 // wasm instance is never entered from two goroutines. Observers registered
-// with Subscribe run on the goroutine that made the call, after the call has
-// released the lock, so they may call the Engine.
+// with Subscribe follow the observer contract of package engine; they run
+// on the goroutine of a call, after the call has released the lock, so
+// they may call the Engine.
 //
 // Every call honours its context: waiting for the lock, and while the
 // module works. A call whose context ends mid-call returns the context's
@@ -243,9 +261,17 @@ type Engine struct {
 	// (NewWithTransport); mod is then nil.
 	transport Transport
 
-	obsMu     sync.Mutex
-	observers map[int]func(engine.Event)
-	nextObs   int
+	// Observers (Subscribe, notify). obsMu guards the fields below it.
+	// pending holds records in the module's order, appended while the
+	// call that produced them still holds lock; delivering says a
+	// goroutine is handing them out, so that they reach each observer in
+	// that order and one at a time.
+	onError    func(error)
+	obsMu      sync.Mutex
+	observers  map[int]func(engine.Event)
+	nextObs    int
+	pending    []engine.Event
+	delivering bool
 
 	// closeLater is set by a Close whose context ended while a call ran:
 	// that call closes the module when it returns.
@@ -276,7 +302,8 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(wire.Operations))}
+	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(wire.Operations)),
+		onError: cfg.onErrorOrDefault()}
 	var c *compiled
 	var err error
 	if cfg.module == nil && !cfg.ownCache {
@@ -336,7 +363,7 @@ func NewWithTransport(ctx context.Context, t Transport, opts ...Option) (*Engine
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096}, transport: t}
+	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096}, transport: t, onError: cfg.onErrorOrDefault()}
 	if err := e.configure(ctx, cfg.limits); err != nil {
 		if !errors.Is(err, ErrTrapped) {
 			_ = t.Close(ctx)
@@ -484,8 +511,8 @@ func (e *Engine) call(ctx context.Context, op string, req any, out any) error {
 	return nil
 }
 
-// invoke runs one operation under the lock, then hands the call's events
-// to the observers outside it.
+// invoke runs one operation under the lock, queues the call's events in
+// the module's order, and hands them to the observers outside the lock.
 func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, error) {
 	if err := e.acquire(ctx); err != nil {
 		return nil, err
@@ -494,10 +521,11 @@ func (e *Engine) invoke(ctx context.Context, op string, req []byte) (*envelope, 
 	if e.closeLater.Load() {
 		_ = e.closeLocked(context.Background())
 	}
-	e.release()
 	if env != nil && len(env.Events) > 0 {
-		e.notify(env.Events)
+		e.queue(env.Events) // still under lock: the module's order
 	}
+	e.release()
+	e.notify()
 	if err != nil {
 		return nil, err
 	}

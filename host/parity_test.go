@@ -11,163 +11,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowtrack/flowtrack/conformance"
 	"github.com/flowtrack/flowtrack/engine"
-	"github.com/flowtrack/flowtrack/engine/clock"
-	"github.com/flowtrack/flowtrack/host"
 )
-
-// driver is what the parity scenarios need from an engine: the native
-// engine.Engine (settled after every call, as the module does) and
-// host.Engine both implement it.
-type driver interface {
-	Deploy(name string, xml []byte) error
-	Start(processID string, vars map[string]any) (int64, error)
-	Jobs(f engine.JobFilter) ([]engine.Job, error)
-	CompleteJob(key int64, vars map[string]any) error
-	FailJob(key int64, retries int, msg string) error
-	ThrowError(key int64, code, msg string, vars map[string]any) error
-	Incidents() ([]engine.Incident, error)
-	ResolveIncident(key int64) error
-	PublishMessage(m engine.Message) error
-	BroadcastSignal(name string, vars map[string]any) error
-	Advance(d time.Duration) error
-	Cancel(key int64) error
-	Tokens(key int64) ([]engine.Token, error)
-	History(key int64) ([]engine.Event, error)
-	State(key int64) (engine.State, error)
-	Variables(key int64) (map[string]any, error)
-}
-
-type nativeDriver struct {
-	ctx context.Context
-	e   *engine.Engine
-}
-
-func (d nativeDriver) settled(err error) error {
-	if serr := d.e.Settle(d.ctx); err == nil {
-		err = serr
-	}
-	return err
-}
-func (d nativeDriver) Deploy(name string, xml []byte) error {
-	_, err := d.e.Deploy(name, xml)
-	return err
-}
-func (d nativeDriver) Start(id string, vars map[string]any) (int64, error) {
-	inst, err := d.e.Start(d.ctx, id, vars)
-	if err != nil {
-		return 0, err
-	}
-	return inst.Key(), d.settled(nil)
-}
-func (d nativeDriver) Jobs(f engine.JobFilter) ([]engine.Job, error) { return d.e.Jobs(f), nil }
-func (d nativeDriver) CompleteJob(key int64, vars map[string]any) error {
-	return d.settled(d.e.CompleteJob(d.ctx, key, vars))
-}
-func (d nativeDriver) FailJob(key int64, retries int, msg string) error {
-	return d.settled(d.e.FailJob(d.ctx, key, retries, msg))
-}
-func (d nativeDriver) ThrowError(key int64, code, msg string, vars map[string]any) error {
-	return d.settled(d.e.ThrowError(d.ctx, key, code, msg, vars))
-}
-func (d nativeDriver) Incidents() ([]engine.Incident, error) { return d.e.Incidents(d.ctx) }
-func (d nativeDriver) ResolveIncident(key int64) error {
-	return d.settled(d.e.ResolveIncident(d.ctx, key))
-}
-func (d nativeDriver) PublishMessage(m engine.Message) error {
-	return d.settled(d.e.PublishMessage(d.ctx, m))
-}
-func (d nativeDriver) BroadcastSignal(name string, vars map[string]any) error {
-	return d.settled(d.e.BroadcastSignal(d.ctx, name, vars))
-}
-func (d nativeDriver) Advance(dur time.Duration) error { return d.settled(d.e.Advance(d.ctx, dur)) }
-func (d nativeDriver) instance(key int64) (*engine.Instance, error) {
-	inst, ok := d.e.Instance(key)
-	if !ok {
-		return nil, fmt.Errorf("%w %d", host.ErrUnknownInstance, key)
-	}
-	return inst, nil
-}
-func (d nativeDriver) Cancel(key int64) error {
-	inst, err := d.instance(key)
-	if err != nil {
-		return err
-	}
-	return d.settled(inst.Cancel(d.ctx))
-}
-func (d nativeDriver) Tokens(key int64) ([]engine.Token, error) {
-	inst, err := d.instance(key)
-	if err != nil {
-		return nil, err
-	}
-	return inst.Tokens(d.ctx)
-}
-func (d nativeDriver) History(key int64) ([]engine.Event, error) {
-	inst, err := d.instance(key)
-	if err != nil {
-		return nil, err
-	}
-	return inst.History(d.ctx)
-}
-func (d nativeDriver) State(key int64) (engine.State, error) {
-	inst, err := d.instance(key)
-	if err != nil {
-		return "", err
-	}
-	return inst.State(), nil
-}
-func (d nativeDriver) Variables(key int64) (map[string]any, error) {
-	inst, err := d.instance(key)
-	if err != nil {
-		return nil, err
-	}
-	return inst.Variables(), nil
-}
-
-type hostDriver struct {
-	ctx context.Context
-	e   *host.Engine
-}
-
-func (d hostDriver) Deploy(name string, xml []byte) error {
-	_, err := d.e.Deploy(d.ctx, name, xml)
-	return err
-}
-func (d hostDriver) Start(id string, vars map[string]any) (int64, error) {
-	return d.e.Start(d.ctx, id, vars)
-}
-func (d hostDriver) Jobs(f engine.JobFilter) ([]engine.Job, error) { return d.e.Jobs(d.ctx, f) }
-func (d hostDriver) CompleteJob(key int64, vars map[string]any) error {
-	return d.e.CompleteJob(d.ctx, key, vars)
-}
-func (d hostDriver) FailJob(key int64, retries int, msg string) error {
-	return d.e.FailJob(d.ctx, key, retries, msg)
-}
-func (d hostDriver) ThrowError(key int64, code, msg string, vars map[string]any) error {
-	return d.e.ThrowError(d.ctx, key, code, msg, vars)
-}
-func (d hostDriver) Incidents() ([]engine.Incident, error)    { return d.e.Incidents(d.ctx) }
-func (d hostDriver) ResolveIncident(key int64) error          { return d.e.ResolveIncident(d.ctx, key) }
-func (d hostDriver) PublishMessage(m engine.Message) error    { return d.e.PublishMessage(d.ctx, m) }
-func (d hostDriver) Advance(dur time.Duration) error          { return d.e.Advance(d.ctx, dur) }
-func (d hostDriver) Cancel(key int64) error                   { return d.e.Cancel(d.ctx, key) }
-func (d hostDriver) Tokens(key int64) ([]engine.Token, error) { return d.e.Tokens(d.ctx, key) }
-func (d hostDriver) History(key int64) ([]engine.Event, error) {
-	return d.e.History(d.ctx, key)
-}
-func (d hostDriver) State(key int64) (engine.State, error) { return d.e.State(d.ctx, key) }
-func (d hostDriver) Variables(key int64) (map[string]any, error) {
-	return d.e.Variables(d.ctx, key)
-}
-func (d hostDriver) BroadcastSignal(name string, vars map[string]any) error {
-	return d.e.BroadcastSignal(d.ctx, name, vars)
-}
 
 // transcript records what a scenario observed, in a form both engines must
 // produce identically.
+// It drives the engine through a conformance.Runner, the one adapter that
+// addresses native instances by key, and settles after every operation as
+// the module does inside each call.
 type transcript struct {
 	t     *testing.T
-	d     driver
+	ctx   context.Context
+	r     conformance.Runner
 	steps []string
 	keys  []int64
 }
@@ -176,8 +32,10 @@ func (tr *transcript) note(format string, args ...any) {
 	tr.steps = append(tr.steps, fmt.Sprintf(format, args...))
 }
 
-// check records an error (or its absence) as a step.
+// check records an error (or its absence) as a step, once the engine has
+// settled.
 func (tr *transcript) check(what string, err error) {
+	require.NoError(tr.t, tr.r.Settle(tr.ctx))
 	if err != nil {
 		tr.note("%s: error %v", what, err)
 		return
@@ -186,11 +44,11 @@ func (tr *transcript) check(what string, err error) {
 }
 
 func (tr *transcript) deploy(name string) {
-	tr.check("deploy "+name, tr.d.Deploy(name, readFile(tr.t, name)))
+	tr.check("deploy "+name, tr.r.Deploy(tr.ctx, name, readFile(tr.t, name)))
 }
 
 func (tr *transcript) start(id string, vars map[string]any) int64 {
-	key, err := tr.d.Start(id, vars)
+	key, err := tr.r.Start(tr.ctx, id, vars)
 	tr.check("start "+id, err)
 	if err == nil {
 		tr.keys = append(tr.keys, key)
@@ -201,22 +59,28 @@ func (tr *transcript) start(id string, vars map[string]any) int64 {
 // work completes every open job, answering each type with results[type].
 func (tr *transcript) work(results map[string]map[string]any) {
 	for range 100 {
-		jobs, err := tr.d.Jobs(engine.JobFilter{})
+		jobs, err := tr.r.Jobs(tr.ctx)
 		require.NoError(tr.t, err)
 		if len(jobs) == 0 {
 			return
 		}
 		sort.Slice(jobs, func(i, j int) bool { return jobs[i].ElementID < jobs[j].ElementID })
 		for _, j := range jobs {
-			tr.check("complete "+j.ElementID, tr.d.CompleteJob(j.Key, results[j.Type]))
+			tr.check("complete "+j.ElementID, tr.r.CompleteJob(tr.ctx, j.Key, results[j.Type]))
 		}
 	}
 	tr.t.Fatal("jobs never ran out")
 }
 
 func (tr *transcript) job(elementID string) engine.Job {
-	jobs, err := tr.d.Jobs(engine.JobFilter{ElementID: elementID})
+	all, err := tr.r.Jobs(tr.ctx)
 	require.NoError(tr.t, err)
+	var jobs []engine.Job
+	for _, j := range all {
+		if j.ElementID == elementID {
+			jobs = append(jobs, j)
+		}
+	}
 	require.Len(tr.t, jobs, 1, "jobs at %s", elementID)
 	return jobs[0]
 }
@@ -240,61 +104,61 @@ var parityScenarios = []struct {
 		tr.deploy("order.bpmn")
 		tr.start("order", map[string]any{"amount": 40})
 		j := tr.job("Task_check")
-		tr.check("fail with retries", tr.d.FailJob(j.Key, 1, "flaky"))
+		tr.check("fail with retries", tr.r.FailJob(tr.ctx, j.Key, 1, "flaky"))
 		j = tr.job("Task_check")
 		tr.note("retries %d message %q", j.Retries, j.ErrorMessage)
-		tr.check("fail finally", tr.d.FailJob(j.Key, 0, "down"))
-		incs, err := tr.d.Incidents()
+		tr.check("fail finally", tr.r.FailJob(tr.ctx, j.Key, 0, "down"))
+		incs, err := tr.r.Incidents(tr.ctx)
 		require.NoError(tr.t, err)
 		require.Len(tr.t, incs, 1)
 		tr.note("incident at %s: %s", incs[0].ElementID, incs[0].Message)
-		tr.check("resolve", tr.d.ResolveIncident(incs[0].Key))
+		tr.check("resolve", tr.r.ResolveIncident(tr.ctx, incs[0].Key))
 		tr.work(nil)
 	}},
 	{"uncaught BPMN error", func(tr *transcript) {
 		tr.deploy("order.bpmn")
 		tr.start("order", map[string]any{"amount": 40})
-		tr.check("throw", tr.d.ThrowError(tr.job("Task_check").Key, "INVALID", "bad order", map[string]any{"why": "x"}))
-		incs, err := tr.d.Incidents()
+		tr.check("throw", tr.r.ThrowError(tr.ctx, tr.job("Task_check").Key, "INVALID", "bad order", map[string]any{"why": "x"}))
+		incs, err := tr.r.Incidents(tr.ctx)
 		require.NoError(tr.t, err)
 		tr.note("incidents %d", len(incs))
 	}},
 	{"cancel", func(tr *transcript) {
 		tr.deploy("order.bpmn")
 		key := tr.start("order", map[string]any{"amount": 40})
-		tr.check("cancel", tr.d.Cancel(key))
-		tr.check("cancel again", tr.d.Cancel(key))
-		tr.check("complete cancelled", tr.d.CompleteJob(999, nil))
+		tr.check("cancel", tr.r.Cancel(tr.ctx, key))
+		tr.check("cancel again", tr.r.Cancel(tr.ctx, key))
+		tr.check("complete cancelled", tr.r.CompleteJob(tr.ctx, 999, nil))
 	}},
 	{"timer", func(tr *transcript) {
 		tr.deploy("timer.bpmn")
 		tr.start("timer", nil)
-		tr.check("advance 500ms", tr.d.Advance(500*time.Millisecond))
-		tr.check("advance 500ms", tr.d.Advance(500*time.Millisecond))
+		tr.check("advance 500ms", tr.r.Advance(tr.ctx, 500*time.Millisecond))
+		tr.check("advance 500ms", tr.r.Advance(tr.ctx, 500*time.Millisecond))
 	}},
 	{"message", func(tr *transcript) {
 		tr.deploy("message.bpmn")
 		tr.start("message", map[string]any{"key": "k1"})
 		tr.start("message", map[string]any{"key": "k2"})
-		tr.check("publish k2", tr.d.PublishMessage(engine.Message{Name: "go", CorrelationKey: "k2", Variables: map[string]any{"n": 2}}))
-		tr.check("publish k3 buffered", tr.d.PublishMessage(engine.Message{Name: "go", CorrelationKey: "k3", TTL: time.Minute, MessageID: "m3"}))
-		tr.check("publish k3 again", tr.d.PublishMessage(engine.Message{Name: "go", CorrelationKey: "k3", TTL: time.Minute, MessageID: "m3"}))
+		tr.check("publish k2", tr.r.PublishMessage(tr.ctx, conformance.Message{Name: "go", CorrelationKey: "k2", Variables: map[string]any{"n": 2}}))
+		tr.check("publish k3 buffered", tr.r.PublishMessage(tr.ctx, conformance.Message{Name: "go", CorrelationKey: "k3", TTL: time.Minute, MessageID: "m3"}))
+		tr.check("publish k3 again", tr.r.PublishMessage(tr.ctx, conformance.Message{Name: "go", CorrelationKey: "k3", TTL: time.Minute, MessageID: "m3"}))
 		tr.start("message", map[string]any{"key": "k3"})
-		tr.check("publish k1", tr.d.PublishMessage(engine.Message{Name: "go", CorrelationKey: "k1"}))
+		tr.check("publish k1", tr.r.PublishMessage(tr.ctx, conformance.Message{Name: "go", CorrelationKey: "k1"}))
 	}},
 	{"event gateway arms", func(tr *transcript) {
 		tr.deploy("gateway.bpmn")
 		tr.start("gateway", map[string]any{"key": "m"})
 		tr.start("gateway", map[string]any{"key": "s"})
 		tr.start("gateway", map[string]any{"key": "t"})
-		tr.check("message", tr.d.PublishMessage(engine.Message{Name: "go", CorrelationKey: "m"}))
-		tr.check("signal", tr.d.BroadcastSignal("stop", map[string]any{"by": "test"}))
-		tr.check("advance", tr.d.Advance(2*time.Hour))
+		tr.check("message", tr.r.PublishMessage(tr.ctx, conformance.Message{Name: "go", CorrelationKey: "m"}))
+		tr.check("signal", tr.r.BroadcastSignal(tr.ctx, "stop", map[string]any{"by": "test"}))
+		tr.check("advance", tr.r.Advance(tr.ctx, 2*time.Hour))
 	}},
 	{"invalid model", func(tr *transcript) {
-		tr.check("deploy malformed", tr.d.Deploy("bad.bpmn", []byte(`<bpmn:definitions`)))
-		tr.check("deploy dangling", tr.d.Deploy("dangling.bpmn", []byte(process(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/>`))))
-		_, err := tr.d.Start("p", nil)
+		tr.check("deploy malformed", tr.r.Deploy(tr.ctx, "bad.bpmn", []byte(`<bpmn:definitions`)))
+		tr.check("deploy dangling", tr.r.Deploy(tr.ctx, "dangling.bpmn", []byte(process(`<bpmn:startEvent id="s"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nowhere"/>`))))
+		_, err := tr.r.Start(tr.ctx, "p", nil)
 		tr.check("start rejected", err)
 	}},
 }
@@ -351,18 +215,13 @@ func normalize(evs []engine.Event) []string {
 func (tr *transcript) finish() map[string]any {
 	out := map[string]any{"steps": tr.steps}
 	for _, key := range tr.keys {
-		st, err := tr.d.State(key)
+		snap, err := tr.r.Snapshot(tr.ctx, key)
 		require.NoError(tr.t, err)
-		vars, err := tr.d.Variables(key)
-		require.NoError(tr.t, err)
-		toks, err := tr.d.Tokens(key)
-		require.NoError(tr.t, err)
+		toks := snap.Tokens
 		if len(toks) == 0 {
 			toks = nil // a finished instance has none, however encoded
 		}
-		hist, err := tr.d.History(key)
-		require.NoError(tr.t, err)
-		out[fmt.Sprint(key)] = map[string]any{"state": st, "variables": vars, "tokens": toks, "history": normalize(hist)}
+		out[fmt.Sprint(key)] = map[string]any{"state": snap.State, "variables": snap.Variables, "tokens": toks, "history": normalize(snap.History)}
 	}
 	return out
 }
@@ -374,14 +233,17 @@ func TestParity(t *testing.T) {
 	for _, sc := range parityScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			ctx := ctxT(t)
-			nat, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
+			nat, err := conformance.NewNative()
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = nat.Close(context.Background()) })
-			ntr := &transcript{t: t, d: nativeDriver{ctx, nat}}
+			ntr := &transcript{t: t, ctx: ctx, r: nat}
 			sc.run(ntr)
 			want := ntr.finish()
 
-			htr := &transcript{t: t, d: hostDriver{ctx, newHost(t)}}
+			h, err := conformance.NewHost()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = h.Close(context.Background()) })
+			htr := &transcript{t: t, ctx: ctx, r: h}
 			sc.run(htr)
 			got := htr.finish()
 			assert.Equal(t, want, got)

@@ -43,6 +43,9 @@ func extismThrowError() int32 { return serve("throw_error") }
 //go:wasmexport resolve_incident
 func extismResolveIncident() int32 { return serve("resolve_incident") }
 
+//go:wasmexport activate_ad_hoc
+func extismActivateAdHoc() int32 { return serve("activate_ad_hoc") }
+
 //go:wasmexport advance
 func extismAdvance() int32 { return serve("advance") }
 

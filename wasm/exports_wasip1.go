@@ -77,6 +77,9 @@ func exportThrowError(ptr, size uint32) uint64 { return invoke("throw_error", pt
 //go:wasmexport resolve_incident
 func exportResolveIncident(ptr, size uint32) uint64 { return invoke("resolve_incident", ptr, size) }
 
+//go:wasmexport activate_ad_hoc
+func exportActivateAdHoc(ptr, size uint32) uint64 { return invoke("activate_ad_hoc", ptr, size) }
+
 //go:wasmexport advance
 func exportAdvance(ptr, size uint32) uint64 { return invoke("advance", ptr, size) }
 

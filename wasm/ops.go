@@ -33,6 +33,7 @@ func init() {
 		"fail_job":         opFailJob,
 		"throw_error":      opThrowError,
 		"resolve_incident": opResolveIncident,
+		"activate_ad_hoc":  opActivateAdHoc,
 		"advance":          opAdvance,
 		"tokens":           opTokens,
 		"instance":         opInstance,
@@ -200,6 +201,20 @@ func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
 		return nil, badRequest("throw_error: field \"errorCode\" is required")
 	}
 	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables)
+}
+
+func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
+	var req wire.ActivateAdHocRequest
+	if err := decode("activate_ad_hoc", data, &req); err != nil {
+		return nil, err
+	}
+	switch {
+	case req.InstanceKey == nil:
+		return nil, badRequest("activate_ad_hoc: field \"instanceKey\" is required")
+	case req.ElementID == "":
+		return nil, badRequest("activate_ad_hoc: field \"elementId\" is required")
+	}
+	return nil, m.eng.ActivateAdHoc(ctx, *req.InstanceKey, req.ElementID, req.Elements)
 }
 
 func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {

@@ -2,11 +2,15 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/boltstore"
 	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
@@ -19,6 +23,10 @@ import (
 type Native struct {
 	E     *engine.Engine
 	clock *clock.Virtual
+	// store and dir are the embedded store and its directory, for a
+	// target made by NewNativeStore.
+	store *boltstore.Store
+	dir   string
 }
 
 // NewNative returns a native target with a fresh engine.
@@ -29,6 +37,30 @@ func NewNative() (*Native, error) {
 		return nil, err
 	}
 	return &Native{E: e, clock: v}, nil
+}
+
+// NewNativeStore returns a native target whose engine keeps its state in
+// the embedded store, a bbolt file in a directory of its own under
+// os.TempDir(), synced on every commit unless noSync: every command the
+// driver gives returns once it is durable.
+func NewNativeStore(noSync bool) (*Native, error) {
+	dir, err := os.MkdirTemp("", "flowbench-store")
+	if err != nil {
+		return nil, err
+	}
+	s, err := boltstore.Open(filepath.Join(dir, "flowtrack.db"), &boltstore.Options{NoSync: noSync})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	v := clock.NewVirtual(clock.Epoch)
+	e, err := engine.New(engine.WithClock(v), engine.WithStore(s))
+	if err != nil {
+		_ = s.Close()
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	return &Native{E: e, clock: v, store: s, dir: dir}, nil
 }
 
 // Deploy implements Target.
@@ -113,7 +145,11 @@ func (n *Native) Advance(d time.Duration) error {
 func (n *Native) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return n.E.Close(ctx)
+	err := n.E.Close(ctx)
+	if n.store != nil {
+		err = errors.Join(err, n.store.Close(), os.RemoveAll(n.dir))
+	}
+	return err
 }
 
 // poll calls cond until it is true and gives up after a minute. It yields

@@ -40,7 +40,7 @@ var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
 
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
-var ErrUnsupported = errors.New("flowtrack: unsupported operation")
+var ErrUnsupported = errors.New("unsupported operation")
 
 // CodeInfo describes one error code.
 type CodeInfo struct {

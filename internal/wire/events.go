@@ -51,7 +51,7 @@ var Events = []EventRecord{
 	{engine.EscalationThrown, "An escalation was thrown (name is its code).", named, token},
 	{engine.MessagePublished, "An intermediate throw or end event or a send task published a message.", named, []string{"tokenId", "correlationKey", "variables"}},
 	{engine.SignalBroadcast, "A throw event broadcast a signal.", named, []string{"tokenId", "variables"}},
-	{engine.ErrorCaught, "A boundary event or event sub-process caught a BPMN error.", named, token},
+	{engine.ErrorCaught, "A boundary event or event sub-process caught a BPMN error (name is its code, message its message).", named, []string{"tokenId", "message"}},
 	{engine.EscalationCaught, "A boundary event or event sub-process caught an escalation.", named, token},
 	{engine.CallStarted, "A call activity started an instance; name is the called process.", named, []string{"tokenId", "message"}},
 	{engine.ConditionSatisfied, "A conditional event's condition became true.", element, token},

@@ -50,6 +50,7 @@ var Operations = []Operation{
 	{"fail_job", FailJobRequest{}, nil, "Reports a failed attempt at a job; with retries 0 an incident holds the token."},
 	{"throw_error", ThrowErrorRequest{}, nil, "Raises a BPMN error from a job's element."},
 	{"resolve_incident", IncidentRequest{}, nil, "Retries what an incident holds."},
+	{"activate_ad_hoc", ActivateAdHocRequest{}, nil, "Activates inner elements of an instance's active ad-hoc sub-process."},
 	{"advance", AdvanceRequest{}, NowResult{}, "Moves the virtual clock forward, firing due timers in order."},
 	{"tokens", InstanceRequest{}, []engine.Token{}, "Where every token of an instance is and why it waits."},
 	{"instance", InstanceRequest{}, InstanceResult{}, "State, variables and open incidents of one instance."},
@@ -136,6 +137,15 @@ type ThrowErrorRequest struct {
 // IncidentRequest is resolve_incident's request.
 type IncidentRequest struct {
 	IncidentKey *int64 `json:"incidentKey"`
+}
+
+// ActivateAdHocRequest is activate_ad_hoc's request.
+type ActivateAdHocRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// ElementID is the ad-hoc sub-process, active in the instance.
+	ElementID string `json:"elementId"`
+	// Elements are the ids of its inner elements to activate, in order.
+	Elements []string `json:"elements"`
 }
 
 // AdvanceRequest is advance's request: exactly one of ByMs and To.

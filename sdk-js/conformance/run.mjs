@@ -113,6 +113,8 @@ async function step(ru, idx, st) {
       return e.advanceTime(parseDuration(st.duration));
     case 'cancel':
       return e.cancel(instance(ru, st.instance)[0]);
+    case 'activateAdHoc':
+      return e.activateAdHoc(instance(ru, st.instance)[0], st.element, st.elements ?? []);
     case 'completeJobs':
     case 'failJob':
     case 'throwError': {
@@ -173,7 +175,7 @@ async function observe(ru, alias) {
   if (ru.deployErr) obs.deployError = { element: ru.deployErr.elementId ?? '', rule: ru.deployErr.problems[0]?.rule ?? ru.deployErr.message };
   const jobInfo = (await e.jobs()).map((j) => ({ type: j.type, element: j.elementId, retries: j.retries, headers: j.headers, errorMessage: j.errorMessage }));
   jobInfo.sort((x, y) => byString(x.element, y.element) || byString(x.type, y.type));
-  obs.jobs = jobInfo.map((j) => `${j.type}@${j.element}`);
+  obs.jobs = jobInfo.map((j) => `${j.type}@${j.element}`).sort(byString); // a multiset, compared sorted as "type@element"
   obs.jobInfo = jobInfo;
   obs.incidents = (await e.incidents()).map((i) => i.elementId).sort(byString);
   if (ru.insts.size === 0 && !alias) return obs;

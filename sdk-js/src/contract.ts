@@ -393,7 +393,7 @@ export interface SignalBroadcastEvent extends EventBase {
   variables?: Variables;
 }
 
-/** A boundary event or event sub-process caught a BPMN error. */
+/** A boundary event or event sub-process caught a BPMN error (name is its code, message its message). */
 export interface ErrorCaughtEvent extends EventBase {
   type: 'errorCaught';
   /** ElementID and ElementType name the element concerned, if any. */
@@ -403,6 +403,8 @@ export interface ErrorCaughtEvent extends EventBase {
   name: string;
   /** TokenID identifies the token (the path) the record concerns. */
   tokenId?: number;
+  /** Message explains incidents, failures and terminations. */
+  message?: string;
 }
 
 /** A boundary event or event sub-process caught an escalation. */
@@ -655,7 +657,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'incidents' | 'cancel' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -721,6 +723,15 @@ export interface ThrowErrorRequest<V extends Variables = Variables> {
 /** IncidentRequest is resolve_incident's request. */
 export interface IncidentRequest {
   incidentKey: number;
+}
+
+/** ActivateAdHocRequest is activate_ad_hoc's request. */
+export interface ActivateAdHocRequest {
+  instanceKey: number;
+  /** ElementID is the ad-hoc sub-process, active in the instance. */
+  elementId: string;
+  /** Elements are the ids of its inner elements to activate, in order. */
+  elements: string[];
 }
 
 /** AdvanceRequest is advance's request: exactly one of ByMs and To. */
@@ -807,6 +818,7 @@ export interface Requests {
   fail_job: FailJobRequest;
   throw_error: ThrowErrorRequest;
   resolve_incident: IncidentRequest;
+  activate_ad_hoc: ActivateAdHocRequest;
   advance: AdvanceRequest;
   tokens: InstanceRequest;
   instance: InstanceRequest;
@@ -839,6 +851,8 @@ export interface Results {
   throw_error: null;
   /** Retries what an incident holds. */
   resolve_incident: null;
+  /** Activates inner elements of an instance's active ad-hoc sub-process. */
+  activate_ad_hoc: null;
   /** Moves the virtual clock forward, firing due timers in order. */
   advance: NowResult;
   /** Where every token of an instance is and why it waits. */

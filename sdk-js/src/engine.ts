@@ -3,7 +3,7 @@
 import { defaultWasmURL } from '#platform';
 import { createWorker } from '#spawn';
 import { addDuration, parseDuration, toMs } from './duration.js';
-import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
+import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, ObserverError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
 import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
@@ -43,7 +43,8 @@ export interface EngineOptions {
   /** Time mode. Default `virtual`. */
   time?: TimeMode;
   /**
-   * Receives errors nobody awaits: a listener that throws, a job handler
+   * Receives errors nobody awaits: a listener that throws (an
+   * ObserverError naming the event, the thrown value as its `cause`), a job handler
    * whose job cannot be completed, a real-time timer that fails. Default:
    * console.error.
    */
@@ -136,9 +137,15 @@ const terminal: Partial<Record<EventType, InstanceState>> = {
  * call resolve.
  *
  * Concurrency: calls may be issued without awaiting the previous one; they
- * reach the module one at a time in issue order. Listeners run
- * synchronously inside the call that produced their events; a listener that
- * throws is reported to `onError` and does not stop the others.
+ * reach the module one at a time in issue order.
+ *
+ * Listeners follow the observer contract of every flowtrack host (README,
+ * "Listeners"): each instance's events arrive in order (`seq` 1, 2, 3...),
+ * none missing; listeners run on the JavaScript thread, synchronously inside
+ * the call that produced the events, before its promise resolves, and never
+ * re-entered; a listener that throws loses only that event: the exception
+ * goes to `onError` as an ObserverError, and the engine and the other
+ * listeners go on.
  */
 export class Engine {
   #t: Transport;
@@ -330,6 +337,17 @@ export class Engine {
   }
 
   /**
+   * activateAdHoc activates inner elements of an instance's active ad-hoc
+   * sub-process, as Zeebe's ad-hoc activation API does: each gets a token
+   * of its own there. A BadRequestError when the instance has no active
+   * ad-hoc sub-process `elementId` or an id names something it cannot
+   * activate.
+   */
+  async activateAdHoc(instanceKey: number, elementId: string, elements: string[]): Promise<void> {
+    await this.#call('activate_ad_hoc', { instanceKey, elementId, elements });
+  }
+
+  /**
    * advanceTime moves the clock forward by milliseconds or an ISO 8601
    * duration (`PT5M`, `P1D`, `P1M`), firing due timers in order. Returns the
    * new time.
@@ -422,8 +440,9 @@ export class Engine {
 
   /**
    * on calls listener with every event of type (or of every type, for
-   * `'*'`) that later calls produce. It returns a function that removes the
-   * listener.
+   * `'*'`) that later calls produce, each instance's in order. A listener
+   * that throws is reported to `onError` as an ObserverError and keeps
+   * getting events. It returns a function that removes the listener.
    */
   on<T extends EventType>(type: T, listener: Listener<T>): () => void;
   on(type: '*', listener: Listener): () => void;
@@ -528,7 +547,7 @@ export class Engine {
       try {
         fn(ev);
       } catch (err) {
-        this.#onError(err);
+        this.#onError(new ObserverError(ev, err));
       }
     }
   }

@@ -28,6 +28,7 @@ export {
   UnsupportedError,
 } from './contract.js';
 export type { ErrorCode, ErrorData } from './contract.js';
+import type { FlowEvent } from './types.js';
 
 /**
  * BpmnError, thrown by a job handler, raises the BPMN error `errorCode` from
@@ -47,5 +48,21 @@ export class BpmnError extends Error {
     this.name = 'BpmnError';
     this.errorCode = errorCode;
     if (variables) this.variables = variables;
+  }
+}
+
+/**
+ * ObserverError is what `onError` receives when a listener (`on`) throws:
+ * the event the listener was handling and what it threw (`cause`). The
+ * listener stays registered and gets the next events; the engine and the
+ * other listeners are not affected (the observer contract, README
+ * "Listeners"; the Go engine's ObserverPanicError).
+ */
+export class ObserverError extends Error {
+  readonly event: FlowEvent;
+  constructor(event: FlowEvent, cause: unknown) {
+    super(`listener threw on event ${event.seq} (${event.type}) of instance ${event.instanceKey}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'ObserverError';
+    this.event = event;
   }
 }

@@ -18,6 +18,7 @@ export {
   InstanceEndedError,
   InternalError,
   NoNoneStartError,
+  ObserverError,
   TimeOutOfRangeError,
   TooManyFiringsError,
   TooManyJobsError,

@@ -15,6 +15,7 @@ import {
   FlowtrackError,
   InstanceEndedError,
   MAX_VARIABLE_DEPTH,
+  ObserverError,
   TrappedError,
   UnknownInstanceError,
   UnknownJobError,
@@ -54,8 +55,22 @@ describe('Engine.create', () => {
     await assert.rejects(Engine.create({ time: 'fast' }), BadRequestError);
   });
 
-  it('is not available in a worker under Node', async () => {
-    await assert.rejects(Engine.createInWorker(), /Web Workers/);
+  it('runs in a Web Worker in browsers, and is refused under Node', async () => {
+    // npm run test:browser runs this file in Chromium, on a page and inside
+    // a worker (the engine then runs in a worker of that worker).
+    if (typeof Worker === 'undefined') {
+      await assert.rejects(Engine.createInWorker(), /Web Workers/);
+      return;
+    }
+    const e = await Engine.createInWorker();
+    const seen = [];
+    e.on('*', (ev) => seen.push(ev.type));
+    await e.deploy(fixture('order.bpmn'));
+    const { instanceKey } = await e.start('order', { amount: 1 });
+    for (const job of await e.jobs({ instanceKey })) await e.completeJob(job.key, { valid: true });
+    assert.equal(seen[0], 'instanceStarted');
+    assert.ok(seen.includes('jobCompleted'));
+    e.close();
   });
 });
 
@@ -298,6 +313,50 @@ describe('events', () => {
     await e.completeJob(created.jobKey);
     assert.equal(all.length, before);
     assert.ok(entered.includes('Gateway_fork'));
+    e.close();
+  });
+
+  it('follow the observer contract', async () => {
+    // The contract of every host (README "Listeners"; the Go engine's and
+    // host's TestEngine_ObserverContract): each instance's events in
+    // order and complete; a listener that throws loses only that event,
+    // keeps getting the rest, and the throw reaches onError as an
+    // ObserverError naming the event; the others are not affected.
+    const reported = [];
+    const e = await Engine.create({ onError: (err) => reported.push(err) });
+    await e.deploy(fixture('order.bpmn'));
+    const calm = new Map();
+    const throwing = new Map();
+    const threwOn = [];
+    const add = (m, ev) => m.set(ev.instanceKey, [...(m.get(ev.instanceKey) ?? []), ev.seq]);
+    e.on('*', (ev) => add(calm, ev));
+    e.on('*', (ev) => {
+      if (ev.type === 'jobCreated') {
+        threwOn.push(ev);
+        throw new Error(`listener bug at ${ev.elementId}`);
+      }
+      add(throwing, ev);
+    });
+    const keys = [];
+    for (let i = 0; i < 3; i++) keys.push((await e.start('order', { amount: 1 })).instanceKey);
+    for (let round = 0; round < 10; round++) {
+      const jobs = await e.jobs();
+      if (jobs.length === 0) break;
+      await Promise.all(jobs.map((j) => e.completeJob(j.key, { valid: true }))); // issued together
+    }
+    assert.ok(threwOn.length > 0);
+    for (const key of keys) {
+      assert.equal(await e.state(key), 'completed', 'a throwing listener does not stop the engine');
+      const history = await e.history(key);
+      assert.deepEqual(calm.get(key), history.map((ev) => ev.seq), `instance ${key}: every event, in order`);
+      assert.deepEqual(throwing.get(key), history.filter((ev) => ev.type !== 'jobCreated').map((ev) => ev.seq), `instance ${key}: all but the events it threw on`);
+    }
+    assert.equal(reported.length, threwOn.length, 'one report per throw');
+    reported.forEach((err, i) => {
+      assert.ok(err instanceof ObserverError);
+      assert.equal(err.event, threwOn[i]);
+      assert.equal(err.cause.message, `listener bug at ${threwOn[i].elementId}`);
+    });
     e.close();
   });
 

@@ -40,6 +40,8 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dr
 	parts := []part{
 		{"native", append([]string{self, "native"}, common...)},
 		{"wazero", append([]string{self, "wazero"}, common...)},
+		{"store", append([]string{self, "store"}, common...)},
+		{"store-nosync", append([]string{self, "store-nosync"}, common...)},
 		{"node", []string{node, filepath.Join(root, "bench", "node", "bench.mjs"),
 			"--shared", dirs.Shared, "--own", dirs.Own, "--fixed-n", strconv.Itoa(fixedN)}},
 		{"scale", append([]string{self, "scale", "-n", strconv.Itoa(n)}, common...)},

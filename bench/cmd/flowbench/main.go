@@ -7,6 +7,8 @@
 //	flowbench all     [-out bench/results]  everything, one table, exit 1 on a correctness failure
 //	flowbench native  [-workloads a,b] [-modes seq,conc]   JSON lines
 //	flowbench wazero  [-workloads a,b] [-modes seq,conc]   JSON lines
+//	flowbench store   [-workloads a,b] [-modes seq,conc]   JSON lines: native on the embedded store, synced
+//	flowbench store-nosync [...]                           the same without sync
 //	flowbench scale   [-n 100000]                          JSON line
 //	flowbench dry     [-n 1000000] [-resumption goroutines|direct]  JSON line
 //	flowbench cold                                         JSON lines
@@ -43,13 +45,13 @@ func main() {
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
-	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,node,scale,cold)")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,scale,cold)")
 	_ = fs.Parse(args)
 	dirs := workload.DefaultDirs(*root)
 	enc := json.NewEncoder(os.Stdout)
 	ok := true
 	switch cmd {
-	case "native", "wazero":
+	case "native", "wazero", "store", "store-nosync":
 		for _, r := range throughput(cmd, dirs, pick(*names), split(*modes), *fixedN) {
 			ok = ok && r.OK
 			_ = enc.Encode(r)
@@ -78,7 +80,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|scale|dry|cold [flags]")
+	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|store|store-nosync|scale|dry|cold [flags]")
 	os.Exit(2)
 }
 
@@ -134,9 +136,12 @@ func measureOne(hostName string, w workload.Workload, mode workload.Mode, xml []
 	}
 	var t workload.Target
 	var err error
-	if hostName == "native" {
+	switch hostName {
+	case "native":
 		t, err = workload.NewNative()
-	} else {
+	case "store", "store-nosync":
+		t, err = workload.NewNativeStore(hostName == "store-nosync")
+	default:
 		size := 1
 		if mode == workload.Conc {
 			size = runtime.GOMAXPROCS(0)

@@ -106,6 +106,7 @@ func render(recs []map[string]any, failures []string) string {
 		g := num(gz["bytes"]) / 1e6
 		fmt.Fprintf(&b, "| module size | raw · gzip -9 | | %.2f MB · %.2f MB | | | | | | | ≤ 1.2 MB gzip %s |\n", num(raw["bytes"])/1e6, g, mark(g <= 1.2))
 	}
+	renderStore(&b, find)
 	if len(failures) > 0 {
 		b.WriteString("\nCORRECTNESS FAILURES:\n")
 		for _, f := range failures {
@@ -113,6 +114,39 @@ func render(recs []map[string]any, failures []string) string {
 		}
 	}
 	return b.String()
+}
+
+// renderStore adds a table of the native engine with the embedded store
+// (engine/boltstore), synced and not, beside the native engine in memory,
+// when the run measured it.
+func renderStore(b *strings.Builder, find func(kind, host string, match func(map[string]any) bool) map[string]any) {
+	var rows []string
+	for _, w := range workload.All() {
+		for _, mode := range []string{"seq", "conc"} {
+			get := func(host string) map[string]any {
+				return find("throughput", host, func(r map[string]any) bool { return r["workload"] == w.Name && r["mode"] == mode })
+			}
+			nat, st, ns := get("native"), get("store"), get("store-nosync")
+			if st == nil && ns == nil {
+				continue
+			}
+			modeName := mode
+			if mode == "conc" {
+				modeName = fmt.Sprintf("%d in flight", workload.InFlight)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %s | %s · %s · %s |\n",
+				w.Name, modeName, rate(nat, false), rate(st, false), rate(ns, false), lat(nat), lat(st), lat(ns)))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("\nThe embedded store: every command durable when it returns (one bbolt file; commands in flight share commits)\n\n")
+	b.WriteString("| workload | mode | in memory inst/s | store, sync inst/s | store, no sync inst/s | p50 / p99 µs memory · sync · no sync |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString(r)
+	}
 }
 
 func hasFailure(failures []string, part string) bool {

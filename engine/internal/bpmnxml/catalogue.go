@@ -319,6 +319,13 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 	}) {
 		c.problem(e, process, "EXT.061", "an ad-hoc sub-process needs at least one activity: add one")
 	}
+	if e.local == "adHocSubProcess" {
+		for _, ch := range e.children {
+			if ch.space == nsBPMN && (ch.local == "startEvent" || ch.local == "endEvent") {
+				c.problem(ch, process, "EXT.062", "bpmn:%s cannot be inside an ad-hoc sub-process: remove it (the sub-process activates its inner elements itself)", ch.local)
+			}
+		}
+	}
 }
 
 // messageTaskData are the rules that a task with a message has one set

@@ -62,8 +62,6 @@ var flowElementRoles = map[string]role{
 
 	// Flow elements flowtrack does not execute yet (listed for clarity; any
 	// unlisted BPMN element is unsupported too).
-	"adHocSubProcess":    roleUnsupported,
-	"transaction":        roleUnsupported,
 	"callChoreography":   roleUnsupported,
 	"choreographyTask":   roleUnsupported,
 	"subChoreography":    roleUnsupported,
@@ -74,6 +72,9 @@ func init() {
 	for k := model.KindStartEvent; k.String() != "unknown"; k++ {
 		flowElementRoles[k.String()] = roleNode
 	}
+	// A transaction is a sub-process with a flag (model.Node.Transaction).
+	flowElementRoles["transaction"] = roleNode
+	flowElementRoles["adHocSubProcess"] = roleNode // a sub-process with model.AdHoc
 }
 
 // ignoredRootElements are definitions-level BPMN elements that describe

@@ -51,6 +51,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 		errors:      map[string]*model.Error{},
 		escalations: map[string]*model.Escalation{},
 		eventDefs:   map[string]*element{},
+		globalTasks: map[string]*element{},
 	}
 	imp.defs.Positions = imp.positions
 	imp.references(root)
@@ -88,6 +89,9 @@ type importer struct {
 	// eventDefs are definitions-level event definitions, which events can
 	// use through eventDefinitionRef.
 	eventDefs map[string]*element
+	// globalTasks are the global tasks call activities may call, by id
+	// (global.go).
+	globalTasks map[string]*element
 }
 
 // problem records a Problem on the element with id elementID.
@@ -147,6 +151,10 @@ func (imp *importer) globals(root *element) {
 			e := &model.Escalation{ID: id, Name: c.get("name"), Code: c.get("escalationCode")}
 			imp.defs.Escalations = append(imp.defs.Escalations, e)
 			putFirst(imp.escalations, id, e)
+		case "globalTask", "globalUserTask", "globalManualTask", "globalScriptTask", "globalBusinessRuleTask":
+			if id != "" {
+				imp.globalTasks[id] = c
+			}
 		default:
 			if _, ok := eventDefinitionKinds[c.local]; ok && id != "" {
 				imp.eventDefs[id] = c
@@ -244,6 +252,9 @@ type builder struct {
 	flowRefs     []flowRef
 	defaultRefs  []nodeRef
 	attachedRefs []nodeRef
+	// associations connect compensation boundary events to their
+	// handlers (compensation.go).
+	associations []association
 }
 
 // flowRef is a sequence flow waiting for its source and target.
@@ -300,7 +311,7 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		if c.space != nsBPMN {
 			continue
 		}
-		if loopCharacteristics[c.local] && parent != nil {
+		if loopCharacteristics[c.local] && parent != nil || c.local == "completionCondition" && parent != nil && parent.AdHoc != nil {
 			continue // read for the sub-process by node
 		}
 		switch flowElementRoles[c.local] {
@@ -314,6 +325,9 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		case roleFlow:
 			b.flow(c)
 		case roleIgnored:
+			if c.local == "association" {
+				b.associations = append(b.associations, association{source: c.get("sourceRef"), target: c.get("targetRef")})
+			}
 		}
 	}
 }
@@ -335,7 +349,11 @@ func (b *builder) flow(e *element) {
 
 // node reads one flow node and, for a sub-process, its content.
 func (b *builder) node(e *element, parent *model.Node) {
+	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
+	if e.local == "adHocSubProcess" || e.local == "transaction" {
+		kind = model.KindSubProcess
+	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
 	if n.ID == "" {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
@@ -349,6 +367,9 @@ func (b *builder) node(e *element, parent *model.Node) {
 	putFirst(b.nodes, n.ID, n)
 
 	b.attributes(n, e)
+	if e.local == "adHocSubProcess" {
+		b.adHoc(n, e)
+	}
 	var docs []string
 	for _, c := range e.children {
 		if c.space != nsBPMN {
@@ -408,7 +429,10 @@ func isEvent(k model.Kind) bool {
 func (b *builder) attributes(n *model.Node, e *element) {
 	n.ParallelMultiple = e.get("parallelMultiple") == "true"
 	n.Instantiate = e.get("instantiate") == "true"
+	n.ParallelEvents = n.Kind == model.KindEventBasedGateway && e.get("eventGatewayType") == "Parallel"
 	n.TriggeredByEvent = e.get("triggeredByEvent") == "true"
+	n.Transaction = e.local == "transaction"
+	n.ForCompensation = e.get("isForCompensation") == "true"
 	switch n.Kind {
 	case model.KindBoundaryEvent:
 		n.CancelActivity = e.get("cancelActivity") != "false"
@@ -441,10 +465,13 @@ func (b *builder) attributes(n *model.Node, e *element) {
 		}
 	}
 	if n.Kind.IsActivity() {
-		for _, attr := range []string{"startQuantity", "completionQuantity"} {
-			// Values below 1 are the catalogue's (EXT.037, EXT.038).
-			if q, err := strconv.Atoi(strings.TrimSpace(e.get(attr))); err == nil && q > 1 {
-				b.imp.problemAt(e, b.p.ID, "FT.unsupported", "unsupported: %s=\"%d\" (flowtrack runs an activity once per arriving token and sends one token on): set it to 1 or remove it", attr, q)
+		// Values below 1 are the catalogue's (EXT.037, EXT.038).
+		for _, q := range []struct {
+			attr string
+			to   *int
+		}{{"startQuantity", &n.StartQuantity}, {"completionQuantity", &n.CompletionQuantity}} {
+			if v, err := strconv.Atoi(strings.TrimSpace(e.get(q.attr))); err == nil && v > 1 {
+				*q.to = v
 			}
 		}
 	}
@@ -528,6 +555,9 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		def.Condition = b.imp.expression(e.child(nsBPMN, "condition"))
 	case model.EventLink:
 		def.LinkName = e.get("name")
+	case model.EventCompensation:
+		def.Activity = localID(e.get("activityRef"))
+		def.WaitForCompletion = e.get("waitForCompletion") != "false"
 	}
 	n.Events = append(n.Events, def)
 }
@@ -570,6 +600,7 @@ func (b *builder) resolve() {
 		r.node.AttachedTo = a
 		a.Boundaries = append(a.Boundaries, r.node)
 	}
+	b.compensationHandlers()
 }
 
 // endpoint resolves one end of a sequence flow.

@@ -53,13 +53,54 @@ func (b *builder) multiInstance(n *model.Node, e *element) {
 			}
 		}
 	}
-	// The events a multi-instance activity throws as its instances
-	// complete (behavior None, One, Complex) are not thrown: refuse them
-	// rather than run the model without them.
-	if bh := e.get("behavior"); bh != "" && bh != "All" {
-		b.problem(n.ID, "FT.unsupported", "unsupported: multi-instance behavior=%q (flowtrack throws no events as instances complete): remove the attribute or set it to \"All\"", bh)
-	}
+	b.behavior(n, mi, e)
 	n.Multi = mi
+}
+
+// behavior reads which events a multi-instance activity throws as its
+// inner instances complete: the behavior attribute, the event definitions
+// noneBehaviorEventRef and oneBehaviorEventRef name (at the top of the
+// document, where definitions that several elements share live), and the
+// complexBehaviorDefinitions with the event each throws.
+func (b *builder) behavior(n *model.Node, mi *model.MultiInstance, e *element) {
+	mi.Behavior = e.get("behavior")
+	for _, r := range []struct {
+		attr string
+		to   **model.EventDefinition
+	}{{"noneBehaviorEventRef", &mi.NoneEvent}, {"oneBehaviorEventRef", &mi.OneEvent}} {
+		ref := e.get(r.attr)
+		if ref == "" {
+			continue
+		}
+		if def, ok := lookup(b.imp.eventDefs, ref); ok {
+			*r.to = b.standalone(n, def)
+			continue
+		}
+		b.problem(n.ID, "FT.unsupported", "unsupported: %s %q names no event definition at the top of the document: define it there, as a child of bpmn:definitions", r.attr, ref)
+	}
+	for _, c := range e.children {
+		if c.space != nsBPMN || c.local != "complexBehaviorDefinition" {
+			continue
+		}
+		cb := model.ComplexBehavior{Condition: b.imp.expression(c.child(nsBPMN, "condition"))}
+		if ev := c.child(nsBPMN, "event"); ev != nil {
+			for _, d := range ev.children {
+				if _, ok := eventDefinitionKinds[d.local]; ok && d.space == nsBPMN {
+					cb.Event = b.standalone(n, d)
+					break
+				}
+			}
+		}
+		mi.ComplexBehaviors = append(mi.ComplexBehaviors, cb)
+	}
+}
+
+// standalone reads event definition e, which belongs to no event of its
+// own, for element n.
+func (b *builder) standalone(n *model.Node, e *element) *model.EventDefinition {
+	holder := &model.Node{ID: n.ID}
+	b.eventDefinition(holder, e)
+	return holder.Events[0]
 }
 
 // dataItemName is the variable a BPMN inputDataItem or outputDataItem

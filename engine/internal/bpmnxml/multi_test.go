@@ -44,17 +44,31 @@ func TestImport_MultiInstance(t *testing.T) {
 	}
 }
 
-// TestImport_MultiInstanceBehavior refuses the multi-instance behaviors
-// that throw events as instances complete, naming the activity.
+// TestImport_MultiInstanceBehavior reads the events a multi-instance
+// activity throws as its instances complete.
 func TestImport_MultiInstanceBehavior(t *testing.T) {
-	_, err := Import("t.bpmn", []byte(doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics behavior="One">`+
+	d, err := Import("t.bpmn", []byte(doc(`<bpmn:signal id="S" name="done"/><bpmn:signalEventDefinition id="sd" signalRef="S"/>`+
+		`<bpmn:escalation id="E" escalationCode="UP"/>`+
+		`<bpmn:process id="p"><bpmn:task id="one"><bpmn:multiInstanceLoopCharacteristics behavior="One" oneBehaviorEventRef="sd">`+
+		`<bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task>`+
+		`<bpmn:task id="complex"><bpmn:multiInstanceLoopCharacteristics behavior="Complex"><bpmn:loopCardinality>2</bpmn:loopCardinality>`+
+		`<bpmn:complexBehaviorDefinition id="c1"><bpmn:condition>= true</bpmn:condition><bpmn:event id="ev"><bpmn:escalationEventDefinition escalationRef="E"/></bpmn:event></bpmn:complexBehaviorDefinition>`+
+		`</bpmn:multiInstanceLoopCharacteristics></bpmn:task></bpmn:process>`)))
+	require.NoError(t, err)
+	p := d.Process("p")
+	one := p.Node("one").Multi
+	assert.Equal(t, "One", one.Behavior)
+	require.NotNil(t, one.OneEvent)
+	assert.Equal(t, "done", one.OneEvent.Signal.Name)
+	assert.Nil(t, one.NoneEvent)
+	cx := p.Node("complex").Multi
+	require.Len(t, cx.ComplexBehaviors, 1)
+	assert.Equal(t, "= true", cx.ComplexBehaviors[0].Condition.Text)
+	assert.Equal(t, "UP", cx.ComplexBehaviors[0].Event.Escalation.Code)
+
+	_, err = Import("t.bpmn", []byte(doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics behavior="None" noneBehaviorEventRef="nowhere">`+
 		`<bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task></bpmn:process>`)))
 	var pr *model.Problem
 	require.ErrorAs(t, err, &pr)
 	assert.Equal(t, "t", pr.ElementID)
-	assert.Equal(t, "FT.unsupported", pr.RuleID)
-	assert.Contains(t, pr.Rule, `behavior="One"`)
-	_, err = Import("t.bpmn", []byte(doc(`<bpmn:process id="p"><bpmn:task id="t"><bpmn:multiInstanceLoopCharacteristics behavior="All">`+
-		`<bpmn:loopCardinality>2</bpmn:loopCardinality></bpmn:multiInstanceLoopCharacteristics></bpmn:task></bpmn:process>`)))
-	require.NoError(t, err)
 }

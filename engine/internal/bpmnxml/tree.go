@@ -100,7 +100,8 @@ func parse(name string, data []byte) (*element, error) {
 			line, col = d.InputPos()
 			var se *xml.SyntaxError
 			if errors.As(err, &se) {
-				line, col = se.Line, 0
+				// Its Error names the line again: the message is enough.
+				return nil, malformed(model.Position{Line: se.Line}, "%s", se.Msg)
 			}
 			return nil, malformed(model.Position{Line: line, Column: col}, "%v", err)
 		}

@@ -11,8 +11,10 @@
 package eventhub
 
 import (
+	"cmp"
 	"container/heap"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,6 +75,8 @@ type Hub struct {
 	buffer    map[msgKey][]*message
 	bufferIDs map[string]*message
 	timers    timerQueue
+	// unarmed are the timers Restore opened, until Arm starts them.
+	unarmed []timerEntry
 }
 
 type msgKey struct{ name, key string }
@@ -151,7 +155,9 @@ func (h *Hub) remove(id int64) {
 			delete(h.bySignal, s.mkey.name)
 		}
 	case Timer:
-		s.timer.Stop()
+		if s.timer != nil { // nil for a restored timer before Arm, or an overdue one (state.go)
+			s.timer.Stop()
+		}
 	}
 }
 
@@ -297,18 +303,11 @@ func (h *Hub) BroadcastSignal(name string, vars map[string]any) int {
 		ts = append(ts, target{s, Delivery{Sub: id, Kind: Signal, Name: name, Variables: vars}})
 	}
 	h.mu.Unlock()
-	// Deliver in subscription order so runs are reproducible.
-	sortTargets(ts)
+	// Deliver in subscription order so runs are reproducible (ids are
+	// unique, so the order is total).
+	slices.SortFunc(ts, func(a, b target) int { return cmp.Compare(a.d.Sub, b.d.Sub) })
 	h.send(ts)
 	return len(ts)
-}
-
-func sortTargets(ts []target) {
-	for i := 1; i < len(ts); i++ {
-		for j := i; j > 0 && ts[j].d.Sub < ts[j-1].d.Sub; j-- {
-			ts[j], ts[j-1] = ts[j-1], ts[j]
-		}
-	}
 }
 
 // Schedule opens a timer subscription due at due on the hub's clock. A due

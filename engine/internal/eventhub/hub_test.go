@@ -122,3 +122,33 @@ func TestHub_TimersFireInDueOrderAndReportDeadline(t *testing.T) {
 	assert.False(t, ok)
 	assert.Empty(t, h.Open())
 }
+
+// TestHub_SignalSubscriptionOrder checks that a broadcast reaches many
+// subscriptions of one name in the order they subscribed, whatever order
+// the name index holds them in, and skips the ones that unsubscribed.
+func TestHub_SignalSubscriptionOrder(t *testing.T) {
+	h := New(clock.NewVirtual(clock.Epoch))
+	var order []int64
+	var mu sync.Mutex
+	var want []int64
+	for i := range 2000 {
+		id := h.SubscribeSignal("alarm", receiverFunc(func(d Delivery) bool {
+			mu.Lock()
+			order = append(order, d.Sub)
+			mu.Unlock()
+			return true
+		}))
+		if i%7 == 3 {
+			h.Unsubscribe(id)
+			continue
+		}
+		want = append(want, id)
+	}
+	require.Equal(t, len(want), h.BroadcastSignal("alarm", nil))
+	assert.Equal(t, want, order)
+}
+
+// receiverFunc is a Receiver made of a function.
+type receiverFunc func(Delivery) bool
+
+func (f receiverFunc) Deliver(d Delivery) bool { return f(d) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // Subscription is an open subscription as a checkpoint writes it and a
@@ -50,9 +52,38 @@ func (h *Hub) State() State {
 	defer h.mu.Unlock()
 	st := State{LastID: h.nextID}
 	for _, s := range h.subs {
-		st.Subs = append(st.Subs, Subscription{ID: s.id, Kind: s.kind, Name: s.mkey.name, Key: s.mkey.key, Def: s.def, Due: s.due, R: s.r})
+		st.Subs = append(st.Subs, s.state())
 	}
 	sort.Slice(st.Subs, func(i, j int) bool { return st.Subs[i].ID < st.Subs[j].ID })
+	st.Messages = h.buffered()
+	return st
+}
+
+// StateOf is State with only the open subscriptions among ids: what a
+// store that writes the instances a command changed needs, at the cost of
+// those, not of every subscription.
+func (h *Hub) StateOf(ids []int64) State {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	st := State{LastID: h.nextID}
+	for _, id := range ids {
+		if s := h.subs[id]; s != nil {
+			st.Subs = append(st.Subs, s.state())
+		}
+	}
+	sort.Slice(st.Subs, func(i, j int) bool { return st.Subs[i].ID < st.Subs[j].ID })
+	st.Messages = h.buffered()
+	return st
+}
+
+func (s *sub) state() Subscription {
+	return Subscription{ID: s.id, Kind: s.kind, Name: s.mkey.name, Key: s.mkey.key, Def: s.def, Due: s.due, R: s.r}
+}
+
+// buffered returns the messages alive in the buffer, ordered by name and
+// key, and by publication within one name and key. The caller holds mu.
+func (h *Hub) buffered() []Buffered {
+	var out []Buffered
 	keys := make([]msgKey, 0, len(h.buffer))
 	for k := range h.buffer {
 		keys = append(keys, k)
@@ -71,17 +102,17 @@ func (h *Hub) State() State {
 				b.Correlated = append(b.Correlated, def)
 			}
 			sort.Strings(b.Correlated)
-			st.Messages = append(st.Messages, b)
+			out = append(out, b)
 		}
 	}
-	return st
+	return out
 }
 
 // Restore opens st's subscriptions under their own ids, in id order (so
 // that signals, message correlation and equal timers keep their order),
 // buffers its messages and goes on numbering after st.LastID. It is for a
-// hub that holds no subscription, before anything else uses it; timers
-// already due fire at the clock's next opportunity.
+// hub that holds no subscription, before anything else uses it. Its
+// timers do not run until Arm: the receivers must be ready first.
 func (h *Hub) Restore(st State) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -89,6 +120,7 @@ func (h *Hub) Restore(st State) error {
 		return fmt.Errorf("eventhub: restore into a hub with %d open subscriptions", len(h.subs))
 	}
 	h.timers = nil
+	h.unarmed = nil
 	subs := append([]Subscription(nil), st.Subs...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].ID < subs[j].ID })
 	for i, s := range subs {
@@ -110,9 +142,8 @@ func (h *Hub) Restore(st State) error {
 			}
 			h.bySignal[s.Name][s.ID] = ns
 		case Timer:
-			id := s.ID
-			ns.timer = h.clock.AfterFunc(s.Due.Sub(h.clock.Now()), func() { h.fire(id) })
-			heap.Push(&h.timers, timerEntry{due: s.Due, id: id})
+			heap.Push(&h.timers, timerEntry{due: s.Due, id: s.ID})
+			h.unarmed = append(h.unarmed, timerEntry{due: s.Due, id: s.ID})
 		default:
 			return fmt.Errorf("eventhub: subscription %d has kind %d, which the hub does not hold", s.ID, s.Kind)
 		}
@@ -130,4 +161,42 @@ func (h *Hub) Restore(st State) error {
 	}
 	h.nextID = st.LastID
 	return nil
+}
+
+// Arm starts the timers of Restore still open, once their receivers can
+// take deliveries. On a clock other than a virtual one, timers that fell
+// due before the restore fire from one callback, in due order
+// (subscription id among equals): separate callbacks would run in any
+// order. A virtual clock fires them in due order at its next advance by
+// itself.
+func (h *Hub) Arm() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, virtual := h.clock.(*clock.Virtual)
+	now := h.clock.Now()
+	var overdue []timerEntry
+	for _, t := range h.unarmed {
+		s := h.subs[t.id]
+		switch {
+		case s == nil:
+		case !virtual && !t.due.After(now):
+			overdue = append(overdue, t) // no timer of its own: fire skips it once gone
+		default:
+			id := t.id
+			s.timer = h.clock.AfterFunc(t.due.Sub(now), func() { h.fire(id) })
+		}
+	}
+	h.unarmed = nil
+	if len(overdue) == 0 {
+		return
+	}
+	sort.Slice(overdue, func(i, j int) bool {
+		a, b := overdue[i], overdue[j]
+		return a.due.Before(b.due) || a.due.Equal(b.due) && a.id < b.id
+	})
+	h.clock.AfterFunc(0, func() {
+		for _, t := range overdue {
+			h.fire(t.id)
+		}
+	})
 }

@@ -36,6 +36,7 @@ func TestHub_StateRestore(t *testing.T) {
 		}
 	}
 	require.NoError(t, h2.Restore(st))
+	h2.Arm()
 	_, err = h2.PublishMessage("late", "k", nil, time.Hour, "id-1")
 	assert.ErrorIs(t, err, ErrDuplicateMessage, "the dedup window is restored")
 	assert.Equal(t, int64(5), h2.SubscribeSignal("s", a2), "ids go on after the last")

@@ -200,6 +200,14 @@ type EventDefinition struct {
 	Condition Expression
 	// LinkName is the name of a link event.
 	LinkName string
+	// Activity is the id of the activity a compensation throw or end
+	// event compensates (activityRef); empty compensates every completed
+	// activity of the event's scope.
+	Activity string
+	// WaitForCompletion says whether a compensation throw or end event
+	// waits for the compensation it starts to finish before it goes on
+	// (the BPMN default, and Zeebe's only behaviour).
+	WaitForCompletion bool
 }
 
 // JobDefinition says how a task is executed as a job.
@@ -296,12 +304,32 @@ type Node struct {
 	Children []*Node
 	// TriggeredByEvent marks an event sub-process.
 	TriggeredByEvent bool
+	// Transaction marks a sub-process that is a bpmn:transaction: its
+	// cancel end events cancel it, compensating what completed inside,
+	// and its cancel boundary event is where the token then goes on.
+	// Otherwise it runs as a sub-process, so Kind is KindSubProcess.
+	Transaction bool
+	// ForCompensation marks a compensation handler
+	// (isForCompensation="true"): an activity outside the normal flow,
+	// run only when the activity it is associated with is compensated.
+	ForCompensation bool
+	// Compensation is, on a compensation boundary event, its handler: the
+	// activity an association connects it to; nil when none does.
+	Compensation *Node
 
 	// ActivationCondition is a complex gateway's join rule.
 	ActivationCondition Expression
 	// Instantiate marks a receive task or event-based gateway that starts
 	// instances.
 	Instantiate bool
+	// ParallelEvents marks an event-based gateway with
+	// eventGatewayType="Parallel" (BPMN 2.0 §10.6.6).
+	ParallelEvents bool
+	// StartQuantity is how many tokens must arrive at an activity before
+	// it starts, and CompletionQuantity how many it sends on each
+	// outgoing flow when it completes (BPMN 2.0 §10.3.1); 0 means the
+	// default, 1.
+	StartQuantity, CompletionQuantity int
 
 	// CalledElement is a call activity's process id expression.
 	CalledElement Expression
@@ -313,6 +341,10 @@ type Node struct {
 	Loop *StandardLoop
 	// Multi is set on a multi-instance activity.
 	Multi *MultiInstance
+	// AdHoc is set on an ad-hoc sub-process (bpmn:adHocSubProcess), whose
+	// Kind is KindSubProcess: it runs as a sub-process whose inner
+	// elements are activated by name rather than from a start event.
+	AdHoc *AdHoc
 
 	// Documentation is the element's bpmn:documentation text.
 	Documentation string
@@ -327,6 +359,27 @@ type StandardLoop struct {
 	TestBefore bool
 	// Maximum caps the iterations; negative means no cap.
 	Maximum int
+}
+
+// AdHoc says how an ad-hoc sub-process activates its inner elements and
+// when it completes (BPMN adHocSubProcess attributes, with Camunda 8's
+// zeebe:adHoc).
+type AdHoc struct {
+	// Sequential is BPMN ordering="Sequential": one activated element runs
+	// at a time, the next once the previous one's tokens have gone.
+	Sequential bool
+	// ActiveElements yields the ids of the inner elements to activate on
+	// entry (zeebe:adHoc activeElementsCollection). When it is absent,
+	// every inner element without incoming flows is activated.
+	ActiveElements Expression
+	// CompletionCondition, evaluated each time an inner element completes,
+	// completes the sub-process when true. Without it the sub-process
+	// completes once no inner element is active.
+	CompletionCondition Expression
+	// CancelRemaining (cancelRemainingInstances, default true) terminates
+	// the inner elements still active once the completion condition holds;
+	// when false the sub-process waits for them.
+	CancelRemaining bool
 }
 
 // MultiInstance runs an activity once per element of a collection, or a
@@ -351,6 +404,22 @@ type MultiInstance struct {
 	// Both or neither are set.
 	OutputCollection string
 	OutputElement    Expression
+	// Behavior says which events the activity throws as its inner
+	// instances complete (BPMN 2.0 §10.2.8): "All" (or empty, the
+	// default) none; "None" NoneEvent as each completes; "One" OneEvent
+	// as the first completes; "Complex" the Event of every
+	// ComplexBehavior whose Condition holds as each completes.
+	Behavior         string
+	NoneEvent        *EventDefinition
+	OneEvent         *EventDefinition
+	ComplexBehaviors []ComplexBehavior
+}
+
+// ComplexBehavior is a complexBehaviorDefinition of a multi-instance
+// activity: the event it throws (nil: none) when its condition holds.
+type ComplexBehavior struct {
+	Condition Expression
+	Event     *EventDefinition
 }
 
 // Flow is a sequence flow.

@@ -32,7 +32,9 @@ import (
 //   - catch events have an event definition; message catches (and receive
 //     tasks) name a message; a timer has exactly one of date, duration or
 //     cycle;
-//   - event-based gateways follow SRD-024 FR-6/FR-7 (see eventGateway).
+//   - event-based gateways follow SRD-024 FR-6/FR-7 (see eventGateway);
+//   - compensation handlers, compensation throws and cancel end events
+//     follow BPMN 2.0 §10.6 and §10.7 (see compensation).
 //
 // Activities and intermediate events without outgoing flows are allowed:
 // BPMN treats them as implicit ends.
@@ -209,7 +211,8 @@ func (v *validator) node(n *Node) {
 		if len(n.Events) == 0 {
 			v.report(n.ID, "EXT.148", "intermediate catch event needs an event definition: add a message, timer, signal, conditional or link definition")
 		}
-		if v.none(n, n.Incoming) && !n.HasEvent(EventLink) {
+		if v.none(n, n.Incoming) && !n.HasEvent(EventLink) && (n.Parent == nil || n.Parent.AdHoc == nil) {
+			// In an ad-hoc sub-process it is one of the elements to activate.
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
 		}
 		if v.none(n, n.Outgoing) {
@@ -242,6 +245,7 @@ func (v *validator) node(n *Node) {
 	}
 	v.triggers(n)
 	v.link(n)
+	v.compensation(n)
 	if n.Kind.IsGateway() {
 		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
@@ -443,12 +447,16 @@ func (v *validator) eventDefinitions(n *Node) {
 				v.report(n.ID, "EXT.131", "timer event definition needs exactly one of timeDate, timeDuration or timeCycle: keep one, with a value")
 			}
 		case EventMessage:
-			if e.Message == nil && n.isCatch() {
-				if n.Kind == KindReceiveTask {
-					v.report(n.ID, "EXT.127", "receive task needs a message: set messageRef to a bpmn:message")
-				} else {
-					v.report(n.ID, "EXT.127", "message catch event needs a message: set messageRef to a bpmn:message")
-				}
+			switch {
+			case e.Message != nil:
+			case n.Kind == KindReceiveTask:
+				v.report(n.ID, "EXT.127", "receive task needs a message: set messageRef to a bpmn:message")
+			case n.isCatch():
+				v.report(n.ID, "EXT.127", "message catch event needs a message: set messageRef to a bpmn:message")
+			case n.Job == nil || n.Job.Type.IsZero():
+				// Without a job type the engine publishes the message itself;
+				// with one a worker sends it, as in Zeebe.
+				v.report(n.ID, "EXT.127", "message throw event needs a message: set messageRef to a bpmn:message, or give it a job type for a worker to send it")
 			}
 		}
 	}
@@ -620,7 +628,7 @@ func (v *validator) reachability(p *Process) {
 	for _, n := range p.Nodes {
 		// A node whose id an earlier node holds is reported as XSD.id;
 		// the flows naming that id went to the other node.
-		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent || p.Node(n.ID) != nil && p.Node(n.ID) != n {
+		if reached[n] || n.Kind == KindStartEvent || n.Kind == KindBoundaryEvent || n.ForCompensation || p.Node(n.ID) != nil && p.Node(n.ID) != n {
 			continue
 		}
 		// Report a node only where its scope runs: an unreachable

@@ -102,8 +102,9 @@ func TestValidate_Valid(t *testing.T) {
 	bnd := b.node("catchAll", KindBoundaryEvent, nil, &EventDefinition{Kind: EventError})
 	attach(bnd, task)
 	b.flow("fb", bnd, extra, "")
-	// A message throw without a message is job-based and allowed.
+	// A message throw without a message is allowed when a worker sends it.
 	thr := b.node("throw", KindIntermediateThrowEvent, nil, &EventDefinition{Kind: EventMessage})
+	thr.Job = &JobDefinition{Type: Expression{Text: "send"}}
 	b.flow("ft", extra, thr, "")
 	b.flow("fte", thr, b.node("end2", KindEndEvent, nil), "")
 	require.NoError(t, Validate(defs(t, b.p)))

@@ -44,6 +44,11 @@ func compileHandler(n, sub *model.Node, opts CompileOptions) (handlerSpec, error
 		if d.Escalation != nil {
 			h.code = d.Escalation.Code
 		}
+	case model.EventCompensation:
+		// Nothing to subscribe: compensation reaches the boundary event,
+		// or the event sub-process, from a throw (compensation.go).
+	case model.EventCancel:
+		h.interrupting = true // a cancellation ends the transaction
 	case model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional:
 		c, err := compileCatch(n, d, opts.Expr)
 		if err != nil {
@@ -180,6 +185,10 @@ func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
 		return
 	}
 	inst.openEventSubprocesses(sc)
+	if np.adhoc != nil {
+		inst.activateAdHoc(tv, sc, np.adhoc)
+		return
+	}
 	if np.subStart == nil {
 		inst.completeScope(sc) // an empty sub-process completes at once
 		return
@@ -195,8 +204,15 @@ func (inst *Instance) completeScope(sc *scope) {
 	if sc.parent == nil || sc.done {
 		return
 	}
+	if sc.revived {
+		inst.revivedDone(sc)
+		return
+	}
 	if sc.inner {
 		inst.instanceDone(sc)
+		return
+	}
+	if sc.adhoc != nil && !inst.adHocDone(sc) {
 		return
 	}
 	inst.closeScopeSubs(sc)
@@ -223,6 +239,7 @@ func (inst *Instance) completeScope(sc *scope) {
 		}
 		tv.scope.set(update)
 	}
+	inst.keepCompensable(tv, sc)
 	inst.deliver(tv, delivery{kind: resume})
 }
 
@@ -258,7 +275,7 @@ func (inst *Instance) cancelWork(tv *tokenView) {
 	}
 	if tv.incident != 0 && tv.incident != inst.heldBy { // a budget incident stays for the other held tokens
 		delete(inst.incidents, tv.incident)
-		inst.eng.setIncident(tv.incident, nil)
+		inst.eng.unindexIncident(tv.incident)
 	}
 	tv.incident = 0
 	inst.unsubscribeAll(tv)
@@ -291,6 +308,11 @@ func (inst *Instance) terminateIn(sc *scope, keep *tokenView) {
 	}
 	for _, id := range sortedKeys(sc.children) {
 		esc := sc.children[id]
+		if esc.revived && !esc.done {
+			inst.terminateScope(esc) // a compensation running in sc
+			sc.live--                // it held sc open
+			continue
+		}
 		if !esc.node.TriggeredByEvent || esc.done {
 			continue // a sub-process's scope goes with the token waiting at it
 		}
@@ -461,11 +483,45 @@ func (inst *Instance) startEventSubprocess(sc *scope, h *handlerSpec, vars map[s
 // raise throws an error or escalation with code from tv at element n. It
 // is caught by the nearest handler: a boundary event of the activity
 // itself (for a job), then, scope by scope outwards, an event
-// sub-process of the scope or a boundary event of the sub-process. It
-// reports whether tv goes on: false when tv was consumed by the handling
-// (or, for an uncaught error, holds an incident).
-func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool) bool {
-	vars := map[string]any{}
+// sub-process of the scope or a boundary event of the sub-process, then,
+// in a called instance, the call activity that started it and so on up
+// the call tree (raiseToCaller). It reports whether tv goes on now: false
+// when tv was consumed by the handling, waits for the calling instance's
+// answer, or, for an error nobody catches, holds an incident.
+func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool, vars map[string]any) bool {
+	if caught, goesOn := inst.catch(tv, n, kind, code, message, fromActivity, nil); caught {
+		return goesOn
+	}
+	if inst.parent != nil {
+		inst.raiseToCaller(tv, kind, code, message, vars)
+		return false
+	}
+	return inst.unhandled(tv, n, kind, code, message)
+}
+
+// unhandled applies an error or escalation that no handler anywhere up
+// the call tree catches, at tv's element n: an escalation has no effect
+// (tv goes on), an error holds tv with an incident (Zeebe's "unhandled
+// error event").
+func (inst *Instance) unhandled(tv *tokenView, n *model.Node, kind model.EventKind, code, message string) bool {
+	if kind == model.EventEscalation {
+		return true
+	}
+	tv.wait = WaitIncident
+	inst.openIncident(tv, n, 0, fmt.Sprintf("unhandled BPMN error %q thrown at %s: %s", code, n.ID, message))
+	return false
+}
+
+// catch hands an error or escalation thrown by tv at n to the nearest
+// handler in this instance (see raise); thrown are variables the thrower
+// gave with it, set where it is caught. caught reports whether one took
+// it; goesOn whether tv goes on (a non-interrupting handler) rather than
+// being withdrawn by the interrupt.
+func (inst *Instance) catch(tv *tokenView, n *model.Node, kind model.EventKind, code, message string, fromActivity bool, thrown map[string]any) (caught, goesOn bool) {
+	vars := cloneVars(thrown)
+	if vars == nil {
+		vars = map[string]any{}
+	}
 	if kind == model.EventError {
 		vars["errorCode"], vars["errorMessage"] = code, message
 	} else {
@@ -474,12 +530,13 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 	if fromActivity && !tv.scope.instanceOf(n) {
 		if h := pick(inst.plan.nodes[n.Index].boundaries, kind, code); h != nil {
 			tv.scope.set(vars)
+			inst.record(Event{Type: caughtType(kind), ElementID: h.node.ID, Name: code, Message: message})
 			if h.interrupting {
 				inst.interruptActivity(tv, h.node)
-				return false
+				return true, false
 			}
 			inst.spawn(h.node, nil, true, tv.scope)
-			return true
+			return true, true
 		}
 	}
 	for sc := tv.scope; sc != nil; sc = sc.parent {
@@ -494,10 +551,10 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 			if h.interrupting {
 				inst.interruptScope(sc)
 				inst.startEventSubprocess(sc, h, nil)
-				return false
+				return true, false
 			}
 			inst.startEventSubprocess(sc, h, nil)
-			return true
+			return true, true
 		}
 		if !boundaries {
 			continue
@@ -508,18 +565,13 @@ func (inst *Instance) raise(tv *tokenView, n *model.Node, kind model.EventKind, 
 			inst.record(Event{Type: caughtType(kind), ElementID: h.node.ID, Name: code, Message: message})
 			if h.interrupting {
 				inst.interruptActivity(owner, h.node)
-				return false
+				return true, false
 			}
 			inst.spawn(h.node, nil, true, owner.scope)
-			return true
+			return true, true
 		}
 	}
-	if kind == model.EventEscalation {
-		return true // an escalation nobody catches is not a failure
-	}
-	tv.wait = WaitIncident
-	inst.openIncident(tv, n, 0, fmt.Sprintf("unhandled BPMN error %q thrown at %s: %s", code, n.ID, message))
-	return false
+	return false, false
 }
 
 func caughtType(k model.EventKind) EventType {
@@ -553,7 +605,7 @@ func (inst *Instance) raiseAt(tv *tokenView, n *model.Node) {
 	inst.park(tv, WaitEvent)
 	r := inst.plan.nodes[n.Index].raise
 	inst.record(Event{Type: thrownType(r.kind), ElementID: n.ID, TokenID: tv.id, Name: r.code})
-	if inst.raise(tv, n, r.kind, r.code, "", false) && !tv.doomed {
+	if inst.raise(tv, n, r.kind, r.code, "", false, nil) && !tv.doomed {
 		inst.deliver(tv, delivery{kind: resume})
 	}
 }

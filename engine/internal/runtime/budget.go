@@ -102,8 +102,9 @@ func (inst *Instance) holdInstance(budget string, got, limit int, what, option s
 	if inst.incidents == nil {
 		inst.incidents = make(map[int64]*incidentState)
 	}
-	inst.incidents[key] = &incidentState{incident: Incident{Key: key, InstanceKey: inst.key, ElementID: n.ID, Message: msg}}
-	inst.eng.setIncident(key, inst)
+	inc := Incident{Key: key, InstanceKey: inst.key, ElementID: n.ID, Message: msg}
+	inst.incidents[key] = &incidentState{incident: inc}
+	inst.eng.indexIncident(inst, inc)
 	inst.heldBy = key
 	inst.hold.Store(true)
 	inst.record(Event{Type: IncidentCreated, ElementID: n.ID, ElementType: n.Kind.String(), IncidentKey: key, Message: msg})

@@ -11,6 +11,9 @@ import (
 // call activity plus the activity's input mappings; when it completes, its
 // variables come back through the output mappings, or all of them without
 // mappings. Cancelling or interrupting the call activity cancels the child.
+// An error or escalation the child does not catch goes on to the call
+// activity's boundary events and the parent's scopes, and so up the call
+// tree (raiseToCaller).
 // The parent and the child are separate instances with separate loops; they
 // talk only through each other's non-blocking mailbox.
 
@@ -112,4 +115,80 @@ func (inst *Instance) cancelChild(tv *tokenView) {
 	}
 	tv.child.post(message{kind: evCancel})
 	tv.child = nil
+}
+
+// raised is an error or escalation on its way up the call tree: what was
+// raised, and the token that raised it (in the instance origin), which
+// waits for the answer.
+type raised struct {
+	kind          model.EventKind
+	code, message string
+	// vars are the variables the thrower gave (a job's error variables),
+	// set where the event is caught.
+	vars   map[string]any
+	origin *Instance
+	token  int
+	// caught is set on an answer when a non-interrupting handler took it.
+	caught bool
+}
+
+// raiseToCaller hands an error or escalation that no handler in this
+// called instance catches to the calling instance, whose call activity's
+// boundary events and enclosing scopes are next in line (Zeebe and
+// BPMN 2.0 §10.4.3: a throw propagates to the parent of its call
+// activity). tv waits for the answer, so that what it does next does not
+// depend on how fast the caller is: it goes on when a non-interrupting
+// handler took the event or nobody caught an escalation, holds an
+// incident when nobody caught an error, and is withdrawn with its
+// instance when an interrupting handler up the tree ended the call.
+func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, msg string, vars map[string]any) {
+	tv.raising = true
+	if tv.wait == WaitJob {
+		tv.wait = WaitEvent // its job is over: it waits for the call tree
+	}
+	inst.postRaise(kind, code, msg, vars, tv.id)
+}
+
+// postRaise hands an error or escalation raised by token (0: by no token,
+// which waits for no answer), with the variables the thrower gave, to the
+// calling instance.
+func (inst *Instance) postRaise(kind model.EventKind, code, msg string, vars map[string]any, token int) {
+	r := &raised{kind: kind, code: code, message: msg, vars: cloneVars(vars), origin: inst, token: token}
+	inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
+}
+
+// raisedInTree applies a message about an error or escalation travelling
+// the call tree: one a child raised (try this instance's handlers for its
+// call activity, then pass it up or answer it) or the answer to one this
+// instance raised.
+func (inst *Instance) raisedInTree(m message) {
+	r := m.more.raised
+	tv := inst.tokens[m.token]
+	if m.kind == evAnswered {
+		if tv == nil || !tv.raising || !tv.parked || tv.closed || tv.doomed {
+			return // withdrawn meanwhile
+		}
+		tv.raising = false
+		if r.caught || inst.unhandled(tv, tv.node, r.kind, r.code, r.message) {
+			inst.deliver(tv, delivery{kind: resume})
+		}
+		return
+	}
+	if tv == nil || tv.child != m.more.child || !tv.parked || tv.closed || tv.doomed {
+		return // the call activity ended meanwhile: its child is cancelled with it
+	}
+	caught, goesOn := inst.catch(tv, tv.node, r.kind, r.code, r.message, true, r.vars)
+	switch {
+	case caught && goesOn:
+		answer := *r
+		answer.caught = true
+		r.origin.post(message{kind: evAnswered, token: r.token, more: &messageMore{raised: &answer}})
+	case caught:
+		// An interrupting handler withdrew the call activity, and so
+		// cancelled the child, the thrower's instance or its ancestor.
+	case inst.parent != nil:
+		inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
+	default:
+		r.origin.post(message{kind: evAnswered, token: r.token, more: &messageMore{raised: r}})
+	}
 }

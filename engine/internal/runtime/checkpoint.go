@@ -16,7 +16,7 @@ import (
 
 // ErrNotSettled is returned by Checkpoint when something still moved after
 // the engine settled: input given while the checkpoint was taken.
-var ErrNotSettled = errors.New("flowtrack: engine is not settled")
+var ErrNotSettled = errors.New("engine is not settled")
 
 // deployment is the source of one successful deployment, kept for
 // checkpoints: a restore deploys it again.
@@ -37,7 +37,9 @@ func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
 // Checkpoint settles the engine and returns its state document. It must
 // not run concurrently with calls that give the engine input: a state is
 // written as of one settled moment.
-func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) { return e.checkpoint(ctx, nil) }
+func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) {
+	return e.checkpoint(ctx, nil, nil, nil)
+}
 
 // CheckpointInstance settles the engine and returns the state document of
 // one live instance: the deployments, the clock, the instance and the
@@ -46,10 +48,119 @@ func (e *Engine) Checkpoint(ctx context.Context) (*Document, error) { return e.c
 // timer start events and finished instances are left out, so restoring
 // the document makes an engine that holds only that tree.
 func (e *Engine) CheckpointInstance(ctx context.Context, key int64) (*Document, error) {
-	return e.checkpoint(ctx, &key)
+	return e.checkpoint(ctx, &key, nil, nil)
 }
 
-func (e *Engine) checkpoint(ctx context.Context, only *int64) (*Document, error) {
+// Dirty is what changed since the last CheckpointDirty.
+type Dirty struct {
+	// Doc is the engine-level state (clock, key counter, deployments,
+	// message buffer, timer start events), with in Live the live
+	// instances changed, and in Finished those that have finished and
+	// are still findable, oldest first.
+	Doc *Document
+	// Ended lists the keys of the instances changed that are no longer
+	// live; Evicted those of finished instances no longer findable.
+	Ended, Evicted []int64
+	// taken are the instances taken off the dirty list.
+	taken []*Instance
+}
+
+// CheckpointDirty settles the engine and returns what a store writes
+// after a batch of commands: what changed since the last call. A live
+// instance's History holds only its records from stored(key) on, the
+// ones a store that holds the first stored(key) lacks. A caller that
+// fails to store the result gives it back with Redirty.
+func (e *Engine) CheckpointDirty(ctx context.Context, stored func(key int64) int) (*Dirty, error) {
+	d := &Dirty{}
+	var finished []InstDoc
+	doc, err := e.checkpoint(ctx, nil, stored, func() []*Instance {
+		e.dirtyMu.Lock()
+		d.taken = e.dirty
+		e.dirty = nil
+		for _, inst := range d.taken {
+			inst.dirty.Store(false) // before its document: a later change lists it again
+		}
+		e.dirtyMu.Unlock()
+		sort.Slice(d.taken, func(i, j int) bool { return d.taken[i].key < d.taken[j].key })
+		var live []*Instance
+		ended := map[int64]bool{}
+		e.mu.Lock()
+		for _, inst := range d.taken {
+			if e.live[inst.key] == inst {
+				live = append(live, inst)
+			} else {
+				d.Ended = append(d.Ended, inst.key)
+				ended[inst.key] = true
+			}
+		}
+		d.Evicted, e.evicted = e.evicted, nil
+		var retained []*Instance
+		for i := range e.finished {
+			if inst := e.finished[(e.finNext+i)%len(e.finished)]; inst != nil && ended[inst.key] {
+				retained = append(retained, inst)
+			}
+		}
+		e.mu.Unlock()
+		for _, inst := range retained {
+			finished = append(finished, inst.finishedDoc())
+		}
+		return live
+	})
+	if err == nil {
+		// An instance that moved while the documents were taken (a timer
+		// on the real clock) may have changed another one already
+		// written, as a called instance ending changes its caller: the
+		// documents would not be one settled moment.
+		e.dirtyMu.Lock()
+		if len(e.dirty) > 0 {
+			err = fmt.Errorf("checkpoint: %d instances moved meanwhile: %w", len(e.dirty), ErrNotSettled)
+		}
+		e.dirtyMu.Unlock()
+	}
+	if err != nil {
+		e.Redirty(d)
+		return nil, err
+	}
+	doc.Finished = finished
+	d.Doc = doc
+	return d, nil
+}
+
+// Redirty gives back what CheckpointDirty returned, for the next call to
+// return again.
+func (e *Engine) Redirty(d *Dirty) {
+	for _, inst := range d.taken {
+		inst.markDirty()
+	}
+	if len(d.Evicted) > 0 {
+		e.mu.Lock()
+		e.evicted = append(d.Evicted, e.evicted...)
+		e.mu.Unlock()
+	}
+}
+
+// MarkAllDirty lists every instance, live or still findable finished, as
+// changed, for a store that holds none of them yet.
+func (e *Engine) MarkAllDirty() {
+	e.mu.Lock()
+	all := make([]*Instance, 0, len(e.live)+len(e.byKey))
+	for _, inst := range e.live {
+		all = append(all, inst)
+	}
+	for _, inst := range e.byKey {
+		all = append(all, inst)
+	}
+	e.mu.Unlock()
+	for _, inst := range all {
+		inst.markDirty()
+	}
+}
+
+// checkpoint writes the engine's state: with only, the call tree of that
+// instance; with pick, the live instances it returns, called once the
+// engine has settled, their history from the record from(key) returns;
+// else every live instance and the finished ones.
+func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) int, pick func() []*Instance) (*Document, error) {
 	if err := e.Settle(ctx); err != nil {
 		return nil, err
 	}
@@ -95,16 +206,41 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64) (*Document, error)
 		doc.LastKey = e.keys.Load()
 		return doc, nil
 	}
-	live, err := e.instanceDocs(ctx, e.Instances(), indexes)
+	var insts []*Instance
+	if pick != nil {
+		insts = pick()
+	} else {
+		insts = e.Instances()
+	}
+	live, err := e.instanceDocs(ctx, insts, indexes, from)
 	if err != nil {
 		return nil, err
 	}
 	doc.Live = live
 	for _, inst := range finished {
+		if pick != nil {
+			break // a store keeps live instances only
+		}
 		doc.Finished = append(doc.Finished, inst.finishedDoc())
 	}
 
-	hub := e.hub.State()
+	var hub eventhub.State
+	if pick != nil {
+		// Only the subscriptions written matter: looking them up costs
+		// what the commands changed, not what the engine holds.
+		var ids []int64
+		for id := range timerStarts {
+			ids = append(ids, id)
+		}
+		for i := range doc.Live {
+			for _, sd := range doc.Live[i].Subs {
+				ids = append(ids, sd.ID)
+			}
+		}
+		hub = e.hub.StateOf(ids)
+	} else {
+		hub = e.hub.State()
+	}
 	doc.Hub.LastSubscription = hub.LastID
 	for _, m := range hub.Messages {
 		doc.Hub.Messages = append(doc.Hub.Messages, MessageDoc{Name: m.Name, CorrelationKey: m.Key, MessageID: m.ID,
@@ -151,7 +287,7 @@ func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*pla
 	}
 	var out []InstDoc
 	for queue := []*Instance{inst}; len(queue) > 0; queue = queue[1:] {
-		docs, err := e.instanceDocs(ctx, queue[:1], indexes)
+		docs, err := e.instanceDocs(ctx, queue[:1], indexes, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -177,7 +313,7 @@ func (e *Engine) treeDocs(ctx context.Context, key int64, indexes map[*Plan]*pla
 // theirs side by side, a few at a time per processor, so a checkpoint of
 // many instances takes their work divided by the processors, not the sum
 // of their round trips.
-func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes map[*Plan]*planIndex) ([]InstDoc, error) {
+func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes map[*Plan]*planIndex, from func(int64) int) ([]InstDoc, error) {
 	if len(insts) == 0 {
 		return nil, nil // written as null, like every absent list
 	}
@@ -191,13 +327,16 @@ func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes ma
 			defer wg.Done()
 			for i := range next {
 				inst := insts[i]
-				if d, ok, err := inst.dryDoc(); ok {
+				cmd := &command{op: cmdCheckpoint, index: indexes[inst.plan]}
+				if from != nil {
+					cmd.from = from(inst.key)
+				}
+				if d, ok, err := inst.dryDoc(cmd.from); ok {
 					// Dehydrated: its document is the one its loop wrote,
 					// and nothing has changed it since; it stays dry.
 					docs[i], errs[i] = d, err
 					continue
 				}
-				cmd := &command{op: cmdCheckpoint, index: indexes[inst.plan]}
 				switch err := inst.call(ctx, cmd); {
 				case errors.Is(err, ErrInstanceEnded):
 					errs[i] = fmt.Errorf("checkpoint: instance %d ended meanwhile: %w", inst.key, ErrNotSettled)
@@ -287,15 +426,18 @@ var (
 	waitPointNames = map[waitPoint]string{
 		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
-		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing",
+		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
 	}
 	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
 		evInnerDone: "innerDone"}
 )
 
-// checkpoint writes the instance's state; the loop calls it, with no
-// track running.
-func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
+// checkpoint writes the instance's state, its history from the record at
+// index from; the loop calls it, with no track running.
+func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
+	if from < 0 || from > len(inst.history) {
+		return nil, fmt.Errorf("checkpoint: instance %d: history from record %d of %d", inst.key, from, len(inst.history))
+	}
 	if inst.stopping.Load() || inst.moving() || len(inst.inputs) > 0 || inst.running != nil || len(inst.reports) > 0 {
 		return nil, fmt.Errorf("checkpoint: instance %d is moving: %w", inst.key, ErrNotSettled)
 	}
@@ -376,9 +518,17 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 			sd.Element = s.node.ID
 		}
 		sd.Inner, sd.Index = s.inner, s.index
+		sd.Compensable, sd.Revived = compDocs(s.records()), s.revived
 		if b := s.multi; b != nil {
 			sd.Multi = &MultiDoc{Items: append([]any(nil), b.items...), Count: b.count, Started: b.started,
-				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met}
+				Active: b.active, Completed: b.completed, Results: append([]any(nil), b.results...), Met: b.met,
+				ThrownOne: b.thrownOne}
+		}
+		if a := s.adhoc; a != nil {
+			sd.AdHoc = &AdHocDoc{Met: a.met}
+			for _, n := range a.pending {
+				sd.AdHoc.Pending = append(sd.AdHoc.Pending, n.ID)
+			}
 		}
 		if s.parent != nil {
 			sd.Parent = s.parent.id
@@ -394,7 +544,8 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 		is := inst.incidents[key]
 		d.Incidents = append(d.Incidents, IncidentDoc{Incident: is.incident, Token: is.token, Reported: is.reported, Held: append([]int(nil), is.held...)})
 	}
-	d.History = inst.historyDoc()
+	d.Compensations = inst.runDocs()
+	d.History = inst.historyDoc(from)
 	return d, nil
 }
 
@@ -404,7 +555,7 @@ func (inst *Instance) checkpoint(x *planIndex) (*InstDoc, error) {
 func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	td := TokenDoc{ID: tv.id, Scope: tv.scope.id, Wait: tv.wait, Job: tv.jobKey, Incident: tv.incident,
 		Subs: append([]int64(nil), tv.subs...), Boundary: append([]int64(nil), tv.boundary...), Locals: cloneVars(tv.locals),
-		AtJoin: tv.atJoin}
+		AtJoin: tv.atJoin, Raising: tv.raising}
 	if tv.node != nil {
 		td.Element = tv.node.ID
 	}
@@ -414,6 +565,7 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	if tv.child != nil {
 		td.Child = tv.child.key
 	}
+	td.Left = inst.leftDoc(tv)
 	var t track
 	switch {
 	case tv.track != nil:
@@ -451,11 +603,11 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	return td, nil
 }
 
-// historyDoc writes the instance's records.
-func (inst *Instance) historyDoc() []RecordDoc {
-	out := make([]RecordDoc, len(inst.history))
-	for i := range inst.history {
-		r := &inst.history[i]
+// historyDoc writes the instance's records from the one at index from.
+func (inst *Instance) historyDoc(from int) []RecordDoc {
+	out := make([]RecordDoc, len(inst.history)-from)
+	for i := range out {
+		r := &inst.history[from+i]
 		rd := RecordDoc{At: time.Unix(0, r.at).UTC(), Type: eventTypes[r.typ], Token: int(r.token)}
 		if n := r.element(inst.plan.Process); n != nil {
 			rd.Element = n.ID
@@ -481,6 +633,6 @@ func (inst *Instance) finishedDoc() InstDoc {
 	return InstDoc{
 		Key: inst.key, ProcessKey: inst.plan.Key, Process: inst.plan.Process.ID, State: inst.State(), Message: inst.finalMsg,
 		Scopes:  []ScopeDoc{{ID: 0, Parent: -1, Variables: cloneVars(inst.root.vars), Live: inst.root.live}},
-		History: inst.historyDoc(),
+		History: inst.historyDoc(0),
 	}
 }

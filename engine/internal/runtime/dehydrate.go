@@ -209,7 +209,7 @@ func (inst *Instance) dehydrate() error {
 			tv.track = &t
 		}
 	}
-	doc, err := inst.checkpoint(inst.plan.names())
+	doc, err := inst.checkpoint(inst.plan.names(), 0)
 	if err != nil {
 		return err
 	}
@@ -273,7 +273,7 @@ func (inst *Instance) rehydrate() {
 			}
 		}
 		for key, owner := range e.incidents {
-			if owner == inst {
+			if owner.inst == inst {
 				delete(e.incidents, key)
 			}
 		}
@@ -329,8 +329,9 @@ func (inst *Instance) load(dry *dryState) (*scope, error) {
 }
 
 // dryDoc returns the state document of the instance if it is dry, as a
-// checkpoint writes it, without waking it; ok is false if it is awake.
-func (inst *Instance) dryDoc() (d InstDoc, ok bool, err error) {
+// checkpoint writes it (its history from the record at index from),
+// without waking it; ok is false if it is awake.
+func (inst *Instance) dryDoc(from int) (d InstDoc, ok bool, err error) {
 	inst.mailMu.Lock()
 	dry := inst.dry
 	inst.mailMu.Unlock()
@@ -338,9 +339,13 @@ func (inst *Instance) dryDoc() (d InstDoc, ok bool, err error) {
 		return d, false, nil
 	}
 	if d, err = dry.document(); err != nil {
-		err = fmt.Errorf("checkpoint: instance %d: reading its dehydrated state: %w", inst.key, err)
+		return d, true, fmt.Errorf("checkpoint: instance %d: reading its dehydrated state: %w", inst.key, err)
 	}
-	return d, true, err
+	if from < 0 || from > len(d.History) {
+		return d, true, fmt.Errorf("checkpoint: instance %d: history from record %d of %d", inst.key, from, len(d.History))
+	}
+	d.History = d.History[from:]
+	return d, true, nil
 }
 
 // document returns the instance's state document.

@@ -115,7 +115,9 @@ type InstDoc struct {
 	Jobs      []JobDoc      `json:"jobs,omitempty"`
 	Incidents []IncidentDoc `json:"incidents,omitempty"`
 	Subs      []SubDoc      `json:"subscriptions,omitempty"`
-	History   []RecordDoc   `json:"history"`
+	// Compensations are the compensations in progress.
+	Compensations []CompRunDoc `json:"compensations,omitempty"`
+	History       []RecordDoc  `json:"history"`
 }
 
 // ScopeDoc is one scope: the process (id 0) or a sub-process or event
@@ -137,6 +139,50 @@ type ScopeDoc struct {
 	Multi *MultiDoc `json:"multi,omitempty"`
 	Inner bool      `json:"inner,omitempty"`
 	Index int       `json:"index,omitempty"`
+	// Compensable are the activity instances that completed in the scope
+	// and can be compensated, in order of completion; Revived marks a
+	// scope revived to compensate what completed in it.
+	Compensable []CompDoc `json:"compensable,omitempty"`
+	Revived     bool      `json:"revived,omitempty"`
+	// AdHoc is set on the scope of an ad-hoc sub-process.
+	AdHoc *AdHocDoc `json:"adHoc,omitempty"`
+}
+
+// AdHocDoc is the state of a running ad-hoc sub-process.
+type AdHocDoc struct {
+	// Pending are the ids of the inner elements a sequential one has still
+	// to activate, in order.
+	Pending []string `json:"pending,omitempty"`
+	// Met is set once the completion condition held.
+	Met bool `json:"met,omitempty"`
+}
+
+// CompDoc is one completed activity instance that can be compensated:
+// its activity, the variables its handler or content runs with, and,
+// with Content, the records of what completed inside it.
+type CompDoc struct {
+	Element   string         `json:"element,omitempty"`
+	Variables map[string]any `json:"variables,omitempty"`
+	Content   bool           `json:"content,omitempty"`
+	EventSub  bool           `json:"eventSub,omitempty"`
+	Inner     []CompDoc      `json:"inner,omitempty"`
+}
+
+// CompRunDoc is one compensation in progress: in which scope, the
+// records still to run, what runs now (a handler's token, or the run of
+// a record's content), the run it is part of, and who waits for it.
+type CompRunDoc struct {
+	ID       int       `json:"id"`
+	Scope    int       `json:"scope"`
+	Pending  []CompDoc `json:"pending,omitempty"`
+	Handler  int       `json:"handler,omitempty"`
+	Child    int       `json:"child,omitempty"`
+	Parent   int       `json:"parent,omitempty"`
+	Revived  bool      `json:"revived,omitempty"`
+	EventSub bool      `json:"eventSub,omitempty"`
+	Token    int       `json:"token,omitempty"`
+	Owner    int       `json:"owner,omitempty"`
+	Cancel   string    `json:"cancel,omitempty"`
 }
 
 // MultiDoc is the state of a running multi-instance body.
@@ -146,8 +192,9 @@ type MultiDoc struct {
 	Started   int   `json:"started"`
 	Active    int   `json:"active"`
 	Completed int   `json:"completed"`
-	Results   []any `json:"results,omitempty"` // by instance index, with an output collection
-	Met       bool  `json:"met,omitempty"`     // the completion condition has held
+	Results   []any `json:"results,omitempty"`   // by instance index, with an output collection
+	Met       bool  `json:"met,omitempty"`       // the completion condition has held
+	ThrownOne bool  `json:"thrownOne,omitempty"` // behavior One has thrown its event
 }
 
 // TokenDoc is one token: the loop's view of it and its track's
@@ -163,9 +210,16 @@ type TokenDoc struct {
 	Boundary []int64        `json:"boundary,omitempty"`
 	Locals   map[string]any `json:"locals,omitempty"`
 	AtJoin   bool           `json:"atJoin,omitempty"`
-	Inner    int            `json:"inner,omitempty"`
-	Child    int64          `json:"child,omitempty"`
-	Track    TrackDoc       `json:"track"`
+	// Raising is set while the token waits for its callers to deal with
+	// an error or escalation it raised (call.go).
+	Raising bool  `json:"raising,omitempty"`
+	Inner   int   `json:"inner,omitempty"`
+	Child   int64 `json:"child,omitempty"`
+	// Left is what the sub-process or multi-instance body the token is
+	// leaving left to compensate, until its completion is recorded (a
+	// loop condition's incident can hold it there).
+	Left  *CompDoc `json:"left,omitempty"`
+	Track TrackDoc `json:"track"`
 }
 
 // TrackDoc is a parked track's continuation.

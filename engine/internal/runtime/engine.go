@@ -17,15 +17,15 @@ import (
 // Sentinel errors. The public engine package re-exports them, so callers
 // test them with errors.Is against engine.ErrX.
 var (
-	ErrUnknownProcess  = errors.New("flowtrack: unknown process")
-	ErrNoNoneStart     = errors.New("flowtrack: process has no none start event")
-	ErrUnknownJob      = errors.New("flowtrack: unknown job")
-	ErrUnknownInstance = errors.New("flowtrack: unknown instance")
-	ErrUnknownIncident = errors.New("flowtrack: unknown incident")
-	ErrInstanceEnded   = errors.New("flowtrack: instance has ended")
-	ErrClosed          = errors.New("flowtrack: engine is closed")
-	ErrNotVirtual      = errors.New("flowtrack: clock is not virtual")
-	ErrBadVariables    = errors.New("flowtrack: variables are not JSON-compatible")
+	ErrUnknownProcess  = errors.New("unknown process")
+	ErrNoNoneStart     = errors.New("process has no none start event")
+	ErrUnknownJob      = errors.New("unknown job")
+	ErrUnknownInstance = errors.New("unknown instance")
+	ErrUnknownIncident = errors.New("unknown incident")
+	ErrInstanceEnded   = errors.New("instance has ended")
+	ErrClosed          = errors.New("engine is closed")
+	ErrNotVirtual      = errors.New("clock is not virtual")
+	ErrBadVariables    = errors.New("variables are not JSON-compatible")
 )
 
 // Options configure a runtime Engine. The public engine package fills them
@@ -34,6 +34,9 @@ type Options struct {
 	Clock clock.Clock
 	// Strict rejects job tasks that name no job type at deploy.
 	Strict bool
+	// Durable keeps, for a store, the keys of the finished instances no
+	// longer findable (CheckpointDirty).
+	Durable bool
 	// RetainFinished is how many finished instances stay findable by key.
 	// Zero means DefaultRetainFinished; negative keeps none.
 	RetainFinished int
@@ -57,6 +60,10 @@ type Options struct {
 	// ObserverBacklog is how many records an observer may have waiting
 	// before it is dropped. Zero means DefaultObserverBacklog.
 	ObserverBacklog int
+	// OnError receives the errors no caller is there to get: an
+	// observer's panic, as an *ObserverPanicError. Nil means
+	// LogError.
+	OnError func(error)
 	// Resumption says who runs tokens: a goroutine per token or the
 	// instance loop itself (track.go). Zero means DefaultResumption.
 	Resumption Resumption
@@ -99,16 +106,23 @@ type Engine struct {
 	keys  atomic.Int64
 	busy  *quiescence
 
-	mu        sync.Mutex
-	closed    bool
-	plans     map[string][]*Plan // by process id, oldest version first
-	live      map[int64]*Instance
+	mu     sync.Mutex
+	closed bool
+	plans  map[string][]*Plan // by process id, oldest version first
+	live   map[int64]*Instance
+	// dirty lists the instances changed since the last CheckpointDirty
+	// (Instance.dirty), live or finished since.
+	dirtyMu sync.Mutex
+	dirty   []*Instance
+	// evicted are the finished instances dropped from the ring since the
+	// last CheckpointDirty (with Options.Durable); guarded by mu.
+	evicted   []int64
 	finished  []*Instance // ring of recently finished instances
 	finNext   int
 	byKey     map[int64]*Instance // finished instances still in the ring
 	jobs      map[int64]*Instance // activatable jobs → owning instance
 	jobRecs   map[int64]*Job
-	incidents map[int64]*Instance
+	incidents map[int64]incidentEntry
 
 	subs atomic.Pointer[[]*subscriber]
 
@@ -186,6 +200,9 @@ func NewEngine(opts Options) *Engine {
 	if opts.ObserverBacklog <= 0 {
 		opts.ObserverBacklog = DefaultObserverBacklog
 	}
+	if opts.OnError == nil {
+		opts.OnError = LogError
+	}
 	e := &Engine{
 		opts:      opts,
 		clock:     opts.Clock,
@@ -195,7 +212,7 @@ func NewEngine(opts Options) *Engine {
 		byKey:     make(map[int64]*Instance),
 		jobs:      make(map[int64]*Instance),
 		jobRecs:   make(map[int64]*Job),
-		incidents: make(map[int64]*Instance),
+		incidents: make(map[int64]incidentEntry),
 	}
 	if opts.RetainFinished > 0 {
 		e.finished = make([]*Instance, opts.RetainFinished)
@@ -275,10 +292,9 @@ func (e *Engine) registerStarts(plan *Plan) {
 		e.hub.Unsubscribe(sub)
 	}
 	delete(e.timerStarts, id)
-	for _, n := range plan.Process.StartEvents() {
-		if len(n.Events) != 1 {
-			continue
-		}
+	for _, n := range plan.Process.Top {
+		// Event start events, instantiating receive tasks and the arms of
+		// an instantiating event-based gateway (instantiate.go).
 		c := plan.nodes[n.Index].startCatch
 		if c == nil {
 			continue // Compile reports a start trigger it cannot compile
@@ -369,6 +385,7 @@ func (e *Engine) launch(inst *Instance, t startTarget, trigger *Event) (*Instanc
 	}
 	e.live[inst.key] = inst
 	e.mu.Unlock()
+	inst.markDirty()
 	e.busy.add(1) // the first token
 	if inst.direct {
 		inst.startAt, inst.trigger = t.node, trigger
@@ -499,7 +516,7 @@ const MaxFiringsPerAdvance = 100_000
 
 // ErrTooManyFirings is returned by AdvanceTo when more timers fell due in
 // the span than MaxFiringsPerAdvance.
-var ErrTooManyFirings = errors.New("flowtrack: too many timer firings in one advance")
+var ErrTooManyFirings = errors.New("too many timer firings in one advance")
 
 // AdvanceTo moves a virtual clock to t, firing due timers one due time at a
 // time, in order, and settling after each, so that a timer started by an
@@ -578,6 +595,9 @@ func (e *Engine) finish(inst *Instance) {
 	}
 	if old := e.finished[e.finNext]; old != nil {
 		delete(e.byKey, old.key)
+		if e.opts.Durable {
+			e.evicted = append(e.evicted, old.key)
+		}
 	}
 	e.finished[e.finNext] = inst
 	e.byKey[inst.key] = inst
@@ -695,11 +715,15 @@ func jobCall(key int64, err error) error {
 }
 
 // Incidents returns the open incidents of live instances, ordered by key.
+// It reads the engine's incident index, so it costs no round trip to any
+// instance loop.
 func (e *Engine) Incidents() []Incident {
-	var out []Incident
-	for _, inst := range e.Instances() {
-		out = append(out, inst.Incidents()...)
+	e.mu.Lock()
+	out := make([]Incident, 0, len(e.incidents))
+	for _, ie := range e.incidents {
+		out = append(out, ie.incident)
 	}
+	e.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out
 }
@@ -709,7 +733,7 @@ func (e *Engine) Incidents() []Incident {
 // re-executes its element.
 func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	e.mu.Lock()
-	inst, closed := e.incidents[key], e.closed
+	inst, closed := e.incidents[key].inst, e.closed
 	e.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -720,13 +744,25 @@ func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 	return inst.call(ctx, &command{op: cmdResolveIncident, key: key})
 }
 
-func (e *Engine) setIncident(key int64, inst *Instance) {
+// incidentEntry is the engine's index entry of an open incident: the
+// instance whose loop owns it and a copy of the record (an Incident never
+// changes once opened).
+type incidentEntry struct {
+	inst     *Instance
+	incident Incident
+}
+
+// indexIncident adds an incident the loop of inst opened to the index.
+func (e *Engine) indexIncident(inst *Instance, inc Incident) {
 	e.mu.Lock()
-	if inst == nil {
-		delete(e.incidents, key)
-	} else {
-		e.incidents[key] = inst
-	}
+	e.incidents[inc.Key] = incidentEntry{inst: inst, incident: inc}
+	e.mu.Unlock()
+}
+
+// unindexIncident removes a resolved or discarded incident from the index.
+func (e *Engine) unindexIncident(key int64) {
+	e.mu.Lock()
+	delete(e.incidents, key)
 	e.mu.Unlock()
 }
 

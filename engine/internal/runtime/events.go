@@ -278,6 +278,10 @@ func (inst *Instance) fired(m message) {
 		return
 	}
 	arm := ref.spec.arm
+	if arm.ParallelMultiple && tv.node == arm && len(tv.subs) > 1 {
+		inst.firedOneOfAll(tv, arm, d)
+		return
+	}
 	inst.unsubscribeAll(tv)
 	inst.closeBoundaries(tv)
 	inst.recordTrigger(arm, tv.id, d)
@@ -297,6 +301,33 @@ func (inst *Instance) fired(m message) {
 		inst.enter(tv, flowBetween(gate, arm))
 	}
 	inst.deliver(tv, delivery{kind: resume, arm: arm})
+}
+
+// firedOneOfAll applies delivery d to tv waiting at parallel multiple
+// catch event n (parallelMultiple="true": it waits for every one of its
+// triggers) while other triggers are still to come: the trigger is
+// recorded, its subscription closed and its outputs applied, and the
+// token waits on. The subscriptions still open are what it waits for, so
+// a checkpoint needs nothing more. A failing output mapping holds the
+// token with an incident; resolving it subscribes to every trigger again.
+func (inst *Instance) firedOneOfAll(tv *tokenView, n *model.Node, d *eventhub.Delivery) {
+	inst.dropSub(d.Sub)
+	for i, id := range tv.subs {
+		if id == d.Sub {
+			tv.subs = append(tv.subs[:i:i], tv.subs[i+1:]...)
+			break
+		}
+	}
+	inst.recordTrigger(n, tv.id, d)
+	update, err := inst.outputs(tv, n, d.Variables)
+	if err != nil {
+		inst.unsubscribeAll(tv)
+		inst.closeBoundaries(tv)
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, err.Error())
+		return
+	}
+	tv.scope.set(update)
 }
 
 func flowBetween(from, to *model.Node) *model.Flow {
@@ -319,6 +350,10 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 		return
 	} else if len(update) > 0 {
 		tv.scope.set(update)
+	}
+	if np.comp.throws() {
+		inst.throwCompensation(tv, n)
+		return
 	}
 	c := np.throw
 	if c == nil {

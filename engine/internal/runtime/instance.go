@@ -83,6 +83,11 @@ type Instance struct {
 	// idleSince is when the loop was last idle (wall clock, Unix ns), for
 	// dehydration after an idle time.
 	idleSince atomic.Int64
+	// dirty is set, and the instance listed in Engine.dirty, when an
+	// intake message may change its state (every one but a read-only
+	// command); CheckpointDirty clears it. A store writes only the
+	// instances listed.
+	dirty atomic.Bool
 }
 
 // loopState is the part of an instance's loop state that goes when the
@@ -127,10 +132,25 @@ type loopState struct {
 	// dryReqs are the requests to dehydrate, answered at the next idle
 	// point (dehydrate.go).
 	dryReqs []*command
+	// comp is the state of compensations in progress (compensation.go),
+	// nil until the first one.
+	comp *instComp
 	// released counts work finished while handling the current message.
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
+}
+
+// markDirty lists inst among the instances changed since the last
+// CheckpointDirty, once.
+func (inst *Instance) markDirty() {
+	if inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
+		return
+	}
+	e := inst.eng
+	e.dirtyMu.Lock()
+	e.dirty = append(e.dirty, inst)
+	e.dirtyMu.Unlock()
 }
 
 // tokenView is the loop's record of one token: where it is and why it
@@ -168,6 +188,9 @@ type tokenView struct {
 	// it has not entered: a join is entered when it fires, so withdrawing
 	// such a token terminates no element.
 	atJoin bool
+	// raising is set while the token waits for the calling instances to
+	// deal with an error or escalation it raised (raiseToCaller).
+	raising bool
 	// inner is the scope of the sub-process the token waits at.
 	inner *scope
 	// child is the instance the token's call activity waits for.
@@ -470,6 +493,10 @@ func (inst *Instance) begin(start *model.Node, trigger *Event) {
 		inst.record(*trigger)
 	}
 	inst.openEventSubprocesses(inst.root)
+	if start.Kind != model.KindStartEvent {
+		inst.beginAtCatch(start)
+		return
+	}
 	inst.spawn(start, nil, false, inst.root)
 }
 
@@ -536,7 +563,7 @@ func (inst *Instance) end() {
 // more than their history and variables.
 func (inst *Instance) compact() {
 	inst.tokens, inst.joins, inst.jobs, inst.incidents = nil, nil, nil, nil
-	inst.subs, inst.condLast = nil, nil
+	inst.subs, inst.condLast, inst.comp = nil, nil, nil
 	inst.runnable, inst.inputs, inst.reports = nil, nil, nil
 	inst.running, inst.cause = nil, nil
 }
@@ -590,6 +617,22 @@ func (inst *Instance) release() {
 // The caller has already counted nothing for it: spawn counts the new
 // track as running work, except for the first token, counted by Start.
 func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scope) {
+	tv := inst.newToken(n, via, count, sc)
+	if inst.plan.nodes[n.Index].waitsIn(sc) {
+		// A token that starts at a wait state needs no turn: the loop sets
+		// up its wait now, and its track is parked there, where a
+		// delivery, given with the turn, finds it.
+		tv.track = newTrack(inst, tv, n, via)
+		inst.waitIn(tv, n)
+		return
+	}
+	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})
+}
+
+// newToken creates a token at n, reached through via, in scope sc, and
+// records its entry (a join records it when it fires); count says whether
+// it is counted as running work now.
+func (inst *Instance) newToken(n *model.Node, via *model.Flow, count bool, sc *scope) *tokenView {
 	inst.nextToken++
 	id := inst.nextToken
 	tv := &tokenView{id: id, node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
@@ -606,15 +649,7 @@ func (inst *Instance) spawn(n *model.Node, via *model.Flow, count bool, sc *scop
 		inst.recordNode(ElementEntered, n, id)
 	}
 	inst.spend()
-	if inst.plan.nodes[n.Index].waitsIn(sc) {
-		// A token that starts at a wait state needs no turn: the loop sets
-		// up its wait now, and its track is parked there, where a
-		// delivery, given with the turn, finds it.
-		tv.track = newTrack(inst, tv, n, via)
-		inst.waitIn(tv, n)
-		return
-	}
-	inst.ready(wakeup{kind: wakeStart, tv: tv, node: n, via: via})
+	return tv
 }
 
 // finalize records the end, publishes the final state and releases the
@@ -677,7 +712,7 @@ func (inst *Instance) stopAll(final State, why string) {
 	inst.finalMsg = why
 	inst.terminateIn(inst.root, nil)
 	for _, key := range sortedKeys(inst.incidents) { // a budget incident has no token to go with
-		inst.eng.setIncident(key, nil)
+		inst.eng.unindexIncident(key)
 		delete(inst.incidents, key)
 	}
 	inst.closeScopeSubs(inst.root)
@@ -711,6 +746,9 @@ func (inst *Instance) removeToken(tv *tokenView, terminated bool) {
 	inst.released++
 	sc := tv.scope
 	sc.live--
+	if inst.comp != nil {
+		inst.tokenGone(tv, !terminated)
+	}
 	if sc.live == 0 && !sc.done && sc.parent != nil && !inst.stopping.Load() {
 		inst.completeScope(sc)
 	}
@@ -732,7 +770,7 @@ func (inst *Instance) openIncident(tv *tokenView, n *model.Node, jobKey int64, m
 	}
 	inc := Incident{Key: key, InstanceKey: inst.key, ElementID: n.ID, JobKey: jobKey, Message: msg}
 	inst.incidents[key] = &incidentState{incident: inc, token: tv.id}
-	inst.eng.setIncident(key, inst)
+	inst.eng.indexIncident(inst, inc)
 	tv.incident = key
 	inst.record(Event{Type: IncidentCreated, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id,
 		IncidentKey: key, JobKey: jobKey, Message: msg})

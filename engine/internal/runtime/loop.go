@@ -32,6 +32,8 @@ const (
 	evRaise                        // parked at an error or escalation end or throw event
 	evLinked                       // left link throw event node for the link catch event it names
 	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
+	evRaisedUp                     // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
+	evAnswered                     // the call tree has dealt with what this instance raised (posted to the thrower)
 	msgCommand
 )
 
@@ -54,6 +56,9 @@ type messageMore struct {
 	cmd   *command
 	ev    *eventhub.Delivery
 	child *Instance
+	// raised is what a called instance raised, for evRaisedUp and
+	// evAnswered.
+	raised *raised
 }
 
 // cmdOp is the operation of a command.
@@ -69,8 +74,15 @@ const (
 	cmdResolveIncident
 	cmdHistory
 	cmdCheckpoint
+	cmdActivateAdHoc
 	cmdDehydrate
 )
+
+// readOnly reports whether the operation only reads the instance (a
+// dehydration changes how it is kept, not its state).
+func (op cmdOp) readOnly() bool {
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint || op == cmdDehydrate
+}
 
 // command is a request from outside handled by the loop. The loop answers
 // on reply exactly once.
@@ -91,6 +103,9 @@ type command struct {
 
 	index *planIndex // cmdCheckpoint: the plan's names
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
+	from  int        // cmdCheckpoint: the first history record to write
+
+	ids []string // cmdActivateAdHoc: the elements to activate (msg names the ad-hoc sub-process)
 }
 
 // deliveryKind says what a parked track is told.
@@ -116,6 +131,9 @@ type delivery struct {
 // handle applies one intake message. It is the only place instance state
 // changes.
 func (inst *Instance) handle(m message) {
+	if m.kind != msgCommand || !m.more.cmd.op.readOnly() {
+		inst.markDirty()
+	}
 	switch m.kind {
 	case msgCommand:
 		inst.command(m.more.cmd)
@@ -130,6 +148,12 @@ func (inst *Instance) handle(m message) {
 	case evCancel:
 		inst.released++ // counted by post
 		inst.stopAll(Terminated, "cancelled with the instance that called it")
+		return
+	case evRaisedUp, evAnswered:
+		inst.released++ // counted by post
+		if !inst.stopping.Load() {
+			inst.raisedInTree(m)
+		}
 		return
 	case evDeliver:
 		inst.released++ // counted by post
@@ -155,14 +179,18 @@ func (inst *Instance) handle(m message) {
 	switch m.kind {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.flow)
+		inst.adHocChildDone(tv.scope, nil)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.moveTo(tv, m.more.flows[0])
 		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
+		inst.adHocChildDone(tv.scope, nil)
 	case evJob:
 		inst.waitIn(tv, m.node)
 	case evArrive:
@@ -178,6 +206,7 @@ func (inst *Instance) handle(m message) {
 		inst.incidents[key].reported = true
 	case evIteration:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
+		inst.completedActivity(tv, m.node)
 		inst.recordStep(codeEntered, m.node, nil, tv.id)
 	case evRaise:
 		inst.raiseAt(tv, m.node)
@@ -189,7 +218,9 @@ func (inst *Instance) handle(m message) {
 		inst.completing(tv, m.node)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
+		inst.completedActivity(tv, m.node)
 		tv.node = nil
+		inst.adHocChildDone(tv.scope, tv)
 		inst.removeToken(tv, false)
 	case evTerminate:
 		inst.recordNode(ElementLeft, m.node, tv.id)
@@ -332,6 +363,9 @@ func (inst *Instance) arrive(tv *tokenView, n *model.Node, via *model.Flow) {
 		return
 	case np.complex:
 		inst.tryComplex(js)
+		return
+	case n.Kind.IsActivity():
+		inst.tryQuantity(js) // quantity.go
 		return
 	}
 	for _, q := range js.arrived {
@@ -733,7 +767,9 @@ func (inst *Instance) command(c *command) {
 	case cmdHistory:
 		c.history = inst.expandHistory()
 	case cmdCheckpoint:
-		c.doc, err = inst.checkpoint(c.index)
+		c.doc, err = inst.checkpoint(c.index, c.from)
+	case cmdActivateAdHoc:
+		err = inst.activateAdHocCmd(c.msg, c.ids)
 	case cmdDehydrate:
 		// Answered at the next idle point, once dry (atIdle), and counted
 		// as running work until then, so that Settle waits for it.
@@ -825,7 +861,7 @@ func (inst *Instance) throwError(c *command) error {
 	n := inst.plan.Process.Node(js.job.ElementID)
 	inst.record(Event{Type: ErrorThrown, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: tv.id, JobKey: c.key, Name: c.code, Message: c.msg})
 	tv.scope.set(c.vars)
-	inst.raise(tv, n, model.EventError, c.code, c.msg, true)
+	inst.raise(tv, n, model.EventError, c.code, c.msg, true, c.vars)
 	return nil
 }
 
@@ -835,7 +871,7 @@ func (inst *Instance) resolveIncident(key int64) error {
 		return fmt.Errorf("incident %d: %w", key, ErrUnknownIncident)
 	}
 	delete(inst.incidents, key)
-	inst.eng.setIncident(key, nil)
+	inst.eng.unindexIncident(key)
 	if key == inst.heldBy {
 		inst.releaseHeld(is)
 		return nil
@@ -853,6 +889,10 @@ func (inst *Instance) resolveIncident(key int64) error {
 			inst.eng.addJob(inst, js.job)
 			return nil
 		}
+	}
+	if tv.inner != nil && tv.inner.adhoc != nil {
+		inst.adHocResolved(tv, tv.inner) // its completion condition failed
+		return nil
 	}
 	if inst.plan.nodes[tv.node.Index].waitsIn(tv.scope) && !is.reported {
 		// The loop set up this wait, so it sets it up again; the track

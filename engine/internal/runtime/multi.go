@@ -54,6 +54,9 @@ type multiSpec struct {
 	outputCollection string
 	outputElement    *expr.Program
 	outputLocal      string
+	// behavior is what the activity throws as instances complete
+	// (multi_behavior.go).
+	behavior behaviorSpec
 }
 
 // multiBody is the loop's state of one running multi-instance body.
@@ -67,6 +70,8 @@ type multiBody struct {
 	// met is set once the completion condition held: no instance starts
 	// any more, and the body completes when the active ones have gone.
 	met bool
+	// thrownOne is set once behavior One has thrown its event.
+	thrownOne bool
 }
 
 // variableName matches an output element that is just a variable, in
@@ -121,6 +126,9 @@ func compileMulti(np *nodePlan, opts CompileOptions) error {
 	}
 	if m := variableName.FindStringSubmatch(mi.OutputElement.Text); m != nil {
 		ms.outputLocal = m[1]
+	}
+	if ms.behavior, err = compileBehavior(mi, opts); err != nil {
+		return err
 	}
 	np.multi = ms
 	return nil
@@ -285,6 +293,14 @@ func (inst *Instance) completing(tv *tokenView, n *model.Node) {
 			inst.cancelInstances(sc.parent, sc)
 		}
 	}
+	if err := inst.throwBehavior(tv, n, vars); err != nil {
+		fail(err)
+		return
+	}
+	inst.instanceCompleted(tv, sc, n)
+	if tv.doomed {
+		return // what it threw interrupted the activity
+	}
 	inst.deliver(tv, delivery{kind: resume})
 }
 
@@ -335,6 +351,7 @@ func (inst *Instance) completeBody(body *scope) {
 	tv := inst.tokens[body.token]
 	tv.inner = nil
 	inst.closeBoundaries(tv)
+	inst.keepCompensable(tv, body)
 	body.close()
 	if oc := body.multi.spec.outputCollection; oc != "" {
 		tv.scope.set(map[string]any{oc: body.multi.results})
@@ -350,7 +367,9 @@ func (inst *Instance) completeBody(body *scope) {
 // that is an inner instance has its event sub-processes only.
 func (inst *Instance) handlersAt(sc *scope) (starts, boundaries bool) {
 	switch {
-	case sc.inner:
+	case sc.inner, sc.revived:
+		// A revived scope runs a compensation only: what its handlers
+		// throw goes to the scope it was revived in.
 		return false, false
 	case sc.multi != nil:
 		return false, true

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
+	"runtime/debug"
 	"sync"
 )
 
@@ -13,7 +15,42 @@ const DefaultObserverBacklog = 1 << 16
 
 // ErrObserverDropped is returned by the unsubscribe function of an
 // observer the engine dropped because its backlog passed the limit.
-var ErrObserverDropped = errors.New("flowtrack: observer dropped: it fell too far behind")
+var ErrObserverDropped = errors.New("observer dropped: it fell too far behind")
+
+// ObserverPanicError reports an observer that panicked: the record it was
+// handling, what it panicked with, and its goroutine's stack. The
+// observer stays subscribed; only that record is lost to it.
+type ObserverPanicError struct {
+	Event Event
+	Value any
+	Stack []byte
+}
+
+func (e *ObserverPanicError) Error() string {
+	return fmt.Sprintf("observer panicked on record %d (%s) of instance %d: %v", e.Event.Seq, e.Event.Type, e.Event.InstanceKey, e.Value)
+}
+
+// Unwrap returns the panic value if it is an error.
+func (e *ObserverPanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
+// RecoverObserver calls fn with ev; if fn panics it recovers and hands an
+// *ObserverPanicError to report. Every host delivers records through it,
+// so that a panicking observer means the same thing everywhere.
+func RecoverObserver(fn func(Event), ev Event, report func(error)) {
+	defer func() {
+		if r := recover(); r != nil {
+			report(&ObserverPanicError{Event: ev, Value: r, Stack: debug.Stack()})
+		}
+	}()
+	fn(ev)
+}
+
+// LogError is the default error handler: it writes err with the standard
+// logger, as net/http does with a handler's panic.
+func LogError(err error) { log.Printf("flowtrack: %v", err) }
 
 // subscriber delivers records to one observer on its own goroutine, in
 // order and without loss, so a slow observer never blocks an instance loop.
@@ -27,6 +64,7 @@ var ErrObserverDropped = errors.New("flowtrack: observer dropped: it fell too fa
 // never buffers without bound for one.
 type subscriber struct {
 	fn     func(Event)
+	report func(error) // receives the observer's panics
 	busy   *quiescence
 	max    int
 	remove func(*subscriber) // takes it off the engine's list
@@ -42,13 +80,14 @@ type subscriber struct {
 
 // Subscribe registers fn to receive every record of every instance, in each
 // instance's order, on a goroutine of its own. fn must not block forever;
-// it may call back into the engine. If fn panics the panic is recovered and
-// the record is dropped for that observer only. An observer more than the
-// backlog limit behind is dropped (see subscriber). The returned function
-// unsubscribes, waits until fn has returned for the last time, and returns
-// ErrObserverDropped if the engine dropped the observer.
+// it may call back into the engine. If fn panics the panic is recovered,
+// reported to Options.OnError as an *ObserverPanicError, and fn gets the
+// next record as usual. An observer more than the backlog limit behind is
+// dropped (see subscriber). The returned function unsubscribes, waits
+// until fn has returned for the last time, and returns ErrObserverDropped
+// if the engine dropped the observer.
 func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func() error) {
-	s := &subscriber{fn: fn, busy: e.busy, max: e.opts.ObserverBacklog, remove: e.unsubscribe,
+	s := &subscriber{fn: fn, report: e.opts.OnError, busy: e.busy, max: e.opts.ObserverBacklog, remove: e.unsubscribe,
 		wake: make(chan struct{}, 1), done: make(chan struct{})}
 	for {
 		old := e.subs.Load()
@@ -169,10 +208,7 @@ func (s *subscriber) run() {
 	}
 }
 
-func (s *subscriber) deliver(ev *Event) {
-	defer func() { _ = recover() }()
-	s.fn(*ev)
-}
+func (s *subscriber) deliver(ev *Event) { RecoverObserver(s.fn, *ev, s.report) }
 
 // stop lets the observer drain what is queued, then ends its goroutine
 // (done closes when it has).

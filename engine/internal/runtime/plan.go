@@ -111,8 +111,16 @@ type nodePlan struct {
 	loop *loopSpec
 	// multi runs the activity as a multi-instance activity.
 	multi *multiSpec
+	// adhoc is set on an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// startsWaiting marks an activity with a start quantity (a join)
+	// that, once started, waits for what the loop sets up (quantity.go).
+	startsWaiting bool
+	// comp is the node's part in compensation and transactions
+	// (compensation.go); nil for most nodes.
+	comp *compPlan
 }
 
 // loopSpec is a compiled standard loop.
@@ -177,6 +185,7 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 			problem(n.ID, "FT.unsupported", err, "%s", err)
 			continue
 		}
+		np.comp = compileCompensation(p, n)
 		var err error
 		if np.inputs, err = compileMappings(n.Inputs, opts.Expr); err != nil {
 			problem(n.ID, "FT.mapping", err, "input %v", err)
@@ -334,6 +343,11 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if n.AdHoc != nil {
+			if err := compileAdHoc(np, opts); err != nil {
+				problem(n.ID, "FT.expression", err, "%v", err)
+			}
+		}
 		if isThrow(n) {
 			c, err := compileCatch(n, n.Events[0], opts.Expr)
 			if err != nil {
@@ -355,10 +369,18 @@ func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
 				problem(n.ID, "FT.expression", err, "%v", err)
 			}
 		}
+		if err := compileStartQuantity(np); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
+		}
 		np.waits = waitsOnEntry(np)
 		np.innerWaits = np.waits
 		if np.multi != nil {
 			np.waits = true // the body: the loop sets it up on entry
+		}
+	}
+	for _, n := range p.Top {
+		if err := plan.compileInstantiation(n); err != nil {
+			problem(n.ID, "FT.unsupported", err, "%s", err)
 		}
 	}
 	if len(errs) > 0 {
@@ -403,45 +425,30 @@ func supported(n *model.Node) error {
 	case model.KindStartEvent:
 		switch {
 		case n.Parent != nil && n.Parent.TriggeredByEvent:
-			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
-		case n.Parent != nil && len(n.Events) > 0:
-			return broke("EXT.100", "a start event inside a bpmn:subProcess must be a none start event: remove its event definition")
+			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
+				model.EventCompensation)
+		case n.Parent != nil:
+			// A sub-process's start event is a none start event: model
+			// validation refuses any other (EXT.100).
 		default:
 			err = trigger(model.EventMessage, model.EventSignal, model.EventTimer)
 		}
 	case model.KindEndEvent:
-		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation)
+		err = trigger(model.EventTerminate, model.EventMessage, model.EventSignal, model.EventError, model.EventEscalation,
+			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateThrowEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventEscalation, model.EventLink, model.EventCompensation)
 	case model.KindSubProcess, model.KindCallActivity:
 	case model.KindBoundaryEvent:
-		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional)
+		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventError, model.EventEscalation, model.EventConditional,
+			model.EventCompensation, model.EventCancel)
 	case model.KindIntermediateCatchEvent:
-		if len(n.Events) == 0 {
-			return broke("EXT.148", "bpmn:%s needs an event definition", n.Kind)
-		}
-		if n.ParallelMultiple {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with parallelMultiple", n.Kind)
-		}
 		if n.HasEvent(model.EventLink) && len(n.Events) > 1 {
 			return broke("FT.unsupported", "unsupported element bpmn:%s with a link and other triggers", n.Kind)
 		}
 		err = trigger(model.EventMessage, model.EventSignal, model.EventTimer, model.EventConditional, model.EventLink)
-	case model.KindReceiveTask:
-		if len(n.Events) == 0 {
-			return broke("EXT.127", "bpmn:%s needs a messageRef", n.Kind)
-		}
-	case model.KindEventBasedGateway:
-		for _, f := range n.Outgoing {
-			if f.Target.Kind == model.KindReceiveTask && len(f.Target.Boundaries) > 0 {
-				return broke("EXT.140", "a receive task arm of an event-based gateway must not have boundary events")
-			}
-		}
-		if n.Instantiate {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with instantiate", n.Kind)
-		}
-	case model.KindTask, model.KindManualTask, model.KindExclusiveGateway, model.KindParallelGateway, model.KindInclusiveGateway,
-		model.KindComplexGateway:
+	case model.KindTask, model.KindManualTask, model.KindReceiveTask, model.KindExclusiveGateway, model.KindParallelGateway,
+		model.KindInclusiveGateway, model.KindComplexGateway, model.KindEventBasedGateway:
 	case model.KindServiceTask, model.KindUserTask, model.KindBusinessRuleTask, model.KindScriptTask, model.KindSendTask:
 	default:
 		return unsupported()
@@ -540,8 +547,11 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 	c := catchSpec{arm: n, def: d}
 	switch d.Kind {
 	case model.EventMessage:
-		if d.Message == nil || d.Message.Name == "" {
-			return c, messageMissing(d)
+		if d.Message == nil {
+			return c, nil // model validation refuses the model (EXT.127)
+		}
+		if d.Message.Name == "" {
+			return c, broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
 		}
 		if !d.Message.CorrelationKey.IsZero() {
 			prog, err := expr.Compile(d.Message.CorrelationKey, expr.Static, opts)
@@ -573,14 +583,6 @@ func compileCatch(n *model.Node, d *model.EventDefinition, opts expr.Options) (c
 		return c, broke("FT.unsupported", "unsupported %s event here", d.Kind)
 	}
 	return c, nil
-}
-
-// messageMissing says what a message event without a named message lacks.
-func messageMissing(d *model.EventDefinition) error {
-	if d.Message == nil {
-		return broke("EXT.127", "message event needs a message: set messageRef to a bpmn:message")
-	}
-	return broke("FT.message-name", "message %s has no name: give the bpmn:message a name", d.Message.ID)
 }
 
 // signalMissing says what a signal event without a named signal lacks.

@@ -12,7 +12,7 @@ import (
 
 // ErrBadState is wrapped by every error Restore returns for a document it
 // cannot read: a newer version, a corrupted or hand-edited one.
-var ErrBadState = errors.New("flowtrack: bad state document")
+var ErrBadState = errors.New("bad state document")
 
 // Parse reads the BPMN source of a deployment into definitions that
 // passed the model checks; the engine package supplies it, since the
@@ -98,8 +98,8 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 				e.jobs[key], e.jobRecs[key] = inst, js.job
 			}
 		}
-		for key := range inst.incidents {
-			e.incidents[key] = inst
+		for key, is := range inst.incidents {
+			e.incidents[key] = incidentEntry{inst: inst, incident: is.incident}
 		}
 		if inst.startKey != "" {
 			e.keyedStarts[[2]string{inst.plan.Process.ID, inst.startKey}]++
@@ -113,6 +113,7 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 			return err
 		}
 	}
+	e.hub.Arm() // every receiver is in place: timers may fire
 	return nil
 }
 
@@ -289,20 +290,31 @@ func (rs *restorer) scopes(inst *Instance, nm names, docs []ScopeDoc) (map[int]*
 		}
 		s := &scope{id: sd.ID, node: n, vars: sd.Variables, token: sd.Token, live: sd.Live,
 			subs: append([]int64(nil), sd.Subs...), interrupted: sd.Interrupted, done: sd.Done,
-			inner: sd.Inner, index: sd.Index}
+			inner: sd.Inner, index: sd.Index, revived: sd.Revived}
+		records, err := nm.compRecords(sd.Compensable)
+		if err != nil {
+			return nil, fmt.Errorf("scope %d: %v", sd.ID, err)
+		}
+		s.setRecords(records)
 		multi := n != nil && inst.plan.nodes[n.Index].multi != nil
 		if m := sd.Multi; m != nil && multi {
 			s.multi = &multiBody{spec: inst.plan.nodes[n.Index].multi, items: m.Items, count: m.Count, started: m.Started,
-				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met}
+				active: m.Active, completed: m.Completed, results: m.Results, met: m.Met,
+				thrownOne: m.ThrownOne}
+		}
+		if sd.AdHoc != nil {
+			if s.adhoc, err = adHocOf(inst, nm, n, sd); err != nil {
+				return nil, err
+			}
 		}
 		switch {
 		case sd.ID == 0:
-			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner {
+			if sd.Parent != -1 || n != nil || sd.Multi != nil || sd.Inner || sd.AdHoc != nil {
 				return nil, fmt.Errorf("scope 0 is the process scope: it has no parent and no element")
 			}
 		case (sd.Multi != nil || sd.Inner) && !multi:
 			return nil, fmt.Errorf("scope %d: element %q is no multi-instance activity", sd.ID, sd.Element)
-		case n == nil || (n.Kind != model.KindSubProcess && !multi):
+		case n == nil || (n.Kind != model.KindSubProcess && !multi && !sd.Revived):
 			return nil, fmt.Errorf("scope %d: element %q is no sub-process", sd.ID, sd.Element)
 		case sd.Parent < 0 || sd.Parent >= sd.ID || out[sd.Parent] == nil:
 			return nil, fmt.Errorf("scope %d: parent %d is not an earlier scope", sd.ID, sd.Parent)
@@ -365,7 +377,8 @@ func (rs *restorer) parked(inst *Instance, nm names, scopes map[int]*scope, d In
 		}
 		what := fmt.Sprintf("token %d", td.ID)
 		tv := &tokenView{id: td.ID, parked: true, wait: td.Wait, jobKey: td.Job, incident: td.Incident,
-			subs: append([]int64(nil), td.Subs...), boundary: append([]int64(nil), td.Boundary...), locals: td.Locals, atJoin: td.AtJoin}
+			subs: append([]int64(nil), td.Subs...), boundary: append([]int64(nil), td.Boundary...), locals: td.Locals, atJoin: td.AtJoin,
+			raising: td.Raising}
 		if tv.node, err = nm.node(td.Element); err != nil {
 			return fmt.Errorf("%s: %v", what, err)
 		}
@@ -384,11 +397,17 @@ func (rs *restorer) parked(inst *Instance, nm names, scopes map[int]*scope, d In
 			return fmt.Errorf("%s: %v", what, err)
 		}
 		inst.tokens[td.ID] = tv
+		if err := nm.left(inst, tv, td.Left); err != nil {
+			return fmt.Errorf("%s: %v", what, err)
+		}
 	}
 	for _, s := range scopes {
-		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && inst.tokens[s.token] == nil {
+		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && !s.revived && inst.tokens[s.token] == nil {
 			return fmt.Errorf("scope %d: no token %d waits at its sub-process", s.id, s.token)
 		}
+	}
+	if err := nm.runs(inst, scopes, d.Compensations); err != nil {
+		return err
 	}
 	for _, jd := range d.Joins {
 		sc, err := scopeOf(jd.Scope, "join "+jd.Element)

@@ -42,7 +42,16 @@ type scope struct {
 	// (multi.go).
 	multi *multiBody
 	inner bool
-	index int
+	// revived marks a scope revived to compensate what completed in it,
+	// which no token waits at; compensable holds the records of the
+	// activities that completed in the scope and can be compensated, in
+	// order of completion, behind a pointer so that scopes without any
+	// cost one word (compensation.go).
+	revived     bool
+	index       int
+	compensable *[]*compRecord
+	// adhoc is set on the scope of an ad-hoc sub-process (adhoc.go).
+	adhoc *adHocState
 }
 
 // emptyView is the view of a scope with no variables anywhere above it.

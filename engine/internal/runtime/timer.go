@@ -22,9 +22,12 @@ type timerSpec struct {
 	date, duration, cycle *expr.Program
 }
 
+// compileTimer compiles a timer definition that model validation accepted
+// (EXT.131: exactly one of date, duration, cycle); for one it refused, it
+// returns nil.
 func compileTimer(t *model.Timer, opts expr.Options) (*timerSpec, error) {
 	if t == nil {
-		return nil, broke("EXT.131", "timer event needs a timeDate, timeDuration or timeCycle")
+		return nil, nil
 	}
 	ts := &timerSpec{}
 	var err error
@@ -41,7 +44,7 @@ func compileTimer(t *model.Timer, opts expr.Options) (*timerSpec, error) {
 		ts.cycle, err = expr.Compile(t.Cycle, expr.Static, opts)
 		prog, rule, what = ts.cycle, "EXT.133", "timeCycle: write an ISO-8601 repeating interval such as R3/PT10M"
 	default:
-		return nil, broke("EXT.131", "timer event needs a timeDate, timeDuration or timeCycle")
+		return nil, nil
 	}
 	if err != nil {
 		return nil, broke("FT.expression", "%v", err)

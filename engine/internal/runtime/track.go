@@ -68,6 +68,7 @@ const (
 	atLoopJob                     // on the job of a loop iteration
 	atLoopThrow                   // at the throw of a loop iteration
 	atCompleting                  // an inner instance of a multi-instance activity, done with its work
+	atStarted                     // at an activity started by its start quantity of tokens, waiting for what the loop set up
 )
 
 // repeats reports whether a retry delivery makes a track parked at w
@@ -75,7 +76,7 @@ const (
 // go on (an incident it parked on was resolved).
 func (w waitPoint) repeats() bool {
 	switch w {
-	case atJoin, atRaise, atThrow, atLoopJob, atLoopThrow, atCompleting:
+	case atJoin, atRaise, atThrow, atLoopJob, atLoopThrow, atCompleting, atStarted:
 		return true
 	}
 	return false
@@ -166,7 +167,11 @@ func (t *track) next(d delivery) outcome {
 	}
 	n := t.node
 	switch at {
-	case atWaitState:
+	case atJoin:
+		if n.Kind.IsActivity() {
+			return t.started() // its start quantity of tokens arrived
+		}
+	case atWaitState, atStarted:
 		if d.arm != nil {
 			n = d.arm // the event-based gateway arm or boundary event that fired
 		}
@@ -249,7 +254,7 @@ func (t *track) execute() outcome {
 		return t.park(atJoin, message{kind: evArrive, node: n, flow: t.via})
 	case np.raise != nil:
 		return t.park(atRaise, message{kind: evRaise, node: n})
-	case np.writes():
+	case np.writes(), np.comp.throws():
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
 		return t.park(atThrow, message{kind: evThrow, node: n})
@@ -283,6 +288,7 @@ func (t *track) leave(n *model.Node) outcome {
 	if err != nil {
 		return t.park(atLeave, message{kind: evIncident, node: n, more: &messageMore{err: err}})
 	}
+	flows = completionTokens(n, flows)
 	switch len(flows) {
 	case 0:
 		// No outgoing flow: the token ends here (implicit end).

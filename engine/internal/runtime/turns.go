@@ -157,7 +157,7 @@ func endsTurn(k msgKind) bool {
 // outside the instance.
 func isTrackReport(m message) bool {
 	switch m.kind {
-	case msgCommand, evDeliver, evCallEnded, evCancel:
+	case msgCommand, evDeliver, evCallEnded, evCancel, evRaisedUp, evAnswered:
 		return false
 	}
 	return true

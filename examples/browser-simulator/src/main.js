@@ -6,6 +6,13 @@
 // onto the diagram one by one (play/pause/step), and once the queue is empty
 // the overlays show the engine's own token snapshot, so what you see is
 // what the engine holds: conditions, data, correlation and timers are real.
+//
+// A session is the engine's state document (engine/STATE.md) and nothing
+// else: after every action the page takes a checkpoint, "Back" restores the
+// one before, "Save"/"Download" keep the newest in localStorage or a file,
+// and "Load saved"/"Open state" restore one, taking the model from its last
+// deployment. The document is the one the CLI's --state file holds, so a
+// session moves between the page and `flowtrack ... --state FILE`.
 
 import NavigatedViewer from 'bpmn-js/lib/NavigatedViewer';
 import 'bpmn-js/dist/assets/diagram-js.css';
@@ -40,7 +47,15 @@ const sim = {
   // Subscriptions of waiting tokens, from subscribe events (tokenId -> list).
   subs: new Map(),
   markers: new Set(),
+  // Checkpoints after each action, oldest first (the last is the engine's
+  // state now): { state, instanceKey }.
+  checkpoints: [],
 };
+
+// maxCheckpoints bounds how far back "Back" goes (a state document holds
+// the history of every instance, so each one grows with the session).
+const maxCheckpoints = 200;
+const sessionKey = 'flowtrack-simulator-session';
 
 // ---- engine -------------------------------------------------------------
 
@@ -57,9 +72,11 @@ async function resetEngine() {
     else logEvent(ev);
   });
   sim.engine = engine;
+  sim.checkpoints = [];
+  renderBack();
   const d = await engine.deploy(sim.xml, sim.name);
-  const select = $('process');
-  select.replaceChildren(...d.processes.map((p) => new Option(p.name ? `${p.name} (${p.id})` : p.id, p.id)));
+  showProcesses(d.processes);
+  await remember();
   log('info', `engine ready in ${Math.round(performance.now() - t0)} ms (${inline ? 'on the page' : 'in a worker'}); deployed ${d.processes.map((p) => p.id).join(', ')}`);
   status('ready', 'ready');
   renderTime();
@@ -72,6 +89,7 @@ async function act(label, fn) {
   status('busy', label + '…');
   try {
     await fn(sim.engine);
+    await remember();
   } catch (err) {
     log('error', `${label}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
     if (err.elementId && registry.get(err.elementId)) mark(err.elementId, 'ft-error');
@@ -97,6 +115,7 @@ async function refresh() {
 }
 
 function clearInstance() {
+  clearTimeout(sim.timer); // a pending playback step would find the queue gone
   sim.instanceKey = 0;
   sim.state = '';
   sim.queue = [];
@@ -148,8 +167,10 @@ function afterApply() {
   }
 }
 
-function apply(ev) {
-  logEvent(ev);
+// apply plays one event onto the diagram; quiet leaves it out of the log
+// (a restored instance's history, replayed to rebuild marks and waits).
+function apply(ev, quiet = false) {
+  if (!quiet) logEvent(ev);
   const id = ev.tokenId ?? 0;
   switch (ev.type) {
     case 'elementEntered':
@@ -287,6 +308,15 @@ function renderWaiting() {
   if (!el.childElementCount) el.append(note('nothing to do: the instance waits for nothing you can give'));
 }
 
+function showProcesses(processes) {
+  $('process').replaceChildren(...processes.map((p) => new Option(p.name ? `${p.name} (${p.id})` : p.id, p.id)));
+}
+
+function renderBack() {
+  $('back').disabled = sim.checkpoints.length < 2;
+  $('back').title = `${sim.checkpoints.length - 1} step(s) to go back`;
+}
+
 function renderTime() {
   const e = sim.engine;
   $('now').textContent = e ? e.now.toISOString() : '';
@@ -360,6 +390,106 @@ async function loadModel(xml, name) {
   }
 }
 
+// ---- session: checkpoints, back, save and load ------------------------------
+
+// remember takes a checkpoint of the engine after an action.
+async function remember() {
+  sim.checkpoints.push({ state: await sim.engine.checkpoint(), instanceKey: sim.instanceKey });
+  if (sim.checkpoints.length > maxCheckpoints) sim.checkpoints.shift();
+  renderBack();
+}
+
+// restore puts the engine in the state of a checkpoint and rebuilds the
+// view of instanceKey from its history: visited elements, the
+// subscriptions its waiting tokens hold.
+async function restore(state, instanceKey) {
+  const e = sim.engine;
+  await e.restore(state);
+  clearInstance();
+  sim.instanceKey = instanceKey;
+  if (instanceKey) for (const ev of await e.history(instanceKey)) apply(ev, true);
+  await refresh();
+}
+
+// back restores the checkpoint before the last action.
+async function back() {
+  if (sim.checkpoints.length < 2 || sim.busy) return;
+  sim.busy++;
+  status('busy', 'back…');
+  try {
+    const prev = sim.checkpoints.at(-2);
+    await restore(prev.state, prev.instanceKey);
+    sim.checkpoints.pop();
+    log('info', `back to ${sim.engine.now.toISOString()}${sim.instanceKey ? ` (#${sim.instanceKey})` : ''}`);
+  } catch (err) {
+    log('error', `back: ${err.name}: ${err.message}`);
+  } finally {
+    sim.busy--;
+    renderBack();
+    status('ready', 'ready');
+  }
+}
+
+// newest returns the key of the newest top-level instance of a state
+// document (live or finished), or 0.
+function newest(doc) {
+  const keys = [...(doc.instances ?? []).filter((i) => !i.parent), ...(doc.finished ?? [])].map((i) => i.key);
+  return keys.length ? Math.max(...keys) : 0;
+}
+
+// loadSession restores a saved state document (text): the engine takes
+// it, the diagram shows its last deployment, the view its newest instance.
+async function loadSession(text, source) {
+  sim.busy++;
+  status('busy', 'loading session…');
+  try {
+    let doc;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw Object.assign(new Error(`not JSON: ${err.message}`), { name: 'InputError' });
+    }
+    const dep = doc?.deployments?.at(-1);
+    if (doc?.format !== 'flowtrack-state' || !dep) throw Object.assign(new Error('not a flowtrack state document with a deployment'), { name: 'InputError' });
+    const key = newest(doc);
+    await restore(text, key); // a document the engine refuses leaves everything as it was
+    if (dep.bpmn !== sim.xml) {
+      try {
+        await viewer.importXML(dep.bpmn);
+      } catch (err) {
+        // The engine took the document but the diagram cannot show it:
+        // go back to the session shown (or a fresh engine).
+        const cur = sim.checkpoints.at(-1);
+        if (cur) await restore(cur.state, cur.instanceKey);
+        throw Object.assign(new Error(`cannot render ${dep.name}: ${err.message}`), { name: 'InputError' });
+      }
+      canvas.zoom('fit-viewport', 'auto');
+      sim.markers.clear();
+      await restore(text, key); // marks and tokens onto the new diagram
+    }
+    sim.xml = dep.bpmn;
+    sim.name = dep.name;
+    $('model-name').textContent = dep.name;
+    showProcesses(doc.deployments.flatMap((d) => d.processes));
+    sim.checkpoints = [];
+    await remember();
+    log('info', `loaded session from ${source}: ${sim.engine.now.toISOString()}${key ? `, instance #${key}` : ''}`);
+  } catch (err) {
+    log('error', `load session from ${source}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
+  } finally {
+    sim.busy--;
+    status('ready', 'ready');
+  }
+}
+
+// currentState is the newest checkpoint as text, or null when the engine
+// has none (its model did not deploy).
+function currentState() {
+  const cur = sim.checkpoints.at(-1);
+  if (!cur) log('error', 'no session to keep: the engine holds no model');
+  return cur ? new TextDecoder().decode(cur.state) : null;
+}
+
 // ---- controls -----------------------------------------------------------------
 
 $('file').onchange = async (ev) => {
@@ -402,6 +532,32 @@ $('play').onclick = () => {
   pump();
 };
 $('step').onclick = () => step();
+$('back').onclick = () => back();
+$('save').onclick = () => {
+  const state = currentState();
+  if (state === null) return;
+  localStorage.setItem(sessionKey, state);
+  log('info', `session saved in this browser (${sim.engine.now.toISOString()})`);
+};
+$('load-saved').onclick = () => {
+  const text = localStorage.getItem(sessionKey);
+  if (text === null) log('error', 'load session: nothing saved in this browser');
+  else loadSession(text, 'this browser');
+};
+$('download').onclick = () => {
+  const state = currentState();
+  if (state === null) return;
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(new Blob([state], { type: 'application/json' }));
+  a.download = 'flowtrack-state.json';
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 0);
+};
+$('state-file').onchange = async (ev) => {
+  const file = ev.target.files?.[0];
+  if (file) await loadSession(await file.text(), file.name);
+  ev.target.value = '';
+};
 
 // Tests and curious users can reach the simulator state.
 window.simulator = sim;

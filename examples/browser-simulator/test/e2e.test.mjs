@@ -8,7 +8,7 @@
 // never downloads a browser. Override the path with CHROMIUM=/path/to/chrome.
 
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
@@ -152,6 +152,121 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.equal(vars.paidAmount, 20);
     assert.equal(vars.approvedBy, undefined);
     assert.match(await page.locator('#log').innerText(), /messageCorrelated Catch_payment "payment" key=B-1/);
+  });
+
+  // eventButtons lists the message and timer buttons the waiting panel offers.
+  const eventButtons = () => page.$$eval('#waiting button', (els) => els.map((e) => e.className).sort());
+
+  it('saves the session, reloads the page, loads it and goes on', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "S-1", "amount": 250}');
+    await page.click('#start');
+    await ready();
+    await token('Task_check').waitFor();
+    await complete('Task_check', { valid: true });
+    await token('Task_approve').waitFor();
+    await complete('Task_approve', { approvedBy: 'saver' });
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await eventButtons(), ['fire-message', 'fire-timer']);
+
+    await page.click('#save');
+    const saved = JSON.parse(await page.evaluate(() => localStorage.getItem('flowtrack-simulator-session')));
+    assert.equal(saved.format, 'flowtrack-state');
+    assert.deepEqual(saved.instances.map((i) => i.key), [await page.evaluate(() => window.simulator.instanceKey)]);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    assert.equal(download.suggestedFilename(), 'flowtrack-state.json');
+    const downloaded = join(profile, 'downloaded-state.json');
+    await download.saveAs(downloaded);
+    assert.deepEqual(JSON.parse(readFileSync(downloaded, 'utf8')), saved, 'the download is the saved state document');
+
+    await page.reload();
+    await ready();
+    await page.selectOption('#speed', '0');
+    assert.deepEqual(await tokens(), [], 'a fresh page has no instance');
+    await page.click('#load-saved');
+    await ready();
+    // The token waits at the event-based gateway again, with both of its
+    // arms offered: the subscriptions were rebuilt from the history.
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+    assert.deepEqual(await eventButtons(), ['fire-message', 'fire-timer']);
+    assert.match(await page.locator('#log').innerText(), /loaded session from this browser: 2026-01-01T00:00:00.000Z, instance #\d+/);
+    assert.ok(await page.locator('.djs-element.ft-done[data-element-id="Task_approve"]').count(), 'visited elements are marked again');
+
+    // It goes on where it was: the message arm completes the instance.
+    await page.fill('#msg-vars', '{"paidAmount": 250}');
+    await page.click('button.fire-message');
+    await page.waitForSelector('#instance[data-state="completed"]');
+    const vars = JSON.parse(await page.locator('#instance .vars').innerText());
+    assert.deepEqual(vars, { amount: 250, approvedBy: 'saver', orderId: 'S-1', paidAmount: 250, valid: true });
+
+    // The downloaded file loads as well, into a fresh page.
+    await page.reload();
+    await ready();
+    await page.setInputFiles('#state-file', downloaded);
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+    assert.match(await page.locator('#log').innerText(), /loaded session from downloaded-state\.json/);
+  });
+
+  it('steps back in time through a checkpoint per action', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    assert.equal(await page.locator('#back').isDisabled(), true, 'nothing to go back to');
+    await page.fill('#start-vars', '{"orderId": "T-1", "amount": 20}');
+    await page.click('#start');
+    await ready();
+    await token('Task_check').waitFor();
+    await complete('Task_check', { valid: true });
+    await token('Gateway_wait').waitFor();
+    await page.click('#next-timer');
+    await ready();
+    await token('Task_call').waitFor();
+    assert.match(await page.locator('#now').innerText(), /^2026-01-02T00:00:00/);
+
+    // Back over the timer: the clock and the token are where they were.
+    await page.click('#back');
+    await ready();
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+    assert.match(await page.locator('#now').innerText(), /^2026-01-01T00:00:00/);
+    assert.match(await page.locator('#deadline').innerText(), /^2026-01-02T00:00:00/);
+    assert.deepEqual(await eventButtons(), ['fire-message', 'fire-timer']);
+
+    // Back over the job: it is open again, and its variables are gone.
+    await page.click('#back');
+    await ready();
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+    assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, undefined);
+    // ... and this time the message arm is taken.
+    await complete('Task_check', { valid: false });
+    await page.locator('button.fire-message').click();
+    await page.waitForSelector('#instance[data-state="completed"]');
+    assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, false);
+
+    // Back to before the start: no instance, and nothing further back.
+    for (let i = 0; i < 3; i++) {
+      await page.click('#back');
+      await ready();
+    }
+    assert.deepEqual(await tokens(), []);
+    assert.equal(await page.locator('#instance').innerText(), '');
+    assert.equal(await page.locator('#back').isDisabled(), true);
+  });
+
+  it('refuses a file that is not a state document and keeps the session', async () => {
+    const bad = join(profile, 'not-state.json');
+    writeFileSync(bad, '{"format": "something-else"}');
+    await page.setInputFiles('#state-file', bad);
+    await ready();
+    assert.match(await page.locator('#log li.error').last().innerText(), /load session from not-state\.json: InputError: not a flowtrack state document/);
+    await page.click('#start');
+    await ready();
+    await token('Task_check').waitFor();
   });
 
   it('runs the engine on the page too (?inline)', async () => {

@@ -1,22 +1,46 @@
-// Command flowtrack runs and validates BPMN 2.0 models on flowtrack's
-// WebAssembly module (embedded), through wazero.
+// Command flowtrack runs, validates and steps BPMN 2.0 models on
+// flowtrack's WebAssembly module (embedded), through wazero.
 //
-//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
+//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
+//	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //
 // run deploys the model, starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
 // scenario's steps, advances virtual time to each next timer, and prints
-// the trace, the final state and the variables.
+// the trace, the final state and the variables; with --json one object
+// shaped as a state command's, its result the instance with its tokens.
+// With --state FILE it runs in the engine the file holds (a new one if
+// there is no file) and writes the engine back at the end, so the state
+// commands go on from where the run stopped (a stuck instance, an
+// incident); its virtual time is the engine's, and advancing it fires the
+// other instances' timers too.
 //
 // validate deploys the model and prints every problem and warning, one a
 // line, as "file:line:col: rule: element: message" (the form editors and CI
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
 //
-// Exit codes: 0 the instance completed (validate: the model is valid);
-// 1 the instance failed, was terminated, holds an incident or is stuck
-// waiting; 2 usage error, unreadable file or invalid model.
+// The state commands let separate invocations drive one engine, as a
+// script or a person at a shell would: deploy, start, jobs, complete,
+// fail, throw, publish, signal, advance, incidents, resolve, cancel,
+// instances, instance, tokens, history, variables. Each loads the engine
+// from the state file (engine/STATE.md; $FLOWTRACK_STATE by default),
+// applies itself, lets the engine settle, and, if it changed the engine,
+// writes the file back atomically (a temporary file renamed over it).
+// Only deploy (and run --state) starts a missing state file. Time is
+// virtual: it moves only with advance, and the state file keeps it. The
+// output is the trace of what the command made happen and its answer, or
+// with --json one object {"command", "ok", "result", "events", "now",
+// "nextDeadline", "error"} (README.md, "The CLI"). An invocation that
+// finds the file changed by another since it read it writes nothing and
+// fails (STATE_CHANGED).
+//
+// Exit codes: 0 the instance completed (validate: the model is valid; a
+// state command: it succeeded); 1 the instance failed, was terminated,
+// holds an incident or is stuck waiting (a state command: the engine
+// refused it, e.g. an unknown key); 2 usage error, unreadable or invalid
+// input (model, variables, state file).
 package main
 
 import (
@@ -41,11 +65,18 @@ const (
 	exitUsage   = 2
 )
 
-const usage = `usage:
-  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE]
+// usage is the top-level usage text; stateUsage adds the state commands.
+var usage = `usage:
+  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
+` + stateUsage() + `
+Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
+itself, and writes the file back when it changed the engine; --json prints
+one JSON object. "flowtrack COMMAND --help" describes a command's flags.
 
-Exit codes: 0 ok, 1 process failed/incident/stuck, 2 usage or invalid model.
+Exit codes: 0 ok; 1 process failed/incident/stuck (run), or the engine
+refused the command (unknown key, ended instance...); 2 usage error,
+unreadable or invalid input (model, variables, state file).
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -55,26 +86,41 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// helpError is a request for a command's usage (-h, --help): the text.
+type helpError struct{ text string }
+
+func (e helpError) Error() string { return e.text }
+
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		if len(args) == 0 {
-			return exitUsage
-		}
+		return exitUsage
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
 	ctx := context.Background()
 	var code int
 	var err error
-	switch args[0] {
-	case "run":
-		code, err = runCmd(ctx, args[1:], stdout)
-	case "validate":
-		code, err = validateCmd(ctx, args[1:], stdout)
-	default:
-		err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+	if c, ok := findStateCommand(args[0]); ok {
+		code, err = stateCmd(ctx, c, args[1:], stdout)
+	} else {
+		switch args[0] {
+		case "run":
+			code, err = runCmd(ctx, args[1:], stdout)
+		case "validate":
+			code, err = validateCmd(ctx, args[1:], stdout)
+		default:
+			err = usageError{fmt.Sprintf("unknown command %q", args[0])}
+		}
 	}
 	if err != nil {
+		var he helpError
+		if errors.As(err, &he) {
+			fmt.Fprint(stdout, he.text)
+			return exitOK
+		}
 		fmt.Fprintln(stderr, "flowtrack:", err)
 		var ue usageError
 		var de *engine.DeployError
@@ -95,17 +141,41 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// errInput marks unreadable or malformed input files.
+// errInput marks bad input (exit 2): a file that cannot be read or is
+// malformed (model, scenario, state file), variables that are not a JSON
+// object, a flag value out of range, a state file that cannot be written.
 var errInput = errors.New("bad input")
 
-// parse parses flags that may come before or after the one positional
-// argument (the model file).
+// synopses are the argument lines of run and validate, for their --help.
+var synopses = map[string]string{
+	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
+	"validate": "[--json] model.bpmn",
+}
+
+// parse parses flags around the one positional argument (the model file).
 func parse(fs *flag.FlagSet, args []string) (string, error) {
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(pos) != 1 {
+		return "", usageError{fmt.Sprintf("%s needs exactly one model file, got %d", fs.Name(), len(pos))}
+	}
+	return pos[0], nil
+}
+
+// parseArgs parses flags that may come before, between or after the
+// positional arguments, and returns those. -h or --help is a helpError
+// holding the command's usage.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return "", usageError{err.Error()}
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, helpError{commandUsage(fs)}
+			}
+			return nil, usageError{err.Error()}
 		}
 		if fs.NArg() == 0 {
 			break
@@ -113,10 +183,21 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(pos) != 1 {
-		return "", usageError{fmt.Sprintf("%s needs exactly one model file, got %d", fs.Name(), len(pos))}
+	return pos, nil
+}
+
+// commandUsage is one command's usage: its synopsis, what it does, its flags.
+func commandUsage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	if c, ok := findStateCommand(fs.Name()); ok {
+		fmt.Fprintf(&b, "usage: flowtrack %s\n\n%s.\n\nflags:\n", strings.TrimSpace(c.name+" --state FILE [flags] "+c.args), c.doc)
+	} else {
+		fmt.Fprintf(&b, "usage: flowtrack %s %s\n\nflags:\n", fs.Name(), synopses[fs.Name()])
 	}
-	return pos[0], nil
+	fs.SetOutput(&b)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	return b.String()
 }
 
 func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
@@ -171,21 +252,27 @@ type validation struct {
 	Warnings  []engine.Problem `json:"warnings"`
 }
 
+// deployFile deploys a model file into a new engine.
 func deployFile(ctx context.Context, file string) (*host.Engine, *engine.Deployment, error) {
-	xml, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errInput, err)
-	}
 	e, err := host.New(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := e.Deploy(ctx, file, xml)
+	d, err := deploy(ctx, e, file)
 	if err != nil {
 		e.Close(ctx)
 		return nil, nil, err
 	}
 	return e, d, nil
+}
+
+// deploy deploys a model file into e.
+func deploy(ctx context.Context, e *host.Engine, file string) (*engine.Deployment, error) {
+	xml, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errInput, err)
+	}
+	return e.Deploy(ctx, file, xml)
 }
 
 // problem renders p as "file:line:col: rule: element: message", leaving
@@ -284,11 +371,15 @@ func readScenario(file string) (*scenario, error) {
 // maxRounds bounds the run loop (a timer cycle would otherwise run forever).
 const maxRounds = 10_000
 
-func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
+func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print one JSON object instead of the trace")
 	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
 	varsJSON := fs.String("vars", "", "start variables as a JSON object")
 	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
+	statePath := fs.String("state", "", "start from the engine in state `FILE` (none: a fresh one) and write it back at the end")
+	out := outcome{Command: "run", Events: []engine.Event{}}
+	defer func() { err = printOutcomeIf(*asJSON, args, stdout, &out, code, err) }()
 	file, err := parse(fs, args)
 	if err != nil {
 		return 0, err
@@ -308,7 +399,16 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		sc.Process = *processID
 	}
 
-	e, d, err := deployFile(ctx, file)
+	var e *host.Engine
+	var d *engine.Deployment
+	var sf *stateFile
+	if *statePath == "" {
+		e, d, err = deployFile(ctx, file)
+	} else if e, sf, err = openState(ctx, *statePath, true); err == nil {
+		if d, err = deploy(ctx, e, file); err != nil {
+			e.Close(ctx)
+		}
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -320,8 +420,15 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		sc.Process = d.Processes[0].ID
 	}
 	tr := &tracer{out: stdout, epoch: e.Now()}
-	e.Subscribe(tr.print)
-	fmt.Fprintf(stdout, "deployed %s: process %s\n", file, sc.Process)
+	e.Subscribe(func(ev engine.Event) {
+		out.Events = append(out.Events, ev)
+		if !*asJSON {
+			tr.print(ev)
+		}
+	})
+	if !*asJSON {
+		fmt.Fprintf(stdout, "deployed %s: process %s\n", file, sc.Process)
+	}
 
 	key, err := e.Start(ctx, sc.Process, sc.Variables)
 	if err != nil {
@@ -362,12 +469,28 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (int, error) {
 		if !ok {
 			break // waiting for something nobody will send
 		}
-		fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
+		if !*asJSON {
+			fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
+		}
 		if err := e.AdvanceTo(ctx, due); err != nil {
 			return 0, err
 		}
 	}
-	return report(ctx, e, key, stdout)
+	view, code, err := report(ctx, e, key, stdout, *asJSON)
+	if err != nil {
+		return 0, err
+	}
+	if sf != nil {
+		if err := sf.save(ctx, e); err != nil {
+			return 0, err
+		}
+	}
+	now := e.Now()
+	out.Result, out.Now = view, &now
+	if due, ok := e.NextDeadline(); ok {
+		out.NextDeadline = &due
+	}
+	return code, nil
 }
 
 // work answers one job as the scenario says (complete by default).
@@ -394,11 +517,25 @@ func do(ctx context.Context, e *host.Engine, st step) error {
 	}
 }
 
-// report prints the final state and returns the exit code.
-func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer) (int, error) {
+// report returns the instance's final state and the exit code, and
+// prints them unless quiet.
+func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer, quiet bool) (instanceView, int, error) {
 	info, err := e.Instance(ctx, key)
 	if err != nil {
-		return 0, err
+		return instanceView{}, 0, err
+	}
+	toks, err := e.Tokens(ctx, key)
+	if err != nil {
+		return instanceView{}, 0, err
+	}
+	info.Incidents = orEmpty(info.Incidents)
+	view := instanceView{InstanceInfo: info, Tokens: orEmpty(toks)}
+	code := exitProcess
+	if info.State == engine.Completed {
+		code = exitOK
+	}
+	if quiet {
+		return view, code, nil
 	}
 	vars, _ := json.Marshal(info.Variables) // map keys are sorted
 	fmt.Fprintf(stdout, "final state: %s\nvariables: %s\n", info.State, vars)
@@ -408,19 +545,12 @@ func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer) (i
 	for _, inc := range info.Incidents {
 		fmt.Fprintf(stdout, "incident %d at %s: %s\n", inc.Key, inc.ElementID, inc.Message)
 	}
-	if info.State == engine.Completed {
-		return exitOK, nil
-	}
 	if info.State == engine.Active && len(info.Incidents) == 0 {
-		toks, err := e.Tokens(ctx, key)
-		if err != nil {
-			return 0, err
-		}
 		for _, t := range toks {
 			fmt.Fprintf(stdout, "stuck: token %d at %s waiting for %s\n", t.ID, t.ElementID, t.Waiting)
 		}
 	}
-	return exitProcess, nil
+	return view, code, nil
 }
 
 // tracer prints events as a readable trace.

@@ -1,0 +1,244 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/flowtrack/flowtrack/engine/internal/runtime"
+)
+
+// durability commits the engine's state to its store after commands.
+type durability struct {
+	store Store
+	// gate is held for reading by commands while they give the engine
+	// input, and for writing by a commit while it takes its snapshot: a
+	// snapshot never sees a command half given.
+	gate sync.RWMutex
+
+	mu      sync.Mutex
+	pending []chan error // the commands waiting for the next commit
+	closed  bool
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
+
+	// The committer's own: what the store holds.
+	stored  map[int64]int // the instances by key: their history records
+	deploys int           // deployments written
+}
+
+// durably runs command apply under the store's rules: when it returns
+// without error, what it did has been committed. Without a store it only
+// runs apply.
+func (e *Engine) durably(ctx context.Context, apply func() error) error {
+	d := e.dur
+	if d == nil {
+		return apply()
+	}
+	d.gate.RLock()
+	err := apply()
+	d.gate.RUnlock()
+	if err != nil {
+		return err
+	}
+	return d.await(ctx)
+}
+
+// await waits for a commit whose snapshot is taken after now.
+func (d *durability) await(ctx context.Context) error {
+	ch := make(chan error, 1)
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		return fmt.Errorf("commit: %w", ErrClosed)
+	}
+	d.pending = append(d.pending, ch)
+	d.mu.Unlock()
+	d.signal()
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("commit: the command was taken but is not known to be durable: %w", ctx.Err())
+	}
+}
+
+// signal wakes the committer.
+func (d *durability) signal() {
+	select {
+	case d.kick <- struct{}{}:
+	default: // a kick is already waiting
+	}
+}
+
+// attach starts committing e's state to s. stored holds the instances s
+// holds and how many history records of each, deploys how many
+// deployments.
+func (e *Engine) attach(s Store, stored map[int64]int, deploys int) {
+	if stored == nil {
+		stored = map[int64]int{}
+	}
+	d := &durability{store: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		stored: stored, deploys: deploys}
+	e.dur = d
+	go d.run(e)
+}
+
+// run is the committer: it takes the waiting commands, commits once for
+// all of them, and answers them. Commands arriving during a commit wait
+// for the next one, which is how several share one sync.
+func (d *durability) run(e *Engine) {
+	defer close(d.done)
+	for {
+		select {
+		case <-d.kick:
+		case <-d.stop:
+			return
+		}
+		d.gate.Lock()
+		d.mu.Lock()
+		batch := d.pending
+		d.pending = nil
+		d.mu.Unlock()
+		if len(batch) == 0 {
+			d.gate.Unlock()
+			continue
+		}
+		dirty, err := d.snapshot(e)
+		d.gate.Unlock() // the documents are copies: encoding and syncing them holds no command back
+		if err == nil {
+			err = d.commit(e, dirty)
+		}
+		for _, ch := range batch {
+			ch <- err
+		}
+	}
+}
+
+// commit writes what changed to the store, or gives it back to the engine
+// for the next commit.
+func (d *durability) commit(e *Engine, dirty *runtime.Dirty) error {
+	b, w, err := d.batchOf(dirty)
+	if err == nil {
+		if err = d.store.Commit(context.Background(), b); err != nil {
+			err = fmt.Errorf("commit: %w", err)
+		}
+	}
+	if err != nil {
+		e.rt.Redirty(dirty) // the next commit writes them
+		return err
+	}
+	d.committed(b, w)
+	return nil
+}
+
+// snapshot settles the engine and writes what changed since the last
+// commit. The caller holds the gate, so no command gives input meanwhile;
+// a timer firing on the real clock may still move an instance, and the
+// snapshot is then taken again.
+func (d *durability) snapshot(e *Engine) (*runtime.Dirty, error) {
+	for {
+		dirty, err := e.rt.CheckpointDirty(context.Background(), func(key int64) int { return d.stored[key] })
+		if errors.Is(err, ErrNotSettled) {
+			continue // a timer fired meanwhile: take it again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("commit: %w", err)
+		}
+		return dirty, nil
+	}
+}
+
+// batchOf cuts what changed into what the store does not hold yet.
+func (d *durability) batchOf(dirty *runtime.Dirty) (*StoreBatch, *written, error) {
+	doc := dirty.Doc
+	b := &StoreBatch{Put: make(map[int64][]byte, len(doc.Live)), History: make(map[int64]HistoryChunk, len(doc.Live)), Evict: dirty.Evicted}
+	w := &written{deploys: len(doc.Deploys), records: make(map[int64]int, len(doc.Live))}
+	for _, dep := range doc.Deploys[d.deploys:] {
+		raw, err := json.Marshal(dep)
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: deployment %s: %w", dep.Name, err)
+		}
+		b.Deployments = append(b.Deployments, raw)
+	}
+	for i := range doc.Live {
+		inst := &doc.Live[i]
+		from := d.stored[inst.Key]
+		w.records[inst.Key] = from + len(inst.History)
+		if len(inst.History) > 0 {
+			raw, err := json.Marshal(inst.History)
+			if err != nil {
+				return nil, nil, fmt.Errorf("commit: instance %d history: %w", inst.Key, err)
+			}
+			b.History[inst.Key] = HistoryChunk{From: from, Records: raw}
+			inst.History = nil
+		}
+		raw, err := json.Marshal(inst)
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: instance %d: %w", inst.Key, err)
+		}
+		b.Put[inst.Key] = raw
+	}
+	for _, key := range dirty.Ended {
+		if _, ok := d.stored[key]; ok {
+			b.Delete = append(b.Delete, key)
+		}
+	}
+	for i := range doc.Finished {
+		raw, err := json.Marshal(&doc.Finished[i])
+		if err != nil {
+			return nil, nil, fmt.Errorf("commit: finished instance %d: %w", doc.Finished[i].Key, err)
+		}
+		b.Finished = append(b.Finished, FinishedInstance{Key: doc.Finished[i].Key, Doc: raw})
+	}
+	doc.Deploys, doc.Live, doc.Finished = nil, nil, nil
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("commit: engine state: %w", err)
+	}
+	b.Engine = raw
+	return b, w, nil
+}
+
+// committed records what the store holds after b.
+func (d *durability) committed(b *StoreBatch, w *written) {
+	for key, n := range w.records {
+		d.stored[key] = n
+	}
+	for _, key := range b.Delete {
+		delete(d.stored, key)
+	}
+	d.deploys = w.deploys
+}
+
+// written is what a batch adds to what the store holds, besides its
+// pieces: the deployments in all, and the history records of each
+// instance written.
+type written struct {
+	deploys int
+	records map[int64]int
+}
+
+// close commits what changed without a command and stops the committer.
+// Commands that come after it are refused with ErrClosed; those that came
+// before share its commit.
+func (d *durability) close() error {
+	ch := make(chan error, 1)
+	d.mu.Lock()
+	if d.closed {
+		d.mu.Unlock()
+		<-d.done // another Close commits: the engine must not stop before
+		return nil
+	}
+	d.closed = true
+	d.pending = append(d.pending, ch) // the last commit: every command waiting is in it or before it
+	d.mu.Unlock()
+	d.signal()
+	err := <-ch
+	close(d.stop)
+	<-d.done
+	return err
+}
