@@ -50,10 +50,17 @@ type dryState struct {
 	// doc is the instance's state document (InstDoc), encoded
 	// (drydoc.go).
 	doc []byte
-	// kids are the instances its tokens' call activities wait for: the
-	// document names them by key, and one may end (leaving the live
-	// set) before its caller rehydrates.
-	kids []*Instance
+	// kids are the instances its tokens' call activities wait for, by
+	// token: the document names them by key, and one may end (leaving
+	// the live set) before its caller rehydrates. (The token is kept here
+	// rather than read from the child, whose own rehydration writes it.)
+	kids []kid
+}
+
+// kid is an instance a token's call activity waits for.
+type kid struct {
+	token int
+	inst  *Instance
 }
 
 // Dehydrated reports whether the instance is dehydrated now.
@@ -217,10 +224,10 @@ func (inst *Instance) dehydrate() error {
 	if err != nil {
 		return fmt.Errorf("dehydrate instance %d: %w", inst.key, err)
 	}
-	var kids []*Instance
+	var kids []kid
 	for _, id := range sortedKeys(inst.tokens) {
 		if c := inst.tokens[id].child; c != nil {
-			kids = append(kids, c)
+			kids = append(kids, kid{id, c})
 		}
 	}
 	inst.mailMu.Lock()
@@ -309,9 +316,9 @@ func (inst *Instance) load(dry *dryState) (*scope, error) {
 	if err := rs.parked(inst, nm, scopes, d); err != nil {
 		return nil, err
 	}
-	for _, c := range dry.kids {
-		if tv := inst.tokens[c.parentToken]; tv != nil {
-			tv.child = c
+	for _, k := range dry.kids {
+		if tv := inst.tokens[k.token]; tv != nil {
+			tv.child = k.inst
 		}
 	}
 	// The engine's job index holds the job records the instance had: they
