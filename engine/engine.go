@@ -340,6 +340,8 @@ type config struct {
 	resumption     Resumption
 	onError        func(error)
 	store          Store
+	dehydrate      bool
+	dehydrateAfter time.Duration
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -563,6 +565,9 @@ func newEngine(opts []Option) (*Engine, error) {
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
 		return nil, fmt.Errorf("WithResumption(%d): not a Resumption", r)
 	}
+	if cfg.dehydrateAfter < 0 {
+		return nil, fmt.Errorf("WithDehydration(%s): must not be negative", cfg.dehydrateAfter)
+	}
 	if cfg.maxEvalSteps < 0 {
 		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
 	}
@@ -574,6 +579,7 @@ func newEngine(opts []Option) (*Engine, error) {
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
 		Resumption: cfg.resumption, OnError: cfg.onError, Durable: cfg.store != nil,
+		Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,

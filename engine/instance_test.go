@@ -13,7 +13,8 @@ import (
 )
 
 // TestInstance_MethodSet pins what an Instance offers: reads that return
-// copies, Wait, and Cancel. Nothing hands out the deployed model or lets a
+// copies, Wait, Cancel, and dehydration (which changes how the instance is
+// kept, never what it does). Nothing hands out the deployed model or lets a
 // caller deliver events past the Engine's operations.
 func TestInstance_MethodSet(t *testing.T) {
 	typ := reflect.TypeFor[*engine.Instance]()
@@ -21,7 +22,7 @@ func TestInstance_MethodSet(t *testing.T) {
 	for i := range typ.NumMethod() {
 		got = append(got, typ.Method(i).Name)
 	}
-	want := []string{"Cancel", "Done", "History", "Incidents", "Key", "Message", "ProcessID", "State", "Tokens", "Variables", "Wait"}
+	want := []string{"Cancel", "Dehydrate", "Dehydrated", "Done", "History", "Incidents", "Key", "Message", "ProcessID", "State", "Tokens", "Variables", "Wait"}
 	slices.Sort(want)
 	assert.Equal(t, want, got)
 }

@@ -16,7 +16,7 @@ import (
 
 // all runs every part in a process of its own, writes the JSON lines and
 // the markdown table to out, and prints the table.
-func all(root string, dirs workload.Dirs, out, node string, skip []string, n, fixedN int) bool {
+func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dryN, fixedN int) bool {
 	self, err := os.Executable()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "flowbench:", err)
@@ -46,6 +46,8 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, fi
 			"--shared", dirs.Shared, "--own", dirs.Own, "--fixed-n", strconv.Itoa(fixedN)}},
 		{"browser", []string{node, filepath.Join(root, "bench", "browser", "startup.mjs")}},
 		{"scale", append([]string{self, "scale", "-n", strconv.Itoa(n)}, common...)},
+		{"dry", append([]string{self, "dry", "-n", strconv.Itoa(dryN), "-resumption", "goroutines"}, common...)},
+		{"dry", append([]string{self, "dry", "-n", strconv.Itoa(dryN), "-resumption", "direct"}, common...)},
 		{"cold", append([]string{self, "cold"}, common...)},
 	}
 	var recs []map[string]any

@@ -1,6 +1,7 @@
 // Command flowbench measures flowtrack on every host: the native engine,
 // the wasm module in wazero, and the JS SDK in Node, on the reference and
-// project workloads; parks 100,000 instances natively; and times cold
+// project workloads; parks 100,000 instances natively, and 1,000,000
+// dehydrated in each resumption mode; and times cold
 // starts. `make bench` runs `flowbench all`.
 //
 //	flowbench all     [-out bench/results]  everything, one table, exit 1 on a correctness failure
@@ -9,6 +10,7 @@
 //	flowbench store   [-workloads a,b] [-modes seq,conc]   JSON lines: native on the embedded store, synced
 //	flowbench store-nosync [...]                           the same without sync
 //	flowbench scale   [-n 100000]                          JSON line
+//	flowbench dry     [-n 1000000] [-resumption goroutines|direct]  JSON line
 //	flowbench cold                                         JSON lines
 //
 // Each host runs in a process of its own (all starts one per host) so that
@@ -37,7 +39,9 @@ func main() {
 	root := fs.String("root", ".", "repository root")
 	names := fs.String("workloads", "", "comma-separated workloads (default: all)")
 	modes := fs.String("modes", "seq,conc", "comma-separated modes")
-	n := fs.Int("n", 100_000, "scale: instances to park")
+	n := fs.Int("n", 100_000, "scale, dry: instances to park")
+	dryN := fs.Int("dry-n", 1_000_000, "all: instances the dry runs park and dehydrate")
+	resumption := fs.String("resumption", "goroutines", "dry: goroutines or direct")
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
@@ -56,13 +60,17 @@ func main() {
 		r := scale(dirs, *n)
 		ok = r.OK
 		_ = enc.Encode(r)
+	case "dry":
+		r := dry(dirs, *n, *resumption)
+		ok = r.OK
+		_ = enc.Encode(r)
 	case "cold":
 		for _, r := range cold(dirs) {
 			ok = ok && r.Error == ""
 			_ = enc.Encode(r)
 		}
 	case "all":
-		ok = all(*root, dirs, *out, *node, split(*skip), *n, *fixedN)
+		ok = all(*root, dirs, *out, *node, split(*skip), *n, *dryN, *fixedN)
 	default:
 		usage()
 	}
@@ -72,7 +80,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|store|store-nosync|scale|cold [flags]")
+	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|store|store-nosync|scale|dry|cold [flags]")
 	os.Exit(2)
 }
 

@@ -66,6 +66,24 @@ func render(recs []map[string]any, failures []string) string {
 	} else if !hasFailure(failures, "scale") {
 		b.WriteString("| scale | | skipped | | | | | | | | |\n")
 	}
+	for _, mode := range []string{"goroutines", "direct"} {
+		d := find("dry", "native", func(r map[string]any) bool { return r["resumption"] == mode })
+		if d == nil {
+			if !hasFailure(failures, "dry") {
+				fmt.Fprintf(&b, "| dehydrated (%s) | | skipped | | | | | | | | |\n", mode)
+			}
+			continue
+		}
+		perKB := num(d["bytes_per_parked"]) / 1024
+		fmt.Fprintf(&b, "| dehydrated: %.0f parked on a message catch (%s) | memory | %.2f KB/instance heap+stacks (heap %.2f, stacks %.2f); RSS +%.0f MB; parked and dehydrated in %.1f s | | | | | | | | ≤ 1.5 KB/instance %s |\n",
+			num(d["parked"]), mode, perKB, num(d["heap_bytes_per_parked"])/1024, num(d["stack_bytes_per_parked"])/1024, num(d["rss_parked_mb"]), num(d["park_seconds"]),
+			mark(perKB > 0 && perKB <= 1.5))
+		live, dried := num(d["live_p99_us"]), num(d["dry_p99_us"])
+		fmt.Fprintf(&b, "| dehydrated: correlation publish→completed (%s) | live vs dehydrated | p50 %.1f vs %.1f µs; p99 %.1f vs %.1f µs (%.2fx) | | | | | | | | p99 ≤ 5x live %s |\n",
+			mode, num(d["live_p50_us"]), num(d["dry_p50_us"]), live, dried, dried/live, mark(live > 0 && dried/live <= 5))
+		fmt.Fprintf(&b, "| dehydrated: correlate all (%s) | drain | %.0f completed, %.0f/s, %.0f goroutines leaked | | | | | | | | all completed, none leaked %s |\n",
+			mode, num(d["completed"]), num(d["drain_per_s"]), num(d["goroutines_leaked"]), mark(d["ok"] == true))
+	}
 	coldMs := func(host, variant string) string {
 		r := find("cold", host, func(r map[string]any) bool { return r["variant"] == variant })
 		if r == nil {

@@ -354,6 +354,12 @@ func (e *Engine) instanceDocs(ctx context.Context, insts []*Instance, indexes ma
 				if from != nil {
 					cmd.from = from(inst.key)
 				}
+				if d, ok, err := inst.dryDoc(cmd.from); ok {
+					// Dehydrated: its document is the one its loop wrote,
+					// and nothing has changed it since; it stays dry.
+					docs[i], errs[i] = d, err
+					continue
+				}
 				switch err := inst.call(ctx, cmd); {
 				case errors.Is(err, ErrInstanceEnded):
 					errs[i] = fmt.Errorf("checkpoint: instance %d ended meanwhile: %w", inst.key, ErrNotSettled)
@@ -572,7 +578,7 @@ func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
 func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 	td := TokenDoc{ID: tv.id, Scope: tv.scope.id, Wait: tv.wait, Job: tv.jobKey, Incident: tv.incident,
 		Subs: append([]int64(nil), tv.subs...), Boundary: append([]int64(nil), tv.boundary...), Locals: cloneVars(tv.locals),
-		AtJoin: tv.atJoin}
+		AtJoin: tv.atJoin, Raising: tv.raising}
 	if tv.node != nil {
 		td.Element = tv.node.ID
 	}

@@ -210,8 +210,11 @@ type TokenDoc struct {
 	Boundary []int64        `json:"boundary,omitempty"`
 	Locals   map[string]any `json:"locals,omitempty"`
 	AtJoin   bool           `json:"atJoin,omitempty"`
-	Inner    int            `json:"inner,omitempty"`
-	Child    int64          `json:"child,omitempty"`
+	// Raising is set while the token waits for its callers to deal with
+	// an error or escalation it raised (call.go).
+	Raising bool  `json:"raising,omitempty"`
+	Inner   int   `json:"inner,omitempty"`
+	Child   int64 `json:"child,omitempty"`
 	// Left is what the sub-process or multi-instance body the token is
 	// leaving left to compensate, until its completion is recorded (a
 	// loop condition's incident can hold it there).

@@ -1,7 +1,5 @@
 package runtime
 
-import "context"
-
 // With direct resumption an instance has no goroutine of its own: whoever
 // makes it runnable (a start, a post to its mailbox, a command) puts it in
 // the engine's run queue, and the engine drives the queue on the caller's
@@ -76,6 +74,9 @@ func (inst *Instance) drive() {
 	if inst.ended {
 		return
 	}
+	if inst.dry != nil {
+		inst.rehydrate() // only drivers, one at a time, change dry
+	}
 	inst.now = 0 // records of this run read the clock afresh
 	if n := inst.startAt; n != nil {
 		inst.startAt = nil
@@ -88,26 +89,13 @@ func (inst *Instance) drive() {
 		}
 		mail := inst.takeMail(false)
 		if len(mail) == 0 {
-			inst.release()
+			if !inst.atIdle() { // else dehydrated, and released: the next post wakes it
+				inst.release()
+			}
 			return
 		}
 		inst.inputs = append(inst.inputs, mail...)
 	}
 	inst.ended = true
 	inst.end()
-}
-
-// callDirect posts cmd, drives the engine and waits for the answer: at
-// once when this goroutine drove, else when the goroutine driving gets to
-// it.
-func (inst *Instance) callDirect(ctx context.Context, cmd *command) error {
-	if !inst.post(message{kind: msgCommand, more: &messageMore{cmd: cmd}}) {
-		return ErrInstanceEnded
-	}
-	select {
-	case err := <-cmd.reply:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

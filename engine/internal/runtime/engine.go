@@ -73,6 +73,12 @@ type Options struct {
 	// Resumption says who runs tokens: a goroutine per token or the
 	// instance loop itself (track.go). Zero means DefaultResumption.
 	Resumption Resumption
+	// Dehydrate turns dehydration on (dehydrate.go): an instance idle for
+	// DehydrateAfter of wall-clock time, or with DehydrateAfter zero as
+	// soon as it is idle, is kept as its state document until input
+	// reaches it.
+	Dehydrate      bool
+	DehydrateAfter time.Duration
 }
 
 // Resumption says how an engine runs its tokens.
@@ -156,6 +162,11 @@ type Engine struct {
 	logMu    sync.Mutex
 	log      []logged // records not yet drained
 
+	// stopSweep ends the goroutine that dehydrates idle instances, which
+	// closes swept as it ends (dehydrate.go sweep); both nil without one.
+	stopSweep chan struct{}
+	swept     chan struct{}
+
 	// posted, when set (by tests, before any instance starts), sees every
 	// message posted to an instance, on the poster's goroutine before it is
 	// queued: a producer that fires at once, inside the loop's own
@@ -225,6 +236,10 @@ func NewEngine(opts Options) *Engine {
 	e.signalStarts = make(map[string][]startTarget)
 	e.timerStarts = make(map[string][]int64)
 	e.keyedStarts = make(map[[2]string]int)
+	if opts.Dehydrate && opts.DehydrateAfter > 0 {
+		e.stopSweep, e.swept = make(chan struct{}), make(chan struct{})
+		go e.sweep(opts.DehydrateAfter, e.stopSweep)
+	}
 	return e
 }
 
@@ -808,6 +823,7 @@ func (e *Engine) unindexIncident(key int64) {
 // the observers' goroutines have ended. Close is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
 	e.mu.Lock()
+	first := !e.closed
 	e.closed = true
 	for id, subs := range e.timerStarts {
 		for _, sub := range subs {
@@ -816,6 +832,16 @@ func (e *Engine) Close(ctx context.Context) error {
 		delete(e.timerStarts, id)
 	}
 	e.mu.Unlock()
+	if first && e.stopSweep != nil {
+		close(e.stopSweep)
+	}
+	if e.swept != nil {
+		select {
+		case <-e.swept:
+		case <-ctx.Done():
+			return fmt.Errorf("close: waiting for the dehydration sweep: %w", ctx.Err())
+		}
+	}
 	for _, inst := range e.Instances() {
 		if err := inst.Cancel(ctx); err != nil && !errors.Is(err, ErrInstanceEnded) {
 			return fmt.Errorf("close: cancelling instance %d: %w", inst.key, err)

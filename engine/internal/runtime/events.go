@@ -61,13 +61,21 @@ func (inst *Instance) post(m message) bool {
 		return false
 	}
 	inst.mail = append(inst.mail, m)
+	wake, rehydrate := inst.wake, inst.dry != nil && !inst.waking
+	if rehydrate {
+		inst.waking = true // the first post to a dry instance wakes it, once
+	}
 	inst.mailMu.Unlock()
 	if inst.direct {
-		inst.eng.schedule(inst)
+		inst.eng.schedule(inst) // drive rehydrates it
+		return true
+	}
+	if rehydrate {
+		go inst.wakeDry()
 		return true
 	}
 	select {
-	case inst.wake <- struct{}{}:
+	case wake <- struct{}{}: // nil while dry: nobody waits
 	default:
 	}
 	return true

@@ -26,7 +26,7 @@ const intakeDepth = 16
 // scheduling. The loop
 // never reads a live track's state: it keeps its own view (tokens). Public
 // methods are safe to call from any goroutine; those that need loop state
-// ask the loop through the intake.
+// ask the loop through the mailbox (call).
 type Instance struct {
 	eng  *Engine
 	plan *Plan
@@ -43,15 +43,57 @@ type Instance struct {
 	// stopping tells running tracks to stop at their next step.
 	stopping atomic.Bool
 	// root is the process scope. Its published view is what Variables
-	// returns; the loop alone writes it.
+	// returns; the loop alone writes it, and sets the pointer under mailMu
+	// (nil while the instance is dehydrated).
 	root *scope
 
 	mu    sync.Mutex // guards state
 	state State
 
 	// Loop-owned from here on; readable by others once done is closed.
-	history   []record
-	details   []*Event // the details of the rarer records (record.more)
+	history  []record
+	details  []*Event // the details of the rarer records (record.more)
+	startKey string   // the correlation key of the message that started it
+	// parent is the instance whose call activity started this one, and
+	// parentToken the token waiting there; nil for a top-level instance.
+	parent      *Instance
+	parentToken int
+	depth       int    // how many call activities above this instance
+	final       State  // the state to end in once the last token is gone
+	finalMsg    string // why, for terminations and failures
+	// direct is set when the loop resumes tracks itself instead of
+	// running them on goroutines (track.go).
+	direct  bool
+	startAt *model.Node // the start event drive begins the instance at, until it has
+	trigger *Event      // what started it there, if an event did
+	queued  bool        // in the engine's run queue; guarded by Engine.runMu
+	ended   bool
+	// hold tells tracks to park under a budget incident at their next
+	// step (loopState.heldBy).
+	hold atomic.Bool
+	// The rest of the loop's state, which a dehydrated instance lets go
+	// of (nil while it is dry).
+	*loopState
+
+	// dry is the state of a dehydrated instance, nil while it is awake;
+	// waking is set once a post found it dry and set its rehydration
+	// going. Both are guarded by mailMu (dehydrate.go).
+	dry    *dryState
+	waking bool
+	// idleSince is when the loop was last idle (wall clock, Unix ns), for
+	// dehydration after an idle time.
+	idleSince atomic.Int64
+	// dirty is set, and the instance listed in Engine.dirty, when an
+	// intake message may change its state (every one but a read-only
+	// command); CheckpointDirty clears it. A store writes only the
+	// instances listed.
+	dirty atomic.Bool
+}
+
+// loopState is the part of an instance's loop state that goes when the
+// instance is dehydrated and comes back, from its document, when it is
+// rehydrated (dehydrate.go); only the loop reads or writes it.
+type loopState struct {
 	tokens    map[int]*tokenView
 	nextToken int
 	joins     map[joinKey]*joinState
@@ -63,31 +105,17 @@ type Instance struct {
 	// condition held when last evaluated.
 	condLast  map[int64]bool
 	nextScope int
-	startKey  string // the correlation key of the message that started it
-	// parent is the instance whose call activity started this one, and
-	// parentToken the token waiting there; nil for a top-level instance.
-	parent      *Instance
-	parentToken int
-	depth       int    // how many call activities above this instance
-	final       State  // the state to end in once the last token is gone
-	finalMsg    string // why, for terminations and failures
-	now         int64  // clock reading for the message being handled, Unix ns
+	now       int64 // clock reading for the message being handled, Unix ns
 	// turn is the token whose track runs, 0 when none does; runnable
 	// are the tracks waiting for their turn, and inputs the outside input
 	// waiting for no track to run (turns.go).
 	turn     int
 	runnable []wakeup
 	inputs   []message
-	// direct is set when the loop resumes tracks itself instead of
-	// running them on goroutines (track.go); running is then the track
-	// with the turn while it has more to do, handOver what it is handed
-	// when it runs next, and reports what it reported and the loop has
-	// not handled yet (reportBuf backs it, so steps cost no allocation).
-	direct    bool
-	startAt   *model.Node // the start event drive begins the instance at, until it has
-	trigger   *Event      // what started it there, if an event did
-	queued    bool        // in the engine's run queue; guarded by Engine.runMu
-	ended     bool
+	// With direct resumption, running is the track with the turn while
+	// it has more to do, handOver what it is handed when it runs next,
+	// and reports what it reported and the loop has not handled yet
+	// (reportBuf backs it, so steps cost no allocation).
 	running   *tokenView
 	handOver  delivery
 	reports   []message
@@ -96,13 +124,14 @@ type Instance struct {
 	// outside input it did it for, against the budgets (budget.go).
 	work  work
 	cause *cause
-	// heldBy is the budget incident holding the instance (0: none); hold
-	// tells tracks to park under it at their next step.
+	// heldBy is the budget incident holding the instance (0: none).
 	heldBy int64
-	hold   atomic.Bool
 	// lastNode is the element of the last record about one (a record's
 	// node reference): where a budget was exceeded.
 	lastNode int32
+	// dryReqs are the requests to dehydrate, answered at the next idle
+	// point (dehydrate.go).
+	dryReqs []*command
 	// comp is the state of compensations in progress (compensation.go),
 	// nil until the first one.
 	comp *instComp
@@ -110,11 +139,6 @@ type Instance struct {
 	// It is subtracted from the quiescence count only once the message is
 	// fully handled, so Settle never sees zero while state is half-written.
 	released int64
-	// dirty is set, and the instance listed in Engine.dirty, when an
-	// intake message may change its state (every one but a read-only
-	// command); CheckpointDirty clears it. A store writes only the
-	// instances listed.
-	dirty atomic.Bool
 }
 
 // markDirty lists inst among the instances changed since the last
@@ -207,15 +231,15 @@ type joinKey struct{ scope, node int }
 
 func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 	inst := &Instance{
-		eng:     e,
-		plan:    plan,
-		key:     e.NextKey(),
-		done:    make(chan struct{}),
-		state:   Active,
-		history: make([]record, 0, 3*len(plan.Process.Nodes)+6),
-		tokens:  make(map[int]*tokenView, 2),
-		final:   Completed,
-		direct:  e.opts.Resumption == ResumeDirect,
+		eng:       e,
+		plan:      plan,
+		key:       e.NextKey(),
+		done:      make(chan struct{}),
+		state:     Active,
+		history:   make([]record, 0, 3*len(plan.Process.Nodes)+6),
+		final:     Completed,
+		direct:    e.opts.Resumption == ResumeDirect,
+		loopState: &loopState{tokens: make(map[int]*tokenView, 2)},
 	}
 	if !inst.direct {
 		// Only a loop goroutine reads an intake and waits for a wake-up.
@@ -271,7 +295,15 @@ func (inst *Instance) expandHistory() []Event {
 }
 
 // Variables returns a deep copy of the process variables.
-func (inst *Instance) Variables() map[string]any { return cloneVars(inst.root.visible()) }
+func (inst *Instance) Variables() map[string]any {
+	inst.mailMu.Lock()
+	root, dry := inst.root, inst.dry
+	inst.mailMu.Unlock()
+	if dry != nil {
+		return dry.variables() // decoded afresh: a copy
+	}
+	return cloneVars(root.visible())
+}
 
 // Tokens returns where every token is and why it waits, ordered by token
 // id. A finished instance has no tokens.
@@ -322,35 +354,22 @@ func (inst *Instance) Message() string {
 }
 
 // call hands cmd to the loop and waits for its answer. A context already
-// done fails the call before the loop sees it, whichever answers first.
+// done fails the call before the loop sees it.
 func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	cmd.reply = make(chan error, 1)
-	if inst.direct {
-		return inst.callDirect(ctx, cmd)
-	}
-	inst.eng.busy.add(1)
-	select {
-	case inst.intake <- message{kind: msgCommand, more: &messageMore{cmd: cmd}}:
-	case <-inst.done:
-		inst.eng.busy.add(-1)
+	// Commands go by the mailbox, like every input from outside: a post
+	// wakes a dehydrated instance (dehydrate.go), and with direct
+	// resumption drives it. The loop answers every command posted before
+	// it ended, the last ones with ErrInstanceEnded (end).
+	if !inst.post(message{kind: msgCommand, more: &messageMore{cmd: cmd}}) {
 		return ErrInstanceEnded
 	}
 	select {
 	case err := <-cmd.reply:
 		return err
-	case <-inst.done:
-		// The loop answers every command it takes before it ends; a
-		// command still in the intake when it ended was never taken.
-		select {
-		case err := <-cmd.reply:
-			return err
-		default:
-			inst.eng.busy.add(-1)
-			return ErrInstanceEnded
-		}
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -451,6 +470,10 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 		// About to block: records of the next wake-up read the clock
 		// afresh. Messages handled in one run share one reading.
 		inst.now = 0
+		if inst.atIdle() {
+			return // dehydrated, and released: the first post wakes it (wakeDry)
+		}
+		inst.release()
 		select {
 		case m := <-inst.intake:
 			inst.receive(m)
@@ -480,9 +503,9 @@ func (inst *Instance) begin(start *model.Node, trigger *Event) {
 // proceed does the next piece of work that needs no new input: a step of
 // the track with the turn (direct resumption), the turn for the next
 // runnable track, or the oldest outside input once no track runs. It
-// reports false when there is none.
+// reports false when there is none. The work it finishes is released
+// when the loop next waits (release), not step by step.
 func (inst *Instance) proceed() bool {
-	inst.release()
 	if inst.direct && inst.driveDirect() {
 		return true
 	}
@@ -510,6 +533,11 @@ func (inst *Instance) end() {
 			inst.safeHandle(m)
 		}
 	}
+	for _, c := range inst.dryReqs {
+		inst.answer(c, ErrInstanceEnded)
+		inst.released++
+	}
+	inst.dryReqs = nil
 	late := inst.inputs
 	inst.inputs = nil
 	inst.finalize()

@@ -80,11 +80,14 @@ const (
 	cmdScopeVariables
 	cmdModify
 	cmdActivateAdHoc
+	cmdDehydrate
 )
 
-// readOnly reports whether the operation only reads the instance.
+// readOnly reports whether the operation only reads the instance (a
+// dehydration changes how it is kept, not its state).
 func (op cmdOp) readOnly() bool {
-	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint || op == cmdScopeVariables
+	return op == cmdTokens || op == cmdIncidents || op == cmdHistory || op == cmdCheckpoint || op == cmdScopeVariables ||
+		op == cmdDehydrate
 }
 
 // command is a request from outside handled by the loop. The loop answers
@@ -793,6 +796,12 @@ func (inst *Instance) command(c *command) {
 		err = inst.scopeVariables(c)
 	case cmdModify:
 		err = inst.modify(c)
+	case cmdDehydrate:
+		// Answered at the next idle point, once dry (atIdle), and counted
+		// as running work until then, so that Settle waits for it.
+		inst.dryReqs = append(inst.dryReqs, c)
+		inst.eng.busy.add(1)
+		return
 	}
 	inst.answer(c, err)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -31,6 +32,16 @@ type Plan struct {
 	// eventStarts are the start events of the event sub-processes directly
 	// in each scope, by the scope's node index (-1: the process).
 	eventStarts map[int][]handlerSpec
+	// index names the plan's catches and handlers for state documents,
+	// made once, when an instance of the plan is first dehydrated.
+	index     *planIndex
+	indexOnce sync.Once
+}
+
+// names returns the plan's index for state documents.
+func (p *Plan) names() *planIndex {
+	p.indexOnce.Do(func() { p.index = indexPlan(p) })
+	return p.index
 }
 
 // nodePlan is what a track needs to execute one node.

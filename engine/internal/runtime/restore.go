@@ -216,16 +216,27 @@ func (rs *restorer) shell(d InstDoc) (*Instance, names, map[int]*scope, error) {
 	rs.key(d.Key)
 	inst := newInstance(rs.e, x.plan, nil)
 	inst.key = d.Key
-	scopes, err := rs.scopes(inst, nm, d.Scopes)
+	scopes, err := rs.history(inst, nm, d)
 	if err != nil {
 		return nil, nm, nil, err
 	}
 	inst.root = scopes[0]
+	return inst, nm, scopes, nil
+}
+
+// history rebuilds the scopes and the history of d into inst, and
+// returns the scopes by id; it leaves inst.root to the caller.
+func (rs *restorer) history(inst *Instance, nm names, d InstDoc) (map[int]*scope, error) {
+	scopes, err := rs.scopes(inst, nm, d.Scopes)
+	if err != nil {
+		return nil, err
+	}
 	inst.history = make([]record, 0, len(d.History))
+	inst.details = nil
 	for i, rd := range d.History {
 		r, more, err := nm.record(rd)
 		if err != nil {
-			return nil, nm, nil, fmt.Errorf("history record %d: %v", i+1, err)
+			return nil, fmt.Errorf("history record %d: %v", i+1, err)
 		}
 		if more != nil {
 			inst.details = append(inst.details, more)
@@ -233,7 +244,7 @@ func (rs *restorer) shell(d InstDoc) (*Instance, names, map[int]*scope, error) {
 		}
 		inst.history = append(inst.history, r)
 	}
-	return inst, nm, scopes, nil
+	return scopes, nil
 }
 
 // record rebuilds one history record and, for a rarer record, its
@@ -340,6 +351,16 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := rs.parked(inst, nm, scopes, d); err != nil {
+		return nil, err
+	}
+	return inst, nil
+}
+
+// parked rebuilds the loop state of live instance d into inst, whose
+// scopes and history are rebuilt already: tokens parked with their
+// tracks, joins, jobs, incidents and subscriptions.
+func (rs *restorer) parked(inst *Instance, nm names, scopes map[int]*scope, d InstDoc) error {
 	scopeOf := func(id int, what string) (*scope, error) {
 		if s := scopes[id]; s != nil {
 			return s, nil
@@ -351,54 +372,55 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 	inst.hold.Store(d.HeldBy != 0)
 	last, err := nm.node(d.LastElement)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	inst.lastNode = nodeRef(last)
 	for _, td := range d.Tokens {
 		if td.ID <= 0 || td.ID > d.NextToken || inst.tokens[td.ID] != nil {
-			return nil, fmt.Errorf("token %d: not a fresh id up to nextToken %d", td.ID, d.NextToken)
+			return fmt.Errorf("token %d: not a fresh id up to nextToken %d", td.ID, d.NextToken)
 		}
 		what := fmt.Sprintf("token %d", td.ID)
 		tv := &tokenView{id: td.ID, parked: true, wait: td.Wait, jobKey: td.Job, incident: td.Incident,
-			subs: append([]int64(nil), td.Subs...), boundary: append([]int64(nil), td.Boundary...), locals: td.Locals, atJoin: td.AtJoin}
+			subs: append([]int64(nil), td.Subs...), boundary: append([]int64(nil), td.Boundary...), locals: td.Locals, atJoin: td.AtJoin,
+			raising: td.Raising}
 		if tv.node, err = nm.node(td.Element); err != nil {
-			return nil, fmt.Errorf("%s: %v", what, err)
+			return fmt.Errorf("%s: %v", what, err)
 		}
 		if tv.scope, err = scopeOf(td.Scope, what); err != nil {
-			return nil, err
+			return err
 		}
 		if td.Inner != 0 {
 			if tv.inner, err = scopeOf(td.Inner, what); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		if !inst.direct {
 			tv.ch = make(chan delivery, 1)
 		}
 		if tv.track, err = nm.track(inst, tv, td.Track); err != nil {
-			return nil, fmt.Errorf("%s: %v", what, err)
+			return fmt.Errorf("%s: %v", what, err)
 		}
 		inst.tokens[td.ID] = tv
 		if err := nm.left(inst, tv, td.Left); err != nil {
-			return nil, fmt.Errorf("%s: %v", what, err)
+			return fmt.Errorf("%s: %v", what, err)
 		}
 	}
 	for _, s := range scopes {
 		if s.parent != nil && !s.done && !s.node.TriggeredByEvent && !s.revived && inst.tokens[s.token] == nil {
-			return nil, fmt.Errorf("scope %d: no token %d waits at its sub-process", s.id, s.token)
+			return fmt.Errorf("scope %d: no token %d waits at its sub-process", s.id, s.token)
 		}
 	}
 	if err := nm.runs(inst, scopes, d.Compensations); err != nil {
-		return nil, err
+		return err
 	}
 	for _, jd := range d.Joins {
 		sc, err := scopeOf(jd.Scope, "join "+jd.Element)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n, err := nm.node(jd.Element)
 		if err != nil || n == nil || !inst.plan.nodes[n.Index].join || len(jd.Arrived) != len(n.Incoming) {
-			return nil, fmt.Errorf("join %q: not a join with %d incoming flows", jd.Element, len(jd.Arrived))
+			return fmt.Errorf("join %q: not a join with %d incoming flows", jd.Element, len(jd.Arrived))
 		}
 		if inst.joins == nil {
 			inst.joins = make(map[joinKey]*joinState)
@@ -407,7 +429,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 		for i, q := range jd.Arrived {
 			for _, id := range q {
 				if inst.tokens[id] == nil {
-					return nil, fmt.Errorf("join %q: no token %d", jd.Element, id)
+					return fmt.Errorf("join %q: no token %d", jd.Element, id)
 				}
 			}
 			js.arrived[i] = append([]int(nil), q...)
@@ -419,7 +441,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 	}
 	for _, jd := range d.Jobs {
 		if jd.Job.Key <= 0 || inst.jobs[jd.Job.Key] != nil || inst.tokens[jd.Token] == nil {
-			return nil, fmt.Errorf("job %d: a repeated key or no token %d", jd.Job.Key, jd.Token)
+			return fmt.Errorf("job %d: a repeated key or no token %d", jd.Job.Key, jd.Token)
 		}
 		rs.key(jd.Job.Key)
 		rs.key(jd.Job.Activation)
@@ -432,7 +454,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 	for _, id := range d.Incidents {
 		k := id.Incident.Key
 		if k <= 0 || inst.incidents[k] != nil || (id.Token != 0 && inst.tokens[id.Token] == nil) {
-			return nil, fmt.Errorf("incident %d: a repeated key or no token %d", k, id.Token)
+			return fmt.Errorf("incident %d: a repeated key or no token %d", k, id.Token)
 		}
 		rs.key(k)
 		if inst.incidents == nil {
@@ -443,13 +465,13 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 	for _, sd := range d.Subs {
 		ref, err := nm.sub(inst, scopes, sd)
 		if err != nil {
-			return nil, fmt.Errorf("subscription %d: %v", sd.ID, err)
+			return fmt.Errorf("subscription %d: %v", sd.ID, err)
 		}
 		if inst.subs == nil {
 			inst.subs = make(map[int64]subRef)
 		}
 		if _, dup := inst.subs[sd.ID]; dup {
-			return nil, fmt.Errorf("subscription %d appears twice", sd.ID)
+			return fmt.Errorf("subscription %d appears twice", sd.ID)
 		}
 		inst.subs[sd.ID] = ref
 		if sd.Kind == kindConditional {
@@ -460,7 +482,7 @@ func (rs *restorer) instance(d InstDoc) (*Instance, error) {
 			inst.condLast[sd.ID] = sd.Held
 		}
 	}
-	return inst, nil
+	return nil
 }
 
 // track rebuilds the continuation of token tv, parked.

@@ -124,9 +124,13 @@ func (t *track) run() {
 			if d, ok = <-t.ch; !ok {
 				d = delivery{kind: exit}
 			}
-			if d.kind == capture {
+			switch d.kind {
+			case capture:
 				d.capture <- *t // a checkpoint reads the continuation; the track stays parked
 				continue
+			case retire:
+				d.capture <- *t // the loop keeps the continuation; the goroutine ends (dehydrate.go)
+				return
 			}
 		}
 		o = t.safeNext(d)
