@@ -33,6 +33,8 @@ vet: wasm
 	$(GO) vet ./...
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./wasm
 	GOOS=wasip1 GOARCH=wasm $(GO) vet -tags extism ./wasm
+	@# The server's NATS stays out of the module (flowtrack serve runs the native engine).
+	@! GOOS=wasip1 GOARCH=wasm $(GO) list -deps ./wasm | grep nats-io || (echo "the wasm module imports NATS" && false)
 
 staticcheck: wasm
 	$(GO) tool staticcheck ./...
@@ -67,7 +69,7 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzCompileEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=5s ./engine/internal/runtime
-	$(FUZZ) -fuzz=FuzzRequest -fuzztime=5s ./wasm
+	$(FUZZ) -fuzz=FuzzRequest -fuzztime=5s ./internal/dispatch
 	$(FUZZ) -fuzz=FuzzRestore -fuzztime=10s ./engine
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
@@ -88,10 +90,10 @@ stress:
 	$(GO) test -race -count=40 ./engine/internal/runtime ./engine/internal/eventhub
 	$(GO) test -race -count=40 -tags flowtrack_direct ./engine/internal/runtime
 	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=10 -conformance.all-hosts
-	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./wasm
+	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./internal/dispatch
 	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore -crash.kills=40
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
-	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./wasm
+	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./internal/dispatch
 	$(MAKE) stress-sdk
 
 examples: wasm

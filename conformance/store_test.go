@@ -19,23 +19,38 @@ import (
 // the very checkpoint the closed one wrote.
 type storing struct {
 	*Native
-	path    string
-	store   *boltstore.Store
-	mode    engine.Resumption
-	reopens int
+	// openStore opens the store anew; closeStore closes it.
+	openStore  func() (engine.Store, error)
+	closeStore func() error
+	mode       engine.Resumption
+	reopens    int
+}
+
+// boltStoring is a storing on a boltstore file at path.
+func boltStoring(path string, mode engine.Resumption) *storing {
+	r := &storing{mode: mode}
+	r.openStore = func() (engine.Store, error) {
+		s, err := boltstore.Open(path, &boltstore.Options{NoSync: true})
+		if err != nil {
+			return nil, err
+		}
+		r.closeStore = s.Close
+		return s, nil
+	}
+	return r
 }
 
 func (r *storing) open() error {
-	s, err := boltstore.Open(r.path, &boltstore.Options{NoSync: true})
+	s, err := r.openStore()
 	if err != nil {
 		return err
 	}
 	e, err := engine.New(engine.WithStore(s), engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(r.mode))
 	if err != nil {
-		_ = s.Close()
+		_ = r.closeStore()
 		return err
 	}
-	r.Native, r.store = &Native{e: e, insts: map[int64]*engine.Instance{}}, s
+	r.Native = &Native{e: e, insts: map[int64]*engine.Instance{}}
 	return nil
 }
 
@@ -73,7 +88,7 @@ func (r *storing) Settle(ctx context.Context) error {
 // Close closes the engine, then its store.
 func (r *storing) Close(ctx context.Context) error {
 	err := r.Native.Close(ctx)
-	if cerr := r.store.Close(); err == nil {
+	if cerr := r.closeStore(); err == nil {
 		err = cerr
 	}
 	return err
@@ -108,7 +123,7 @@ func TestScenariosStored(t *testing.T) {
 				if err != nil {
 					t.Fatalf("mode %d: uninterrupted: %v", mode, err)
 				}
-				r := &storing{path: filepath.Join(t.TempDir(), "flowtrack.db"), mode: mode}
+				r := boltStoring(filepath.Join(t.TempDir(), "flowtrack.db"), mode)
 				if err := r.open(); err != nil {
 					t.Fatal(err)
 				}

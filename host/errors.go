@@ -32,11 +32,5 @@ func native(we *wire.Error) error {
 	if we.Code != wire.CodeDeployFailed {
 		return &Error{Code: string(we.Code), Message: we.Message, ElementID: we.ElementID, ProcessID: we.ProcessID, Problems: we.Problems}
 	}
-	de := &engine.DeployError{ProcessID: we.ProcessID, ElementID: we.ElementID, Problems: we.Problems}
-	if len(we.Problems) > 0 {
-		de.Rule = we.Problems[0].Rule
-	} else {
-		de.Rule = we.Message
-	}
-	return de
+	return we.Native()
 }

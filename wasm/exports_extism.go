@@ -15,7 +15,7 @@ import "github.com/extism/go-pdk"
 
 // serve runs op on the plug-in input and outputs the response.
 func serve(op string) int32 {
-	pdk.Output(instance().call(op, pdk.Input()))
+	pdk.Output(instance().Call(op, pdk.Input()))
 	return 0
 }
 

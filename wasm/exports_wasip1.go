@@ -39,13 +39,13 @@ func invoke(op string, ptr, size uint32) uint64 {
 	var out []byte
 	switch buf, ok := buffers[ptr]; {
 	case size > maxRequest:
-		out = m.respond(response{Error: badRequest("%s: request of %d bytes exceeds the limit of %d bytes", op, size, maxRequest)})
+		out = m.Respond(badRequest("%s: request of %d bytes exceeds the limit of %d bytes", op, size, maxRequest))
 	case size == 0:
-		out = m.call(op, nil)
+		out = m.Call(op, nil)
 	case !ok || int(size) > len(buf):
-		out = m.respond(response{Error: badRequest("%s: request (%d, %d) is not inside a buffer from alloc", op, ptr, size)})
+		out = m.Respond(badRequest("%s: request (%d, %d) is not inside a buffer from alloc", op, ptr, size))
 	default:
-		out = m.call(op, buf[:size])
+		out = m.Call(op, buf[:size])
 	}
 	if len(out) == 0 {
 		return 0

@@ -7,8 +7,9 @@
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o host/flowtrack.wasm ./wasm
 //
-// The operations themselves (module.go, ops.go) are plain Go and build and
-// test on every platform; only the exports (exports_wasip1.go) need wasip1.
+// The operations themselves are plain Go in internal/dispatch, which builds
+// and tests on every platform (and serves them over NATS too); only the
+// exports (exports_wasip1.go, exports_extism.go) need wasip1.
 package main
 
 // main is not called in a reactor: hosts call _initialize, which runs

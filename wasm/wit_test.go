@@ -1,13 +1,13 @@
 package main
 
 import (
-	"maps"
 	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/flowtrack/flowtrack/internal/dispatch"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -52,7 +52,7 @@ func wasmExports(t *testing.T, file string) []string {
 // Extism plug-in's) and those flowtrack.wit lists: JSON ones all, typed
 // ones all but the generic call.
 func TestOperations_EverySurface(t *testing.T) {
-	ops := slices.Sorted(maps.Keys(operations))
+	ops := dispatch.Operations()
 	assert.Equal(t, ops, wasmExports(t, "exports_wasip1.go"), "exports_wasip1.go")
 	assert.Equal(t, ops, wasmExports(t, "exports_extism.go"), "exports_extism.go")
 

@@ -396,3 +396,23 @@ type Error struct {
 
 // Error returns the message.
 func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the sentinel error of e.Code (Sentinel): the one the
+// native engine returns for the same mistake, so errors.Is works on an
+// error that came over the wire as on a native one.
+func (e *Error) Unwrap() error { return Sentinel(e.Code) }
+
+// Native returns the error a native engine call returns for e: an
+// *engine.DeployError for DEPLOY_FAILED, e itself otherwise.
+func (e *Error) Native() error {
+	if e.Code != CodeDeployFailed {
+		return e
+	}
+	de := &engine.DeployError{ProcessID: e.ProcessID, ElementID: e.ElementID, Problems: e.Problems}
+	if len(e.Problems) > 0 {
+		de.Rule = e.Problems[0].Rule
+	} else {
+		de.Rule = e.Message
+	}
+	return de
+}

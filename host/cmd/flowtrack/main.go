@@ -4,6 +4,7 @@
 //	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
+//	flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 //
 // run deploys the model, starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
@@ -35,6 +36,11 @@
 // "nextDeadline", "error"} (README.md, "The CLI"). An invocation that
 // finds the file changed by another since it read it writes nothing and
 // fails (STATE_CHANGED).
+//
+// serve runs the native engine (not the module: a server runs on the real
+// clock, with a store, and needs neither the sandbox nor portability) as
+// a long-running server over NATS, durable in JetStream (package server;
+// README.md, "flowtrack serve").
 //
 // Exit codes: 0 the instance completed (validate: the model is valid; a
 // state command: it succeeded); 1 the instance failed, was terminated,
@@ -69,6 +75,7 @@ const (
 var usage = `usage:
   flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
+  flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 ` + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
 itself, and writes the file back when it changed the engine; --json prints
@@ -111,6 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			code, err = runCmd(ctx, args[1:], stdout)
 		case "validate":
 			code, err = validateCmd(ctx, args[1:], stdout)
+		case "serve":
+			code, err = serveCmd(ctx, args[1:], stdout)
 		default:
 			err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 		}

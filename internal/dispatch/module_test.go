@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -15,10 +15,10 @@ import (
 
 // callT runs op natively (the exports are thin wrappers around call) and
 // decodes the envelope.
-func callT(t *testing.T, m *module, op, req string) map[string]any {
+func callT(t *testing.T, m *Module, op, req string) map[string]any {
 	t.Helper()
 	var env map[string]any
-	require.NoError(t, json.Unmarshal(m.call(op, []byte(req)), &env))
+	require.NoError(t, json.Unmarshal(m.Call(op, []byte(req)), &env))
 	require.Contains(t, env, "events")
 	require.Contains(t, env, "now")
 	require.Contains(t, env, "nextDeadline")
@@ -33,9 +33,9 @@ func errCode(env map[string]any) wire.Code {
 }
 
 func TestModule_Call(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
-	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
 	require.NoError(t, err)
 	req, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
 	env := callT(t, m, "deploy", string(req))
@@ -70,9 +70,9 @@ func TestModule_Call(t *testing.T) {
 }
 
 func TestModule_PanicBecomesInternalError(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
-	operations["test_panic"] = func(context.Context, *module, []byte) (any, error) { panic("boom") }
+	operations["test_panic"] = func(context.Context, *Module, []byte) (any, error) { panic("boom") }
 	t.Cleanup(func() { delete(operations, "test_panic") })
 	env := callT(t, m, "test_panic", `{}`)
 	assert.Equal(t, wire.CodeInternal, errCode(env))
@@ -81,19 +81,19 @@ func TestModule_PanicBecomesInternalError(t *testing.T) {
 }
 
 func TestModule_Oversized(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	assert.Equal(t, wire.CodeBadRequest, errCode(callT(t, m, "start", string(make([]byte, maxRequest+1)))))
 	assert.Equal(t, abiVersion, 1)
 }
 
 func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
-	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
 	require.NoError(t, err)
 	req, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
-	m.call("deploy", req)
+	m.Call("deploy", req)
 	resp := m.run("start", []byte(`{"processId":"order","variables":{"amount":5,"s":"<\"é\">"}}`))
 	resp.Events = m.eng.DrainEvents()
 	resp.Now = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -102,4 +102,23 @@ func TestResponse_EncodeMatchesEncodingJSON(t *testing.T) {
 	want, err := json.Marshal(resp)
 	require.NoError(t, err)
 	assert.JSONEq(t, string(want), string(got))
+}
+
+// TestConcurrent_Operations: the operations a served module may run
+// concurrently are operations, and none of those that change the module.
+func TestConcurrent_Operations(t *testing.T) {
+	n := 0
+	for _, op := range Operations() {
+		if Concurrent(op) {
+			n++
+		}
+	}
+	if n != 23 {
+		t.Errorf("%d concurrent operations among Operations(), want the 23 Concurrent names", n)
+	}
+	for _, op := range []string{"deploy", "configure", "restore", "checkpoint", "call", "advance", "nope"} {
+		if Concurrent(op) {
+			t.Errorf("%s may run concurrently, but it changes the module or runs others", op)
+		}
+	}
 }

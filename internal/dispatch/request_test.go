@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func deepArray(depth int) string {
 // limit (a BAD_REQUEST through call, whose scan meets it first); and that
 // the module runs a normal instance afterwards.
 func TestModule_StrictRequests(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	deployOrder(t, m)
 	limit := fmt.Sprint(engine.MaxVariableDepth)
@@ -73,9 +73,9 @@ func TestModule_StrictRequests(t *testing.T) {
 	}
 }
 
-func deployOrder(t *testing.T, m *module) {
+func deployOrder(t *testing.T, m *Module) {
 	t.Helper()
-	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
 	require.NoError(t, err)
 	req, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
 	env := callT(t, m, "deploy", string(req))
@@ -83,7 +83,7 @@ func deployOrder(t *testing.T, m *module) {
 }
 
 // completeAll completes every job until none is left.
-func completeAll(t *testing.T, m *module) {
+func completeAll(t *testing.T, m *Module) {
 	t.Helper()
 	for range 100 {
 		jobs := m.eng.Jobs(engine.JobFilter{})

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 )
 
 func TestModule_CheckpointRestore(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
-	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
 	require.NoError(t, err)
 	req, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
 	require.Equal(t, true, callT(t, m, "deploy", string(req))["ok"])
@@ -29,7 +29,7 @@ func TestModule_CheckpointRestore(t *testing.T) {
 	jobs := callT(t, m, "jobs", `{}`)["result"]
 
 	// A fresh module takes the state: the same jobs, the same clock.
-	m2 := newModule()
+	m2 := New()
 	t.Cleanup(func() { _ = m2.eng.Close(context.Background()) })
 	env = callT(t, m2, "restore", `{"state":`+string(state)+`}`)
 	require.Equal(t, true, env["ok"], "%v", env)

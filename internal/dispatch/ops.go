@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 )
 
 // operation runs one ABI operation on its JSON request.
-type operation func(ctx context.Context, m *module, req []byte) (any, error)
+type operation func(ctx context.Context, m *Module, req []byte) (any, error)
 
 // operations maps export names to their implementation (ABI.md,
 // "Operations"). The exports and the generic "call" both dispatch here.
@@ -57,7 +57,7 @@ func init() {
 	}
 }
 
-func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
+func opDeploy(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.DeployRequest
 	if err := decode("deploy", data, &req); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func opDeploy(_ context.Context, m *module, data []byte) (any, error) {
 	if req.Name == "" {
 		req.Name = "model.bpmn"
 	}
-	m.used = true
+	m.markUsed()
 	d, err := m.eng.Deploy(req.Name, doc)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func ascii(b []byte) bool {
 	return true
 }
 
-func opStart(ctx context.Context, m *module, data []byte) (any, error) {
+func opStart(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.StartRequest
 	if err := decodeStart(data, &req); err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func opStart(ctx context.Context, m *module, data []byte) (any, error) {
 	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: m.jobsOf(inst.Key(), state)}, nil
 }
 
-func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) {
+func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.MessageRequest
 	if err := decodeMessage(data, &req); err != nil {
 		return nil, err
@@ -156,11 +156,11 @@ func opPublishMessage(ctx context.Context, m *module, data []byte) (any, error) 
 		return nil, badRequest("publish_message: field \"ttlMs\" must be between 0 and %v, got %v (a TTL must end by %s)",
 			maxAdvanceMs, req.TTLMs, formatTime(clock.Max))
 	}
-	m.used = true
+	m.markUsed()
 	return nil, publishMessage(ctx, m.eng, req)
 }
 
-func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error) {
+func opBroadcastSignal(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.SignalRequest
 	if err := decode("broadcast_signal", data, &req); err != nil {
 		return nil, err
@@ -171,7 +171,7 @@ func opBroadcastSignal(ctx context.Context, m *module, data []byte) (any, error)
 	return nil, broadcastSignal(ctx, m.eng, req)
 }
 
-func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
+func opCompleteJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.CompleteJobRequest
 	if err := decodeCompleteJob(data, &req); err != nil {
 		return nil, err
@@ -196,14 +196,14 @@ func opCompleteJob(ctx context.Context, m *module, data []byte) (any, error) {
 
 // jobsOf returns the activatable jobs of the instance key, which is in
 // state, for the results that spare a worker its jobs call.
-func (m *module) jobsOf(key int64, state engine.State) []engine.Job {
+func (m *Module) jobsOf(key int64, state engine.State) []engine.Job {
 	if state != engine.Active {
 		return nil
 	}
 	return m.eng.Jobs(engine.JobFilter{InstanceKey: key})
 }
 
-func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
+func opFailJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.FailJobRequest
 	if err := decode("fail_job", data, &req); err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func opFailJob(ctx context.Context, m *module, data []byte) (any, error) {
 		engine.JobActivation(req.Activation), engine.RetryBackoff(backoff))
 }
 
-func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
+func opThrowError(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ThrowErrorRequest
 	if err := decode("throw_error", data, &req); err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func opThrowError(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.ThrowError(ctx, *req.JobKey, req.ErrorCode, req.Message, req.Variables, engine.JobActivation(req.Activation))
 }
 
-func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
+func opActivateAdHoc(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ActivateAdHocRequest
 	if err := decode("activate_ad_hoc", data, &req); err != nil {
 		return nil, err
@@ -252,7 +252,7 @@ func opActivateAdHoc(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.ActivateAdHoc(ctx, *req.InstanceKey, req.ElementID, req.Elements)
 }
 
-func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error) {
+func opResolveIncident(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.IncidentRequest
 	if err := decode("resolve_incident", data, &req); err != nil {
 		return nil, err
@@ -263,10 +263,13 @@ func opResolveIncident(ctx context.Context, m *module, data []byte) (any, error)
 	return nil, m.eng.ResolveIncident(ctx, *req.IncidentKey)
 }
 
-func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
+func opAdvance(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.AdvanceRequest
 	if err := decodeAdvance(data, &req); err != nil {
 		return nil, err
+	}
+	if m.served {
+		return nil, &callError{Code: wire.CodeUnsupported, Message: "advance: the served engine runs on the real clock"}
 	}
 	var target time.Time
 	switch {
@@ -295,14 +298,14 @@ func opAdvance(ctx context.Context, m *module, data []byte) (any, error) {
 
 // advanceTo fires the timers due up to target in due order, settling
 // after each due time (engine.AdvanceTo), then moves the clock to target.
-func advanceTo(ctx context.Context, m *module, target time.Time) error {
+func advanceTo(ctx context.Context, m *Module, target time.Time) error {
 	return m.eng.AdvanceTo(ctx, target)
 }
 
 // maxAdvanceMs is the longest advance, about 292 years: a time.Duration.
 const maxAdvanceMs = float64(math.MaxInt64 / int64(time.Millisecond))
 
-func opNow(_ context.Context, m *module, data []byte) (any, error) {
+func opNow(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.NowRequest
 	if err := decode("now", data, &req); err != nil {
 		return nil, err
@@ -314,7 +317,7 @@ func opNow(_ context.Context, m *module, data []byte) (any, error) {
 // engine's limits (engine.Limits), which only an empty engine takes: the
 // engine is rebuilt with them, so they must come before the first deploy
 // or publish_message.
-func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
+func opConfigure(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ConfigureRequest
 	if err := decode("configure", data, &req); err != nil {
 		return nil, err
@@ -342,7 +345,7 @@ func opConfigure(_ context.Context, m *module, data []byte) (any, error) {
 }
 
 // lookup decodes a wire.InstanceRequest and finds the instance.
-func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
+func (m *Module) lookup(op string, data []byte) (*engine.Instance, error) {
 	var req wire.InstanceRequest
 	if err := decodeInstance(op, data, &req); err != nil {
 		return nil, err
@@ -357,7 +360,7 @@ func (m *module) lookup(op string, data []byte) (*engine.Instance, error) {
 	return inst, nil
 }
 
-func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
+func opTokens(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("tokens", data)
 	if err != nil {
 		return nil, err
@@ -369,7 +372,7 @@ func opTokens(ctx context.Context, m *module, data []byte) (any, error) {
 	return toks, err
 }
 
-func opInstance(ctx context.Context, m *module, data []byte) (any, error) {
+func opInstance(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("instance", data)
 	if err != nil {
 		return nil, err
@@ -389,7 +392,7 @@ func opInstance(ctx context.Context, m *module, data []byte) (any, error) {
 	return res, nil
 }
 
-func opHistory(ctx context.Context, m *module, data []byte) (any, error) {
+func opHistory(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("history", data)
 	if err != nil {
 		return nil, err
@@ -397,7 +400,7 @@ func opHistory(ctx context.Context, m *module, data []byte) (any, error) {
 	return inst.History(ctx)
 }
 
-func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
+func opCancel(ctx context.Context, m *Module, data []byte) (any, error) {
 	inst, err := m.lookup("cancel", data)
 	if err != nil {
 		return nil, err
@@ -405,7 +408,7 @@ func opCancel(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, inst.Cancel(ctx)
 }
 
-func opJobs(_ context.Context, m *module, data []byte) (any, error) {
+func opJobs(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.JobsRequest
 	if err := decode("jobs", data, &req); err != nil {
 		return nil, err
@@ -417,7 +420,7 @@ func opJobs(_ context.Context, m *module, data []byte) (any, error) {
 	return jobs, nil
 }
 
-func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
+func opIncidents(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.IncidentsRequest
 	if err := decode("incidents", data, &req); err != nil {
 		return nil, err
@@ -429,7 +432,7 @@ func opIncidents(ctx context.Context, m *module, data []byte) (any, error) {
 }
 
 // opCall is the generic entry point: {"op": name, "request": {...}}.
-func opCall(ctx context.Context, m *module, data []byte) (any, error) {
+func opCall(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.CallRequest
 	// The wrapped request is decoded, with the usual limit, by its own
 	// operation; here it is one level deeper.
@@ -455,7 +458,7 @@ func millis(op, field string, ms float64) (time.Duration, error) {
 	return time.Duration(ms * float64(time.Millisecond)), nil
 }
 
-func opActivateJobs(ctx context.Context, m *module, data []byte) (any, error) {
+func opActivateJobs(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ActivateJobsRequest
 	if err := decode("activate_jobs", data, &req); err != nil {
 		return nil, err
@@ -473,7 +476,7 @@ func opActivateJobs(ctx context.Context, m *module, data []byte) (any, error) {
 	return m.eng.ActivateJobs(ctx, req.Type, req.Worker, timeout, *req.MaxJobs)
 }
 
-func opUpdateJobRetries(ctx context.Context, m *module, data []byte) (any, error) {
+func opUpdateJobRetries(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.UpdateJobRetriesRequest
 	if err := decode("update_job_retries", data, &req); err != nil {
 		return nil, err
@@ -487,7 +490,7 @@ func opUpdateJobRetries(ctx context.Context, m *module, data []byte) (any, error
 	return nil, m.eng.UpdateJobRetries(ctx, *req.JobKey, *req.Retries)
 }
 
-func opSetVariables(ctx context.Context, m *module, data []byte) (any, error) {
+func opSetVariables(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.SetVariablesRequest
 	if err := decode("set_variables", data, &req); err != nil {
 		return nil, err
@@ -501,7 +504,7 @@ func opSetVariables(ctx context.Context, m *module, data []byte) (any, error) {
 	return nil, m.eng.SetVariables(ctx, *req.InstanceKey, req.Variables, engine.Scope{Token: req.Scope, Local: req.Local})
 }
 
-func opScopeVariables(ctx context.Context, m *module, data []byte) (any, error) {
+func opScopeVariables(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ScopeVariablesRequest
 	if err := decode("scope_variables", data, &req); err != nil {
 		return nil, err
@@ -512,7 +515,7 @@ func opScopeVariables(ctx context.Context, m *module, data []byte) (any, error) 
 	return m.eng.ScopeVariables(ctx, *req.InstanceKey, engine.Scope{Token: req.Scope, Local: req.Local})
 }
 
-func opMetrics(_ context.Context, m *module, data []byte) (any, error) {
+func opMetrics(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.MetricsRequest
 	if err := decode("metrics", data, &req); err != nil {
 		return nil, err
@@ -520,7 +523,7 @@ func opMetrics(_ context.Context, m *module, data []byte) (any, error) {
 	return m.eng.Metrics(), nil
 }
 
-func opDefinitions(_ context.Context, m *module, data []byte) (any, error) {
+func opDefinitions(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.DefinitionsRequest
 	if err := decode("definitions", data, &req); err != nil {
 		return nil, err
@@ -534,7 +537,7 @@ func opDefinitions(_ context.Context, m *module, data []byte) (any, error) {
 	return out, nil
 }
 
-func opDefinitionXML(_ context.Context, m *module, data []byte) (any, error) {
+func opDefinitionXML(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.DefinitionXMLRequest
 	if err := decode("definition_xml", data, &req); err != nil {
 		return nil, err
@@ -553,7 +556,7 @@ func opDefinitionXML(_ context.Context, m *module, data []byte) (any, error) {
 	return res, nil
 }
 
-func opModifyInstance(ctx context.Context, m *module, data []byte) (any, error) {
+func opModifyInstance(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.ModifyInstanceRequest
 	if err := decode("modify_instance", data, &req); err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // fast decoders of the hot requests, which must accept only what the
 // strict decoder accepts, with the same request (sameAsStrict).
 func FuzzRequest(f *testing.F) {
-	xml, err := os.ReadFile("../engine/testdata/order.bpmn")
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -41,20 +41,20 @@ func FuzzRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, which uint8, req []byte) {
 		sameAsStrict(t, req)
-		m := newModule()
+		m := New()
 		defer func() { _ = m.eng.Close(context.Background()) }()
-		if env := envelope(t, m.call("deploy", deploy)); env["ok"] != true {
+		if env := envelope(t, m.Call("deploy", deploy)); env["ok"] != true {
 			t.Fatalf("deploy failed: %v", env)
 		}
 		op := ops[int(which)%len(ops)]
-		env := envelope(t, m.call(op, req))
+		env := envelope(t, m.Call(op, req))
 		if env["ok"] != true {
 			e, _ := env["error"].(map[string]any)
 			if code, _ := e["code"].(string); code == "" || code == string(wire.CodeInternal) {
 				t.Fatalf("%s %q: want ok or a client error code, got %v", op, req, env)
 			}
 		}
-		env = envelope(t, m.call("start", []byte(`{"processId":"order","variables":{"amount":5}}`)))
+		env = envelope(t, m.Call("start", []byte(`{"processId":"order","variables":{"amount":5}}`)))
 		if env["ok"] != true {
 			t.Fatalf("after %s %q the module no longer starts instances: %v", op, req, env)
 		}

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 const maxStateDepth = maxRequestDepth + 6
 
 // opCheckpoint writes the engine's state (ABI.md, "checkpoint").
-func opCheckpoint(ctx context.Context, m *module, data []byte) (any, error) {
+func opCheckpoint(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.CheckpointRequest
 	if err := decode("checkpoint", data, &req); err != nil {
 		return nil, err
@@ -29,10 +29,13 @@ func opCheckpoint(ctx context.Context, m *module, data []byte) (any, error) {
 // opRestore replaces the module's engine by one restored from a state
 // document, on a virtual clock reading the document's time, with the
 // module's limits. A document it cannot read leaves the engine as it was.
-func opRestore(_ context.Context, m *module, data []byte) (any, error) {
+func opRestore(_ context.Context, m *Module, data []byte) (any, error) {
 	var req wire.RestoreRequest
 	if err := decodeNested("restore", data, &req, maxStateDepth); err != nil {
 		return nil, err
+	}
+	if m.served {
+		return nil, &callError{Code: wire.CodeUnsupported, Message: "restore: the served engine's state lives in its store and cannot be replaced"}
 	}
 	if len(req.State) == 0 {
 		return nil, badRequest("restore: field \"state\" is required")

@@ -1,4 +1,9 @@
-package main
+// Package dispatch is the transport-independent half of flowtrack's wire
+// contract (internal/wire, wasm/ABI.md): it decodes an operation's JSON
+// request, runs it on an engine and encodes the JSON response envelope.
+// The wasm module's exports (wasm/) and the NATS server (server/) both
+// call it, so every transport answers the same request the same way.
+package dispatch
 
 import (
 	"bytes"
@@ -7,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -22,12 +28,12 @@ const abiVersion = wire.ABIVersion
 // maxRequest bounds a request: larger ones are rejected before decoding.
 const maxRequest = wire.MaxRequest
 
-// module is the engine behind the exports. Calls are serialised by the
-// host (a wasm instance is single-threaded). The engine keeps an event log
+// Module is the engine behind the operations. Calls must be serialised by
+// the caller (a wasm instance is single-threaded; the server holds a lock). The engine keeps an event log
 // that each call drains into its response: the loops write it directly, so
 // no observer goroutine sits between the engine and the response.
-type module struct {
-	clock *clock.Virtual
+type Module struct {
+	clock clock.Clock
 	eng   *engine.Engine
 	// settings are the engine options configure has set (see
 	// opConfigure); the engine is rebuilt with them while it is still
@@ -39,6 +45,9 @@ type module struct {
 	// rebuild would lose (deploy, publish_message); after it, engine
 	// options can no longer change.
 	used bool
+	// served is set by NewServed: the engine is the caller's (real clock,
+	// store), so restore, which would replace it, is refused.
+	served bool
 }
 
 // engineSettings are the engine options the configure operation sets.
@@ -52,17 +61,65 @@ func (s engineSettings) options() []engine.Option {
 	return []engine.Option{engine.WithLimits(s.limits)}
 }
 
-func newModule() *module {
-	m := &module{clock: clock.NewVirtual(clock.Epoch), events: true}
+// New returns a module on a fresh engine with a virtual clock at
+// clock.Epoch and the event log on: the wasm module's.
+func New() *Module {
+	m := &Module{clock: clock.NewVirtual(clock.Epoch), events: true}
 	if err := m.build(); err != nil {
 		panic(err) // only invalid options fail, and the defaults are valid
 	}
 	return m
 }
 
+// NewServed returns a module over eng, an engine the caller built and
+// closes (on any clock, with any store). Its responses carry no events
+// until configure turns them on (the server publishes events as they
+// happen instead); its engine options are fixed, and restore, which would
+// replace the engine, is refused with UNSUPPORTED.
+func NewServed(eng *engine.Engine, clk clock.Clock) *Module {
+	eng.SetEventLog(false)
+	return &Module{clock: clk, eng: eng, used: true, served: true}
+}
+
+// markUsed records that the engine holds state a rebuild would lose. It
+// writes only the first time, so that on a served module (used from the
+// start) the operations that call it write nothing and may run
+// concurrently (Concurrent).
+func (m *Module) markUsed() {
+	if !m.used {
+		m.used = true
+	}
+}
+
+// Concurrent reports whether operation op may run on a served module
+// (NewServed) at the same time as other such operations: it only calls
+// the engine, which is safe for concurrent use, and writes nothing of the
+// module. The others (deploy, configure, restore, checkpoint, call,
+// advance, unknown names) must run alone.
+func Concurrent(op string) bool {
+	switch op {
+	case "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
+		"resolve_incident", "activate_ad_hoc", "cancel", "jobs", "instance", "tokens", "history", "incidents", "now",
+		"activate_jobs", "update_job_retries", "set_variables", "scope_variables", "modify_instance",
+		"metrics", "definitions", "definition_xml":
+		return true
+	}
+	return false
+}
+
+// Operations returns the names of the operations, sorted.
+func Operations() []string {
+	ops := make([]string, 0, len(operations))
+	for op := range operations {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	return ops
+}
+
 // build (re)creates the engine on the module's clock with its settings,
 // the event log on as by default.
-func (m *module) build() error {
+func (m *Module) build() error {
 	eng, err := engine.New(append([]engine.Option{engine.WithClock(m.clock), engine.WithEventLog()}, m.settings.options()...)...)
 	if err != nil {
 		return err
@@ -98,13 +155,13 @@ func toCallError(err error) *callError {
 	return &callError{Code: wire.CodeOf(err), Message: err.Error()}
 }
 
-// call runs operation op on the JSON request req, settles the engine and
+// Call runs operation op on the JSON request req, settles the engine and
 // returns the JSON response. It never panics.
-func (m *module) call(op string, req []byte) []byte { return m.respond(m.run(op, req)) }
+func (m *Module) Call(op string, req []byte) []byte { return m.Respond(m.run(op, req)) }
 
-// respond completes resp with the call's events, the clock and the next
+// Respond completes resp with the call's events, the clock and the next
 // deadline, and encodes it.
-func (m *module) respond(resp response) []byte {
+func (m *Module) Respond(resp response) []byte {
 	resp.Events = m.eng.DrainEvents()
 	if resp.Events == nil {
 		resp.Events = []engine.Event{}
@@ -164,7 +221,7 @@ func encode(r *response) ([]byte, error) {
 }
 
 // run dispatches op and turns panics into INTERNAL errors.
-func (m *module) run(op string, req []byte) (resp response) {
+func (m *Module) run(op string, req []byte) (resp response) {
 	defer func() {
 		if p := recover(); p != nil {
 			resp = response{Error: &callError{Code: wire.CodeInternal, Message: fmt.Sprintf("operation %s panicked: %v", op, p)}}

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -26,7 +26,7 @@ const forkOfThree = `<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/
 // live-token budget), are refused when invalid or late, and leave the
 // module usable when refused.
 func TestModule_ConfigureLimits(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	for req, want := range map[string]string{
 		`{"limits":{"maxTokens":-1}}`:  "WithMaxTokens(-1): must not be negative",

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -18,9 +18,9 @@ import (
 // text that declares an encoding other than UTF-8 is refused rather than
 // decoded wrongly.
 func TestModule_DeployCarriesBytes(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
-	latin1, err := os.ReadFile("../engine/testdata/latin1.bpmn")
+	latin1, err := os.ReadFile("../../engine/testdata/latin1.bpmn")
 	require.NoError(t, err)
 
 	req := func(fields map[string]any) string {

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -13,22 +13,22 @@ import (
 // module (decode, run, settle, encode), without a host: run it compiled to
 // wasip1 to see what the module itself costs per call.
 func BenchmarkModule_StartStraight10(b *testing.B) {
-	xml, err := os.ReadFile("../../shared/workloads/straight.bpmn")
+	xml, err := os.ReadFile("../../../shared/workloads/straight.bpmn")
 	if err != nil {
 		b.Skipf("workload: %v", err)
 	}
 	for _, events := range []bool{true, false} {
 		name := map[bool]string{true: "events", false: "noEvents"}[events]
 		b.Run(name, func(b *testing.B) {
-			m := newModule()
+			m := New()
 			defer m.eng.Close(context.Background())
 			req, _ := json.Marshal(map[string]any{"name": "straight.bpmn", "xml": string(xml)})
-			m.call("deploy", req)
-			m.call("configure", []byte(`{"events":`+map[bool]string{true: "true", false: "false"}[events]+`}`))
+			m.Call("deploy", req)
+			m.Call("configure", []byte(`{"events":`+map[bool]string{true: "true", false: "false"}[events]+`}`))
 			start := []byte(`{"processId":"straight"}`)
 			b.ReportAllocs()
 			for b.Loop() {
-				m.call("start", start)
+				m.Call("start", start)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package main
+package dispatch
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // publish_message refuse instants past clock.Max with an error naming the
 // limit, and that every later response still carries an RFC 3339 clock.
 func TestModule_RejectsTimesOutOfRange(t *testing.T) {
-	m := newModule()
+	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	limit := formatTime(clock.Max)
 	for _, tc := range []struct {
@@ -45,11 +45,11 @@ func TestModule_RejectsTimesOutOfRange(t *testing.T) {
 // TestLimits_SDKInStep keeps the SDK's copies of the engine's limits in
 // step: the time range and the variable depth.
 func TestLimits_SDKInStep(t *testing.T) {
-	src, err := os.ReadFile("../sdk-js/src/engine.ts")
+	src, err := os.ReadFile("../../sdk-js/src/engine.ts")
 	require.NoError(t, err)
 	assert.Contains(t, string(src), "'"+formatTime(clock.Min)+"'")
 	assert.Contains(t, string(src), "'"+formatTime(clock.Max)+"'")
-	src, err = os.ReadFile("../sdk-js/src/module.ts")
+	src, err = os.ReadFile("../../sdk-js/src/module.ts")
 	require.NoError(t, err)
 	assert.Contains(t, string(src), fmt.Sprintf("MAX_VARIABLE_DEPTH = %d;", engine.MaxVariableDepth))
 }

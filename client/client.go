@@ -1,0 +1,229 @@
+// Package client speaks to a flowtrack server (flowtrack serve, package
+// server) over NATS, with the API shape of host.Engine and engine.Engine:
+// the same operations, the same results, and errors that match the same
+// sentinels (errors.Is(err, engine.ErrUnknownJob)...). Requests and
+// responses are those of the wire contract (wasm/ABI.md).
+package client
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/nats-io/nats.go"
+)
+
+// Error is an error response of the server (wasm/ABI.md, "Error codes").
+// Unwrap returns the sentinel of its code, the one the native engine
+// returns for the same mistake; deploy failures are *engine.DeployError.
+type Error = wire.Error
+
+// ErrNoServer is returned (wrapped) when no server answers on the
+// cluster's subjects.
+var ErrNoServer = errors.New("no flowtrack server answers")
+
+// ErrUnsupported is returned for operations the server's engine cannot do
+// (UNSUPPORTED): restore, which would replace the served engine, and
+// advance, for it runs on the real clock. It is host.ErrUnsupported.
+var ErrUnsupported = wire.ErrUnsupported
+
+// DefaultTimeout bounds a request whose context has no deadline.
+const DefaultTimeout = 30 * time.Second
+
+// Client is a connection to the server of one cluster. It is safe for
+// concurrent use; the server runs operations one at a time.
+type Client struct {
+	nc      *nats.Conn
+	cluster string
+}
+
+// New returns a client of cluster ("" is "default") over nc, which stays
+// the caller's to close.
+func New(nc *nats.Conn, cluster string) *Client {
+	if cluster == "" {
+		cluster = "default"
+	}
+	return &Client{nc: nc, cluster: cluster}
+}
+
+// Call runs operation op with a JSON request and returns the JSON result
+// (host.Engine.Call).
+func (c *Client) Call(ctx context.Context, op string, request []byte) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := c.call(ctx, op, json.RawMessage(request), &out)
+	return out, err
+}
+
+// call sends req to operation op and decodes the result into out.
+func (c *Client) call(ctx context.Context, op string, req any, out any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("%s: encode request: %w", op, err)
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	msg, err := c.nc.RequestWithContext(ctx, wire.OpSubject(c.cluster, op), data)
+	if errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	var resp wire.Response[json.RawMessage]
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return fmt.Errorf("%s: decode response: %w", op, err)
+	}
+	if !resp.OK {
+		if resp.Error == nil {
+			return fmt.Errorf("%s: response neither ok nor an error", op)
+		}
+		return resp.Error.Native()
+	}
+	if out == nil || len(resp.Result) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(resp.Result, out); err != nil {
+		return fmt.Errorf("%s: decode result: %w", op, err)
+	}
+	return nil
+}
+
+// Deploy parses, validates and registers the executable processes of a
+// BPMN 2.0 XML document; an invalid document is a *engine.DeployError.
+func (c *Client) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.Deployment, error) {
+	var res wire.DeployResult
+	doc := base64.StdEncoding.EncodeToString(bpmn) // its bytes, whatever its encoding
+	if err := c.call(ctx, "deploy", wire.DeployRequest{Name: name, XMLBase64: &doc}, &res); err != nil {
+		var de *engine.DeployError
+		if errors.As(err, &de) {
+			de.File = name
+		}
+		return nil, err
+	}
+	return &engine.Deployment{Name: res.Name, Processes: res.Processes, Warnings: res.Warnings}, nil
+}
+
+// Start starts an instance of the newest version of processID and returns
+// its key once the engine has settled and committed it.
+func (c *Client) Start(ctx context.Context, processID string, vars map[string]any) (int64, error) {
+	var res wire.StartResult
+	err := c.call(ctx, "start", wire.StartRequest{ProcessID: processID, Variables: vars}, &res)
+	return res.InstanceKey, err
+}
+
+// PublishMessage publishes msg as engine.Engine.PublishMessage does.
+func (c *Client) PublishMessage(ctx context.Context, msg engine.Message) error {
+	return c.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
+		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, nil)
+}
+
+// BroadcastSignal delivers a signal to every instance waiting for it.
+func (c *Client) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
+	return c.call(ctx, "broadcast_signal", wire.SignalRequest{Name: name, Variables: vars}, nil)
+}
+
+// Jobs returns the activatable jobs matching f, ordered by key.
+func (c *Client) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
+	var jobs []engine.Job
+	err := c.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID}, &jobs)
+	return jobs, err
+}
+
+// CompleteJob completes a job; vars are merged into the process variables.
+func (c *Client) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
+	return c.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, nil)
+}
+
+// FailJob reports a failed attempt at a job; with retries 0 an incident
+// holds the token.
+func (c *Client) FailJob(ctx context.Context, key int64, retries int, message string) error {
+	return c.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message}, nil)
+}
+
+// ThrowError raises the BPMN error code from a job's element.
+func (c *Client) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
+	return c.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars}, nil)
+}
+
+// Incidents returns the open incidents of live instances, ordered by key.
+func (c *Client) Incidents(ctx context.Context) ([]engine.Incident, error) {
+	var out []engine.Incident
+	err := c.call(ctx, "incidents", wire.IncidentsRequest{}, &out)
+	return out, err
+}
+
+// ResolveIncident retries what an incident holds.
+func (c *Client) ResolveIncident(ctx context.Context, key int64) error {
+	return c.call(ctx, "resolve_incident", wire.IncidentRequest{IncidentKey: &key}, nil)
+}
+
+// Instance returns a live or recently finished instance's state,
+// variables and incidents; an unknown key is engine.ErrUnknownInstance.
+func (c *Client) Instance(ctx context.Context, key int64) (*wire.InstanceResult, error) {
+	var res wire.InstanceResult
+	if err := c.call(ctx, "instance", wire.InstanceRequest{InstanceKey: &key}, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// Tokens returns where every token of an instance is and why it waits.
+func (c *Client) Tokens(ctx context.Context, key int64) ([]engine.Token, error) {
+	var toks []engine.Token
+	err := c.call(ctx, "tokens", wire.InstanceRequest{InstanceKey: &key}, &toks)
+	return toks, err
+}
+
+// History returns an instance's event stream so far.
+func (c *Client) History(ctx context.Context, key int64) ([]engine.Event, error) {
+	var evs []engine.Event
+	err := c.call(ctx, "history", wire.InstanceRequest{InstanceKey: &key}, &evs)
+	return evs, err
+}
+
+// Cancel terminates an instance.
+func (c *Client) Cancel(ctx context.Context, key int64) error {
+	return c.call(ctx, "cancel", wire.InstanceRequest{InstanceKey: &key}, nil)
+}
+
+// Now returns the server engine's clock.
+func (c *Client) Now(ctx context.Context) (time.Time, error) {
+	var res wire.NowResult
+	if err := c.call(ctx, "now", wire.NowRequest{}, &res); err != nil {
+		return time.Time{}, err
+	}
+	return time.Parse(time.RFC3339Nano, res.Now)
+}
+
+// Subscribe calls fn with every event the server publishes from now on,
+// each instance's in order (NATS keeps a publisher's order on a
+// subscription), fn never concurrently with itself. An event that cannot
+// be decoded is dropped; the subscription's error handler is the
+// connection's. The returned function unsubscribes.
+//
+// Events published while no subscriber listened are not replayed: the
+// history (History) holds them.
+func (c *Client) Subscribe(fn func(engine.Event)) (unsubscribe func() error, err error) {
+	sub, err := c.nc.Subscribe(wire.AllEventsSubject(c.cluster), func(m *nats.Msg) {
+		var ev engine.Event
+		if json.Unmarshal(m.Data, &ev) == nil {
+			fn(ev)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to the events of cluster %q: %w", c.cluster, err)
+	}
+	if err := c.nc.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe to the events of cluster %q: %w", c.cluster, err)
+	}
+	return sub.Unsubscribe, nil
+}

@@ -1,0 +1,17 @@
+// Package server is flowtrack serve: the native engine, durable in
+// JetStream (engine/jetstore), serving the operations of the wire contract
+// (internal/wire, wasm/ABI.md) over NATS request/reply and publishing its
+// events as NATS messages. The client package speaks to it.
+//
+// Subjects, for a cluster name C:
+//
+//	flowtrack.C.op.<operation>      request: the operation's JSON request;
+//	                                reply: the JSON response envelope, as
+//	                                the wasm module answers it
+//	flowtrack.C.events.<instance>   every event of instance <instance>, one
+//	                                JSON event (Event.AppendJSON) a message
+//
+// This is the single-node foundation of a cluster: one server owns all
+// instances. Partitions (instances spread over servers, each partition's
+// ownership a lease in JetStream) are a later step; see RATIONALE.md.
+package server
