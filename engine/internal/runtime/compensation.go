@@ -219,6 +219,8 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 	switch {
 	case np.multi == nil && np.comp.handler == nil && np.comp.eventSub != nil:
 		rec.eventSub, rec.vars, rec.inner = true, vars, inner
+	case np.multi == nil && np.comp.handler != nil && isTask(n):
+		rec.vars = vars // its input-mapped locals, if any (keepLocals)
 	case np.multi != nil || np.comp.handler == nil:
 		// A multi-instance body holds its instances' records; a
 		// sub-process without a handler of its own is compensated by
@@ -233,6 +235,24 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 	}
 	tv.scope.setRecords(append(tv.scope.records(), rec))
 }
+
+// keepLocals keeps the input-mapped locals of task n, which tv is
+// completing, for n's compensation handler, which runs with them over
+// the scope's variables: the handler undoes that task instance, so it
+// sees what the instance saw, as a multi-instance inner instance's
+// handler sees its locals. They wait with tv (instComp.left, in the
+// checkpoint) until completedActivity puts them in n's record.
+func (inst *Instance) keepLocals(tv *tokenView, n *model.Node) {
+	np := &inst.plan.nodes[n.Index]
+	if len(tv.locals) == 0 || np.multi != nil || !isTask(n) || !np.comp.leavesRecord() || np.comp.handler == nil {
+		return
+	}
+	inst.compState().left[tv.id] = &compRecord{vars: cloneVars(tv.locals)}
+}
+
+// isTask reports whether n is a task, the activities whose input
+// mappings become the token's locals.
+func isTask(n *model.Node) bool { return n.Kind >= model.KindTask && n.Kind <= model.KindScriptTask }
 
 // leavesRecord reports whether completing the plan's activity leaves a
 // record.

@@ -807,6 +807,7 @@ func (inst *Instance) completeJob(c *command) error {
 	inst.record(Event{Type: JobCompleted, ElementID: js.job.ElementID, TokenID: tv.id, JobKey: c.key,
 		JobType: js.job.Type, Variables: cloneVars(c.vars)})
 	tv.scope.set(update)
+	inst.keepLocals(tv, n)
 	tv.locals = nil
 	inst.deliver(tv, delivery{kind: resume})
 	return nil
