@@ -378,3 +378,33 @@ func TestCompensation_HandlerSeesTaskLocals(t *testing.T) {
 	assert.Equal(t, engine.Completed, final)
 	assert.NotContains(t, restored.Variables(), "booking", "the locals stay local")
 }
+
+// TestTransaction_CancelCompensatesRunningSubProcessWork: cancelling a
+// transaction compensates what completed inside a sub-process that was
+// still running in it, latest first, then the transaction's own work.
+func TestTransaction_CancelCompensatesRunningSubProcessWork(t *testing.T) {
+	for name, mode := range map[string]engine.Resumption{"goroutines": engine.ResumeGoroutines, "direct": engine.ResumeDirect} {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t, engine.WithResumption(mode))
+			deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:transaction id="tx"><bpmn:startEvent id="ts"/>`+compensated("a")+
+				`<bpmn:subProcess id="inner"><bpmn:startEvent id="is"/>`+compensated("b")+`<bpmn:endEvent id="abort"><bpmn:cancelEventDefinition/></bpmn:endEvent>`+flows("is", "b", "b", "abort")+`</bpmn:subProcess>`+
+				`<bpmn:endEvent id="te"/>`+flows("ts", "a", "a", "inner", "inner", "te")+`</bpmn:transaction>`+
+				`<bpmn:boundaryEvent id="cancelled" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent>`+
+				`<bpmn:endEvent id="e"/><bpmn:endEvent id="e2"/>`+flows("s", "tx", "tx", "e", "cancelled", "e2")))
+			inst := start(t, e, nil)
+			complete(t, e, "a")
+			complete(t, e, "b")
+			assert.Equal(t, []string{"undo-b"}, jobTypes(e), "the running sub-process's work first")
+			complete(t, e, "undo-b")
+			assert.Equal(t, []string{"undo-a"}, jobTypes(e))
+			complete(t, e, "undo-a")
+			state, err := inst.Wait(ctxT(t))
+			require.NoError(t, err)
+			assert.Equal(t, engine.Completed, state)
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "undo_b"))
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "cancelled"))
+			assert.Equal(t, 1, count(inst, engine.ElementTerminated, "tx"))
+			assert.Equal(t, 1, count(inst, engine.ElementTerminated, "inner"))
+		})
+	}
+}

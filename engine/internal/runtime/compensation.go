@@ -31,7 +31,8 @@ import (
 // A cancel end event cancels the nearest enclosing transaction: the
 // event is left, everything running in the transaction is withdrawn, the
 // transaction's records are compensated as above, inside the transaction's
-// scope, and then the transaction is terminated and its token goes on at
+// scope (first those of the sub-processes that were still running in it,
+// as their content), and then the transaction is terminated and its token goes on at
 // its cancel boundary event.
 //
 // Why one handler at a time: the spec compensates a sub-process's content
@@ -362,13 +363,45 @@ func (inst *Instance) cancelTransaction(tv *tokenView, n *model.Node) {
 	}
 	inst.recordNode(ElementLeft, n, tv.id)
 	tv.node = nil // left: withdrawing it terminates no element
+	// What completed inside the sub-processes still running in the
+	// transaction is its completed work too: taken before they are
+	// withdrawn, it is compensated first, as the sub-process, still
+	// running, is later than anything that completed beside it.
+	records := append(runningRecords(tx), takeRecords(tx, nil)...)
 	inst.terminateIn(tx, nil)
 	inst.closeScopeSubs(tx)
 	tx.interrupted = true
 	tx.live++ // the cancellation holds the transaction open while it compensates
-	run := inst.newRun(tx, takeRecords(tx, nil))
+	run := inst.newRun(tx, records)
 	run.owner, run.cancel = owner.id, inst.plan.nodes[tx.node.Index].comp.cancelBoundary
 	inst.advance(run)
+}
+
+// runningRecords returns, latest first, a content record for each
+// sub-process still running in sc that holds records of completed
+// activities, directly or in sub-processes running inside it: a
+// cancelled transaction compensates all the work completed in it (BPMN
+// 2.0 §10.2.2), not only what completed at its own level. Each is
+// compensated like a completed sub-process's content, with the
+// sub-process's variables as they are now.
+func runningRecords(sc *scope) []*compRecord {
+	var out []*compRecord
+	for _, id := range sortedKeys(sc.children) {
+		c := sc.children[id]
+		if c.done || c.revived || c.node == nil {
+			continue
+		}
+		inner := slices.Clone(c.records())
+		nested := runningRecords(c)
+		slices.Reverse(nested)
+		inner = append(inner, nested...) // completion order, the running ones last
+		if len(inner) == 0 {
+			continue
+		}
+		out = append(out, &compRecord{node: c.node, content: true, inner: inner, vars: cloneVars(c.vars)})
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // newRun registers a compensation of records in sc.
