@@ -202,7 +202,7 @@ const cutAdHocXML = `<?xml version="1.0" encoding="UTF-8"?>
 // When the completion condition holds as an element with outgoing flows
 // completes (cancelRemainingInstances, the default), the flows are not
 // taken: what they lead to is never entered, whether it waits (a job) or
-// runs at once (a script, whose result is never written), as in Zeebe,
+// runs at once (a script, whose result is never written),
 // and the other active elements are terminated.
 func TestAdHoc_CompletionCutsTheCompletedElementsPath(t *testing.T) {
 	for name, mode := range map[string]engine.Resumption{"goroutines": engine.ResumeGoroutines, "direct": engine.ResumeDirect} {

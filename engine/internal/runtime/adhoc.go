@@ -207,8 +207,10 @@ func (inst *Instance) adHocChildDone(sc *scope, keep *tokenView) {
 // adHocCut applies the completion of an inner element that tv has just
 // left towards its outgoing flows, if tv is in an ad-hoc sub-process, and
 // reports whether tv's path ends there: the completion condition now
-// holds with cancelRemainingInstances, so, as in Zeebe, the sub-process
-// completes without activating what the flows lead to. tv is withdrawn
+// holds with cancelRemainingInstances, which cancels everything still to
+// run inside, so the sub-process completes without activating what the
+// flows lead to (entering it only to terminate it at once would run its
+// entry: a script, a job, input mappings). tv is withdrawn
 // without entering it; its track, already on its way, is wound down as
 // a withdrawn token's is.
 func (inst *Instance) adHocCut(tv *tokenView) bool {
