@@ -175,3 +175,53 @@ func TestEngine_ActivateAdHoc_Errors(t *testing.T) {
 	err = e.ActivateAdHoc(ctxT(t), one.Key(), "adhoc", []string{"x"})
 	assert.True(t, errors.Is(err, engine.ErrInstanceEnded), "%v does not match ErrInstanceEnded", err)
 }
+
+// cutAdHocXML is an ad-hoc sub-process whose element a leads to a script
+// task s (run by the engine, no wait) and a job b, beside job c; it
+// completes once done holds.
+const cutAdHocXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" id="d" targetNamespace="t">
+  <bpmn:process id="p" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:adHocSubProcess id="adhoc">
+      <bpmn:extensionElements><zeebe:adHoc activeElementsCollection="= [&quot;a&quot;, &quot;c&quot;]"/></bpmn:extensionElements>
+      <bpmn:serviceTask id="a"><bpmn:extensionElements><zeebe:taskDefinition type="a"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:scriptTask id="s"><bpmn:extensionElements><zeebe:script expression="= 1" resultVariable="scripted"/></bpmn:extensionElements></bpmn:scriptTask>
+      <bpmn:serviceTask id="b"><bpmn:extensionElements><zeebe:taskDefinition type="b"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:serviceTask id="c"><bpmn:extensionElements><zeebe:taskDefinition type="c"/></bpmn:extensionElements></bpmn:serviceTask>
+      <bpmn:sequenceFlow id="f_a_s" sourceRef="a" targetRef="s"/>
+      <bpmn:sequenceFlow id="f_a_b" sourceRef="a" targetRef="b"/>
+      <bpmn:completionCondition xsi:type="bpmn:tFormalExpression">= done</bpmn:completionCondition>
+    </bpmn:adHocSubProcess>
+    <bpmn:endEvent id="end"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="adhoc"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="adhoc" targetRef="end"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// When the completion condition holds as an element with outgoing flows
+// completes (cancelRemainingInstances, the default), the flows are not
+// taken: what they lead to is never entered, whether it waits (a job) or
+// runs at once (a script, whose result is never written),
+// and the other active elements are terminated.
+func TestAdHoc_CompletionCutsTheCompletedElementsPath(t *testing.T) {
+	for name, mode := range map[string]engine.Resumption{"goroutines": engine.ResumeGoroutines, "direct": engine.ResumeDirect} {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t, engine.WithResumption(mode))
+			deploy(t, e, cutAdHocXML)
+			inst := start(t, e, map[string]any{"done": false})
+			require.NoError(t, e.CompleteJob(ctxT(t), oneJob(t, e, "a").Key, map[string]any{"done": true}))
+			state, err := inst.Wait(ctxT(t))
+			require.NoError(t, err)
+			assert.Equal(t, engine.Completed, state)
+			for _, el := range []string{"s", "b"} {
+				assert.Zero(t, count(inst, engine.ElementEntered, el), "%s entered", el)
+				assert.Zero(t, count(inst, engine.ElementTerminated, el), "%s terminated", el)
+			}
+			assert.Equal(t, 1, count(inst, engine.ElementTerminated, "c"))
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "a"))
+			assert.NotContains(t, inst.Variables(), "scripted")
+			assert.Empty(t, e.Jobs(engine.JobFilter{}))
+		})
+	}
+}

@@ -341,3 +341,70 @@ func TestCompensation_LeftSurvivesCheckpoint(t *testing.T) {
 	require.NoError(t, err)
 	assert.JSONEq(t, string(state), string(again), "the restored engine writes the same document")
 }
+
+// TestCompensation_HandlerSeesTaskLocals: a task's input-mapped locals
+// are kept with its record, in the checkpoint too, and its compensation
+// handler runs with them: it undoes that task instance, with what the
+// instance saw.
+func TestCompensation_HandlerSeesTaskLocals(t *testing.T) {
+	e := newEngine(t)
+	a := `<bpmn:serviceTask id="a"><bpmn:extensionElements><zeebe:taskDefinition type="a"/>` +
+		`<zeebe:ioMapping><zeebe:input source="= &quot;B-&quot; + id" target="booking"/></zeebe:ioMapping></bpmn:extensionElements></bpmn:serviceTask>`
+	body := compensated("a")
+	body = a + body[strings.Index(body, "</bpmn:serviceTask>")+len("</bpmn:serviceTask>"):]
+	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/>`+body+task("w", "w")+
+		`<bpmn:intermediateThrowEvent id="undo">`+compensateThrow+`</bpmn:intermediateThrowEvent><bpmn:endEvent id="end"/>`+
+		flows("s", "a", "a", "w", "w", "undo", "undo", "end")))
+	inst := start(t, e, map[string]any{"id": "7"})
+	assert.Equal(t, "B-7", jobOf(t, e, "a").Variables["booking"])
+	require.NoError(t, e.CompleteJob(ctxT(t), jobOf(t, e, "a").Key, nil))
+	require.NoError(t, e.Settle(ctxT(t)))
+	assert.Contains(t, checkpointDoc(t, e), `"compensable":[{"element":"a","variables":{"booking":"B-7"}}]`)
+
+	state, err := e.Checkpoint(ctxT(t))
+	require.NoError(t, err)
+	r, err := engine.Restore(state)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, r.Close(context.Background())) })
+	complete(t, r, "w")
+	undo := jobOf(t, r, "undo-a")
+	assert.Equal(t, "B-7", undo.Variables["booking"], "the handler sees the task's locals")
+	assert.Equal(t, "7", undo.Variables["id"], "over the scope's variables")
+	complete(t, r, "undo-a")
+	restored, ok := r.Instance(inst.Key())
+	require.True(t, ok)
+	final, err := restored.Wait(ctxT(t))
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, final)
+	assert.NotContains(t, restored.Variables(), "booking", "the locals stay local")
+}
+
+// TestTransaction_CancelCompensatesRunningSubProcessWork: cancelling a
+// transaction compensates what completed inside a sub-process that was
+// still running in it, latest first, then the transaction's own work.
+func TestTransaction_CancelCompensatesRunningSubProcessWork(t *testing.T) {
+	for name, mode := range map[string]engine.Resumption{"goroutines": engine.ResumeGoroutines, "direct": engine.ResumeDirect} {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t, engine.WithResumption(mode))
+			deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:transaction id="tx"><bpmn:startEvent id="ts"/>`+compensated("a")+
+				`<bpmn:subProcess id="inner"><bpmn:startEvent id="is"/>`+compensated("b")+`<bpmn:endEvent id="abort"><bpmn:cancelEventDefinition/></bpmn:endEvent>`+flows("is", "b", "b", "abort")+`</bpmn:subProcess>`+
+				`<bpmn:endEvent id="te"/>`+flows("ts", "a", "a", "inner", "inner", "te")+`</bpmn:transaction>`+
+				`<bpmn:boundaryEvent id="cancelled" attachedToRef="tx"><bpmn:cancelEventDefinition/></bpmn:boundaryEvent>`+
+				`<bpmn:endEvent id="e"/><bpmn:endEvent id="e2"/>`+flows("s", "tx", "tx", "e", "cancelled", "e2")))
+			inst := start(t, e, nil)
+			complete(t, e, "a")
+			complete(t, e, "b")
+			assert.Equal(t, []string{"undo-b"}, jobTypes(e), "the running sub-process's work first")
+			complete(t, e, "undo-b")
+			assert.Equal(t, []string{"undo-a"}, jobTypes(e))
+			complete(t, e, "undo-a")
+			state, err := inst.Wait(ctxT(t))
+			require.NoError(t, err)
+			assert.Equal(t, engine.Completed, state)
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "undo_b"))
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "cancelled"))
+			assert.Equal(t, 1, count(inst, engine.ElementTerminated, "tx"))
+			assert.Equal(t, 1, count(inst, engine.ElementTerminated, "inner"))
+		})
+	}
+}

@@ -206,6 +206,11 @@ var ruleCases = []ruleCase{
 	{rule: "EXT.135", warning: true, valid: ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="g"/><bpmn:endEvent id="a"/><bpmn:endEvent id="b"/>`+flows("s", "g", "g", "a", "g", "b")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:parallelGateway id="t"/>`, "t"))},
 	{rule: "EXT.136", valid: eventGate(2, ""), invalid: eventGate(1, "")},
+	{rule: "FT.instantiate", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `<bpmn:eventBasedGateway id="g"/>`, `<bpmn:eventBasedGateway id="g" eventGatewayType="Parallel"/>`, 1)},
+	{rule: "FT.instantiate", valid: ruleDoc(msgDecl, `<bpmn:receiveTask id="r" messageRef="M" instantiate="true"/><bpmn:endEvent id="e"/>`+flows("r", "e")),
+		invalid: ruleDoc(msgDecl, `<bpmn:startEvent id="s"/><bpmn:receiveTask id="r" messageRef="M" instantiate="true"/><bpmn:endEvent id="e"/>`+flows("s", "r", "r", "e"))},
+	{rule: "FT.instantiate", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:subProcess id="t"><bpmn:receiveTask id="r" messageRef="M"/></bpmn:subProcess>`, "t")),
+		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:subProcess id="t"><bpmn:receiveTask id="r" messageRef="M" instantiate="true"/></bpmn:subProcess>`, "t"))},
 	{rule: "EXT.137", valid: eventGate(2, ""), invalid: eventGate(2, `<bpmn:conditionExpression>= true</bpmn:conditionExpression>`)},
 	{rule: "EXT.138", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `<bpmn:intermediateCatchEvent id="c1">`+timerDef+`</bpmn:intermediateCatchEvent>`, `<bpmn:task id="c1"/>`, 1)},
 	{rule: "EXT.139", valid: eventGate(2, ""), invalid: ruleDoc(msgDecl, `<bpmn:startEvent id="s"/><bpmn:eventBasedGateway id="g"/><bpmn:receiveTask id="r" messageRef="M"/>`+

@@ -246,6 +246,7 @@ func (v *validator) node(n *Node) {
 	v.triggers(n)
 	v.link(n)
 	v.compensation(n)
+	v.instantiation(n)
 	if n.Kind.IsGateway() {
 		if v.none(n, n.Outgoing) {
 			v.report(n.ID, "EXT.151", "gateway has no outgoing flow: connect it to the node that follows")
@@ -255,6 +256,29 @@ func (v *validator) node(n *Node) {
 		}
 	}
 	v.defaultFlow(n)
+}
+
+// instantiation checks that instantiate="true" and
+// eventGatewayType="Parallel" stand where they mean something. BPMN 2.0
+// lets a receive task start a process only from the process's top level
+// and without incoming flows (§10.4.2, §13.2.2), and allows
+// the Parallel type only on an instantiating gateway (§10.6.6, "the
+// attribute can only be used if the instantiate attribute is set to
+// true"). flowtrack would otherwise run such an element as an ordinary
+// one, silently dropping what the modeller asked for.
+func (v *validator) instantiation(n *Node) {
+	if n.Kind == KindEventBasedGateway && n.ParallelEvents && !n.Instantiate {
+		v.report(n.ID, "FT.instantiate", "event-based gateway has eventGatewayType=\"Parallel\" without instantiate=\"true\": the Parallel type only applies to a gateway that starts the process; use eventGatewayType=\"Exclusive\"")
+	}
+	if !n.Instantiate || n.Kind != KindReceiveTask {
+		return
+	}
+	switch {
+	case n.Parent != nil:
+		v.report(n.ID, "FT.instantiate", "receive task has instantiate=\"true\" inside a sub-process: only an element at the top of a process starts it; remove the attribute or use a message start event")
+	case len(n.Incoming) > 0 || v.loose[n]:
+		v.report(n.ID, "FT.instantiate", "receive task has instantiate=\"true\" and an incoming flow: an element that starts the process has no incoming flow; remove the flow or the attribute")
+	}
 }
 
 // none reports whether n has none of the flows fs (its incoming or its

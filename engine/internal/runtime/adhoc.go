@@ -22,7 +22,8 @@ import (
 // Each time an inner element completes, the completion condition is
 // evaluated; once it holds, no further element is activated and, with
 // cancelRemainingInstances (the default), the inner elements still
-// active are terminated. The sub-process completes when no token is left
+// active are terminated and the completed element's outgoing flows are
+// not taken (what they lead to is never entered). The sub-process completes when no token is left
 // inside it and the completion condition held, or, without one, as soon
 // as no token is left. When the condition does not hold with nothing left
 // to run, the sub-process stays active, as in Zeebe (where only its API
@@ -201,6 +202,29 @@ func (inst *Instance) adHocChildDone(sc *scope, keep *tokenView) {
 	if spec.cancelRemaining {
 		inst.terminateIn(sc, keep)
 	}
+}
+
+// adHocCut applies the completion of an inner element that tv has just
+// left towards its outgoing flows, if tv is in an ad-hoc sub-process, and
+// reports whether tv's path ends there: the completion condition now
+// holds with cancelRemainingInstances, which cancels everything still to
+// run inside, so the sub-process completes without activating what the
+// flows lead to (entering it only to terminate it at once would run its
+// entry: a script, a job, input mappings). tv is withdrawn
+// without entering it; its track, already on its way, is wound down as
+// a withdrawn token's is.
+func (inst *Instance) adHocCut(tv *tokenView) bool {
+	sc := tv.scope
+	if sc.adhoc == nil {
+		return false
+	}
+	inst.adHocChildDone(sc, tv)
+	if !sc.adhoc.met || !inst.plan.nodes[sc.node.Index].adhoc.cancelRemaining || tv.doomed {
+		return false
+	}
+	tv.node = nil // left: the withdrawal records no termination
+	inst.withdraw(tv)
+	return true
 }
 
 // adHocDone reports whether ad-hoc sub-process sc, in which no token is

@@ -31,7 +31,8 @@ import (
 // A cancel end event cancels the nearest enclosing transaction: the
 // event is left, everything running in the transaction is withdrawn, the
 // transaction's records are compensated as above, inside the transaction's
-// scope, and then the transaction is terminated and its token goes on at
+// scope (first those of the sub-processes that were still running in it,
+// as their content), and then the transaction is terminated and its token goes on at
 // its cancel boundary event.
 //
 // Why one handler at a time: the spec compensates a sub-process's content
@@ -219,6 +220,8 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 	switch {
 	case np.multi == nil && np.comp.handler == nil && np.comp.eventSub != nil:
 		rec.eventSub, rec.vars, rec.inner = true, vars, inner
+	case np.multi == nil && np.comp.handler != nil && isTask(n):
+		rec.vars = vars // its input-mapped locals, if any (keepLocals)
 	case np.multi != nil || np.comp.handler == nil:
 		// A multi-instance body holds its instances' records; a
 		// sub-process without a handler of its own is compensated by
@@ -233,6 +236,24 @@ func (inst *Instance) completedActivity(tv *tokenView, n *model.Node) {
 	}
 	tv.scope.setRecords(append(tv.scope.records(), rec))
 }
+
+// keepLocals keeps the input-mapped locals of task n, which tv is
+// completing, for n's compensation handler, which runs with them over
+// the scope's variables: the handler undoes that task instance, so it
+// sees what the instance saw, as a multi-instance inner instance's
+// handler sees its locals. They wait with tv (instComp.left, in the
+// checkpoint) until completedActivity puts them in n's record.
+func (inst *Instance) keepLocals(tv *tokenView, n *model.Node) {
+	np := &inst.plan.nodes[n.Index]
+	if len(tv.locals) == 0 || np.multi != nil || !isTask(n) || !np.comp.leavesRecord() || np.comp.handler == nil {
+		return
+	}
+	inst.compState().left[tv.id] = &compRecord{vars: cloneVars(tv.locals)}
+}
+
+// isTask reports whether n is a task, the activities whose input
+// mappings become the token's locals.
+func isTask(n *model.Node) bool { return n.Kind >= model.KindTask && n.Kind <= model.KindScriptTask }
 
 // leavesRecord reports whether completing the plan's activity leaves a
 // record.
@@ -342,13 +363,45 @@ func (inst *Instance) cancelTransaction(tv *tokenView, n *model.Node) {
 	}
 	inst.recordNode(ElementLeft, n, tv.id)
 	tv.node = nil // left: withdrawing it terminates no element
+	// What completed inside the sub-processes still running in the
+	// transaction is its completed work too: taken before they are
+	// withdrawn, it is compensated first, as the sub-process, still
+	// running, is later than anything that completed beside it.
+	records := append(runningRecords(tx), takeRecords(tx, nil)...)
 	inst.terminateIn(tx, nil)
 	inst.closeScopeSubs(tx)
 	tx.interrupted = true
 	tx.live++ // the cancellation holds the transaction open while it compensates
-	run := inst.newRun(tx, takeRecords(tx, nil))
+	run := inst.newRun(tx, records)
 	run.owner, run.cancel = owner.id, inst.plan.nodes[tx.node.Index].comp.cancelBoundary
 	inst.advance(run)
+}
+
+// runningRecords returns, latest first, a content record for each
+// sub-process still running in sc that holds records of completed
+// activities, directly or in sub-processes running inside it: a
+// cancelled transaction compensates all the work completed in it (BPMN
+// 2.0 §10.2.2), not only what completed at its own level. Each is
+// compensated like a completed sub-process's content, with the
+// sub-process's variables as they are now.
+func runningRecords(sc *scope) []*compRecord {
+	var out []*compRecord
+	for _, id := range sortedKeys(sc.children) {
+		c := sc.children[id]
+		if c.done || c.revived || c.node == nil {
+			continue
+		}
+		inner := slices.Clone(c.records())
+		nested := runningRecords(c)
+		slices.Reverse(nested)
+		inner = append(inner, nested...) // completion order, the running ones last
+		if len(inner) == 0 {
+			continue
+		}
+		out = append(out, &compRecord{node: c.node, content: true, inner: inner, vars: cloneVars(c.vars)})
+	}
+	slices.Reverse(out)
+	return out
 }
 
 // newRun registers a compensation of records in sc.

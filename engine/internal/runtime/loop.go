@@ -196,17 +196,23 @@ func (inst *Instance) handle(m message) {
 	case evMoved:
 		inst.recordStep(codeLeft, m.node, nil, tv.id)
 		inst.completedActivity(tv, m.node)
+		if inst.adHocCut(tv) {
+			inst.movedWhileStopping(tv, m.flow.Target)
+			return
+		}
 		inst.moveTo(tv, m.flow)
-		inst.adHocChildDone(tv.scope, nil)
 	case evFork:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		inst.completedActivity(tv, m.node)
+		if inst.adHocCut(tv) {
+			inst.movedWhileStopping(tv, m.more.flows[0].Target)
+			return
+		}
 		inst.moveTo(tv, m.more.flows[0])
 		for _, f := range m.more.flows[1:] {
 			inst.recordFlow(f, inst.nextToken+1)
 			inst.spawn(f.Target, f, true, tv.scope)
 		}
-		inst.adHocChildDone(tv.scope, nil)
 	case evJob:
 		inst.waitIn(tv, m.node)
 	case evArrive:
@@ -838,6 +844,7 @@ func (inst *Instance) completeJob(c *command) error {
 	inst.record(Event{Type: JobCompleted, ElementID: js.job.ElementID, TokenID: tv.id, JobKey: c.key,
 		JobType: js.job.Type, Variables: cloneVars(c.vars)})
 	tv.scope.set(update)
+	inst.keepLocals(tv, n)
 	tv.locals = nil
 	inst.deliver(tv, delivery{kind: resume})
 	return nil

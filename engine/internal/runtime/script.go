@@ -47,6 +47,9 @@ func (inst *Instance) evaluate(tv *tokenView, np *nodePlan) (map[string]any, err
 		result = r
 	}
 	update, err := inst.outputs(tv, np.node, result)
+	if err == nil {
+		inst.keepLocals(tv, np.node)
+	}
 	tv.locals = nil
 	if err != nil {
 		return nil, fmt.Errorf("output %w", err)
