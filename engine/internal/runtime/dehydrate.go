@@ -358,8 +358,11 @@ func (inst *Instance) dryDoc(from int) (d InstDoc, ok bool, err error) {
 // document returns the instance's state document.
 func (dry *dryState) document() (InstDoc, error) {
 	var d InstDoc
-	err := decodeDry(dry.doc, &d)
-	return d, err
+	if err := decodeDry(dry.doc, &d); err != nil {
+		return d, err
+	}
+	// A dry instance keeps every digit of its decimals, as a restore does.
+	return d, d.exactNumbers()
 }
 
 // variables returns a copy of the process variables of a dry instance,

@@ -85,7 +85,8 @@ func encodeDry(d *InstDoc) ([]byte, error) {
 	return bytes.Clone(buf.Bytes()), nil // exactly its size: it is kept
 }
 
-// decodeDry reads what encodeDry wrote.
+// decodeDry reads what encodeDry wrote, numbers as their JSON text
+// (InstDoc.exactNumbers brings them back to the value model).
 func decodeDry(data []byte, d any) error {
 	var r io.ReadCloser
 	select {
@@ -103,5 +104,7 @@ func decodeDry(data []byte, d any) error {
 	if _, err := buf.ReadFrom(r); err != nil {
 		return fmt.Errorf("decompress: %w", err)
 	}
-	return json.Unmarshal(buf.Bytes(), d)
+	dec := json.NewDecoder(buf)
+	dec.UseNumber()
+	return dec.Decode(d)
 }
