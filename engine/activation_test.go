@@ -275,3 +275,36 @@ func TestEngine_ActivateJobs_Concurrent(t *testing.T) {
 		require.Equal(t, 1, n, "job %d activated %d times", k, n)
 	}
 }
+
+// TestEngine_NextDeadline_JobTimes checks that NextDeadline names when an
+// activation times out or a back-off ends, so a host in real time wakes
+// when the job is activatable again, and names nothing once it is.
+func TestEngine_NextDeadline_JobTimes(t *testing.T) {
+	e := newEngine(t)
+	ctx := ctxT(t)
+	startJobs(t, e, 2)
+	_, pending := e.NextDeadline()
+	require.False(t, pending, "jobs nobody holds are activatable now")
+
+	jobs, err := e.ActivateJobs(ctx, "work", "w", time.Minute, 2)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	due, pending := e.NextDeadline()
+	require.True(t, pending)
+	require.Equal(t, e.Now().Add(time.Minute), due, "the activation deadline")
+
+	require.NoError(t, e.FailJob(ctx, jobs[0].Key, 2, "busy", engine.JobActivation(jobs[0].Activation), engine.RetryBackoff(10*time.Second)))
+	due, pending = e.NextDeadline()
+	require.True(t, pending)
+	require.Equal(t, e.Now().Add(10*time.Second), due, "the back-off ends before the other activation times out")
+
+	require.NoError(t, e.AdvanceTo(ctx, due))
+	due, pending = e.NextDeadline()
+	require.True(t, pending)
+	require.Equal(t, jobs[1].Deadline.UTC(), due.UTC(), "a passed back-off is no deadline")
+
+	// A job failed with no retries left waits for an incident, not a time.
+	require.NoError(t, e.FailJob(ctx, jobs[1].Key, 0, "broken", engine.JobActivation(jobs[1].Activation)))
+	_, pending = e.NextDeadline()
+	require.False(t, pending)
+}

@@ -504,8 +504,45 @@ func (e *Engine) checkOpen() error {
 	return nil
 }
 
-// NextDeadline returns when the earliest timer is due.
-func (e *Engine) NextDeadline() (time.Time, bool) { return e.hub.NextDeadline() }
+// NextDeadline returns the earliest instant at which the engine's state
+// changes with time alone: a timer falls due, a job's activation times out
+// or its retry back-off ends. The job times are read when ActivateJobs
+// runs, not fired (activation.go), but a host in real time must still wake
+// at them, or a worker never sees the job activatable again. Only job
+// times after the clock's now count: a passed one is already activatable.
+func (e *Engine) NextDeadline() (time.Time, bool) {
+	due, ok := e.hub.NextDeadline()
+	if at, found := e.nextJobTime(e.clock.Now()); found && (!ok || at.Before(due)) {
+		due, ok = at, true
+	}
+	return due, ok
+}
+
+// nextJobTime is the earliest activation deadline or back-off end after
+// now of a job that has retries left. It scans the job records: a job
+// index ordered by time would be kept on every job change for a read the
+// host makes once per call.
+func (e *Engine) nextJobTime(now time.Time) (time.Time, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var due time.Time
+	found := false
+	consider := func(t *time.Time) {
+		if t != nil && t.After(now) && (!found || t.Before(due)) {
+			due, found = *t, true
+		}
+	}
+	for _, j := range e.jobRecs {
+		if j.Retries <= 0 {
+			continue
+		}
+		if j.Activation != 0 {
+			consider(j.Deadline)
+		}
+		consider(j.RetryAt)
+	}
+	return due, found
+}
 
 // MaxFiringsPerAdvance bounds how many timer firings one Advance call
 // processes, so that no call loops without end.
