@@ -287,3 +287,23 @@ func TestEngine_ModifyInstance_CreatesScopes(t *testing.T) {
 	require.ErrorIs(t, err, engine.ErrBadModification)
 	require.ErrorContains(t, err, "inner")
 }
+
+// TestEngine_ModifyInstance_CreatedScopeIncident: a sub-process entered
+// for an activation whose boundary timer cannot be set holds an incident,
+// as when a token enters it, and nothing starts inside it.
+func TestEngine_ModifyInstance_CreatedScopeIncident(t *testing.T) {
+	xml := strings.Replace(nestedSubXML, `<bpmn:endEvent id="end"/>`, `<bpmn:endEvent id="end"/>`+timerBoundary("late", "outer", "true", "<bpmn:timeDuration>= when</bpmn:timeDuration>")+`<bpmn:endEvent id="lateEnd"/>`+seqFlow("fl", "late", "lateEnd"), 1)
+	e, inst := startModify(t, xml, map[string]any{"when": "not a duration"})
+	ctx := ctxT(t)
+	require.NoError(t, e.ModifyInstance(ctx, inst.Key(), engine.Modification{
+		Activate:  []engine.Activation{{ElementID: "deep"}},
+		Terminate: []int{tokenAt(t, inst, "before")},
+	}))
+	require.NoError(t, e.Settle(ctx))
+	incs, err := e.Incidents(ctx)
+	require.NoError(t, err)
+	require.Len(t, incs, 1)
+	require.Equal(t, "outer", incs[0].ElementID)
+	require.Empty(t, e.Jobs(engine.JobFilter{Type: "deep"}))
+	require.Equal(t, engine.Active, inst.State())
+}
