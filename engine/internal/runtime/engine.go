@@ -122,6 +122,9 @@ type Engine struct {
 	byKey    map[int64]*Instance // finished instances still in the ring
 	jobs     map[int64]*Instance // activatable jobs → owning instance
 	jobRecs  map[int64]*Job
+	// jobTimes orders the jobs' activation deadlines and back-off ends
+	// for NextDeadline (jobtimes.go).
+	jobTimes jobTimes
 	// instJobs indexes jobRecs by instance key, for Jobs filtered by
 	// instance, which hosts ask after every call that moves an instance.
 	instJobs  map[int64][]*Job
@@ -518,32 +521,6 @@ func (e *Engine) NextDeadline() (time.Time, bool) {
 	return due, ok
 }
 
-// nextJobTime is the earliest activation deadline or back-off end after
-// now of a job that has retries left. It scans the job records: a job
-// index ordered by time would be kept on every job change for a read the
-// host makes once per call.
-func (e *Engine) nextJobTime(now time.Time) (time.Time, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var due time.Time
-	found := false
-	consider := func(t *time.Time) {
-		if t != nil && t.After(now) && (!found || t.Before(due)) {
-			due, found = *t, true
-		}
-	}
-	for _, j := range e.jobRecs {
-		if j.Retries <= 0 {
-			continue
-		}
-		if j.Activation != 0 {
-			consider(j.Deadline)
-		}
-		consider(j.RetryAt)
-	}
-	return due, found
-}
-
 // MaxFiringsPerAdvance bounds how many timer firings one Advance call
 // processes, so that no call loops without end.
 const MaxFiringsPerAdvance = 100_000
@@ -733,6 +710,7 @@ func (e *Engine) indexJob(j *Job) {
 	}
 	e.instJobs[j.InstanceKey] = list
 	e.jobRecs[j.Key] = j
+	e.noteJobTimes(j)
 }
 
 func (e *Engine) removeJob(key int64) {
