@@ -311,3 +311,29 @@ func TestEngine_NextDeadline_JobTimes(t *testing.T) {
 	_, pending = e.NextDeadline()
 	require.False(t, pending)
 }
+
+// TestEngine_NextDeadline_ManyActivations: after many activations of the
+// same job, each leaving a stale time behind that nobody asked about
+// (the times are rebuilt from the job records along the way), NextDeadline
+// names the current one, and none once the job failed without a back-off.
+func TestEngine_NextDeadline_ManyActivations(t *testing.T) {
+	e := newEngine(t)
+	ctx := ctxT(t)
+	startJobs(t, e, 1)
+	var last engine.Job
+	for i := range 300 {
+		jobs, err := e.ActivateJobs(ctx, "work", "w", time.Duration(300-i)*time.Second, 1)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		last = jobs[0]
+		if i < 299 {
+			require.NoError(t, e.FailJob(ctx, last.Key, 3, "again", engine.JobActivation(last.Activation)))
+		}
+	}
+	due, pending := e.NextDeadline()
+	require.True(t, pending)
+	require.True(t, last.Deadline.Equal(due), "the last activation's deadline, not an earlier stale one")
+	require.NoError(t, e.FailJob(ctx, last.Key, 3, "again", engine.JobActivation(last.Activation)))
+	_, pending = e.NextDeadline()
+	require.False(t, pending, "a failed job without back-off is activatable now")
+}

@@ -31,8 +31,23 @@ func (h *jobTimes) Pop() any {
 }
 
 // noteJobTimes pushes the times of j that can make it activatable again.
+// When stale entries (of jobs finished or activated again) outnumber the
+// jobs, as under virtual time that never advances, the heap is rebuilt
+// from the job records, so it stays within a few entries per job.
 // Called with e.mu held.
 func (e *Engine) noteJobTimes(j *Job) {
+	if len(e.jobTimes) > 2*len(e.jobRecs)+64 {
+		e.jobTimes = e.jobTimes[:0]
+		for _, o := range e.jobRecs {
+			if o != j {
+				e.pushJobTimes(o)
+			}
+		}
+	}
+	e.pushJobTimes(j)
+}
+
+func (e *Engine) pushJobTimes(j *Job) {
 	if j.Activation != 0 && j.Deadline != nil {
 		heap.Push(&e.jobTimes, jobTime{at: *j.Deadline, key: j.Key})
 	}
