@@ -178,6 +178,9 @@ func TestEngine_ActivationSurvivesCheckpoint(t *testing.T) {
 	none, err := r.ActivateJobs(ctx, "work", "w2", time.Minute, 5)
 	require.NoError(t, err)
 	require.Empty(t, none, "one job is held, the other in back-off")
+	due, pending := r.NextDeadline()
+	require.True(t, pending)
+	require.True(t, held[0].Deadline.Equal(due), "the restored engine names the held job's deadline")
 	require.NoError(t, r.Advance(ctx, time.Minute))
 	again, err := r.ActivateJobs(ctx, "work", "w2", time.Minute, 5)
 	require.NoError(t, err)
@@ -274,4 +277,63 @@ func TestEngine_ActivateJobs_Concurrent(t *testing.T) {
 	for k, n := range seen {
 		require.Equal(t, 1, n, "job %d activated %d times", k, n)
 	}
+}
+
+// TestEngine_NextDeadline_JobTimes checks that NextDeadline names when an
+// activation times out or a back-off ends, so a host in real time wakes
+// when the job is activatable again, and names nothing once it is.
+func TestEngine_NextDeadline_JobTimes(t *testing.T) {
+	e := newEngine(t)
+	ctx := ctxT(t)
+	startJobs(t, e, 2)
+	_, pending := e.NextDeadline()
+	require.False(t, pending, "jobs nobody holds are activatable now")
+
+	jobs, err := e.ActivateJobs(ctx, "work", "w", time.Minute, 2)
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	due, pending := e.NextDeadline()
+	require.True(t, pending)
+	require.Equal(t, e.Now().Add(time.Minute), due, "the activation deadline")
+
+	require.NoError(t, e.FailJob(ctx, jobs[0].Key, 2, "busy", engine.JobActivation(jobs[0].Activation), engine.RetryBackoff(10*time.Second)))
+	due, pending = e.NextDeadline()
+	require.True(t, pending)
+	require.Equal(t, e.Now().Add(10*time.Second), due, "the back-off ends before the other activation times out")
+
+	require.NoError(t, e.AdvanceTo(ctx, due))
+	due, pending = e.NextDeadline()
+	require.True(t, pending)
+	require.Equal(t, jobs[1].Deadline.UTC(), due.UTC(), "a passed back-off is no deadline")
+
+	// A job failed with no retries left waits for an incident, not a time.
+	require.NoError(t, e.FailJob(ctx, jobs[1].Key, 0, "broken", engine.JobActivation(jobs[1].Activation)))
+	_, pending = e.NextDeadline()
+	require.False(t, pending)
+}
+
+// TestEngine_NextDeadline_ManyActivations: after many activations of the
+// same job, each leaving a stale time behind that nobody asked about
+// (the times are rebuilt from the job records along the way), NextDeadline
+// names the current one, and none once the job failed without a back-off.
+func TestEngine_NextDeadline_ManyActivations(t *testing.T) {
+	e := newEngine(t)
+	ctx := ctxT(t)
+	startJobs(t, e, 1)
+	var last engine.Job
+	for i := range 300 {
+		jobs, err := e.ActivateJobs(ctx, "work", "w", time.Duration(300-i)*time.Second, 1)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		last = jobs[0]
+		if i < 299 {
+			require.NoError(t, e.FailJob(ctx, last.Key, 3, "again", engine.JobActivation(last.Activation)))
+		}
+	}
+	due, pending := e.NextDeadline()
+	require.True(t, pending)
+	require.True(t, last.Deadline.Equal(due), "the last activation's deadline, not an earlier stale one")
+	require.NoError(t, e.FailJob(ctx, last.Key, 3, "again", engine.JobActivation(last.Activation)))
+	_, pending = e.NextDeadline()
+	require.False(t, pending, "a failed job without back-off is activatable now")
 }

@@ -993,8 +993,10 @@ func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
 	return e.durably(ctx, func() error { return e.rt.AdvanceTo(ctx, t) })
 }
 
-// NextDeadline returns when the earliest timer is due, and false when no
-// timer is pending. A host that owns time advances to it.
+// NextDeadline returns when the earliest timer is due or a job's
+// activation timeout or retry back-off ends (so the job can be activated
+// again), and false when none is pending. A host that owns time advances
+// to it; a host in real time wakes then and lets its workers activate.
 func (e *Engine) NextDeadline() (time.Time, bool) { return e.rt.NextDeadline() }
 
 // Incidents returns the open incidents of live instances, ordered by key.

@@ -8,8 +8,9 @@ import (
 // ModifyInstance repairs a live instance, as Zeebe's
 // ModifyProcessInstance: it starts a token before each element of
 // m.Activate (in the process scope, or in an open scope of the enclosing
-// sub-process, with the activation's variables set locally there first),
-// then terminates each token of m.Terminate (ids from Tokens): its job,
+// sub-process, entering the enclosing sub-processes that are not open
+// first, with the activation's variables set locally there; a joining
+// gateway receives it as on one incoming flow), then terminates each token of m.Terminate (ids from Tokens): its job,
 // subscriptions and incidents go and its element is recorded terminated.
 // Terminating the last token of a sub-process terminates the sub-process;
 // terminating the last token of the instance terminates the instance. The

@@ -180,7 +180,6 @@ func TestEngine_ModifyInstance_Refused(t *testing.T) {
 	for name, m := range map[string]engine.Modification{
 		"unknown element": {Activate: []engine.Activation{{ElementID: "nope"}}},
 		"start event":     {Activate: []engine.Activation{{ElementID: "start"}}},
-		"joining gateway": {Activate: []engine.Activation{{ElementID: "join"}}},
 		"unknown token":   {Activate: []engine.Activation{{ElementID: "a"}}, Terminate: []int{99}},
 		"token twice":     {Terminate: []int{before[0].ID, before[0].ID}},
 		"scope at top":    {Activate: []engine.Activation{{ElementID: "a", Scope: 1}}},
@@ -193,4 +192,118 @@ func TestEngine_ModifyInstance_Refused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, before, after, "nothing of a refused modification is applied")
 	require.ErrorIs(t, e.ModifyInstance(ctx, 424242, engine.Modification{}), engine.ErrUnknownInstance)
+}
+
+// entered lists the elements the instance's history shows entered.
+func entered(inst *engine.Instance) []string {
+	var out []string
+	for _, ev := range history(inst) {
+		if ev.Type == engine.ElementEntered {
+			out = append(out, ev.ElementID)
+		}
+	}
+	return out
+}
+
+// TestEngine_ModifyInstance_JoiningGateway: an activated joining gateway
+// receives the token as on the incoming flow that has none waiting, so
+// moving b's token onto the join completes it.
+func TestEngine_ModifyInstance_JoiningGateway(t *testing.T) {
+	for _, kind := range []string{"parallelGateway", "inclusiveGateway"} {
+		t.Run(kind, func(t *testing.T) {
+			e, inst := startModify(t, joinModel(kind), nil)
+			ctx := ctxT(t)
+			completeType(t, e, "a") // a's token waits at the join
+			require.NoError(t, e.ModifyInstance(ctx, inst.Key(), engine.Modification{
+				Activate:  []engine.Activation{{ElementID: "join"}},
+				Terminate: []int{tokenAt(t, inst, "b")},
+			}))
+			state, err := inst.Wait(ctx)
+			require.NoError(t, err)
+			require.Equal(t, engine.Completed, state, "the activated token filled b's flow")
+			require.Equal(t, []string{"b"}, terminated(inst))
+			require.Equal(t, 1, strings.Count(strings.Join(entered(inst), ","), "join"), "the join fired once")
+		})
+	}
+
+	// Alone, the activated token waits at the parallel join for the other
+	// flow, as a token that came on one flow does.
+	e, inst := startModify(t, joinModel("parallelGateway"), nil)
+	ctx := ctxT(t)
+	require.NoError(t, e.ModifyInstance(ctx, inst.Key(), engine.Modification{
+		Activate:  []engine.Activation{{ElementID: "join"}},
+		Terminate: []int{tokenAt(t, inst, "a")},
+	}))
+	require.NoError(t, e.Settle(ctx))
+	require.Equal(t, engine.Active, inst.State())
+	completeType(t, e, "b")
+	state, err := inst.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, engine.Completed, state, "b's token joined the activated one")
+}
+
+// nestedSubXML runs "before", then sub-process outer holding sub-process
+// inner holding task "deep", with an input mapping on outer.
+var nestedSubXML = modifyModel(`<bpmn:startEvent id="start"/>` + task("before", "before") +
+	`<bpmn:subProcess id="outer"><bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="= 7" target="fromOuter"/></zeebe:ioMapping></bpmn:extensionElements>
+<bpmn:startEvent id="outerStart"/>` + task("first", "first") + `<bpmn:subProcess id="inner"><bpmn:startEvent id="innerStart"/>` + task("deep", "deep") +
+	`<bpmn:endEvent id="innerEnd"/>` + seqFlow("i1", "innerStart", "deep") + seqFlow("i2", "deep", "innerEnd") + `</bpmn:subProcess>
+<bpmn:endEvent id="outerEnd"/>` + seqFlow("o1", "outerStart", "first") + seqFlow("o2", "first", "inner") + seqFlow("o3", "inner", "outerEnd") + `</bpmn:subProcess>
+<bpmn:endEvent id="end"/>` + seqFlow("f1", "start", "before") + seqFlow("f2", "before", "outer") + seqFlow("f3", "outer", "end"))
+
+// TestEngine_ModifyInstance_CreatesScopes: activating an element whose
+// sub-processes are not open enters them first, as Zeebe creates missing
+// flow scopes: their inputs apply, their start events do not run, and
+// two activations share the scope they create.
+func TestEngine_ModifyInstance_CreatesScopes(t *testing.T) {
+	e, inst := startModify(t, nestedSubXML, nil)
+	ctx := ctxT(t)
+	require.NoError(t, e.ModifyInstance(ctx, inst.Key(), engine.Modification{
+		Activate: []engine.Activation{
+			{ElementID: "deep", Variables: map[string]any{"note": "moved"}},
+			{ElementID: "deep"},
+		},
+		Terminate: []int{tokenAt(t, inst, "before")},
+	}))
+	require.NoError(t, e.Settle(ctx))
+	require.Equal(t, []string{"start", "before", "outer", "inner", "deep", "deep"}, entered(inst),
+		"outer and inner entered once each, without their start events or first")
+	jobs := e.Jobs(engine.JobFilter{Type: "deep"})
+	require.Len(t, jobs, 2)
+	for _, j := range jobs {
+		require.EqualValues(t, 7, j.Variables["fromOuter"], "outer's input mapping applied")
+		require.Equal(t, "moved", j.Variables["note"])
+	}
+	require.NotContains(t, inst.Variables(), "note", "activation variables are local to the created scope")
+	completeType(t, e, "deep")
+	state, err := inst.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, engine.Completed, state)
+	require.Subset(t, completed(inst), []string{"inner", "outer"})
+
+	// With a scope named, nothing is created.
+	_, other := startModifyOn(t, e, nil)
+	err = e.ModifyInstance(ctx, other.Key(), engine.Modification{Activate: []engine.Activation{{ElementID: "deep", Scope: 99}}})
+	require.ErrorIs(t, err, engine.ErrBadModification)
+	require.ErrorContains(t, err, "inner")
+}
+
+// TestEngine_ModifyInstance_CreatedScopeIncident: a sub-process entered
+// for an activation whose boundary timer cannot be set holds an incident,
+// as when a token enters it, and nothing starts inside it.
+func TestEngine_ModifyInstance_CreatedScopeIncident(t *testing.T) {
+	xml := strings.Replace(nestedSubXML, `<bpmn:endEvent id="end"/>`, `<bpmn:endEvent id="end"/>`+timerBoundary("late", "outer", "true", "<bpmn:timeDuration>= when</bpmn:timeDuration>")+`<bpmn:endEvent id="lateEnd"/>`+seqFlow("fl", "late", "lateEnd"), 1)
+	e, inst := startModify(t, xml, map[string]any{"when": "not a duration"})
+	ctx := ctxT(t)
+	require.NoError(t, e.ModifyInstance(ctx, inst.Key(), engine.Modification{
+		Activate:  []engine.Activation{{ElementID: "deep"}},
+		Terminate: []int{tokenAt(t, inst, "before")},
+	}))
+	require.NoError(t, e.Settle(ctx))
+	incs, err := e.Incidents(ctx)
+	require.NoError(t, err)
+	require.Len(t, incs, 1)
+	require.Equal(t, "outer", incs[0].ElementID)
+	require.Empty(t, e.Jobs(engine.JobFilter{Type: "deep"}))
+	require.Equal(t, engine.Active, inst.State())
 }

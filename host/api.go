@@ -283,8 +283,9 @@ func (e *Engine) Now() time.Time {
 	return e.now
 }
 
-// NextDeadline returns when the earliest pending timer is due, as of the
-// last call, and false when none is pending.
+// NextDeadline returns when the earliest pending timer is due or a job's
+// activation timeout or back-off ends, as of the last call, and false when
+// none is pending.
 func (e *Engine) NextDeadline() (time.Time, bool) {
 	_ = e.acquire(context.Background())
 	defer e.release()

@@ -175,3 +175,32 @@ func TestEngine_Definitions(t *testing.T) {
 	_, err = e.StartVersion(ctx, "p", 9, nil)
 	require.ErrorIs(t, err, engine.ErrUnknownProcess)
 }
+
+// TestEngine_NextDeadline_JobTimes: the module's nextDeadline names when an
+// activation times out or a back-off ends, so a host in real time wakes
+// when the job is activatable again.
+func TestEngine_NextDeadline_JobTimes(t *testing.T) {
+	ctx := ctxT(t)
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "job.bpmn", []byte(workJobXML))
+	require.NoError(t, err)
+	_, err = e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	_, pending := e.NextDeadline()
+	require.False(t, pending, "a job nobody holds is activatable now")
+
+	jobs, err := e.ActivateJobs(ctx, "work", "w", time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	due, pending := e.NextDeadline()
+	require.True(t, pending)
+	require.True(t, jobs[0].Deadline.Equal(due), "the activation deadline")
+
+	require.NoError(t, e.FailJob(ctx, jobs[0].Key, 2, "busy", engine.JobActivation(jobs[0].Activation), engine.RetryBackoff(10*time.Second)))
+	due, pending = e.NextDeadline()
+	require.True(t, pending)
+	require.True(t, e.Now().Add(10*time.Second).Equal(due), "the back-off end")
+	require.NoError(t, e.AdvanceTo(ctx, due))
+	_, pending = e.NextDeadline()
+	require.False(t, pending, "a passed back-off is no deadline")
+}

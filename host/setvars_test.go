@@ -114,9 +114,9 @@ func TestEngine_ModifyInstance(t *testing.T) {
 			atB = tk.ID
 		}
 	}
-	err = e.ModifyInstance(ctx, key, engine.Modification{Activate: []engine.Activation{{ElementID: "join"}}, Terminate: []int{atB}})
+	err = e.ModifyInstance(ctx, key, engine.Modification{Activate: []engine.Activation{{ElementID: "start"}}, Terminate: []int{atB}})
 	require.ErrorIs(t, err, engine.ErrBadModification)
-	require.ErrorContains(t, err, "join")
+	require.ErrorContains(t, err, "start")
 	require.NoError(t, e.ModifyInstance(ctx, key, engine.Modification{
 		Activate: []engine.Activation{{ElementID: "b", Variables: map[string]any{"again": true}}}, Terminate: []int{atB}}))
 	jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: key})

@@ -377,7 +377,8 @@ type Response[R any] struct {
 	Events []engine.Event `json:"events"`
 	// Now is the virtual clock after the call.
 	Now time.Time `json:"now"`
-	// NextDeadline is when the earliest pending timer is due, or nil.
+	// NextDeadline is when the earliest pending timer is due or a job's
+	// activation timeout or retry back-off ends, or nil.
 	NextDeadline *time.Time `json:"nextDeadline"`
 }
 

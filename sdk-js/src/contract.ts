@@ -798,7 +798,10 @@ export interface Envelope {
   events: AnyFlowEvent[];
   /** Now is the virtual clock after the call. */
   now: string;
-  /** NextDeadline is when the earliest pending timer is due, or nil. */
+  /**
+   * NextDeadline is when the earliest pending timer is due or a job's
+   * activation timeout or retry back-off ends, or nil.
+   */
   nextDeadline: string | null;
 }
 

@@ -341,7 +341,7 @@ export class Engine {
     return new Date(this.#now.getTime());
   }
 
-  /** nextDeadline is when the earliest pending timer is due, or null. */
+  /** nextDeadline is when the earliest pending timer is due or a job's activation timeout or back-off ends, or null. */
   get nextDeadline(): Date | null {
     return this.#nextDeadline && new Date(this.#nextDeadline.getTime());
   }
@@ -793,6 +793,9 @@ export class Engine {
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       if (this.#closed) return;
+      // The deadline may be a job's activation timeout or back-off end,
+      // which fires no event: let every handler look for work again.
+      for (const type of this.#handlers.keys()) this.#pendingTypes.add(type);
       const to = new Date(Math.max(Date.now(), due.getTime())).toISOString();
       this.#call('advance', { to }).catch((err) => this.#onError(err));
     }, wait);

@@ -610,6 +610,23 @@ describe('time', () => {
     e.close();
   });
 
+  it('wakes in real mode when a held job times out, for its handler', { timeout: 10_000 }, async () => {
+    const e = await Engine.create({ time: 'real' });
+    await e.deploy(fixture('order.bpmn'));
+    await e.start('order', { amount: 1 });
+    // A worker that went away holds the job for 0.2 s.
+    const [held] = await e.activateJobs({ type: 'check-order', worker: 'gone', timeout: 200, maxJobs: 1 });
+    assert.ok(e.nextDeadline && e.nextDeadline.toISOString() === new Date(held.deadline).toISOString(), 'the activation deadline');
+    const handled = new Promise((resolve) => e.handle('check-order', (job) => (resolve(job), { valid: true })));
+    await e.work(); // nothing activatable yet
+    const job = await handled; // the deadline's wake-up let the handler take it
+    assert.equal(job.key, held.key);
+    assert.notEqual(job.activation, held.activation);
+    await e.work(); // joins the wake-up's drain, which completes the job
+    assert.deepEqual(await e.jobs({ type: 'check-order' }), []);
+    e.close();
+  });
+
   it('parses ISO 8601 durations', () => {
     assert.deepEqual(parseDuration('P1DT2H3M4.5S'), { years: 0, months: 0, ms: 93_784_500 });
     assert.deepEqual(parseDuration('P2W'), { years: 0, months: 0, ms: 1_209_600_000 });

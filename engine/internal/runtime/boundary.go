@@ -161,6 +161,27 @@ func (inst *Instance) closeScopeSubs(sc *scope) {
 // enterScope starts a sub-process for tv, which waits at its node until the
 // sub-process completes.
 func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
+	sc := inst.openScope(tv, n)
+	if sc == nil {
+		return
+	}
+	np := &inst.plan.nodes[n.Index]
+	if np.adhoc != nil {
+		inst.activateAdHoc(tv, sc, np.adhoc)
+		return
+	}
+	if np.subStart == nil {
+		inst.completeScope(sc) // an empty sub-process completes at once
+		return
+	}
+	inst.spawn(np.subStart, nil, true, sc)
+}
+
+// openScope parks tv at sub-process n and opens its scope: input
+// mappings, boundary events, event sub-processes; it starts nothing
+// inside. It returns nil when a mapping or boundary fails, with an
+// incident open on tv.
+func (inst *Instance) openScope(tv *tokenView, n *model.Node) *scope {
 	inst.park(tv, WaitScope)
 	np := &inst.plan.nodes[n.Index]
 	inst.nextScope++
@@ -171,7 +192,7 @@ func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
 			sc.close()
 			tv.wait = WaitIncident
 			inst.openIncident(tv, n, 0, err.Error())
-			return
+			return nil
 		}
 		sc.setLocal(locals)
 	}
@@ -182,18 +203,10 @@ func (inst *Instance) enterScope(tv *tokenView, n *model.Node) {
 		tv.inner = nil
 		tv.wait = WaitIncident
 		inst.openIncident(tv, n, 0, err.Error())
-		return
+		return nil
 	}
 	inst.openEventSubprocesses(sc)
-	if np.adhoc != nil {
-		inst.activateAdHoc(tv, sc, np.adhoc)
-		return
-	}
-	if np.subStart == nil {
-		inst.completeScope(sc) // an empty sub-process completes at once
-		return
-	}
-	inst.spawn(np.subStart, nil, true, sc)
+	return sc
 }
 
 // completeScope ends a scope whose last token has gone: the process scope

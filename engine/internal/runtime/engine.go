@@ -128,6 +128,9 @@ type Engine struct {
 	byKey    map[int64]*Instance // finished instances still in the ring
 	jobs     map[int64]*Instance // activatable jobs → owning instance
 	jobRecs  map[int64]*Job
+	// jobTimes orders the jobs' activation deadlines and back-off ends
+	// for NextDeadline (jobtimes.go).
+	jobTimes jobTimes
 	// instJobs indexes jobRecs by instance key, for Jobs filtered by
 	// instance, which hosts ask after every call that moves an instance.
 	instJobs  map[int64][]*Job
@@ -519,8 +522,19 @@ func (e *Engine) checkOpen() error {
 	return nil
 }
 
-// NextDeadline returns when the earliest timer is due.
-func (e *Engine) NextDeadline() (time.Time, bool) { return e.hub.NextDeadline() }
+// NextDeadline returns the earliest instant at which the engine's state
+// changes with time alone: a timer falls due, a job's activation times out
+// or its retry back-off ends. The job times are read when ActivateJobs
+// runs, not fired (activation.go), but a host in real time must still wake
+// at them, or a worker never sees the job activatable again. Only job
+// times after the clock's now count: a passed one is already activatable.
+func (e *Engine) NextDeadline() (time.Time, bool) {
+	due, ok := e.hub.NextDeadline()
+	if at, found := e.nextJobTime(e.clock.Now()); found && (!ok || at.Before(due)) {
+		due, ok = at, true
+	}
+	return due, ok
+}
 
 // MaxFiringsPerAdvance bounds how many timer firings one Advance call
 // processes, so that no call loops without end.
@@ -711,6 +725,7 @@ func (e *Engine) indexJob(j *Job) {
 	}
 	e.instJobs[j.InstanceKey] = list
 	e.jobRecs[j.Key] = j
+	e.noteJobTimes(j)
 }
 
 func (e *Engine) removeJob(key int64) {

@@ -19,12 +19,18 @@ import (
 // Activation starts a token before an element.
 type Activation struct {
 	// ElementID is the element to start at: an activity, an event or a
-	// gateway that does not join flows; not a start event, a boundary
-	// event, or an element inside a multi-instance activity.
+	// gateway; not a start event, a boundary event, or an element inside
+	// a multi-instance or loop activity. A joining gateway receives the
+	// token as on one incoming flow (the one with the fewest tokens
+	// waiting there): it fires if that completes it, as in Zeebe.
 	ElementID string
 	// Scope is the token waiting at the enclosing sub-process for its
 	// inner tokens; 0 finds the only open scope of that sub-process, or
-	// the process scope for an element at process level.
+	// the process scope for an element at process level. With Scope 0 and
+	// no open scope, the enclosing sub-processes that are not open are
+	// entered first (inputs, boundary events; not their start events), in
+	// the only open scope above them, as Zeebe creates missing flow
+	// scopes.
 	Scope int
 	// Variables are set locally in that scope first.
 	Variables map[string]any
@@ -49,7 +55,10 @@ func (inst *Instance) Modify(ctx context.Context, m Modification) error {
 type activationTarget struct {
 	node *model.Node
 	sc   *scope
-	vars map[string]any
+	// create are the sub-processes to enter first, outermost first, the
+	// first one in sc.
+	create []*model.Node
+	vars   map[string]any
 }
 
 // modify checks every change of c.modify, then applies them.
@@ -71,11 +80,27 @@ func (inst *Instance) modify(c *command) error {
 		}
 		seen[id] = true
 	}
+	created := map[*model.Node]*scope{} // activations into one missing sub-process share it
+	picked := map[joinKey][]int{}
 	for _, t := range targets {
-		if len(t.vars) > 0 {
-			t.sc.setLocal(t.vars)
+		sc := t.sc
+		for _, sub := range t.create {
+			if open := created[sub]; open != nil && open.parent == sc && !open.done {
+				sc = open
+				continue
+			}
+			if sc = inst.createScope(sub, sc); sc == nil {
+				break // its inputs or boundaries failed: an incident holds it
+			}
+			created[sub] = sc
 		}
-		inst.spawn(t.node, nil, true, t.sc)
+		if sc == nil {
+			continue
+		}
+		if len(t.vars) > 0 {
+			sc.setLocal(t.vars)
+		}
+		inst.spawn(t.node, inst.joinFlow(t.node, sc, picked), true, sc)
 	}
 	for _, id := range m.Terminate {
 		if tv := inst.tokens[id]; tv != nil && !tv.doomed {
@@ -85,7 +110,47 @@ func (inst *Instance) modify(c *command) error {
 	return nil
 }
 
-// activationOf checks one activation and finds its scope.
+// createScope enters sub-process n in scope parent for an activation
+// inside it: a token waits at n, with n's scope open and nothing started
+// in it. It returns nil when the scope could not open (an incident holds
+// the token).
+func (inst *Instance) createScope(n *model.Node, parent *scope) *scope {
+	tv := inst.newToken(n, nil, true, parent)
+	tv.track = newTrack(inst, tv, n, nil)
+	return inst.openScope(tv, n)
+}
+
+// joinFlow is the incoming flow a token activated at n arrives through
+// when n joins flows: the one with the fewest tokens waiting at n in sc,
+// counting those this modification already sent (picked), the first of
+// equals. It is nil for any other element.
+func (inst *Instance) joinFlow(n *model.Node, sc *scope, picked map[joinKey][]int) *model.Flow {
+	if !inst.plan.nodes[n.Index].join {
+		return nil
+	}
+	key := joinKey{sc.id, n.Index}
+	if picked[key] == nil {
+		picked[key] = make([]int, len(n.Incoming))
+	}
+	counts := picked[key]
+	waiting := func(i int) int {
+		if js := inst.joins[key]; js != nil {
+			return len(js.arrived[i]) + counts[i]
+		}
+		return counts[i]
+	}
+	best := 0
+	for i := range n.Incoming {
+		if waiting(i) < waiting(best) {
+			best = i
+		}
+	}
+	counts[best]++
+	return n.Incoming[best]
+}
+
+// activationOf checks one activation and finds its scope, or the
+// sub-processes to enter for it.
 func (inst *Instance) activationOf(a Activation) (activationTarget, error) {
 	n := inst.plan.Process.Node(a.ElementID)
 	bad := func(format string, args ...any) (activationTarget, error) {
@@ -98,8 +163,6 @@ func (inst *Instance) activationOf(a Activation) (activationTarget, error) {
 		return bad("a start event starts its scope; activate the element after it")
 	case n.Kind == model.KindBoundaryEvent:
 		return bad("a boundary event belongs to its activity; activate the element after it")
-	case inst.plan.nodes[n.Index].join:
-		return bad("a gateway that joins flows waits for its incoming tokens; activate an element before or after it")
 	}
 	for p := n.Parent; p != nil; p = p.Parent {
 		if p.Multi != nil || p.Loop != nil {
@@ -112,19 +175,36 @@ func (inst *Instance) activationOf(a Activation) (activationTarget, error) {
 		}
 		return activationTarget{node: n, sc: inst.root, vars: a.Variables}, nil
 	}
+	var create []*model.Node
+	for p := n.Parent; ; p = p.Parent {
+		if p == nil {
+			return activationTarget{node: n, sc: inst.root, create: create, vars: a.Variables}, nil
+		}
+		found := inst.openScopesOf(p, a.Scope)
+		switch {
+		case len(found) == 1:
+			return activationTarget{node: n, sc: found[0], create: create, vars: a.Variables}, nil
+		case len(found) > 1:
+			return bad("sub-process %s has %d open scopes; name one by its waiting token", p.ID, len(found))
+		case a.Scope != 0:
+			return bad("no open scope of sub-process %s%s", p.ID, scopeNamed(a.Scope))
+		case p.Kind != model.KindSubProcess || p.TriggeredByEvent || p.AdHoc != nil:
+			return bad("no open scope of %s, and only an embedded sub-process (not an event or ad-hoc one) is entered for it", p.ID)
+		}
+		create = append([]*model.Node{p}, create...)
+	}
+}
+
+// openScopesOf returns the open scopes of sub-process p: the one entered
+// by token if token is not 0, else all.
+func (inst *Instance) openScopesOf(p *model.Node, token int) []*scope {
 	var found []*scope
 	inst.eachScope(inst.root, func(s *scope) {
-		if s.node == n.Parent && !s.done && (a.Scope == 0 || s.token == a.Scope) {
+		if s.node == p && !s.done && (token == 0 || s.token == token) {
 			found = append(found, s)
 		}
 	})
-	switch len(found) {
-	case 0:
-		return bad("no open scope of sub-process %s%s; activate the sub-process itself", n.Parent.ID, scopeNamed(a.Scope))
-	case 1:
-		return activationTarget{node: n, sc: found[0], vars: a.Variables}, nil
-	}
-	return bad("sub-process %s has %d open scopes; name one by its waiting token", n.Parent.ID, len(found))
+	return found
 }
 
 func scopeNamed(token int) string {

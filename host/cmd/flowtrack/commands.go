@@ -454,6 +454,7 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 	}
 	if !*asJSON {
 		if t, ok := res.(texter); ok {
+			tr.now = now
 			t.text(stdout, tr)
 		}
 	}

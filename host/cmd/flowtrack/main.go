@@ -567,6 +567,9 @@ func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer, qu
 type tracer struct {
 	out   io.Writer
 	epoch time.Time
+	// now is the engine clock when a result prints, so that times in it
+	// read as past or pending (a job's back-off that ended is no hold).
+	now time.Time
 }
 
 // stamp is virtual time since the start, e.g. "+0s", "+1h0m0s".

@@ -40,21 +40,25 @@ func (s started) text(w io.Writer, _ *tracer) {
 
 type jobList []engine.Job
 
-func (l jobList) text(w io.Writer, _ *tracer) {
+func (l jobList) text(w io.Writer, tr *tracer) {
 	for _, j := range l {
-		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d%s)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, jobHold(j), vars(j.Variables))
+		fmt.Fprintf(w, "job %d %s at %s (instance %d, retries %d%s)%s\n", j.Key, j.Type, j.ElementID, j.InstanceKey, j.Retries, jobHold(j, tr.now), vars(j.Variables))
 	}
 	if len(l) == 0 {
 		fmt.Fprintln(w, "no jobs")
 	}
 }
 
-// jobHold says who holds a job and until when, or when its back-off ends.
-func jobHold(j engine.Job) string {
+// jobHold says who holds a job and until when, or when its back-off ends,
+// as of now (the engine clock): an activation whose deadline passed holds
+// the job no longer, and a back-off that ended is not shown.
+func jobHold(j engine.Job, now time.Time) string {
 	switch {
-	case j.Activation != 0 && j.Deadline != nil:
+	case j.Activation != 0 && j.Deadline != nil && now.Before(*j.Deadline):
 		return fmt.Sprintf(", activation %d by %s until %s", j.Activation, j.Worker, j.Deadline.Format(time.RFC3339))
-	case j.RetryAt != nil:
+	case j.Activation != 0 && j.Deadline != nil:
+		return fmt.Sprintf(", activation %d by %s timed out at %s", j.Activation, j.Worker, j.Deadline.Format(time.RFC3339))
+	case j.RetryAt != nil && now.Before(*j.RetryAt):
 		return ", back-off until " + j.RetryAt.Format(time.RFC3339)
 	}
 	return ""

@@ -135,3 +135,33 @@ func TestStateFile_Modify(t *testing.T) {
 	assert.Equal(t, "BAD_MODIFICATION", string(p.Error.Code))
 	ft(t, exitUsage, state, "modify", itoa(key))
 }
+
+// TestStateFile_JobsText shows a job's hold as of the engine clock: a
+// back-off or activation is "until" while pending and no longer once the
+// clock passed it.
+func TestStateFile_JobsText(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state.json")
+	ft(t, exitOK, state, "deploy", "testdata/shipment.bpmn")
+	ft(t, exitOK, state, "start", "shipment", "--vars", `{"orderId":"o-1"}`)
+	jobs := result[[]engine.Job](t, ft(t, exitOK, state, "activate", "pack", "--worker", "w1", "--timeout", "1m"))
+	require.Len(t, jobs, 1)
+	text := func() string {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, exitOK, run([]string{"jobs", "--state", state}, &stdout, &stderr), stderr.String())
+		return stdout.String()
+	}
+	held := ", activation " + itoa(jobs[0].Activation) + " by w1 "
+	assert.Contains(t, text(), held+"until 2026-01-01T00:01:00Z)")
+	ft(t, exitOK, state, "advance", "1m")
+	assert.Contains(t, text(), held+"timed out at 2026-01-01T00:01:00Z)")
+
+	again := result[[]engine.Job](t, ft(t, exitOK, state, "activate", "pack", "--timeout", "1m"))
+	require.Len(t, again, 1)
+	ft(t, exitOK, state, "fail", itoa(again[0].Key), "--retries", "2", "--backoff", "30s")
+	assert.Contains(t, text(), "(instance "+itoa(again[0].InstanceKey)+", retries 2, back-off until 2026-01-01T00:01:30Z)")
+	ft(t, exitOK, state, "advance", "30s")
+	out := text()
+	assert.NotContains(t, out, "back-off")
+	assert.Contains(t, out, "(instance "+itoa(again[0].InstanceKey)+", retries 2)")
+}
