@@ -50,7 +50,16 @@ const sim = {
   // Checkpoints after each action, oldest first (the last is the engine's
   // state now): { state, instanceKey }.
   checkpoints: [],
+  // Top-level instances the engine holds (live and finished), from the
+  // newest checkpoint: [{ key, process, state }], oldest first.
+  instances: [],
 };
+
+// colours tell instances apart: the selector and the token badges of the
+// instance shown use the colour of its position in sim.instances.
+const colours = ['#ff6d00', '#00897b', '#d81b60', '#5e35b1', '#7cb342', '#3949ab'];
+const colourOf = (key) => colours[Math.max(0, sim.instances.findIndex((i) => i.key === key)) % colours.length];
+
 
 // maxCheckpoints bounds how far back "Back" goes (a state document holds
 // the history of every instance, so each one grows with the session).
@@ -109,6 +118,7 @@ async function refresh() {
     sim.snapshot = { tokens, jobs, info };
   }
   renderTime();
+  renderInstances();
   renderInstance();
   renderWaiting();
   if (sim.queue.length === 0) renderTokens();
@@ -232,12 +242,13 @@ function renderTokens() {
   };
   if (sim.queue.length === 0 && sim.snapshot.info) for (const t of sim.snapshot.tokens) add(t.elementId, t.waiting);
   else for (const el of sim.replay.values()) add(el, '');
+  const colour = colourOf(sim.instanceKey);
   for (const [elementId, { n, waiting }] of at) {
     if (!registry.get(elementId)) continue;
     const w = [...waiting].join(' ');
     overlays.add(elementId, 'token', {
       position: { top: -12, left: -12 },
-      html: `<div class="token" data-element="${elementId}" data-waiting="${w}" title="${n} token(s)${w ? ', waiting: ' + w : ''}">${n}</div>`,
+      html: `<div class="token" style="--instance: ${colour}" data-element="${elementId}" data-waiting="${w}" title="${n} token(s) of #${sim.instanceKey}${w ? ', waiting: ' + w : ''}">${n}</div>`,
     });
   }
 }
@@ -253,6 +264,79 @@ function renderInstance() {
   const state = sim.queue.length ? 'active' : info.state;
   el.dataset.state = state;
   el.innerHTML = `<div>instance <b>#${info.key}</b> <span class="state">${state}</span></div><pre class="vars">${escape(JSON.stringify(info.variables, null, 1))}</pre>`;
+  if (state !== 'active') return;
+  // The variables editor: setVariables on the process scope or on the
+  // scope of a sub-process a token waits at, as Zeebe's SetVariables.
+  const scopes = sim.snapshot.tokens.filter((t) => t.waiting === 'scope');
+  const editor = document.createElement('div');
+  editor.className = 'var-editor';
+  editor.innerHTML = `<textarea id="set-vars" rows="2" spellcheck="false" placeholder='{"name": value}'></textarea>
+    <div class="row"><select id="var-scope"><option value="">process scope</option>${scopes
+      .map((t) => `<option value="${t.id}">${escape(label(t.elementId))} (token ${t.id})</option>`)
+      .join('')}</select><label title="write into the scope itself instead of the nearest scope holding each variable"><input id="var-local" type="checkbox" style="width:auto" />local</label>
+    <button id="set-vars-btn">Set variables</button></div>`;
+  editor.querySelector('#set-vars-btn').onclick = () =>
+    act('set variables', async (e) => {
+      const vars = parseVars(editor.querySelector('#set-vars').value);
+      if (!vars) throw Object.assign(new Error('no variables to set: write a JSON object'), { name: 'InputError' });
+      const scope = editor.querySelector('#var-scope').value;
+      const options = { local: editor.querySelector('#var-local').checked };
+      if (scope) options.scope = Number(scope);
+      await e.setVariables(sim.instanceKey, vars, options);
+      log('info', `set variables on #${sim.instanceKey}${scope ? ` scope ${scope}` : ''}: ${JSON.stringify(vars)}`);
+    });
+  el.append(editor);
+}
+
+// renderInstances fills the instance selector: every top-level instance
+// the engine holds, in its colour; the one selected is the one shown.
+function renderInstances() {
+  const el = $('instances');
+  el.replaceChildren(
+    ...sim.instances.map((i) => {
+      const o = new Option(`#${i.key} ${i.process} (${i.state})`, String(i.key), false, i.key === sim.instanceKey);
+      o.style.color = colourOf(i.key);
+      return o;
+    }),
+  );
+  el.disabled = sim.instances.length < 2;
+  el.style.borderLeft = sim.instanceKey ? `6px solid ${colourOf(sim.instanceKey)}` : '';
+}
+
+// show switches the view to another instance of the engine: marks and
+// subscriptions are rebuilt from its history, as after a restore.
+async function show(instanceKey) {
+  if (instanceKey === sim.instanceKey || sim.busy) return;
+  clearInstance();
+  sim.instanceKey = instanceKey;
+  for (const ev of await sim.engine.history(instanceKey)) apply(ev, true);
+  await refresh();
+}
+
+// route moves the token of an instance onto the flow a modeller clicked
+// out of an exclusive or inclusive gateway. The engine has already chosen
+// by the real conditions; the choice is an explicit instance modification
+// (modifyInstance, as Operate's): a token starts before the flow's target
+// and, for an exclusive gateway, the token it routed onto another path
+// ends; for an inclusive one the path is added to those it took. Setting
+// the variables a condition reads (the variables editor) is the other way,
+// the one that keeps the gateway's own decision.
+async function route(flow) {
+  const gateway = flow.businessObject.sourceRef;
+  const target = flow.businessObject.targetRef;
+  const exclusive = gateway.$type === 'bpmn:ExclusiveGateway';
+  await act(`take ${flow.id}`, async (e) => {
+    const others = new Set(gateway.outgoing.filter((f) => f.id !== flow.id).map((f) => f.targetRef.id));
+    const tokens = await e.tokens(sim.instanceKey);
+    if (tokens.some((t) => t.elementId === target.id)) throw Object.assign(new Error(`a token is at ${label(target.id)} already`), { name: 'InputError' });
+    // Only a token the gateway routed (still at the first element of
+    // another of its paths) is rerouted: a click never makes one up.
+    const routed = tokens.filter((t) => others.has(t.elementId)).map((t) => t.id);
+    if (!routed.length) throw Object.assign(new Error(`no token of #${sim.instanceKey} waits right after ${label(gateway.id)} to reroute`), { name: 'InputError' });
+    const terminate = exclusive ? routed : [];
+    await e.modifyInstance(sim.instanceKey, { activate: [{ elementId: target.id }], terminate });
+    log('info', `took ${flow.id} out of ${label(gateway.id)}: token before ${label(target.id)}${terminate.length ? `, ended token(s) ${terminate.join(', ')}` : ''}`);
+  });
 }
 
 function renderWaiting() {
@@ -278,7 +362,7 @@ function renderWaiting() {
     if (!['message', 'signal', 'timer', 'event'].includes(t.waiting)) {
       if (t.waiting === 'incident') {
         const inc = info?.incidents.find((i) => i.key === t.incidentKey);
-        el.append(note(`incident at ${label(t.elementId)}: ${inc?.message ?? ''}`, 'wait incident'));
+        el.append(incidentRow(t, inc));
       }
       continue;
     }
@@ -306,6 +390,33 @@ function renderWaiting() {
     }
   }
   if (!el.childElementCount) el.append(note('nothing to do: the instance waits for nothing you can give'));
+}
+
+// incidentRow offers to fix an incident from the page: a job incident
+// gets retries back (updateJobRetries) and is resolved; any other is
+// resolved after its cause is fixed, e.g. in the variables editor.
+function incidentRow(token, inc) {
+  const row = note(`incident at ${label(token.elementId)}: ${inc?.message ?? ''}`, 'wait incident');
+  row.dataset.element = token.elementId;
+  if (!inc) return row;
+  const bar = document.createElement('div');
+  bar.className = 'row';
+  const retries = Object.assign(document.createElement('input'), { className: 'retries', type: 'number', min: '1', value: '1', title: 'retries the job gets back' });
+  const btn = Object.assign(document.createElement('button'), { className: 'resolve', textContent: inc.jobKey ? 'Set retries and resolve' : 'Resolve' });
+  btn.onclick = () =>
+    act(`resolve incident ${inc.key}`, async (e) => {
+      if (inc.jobKey) {
+        const n = Number(retries.value);
+        if (!Number.isInteger(n) || n < 1) throw Object.assign(new Error(`retries must be a whole number >= 1, not "${retries.value}"`), { name: 'InputError' });
+        await e.updateJobRetries(inc.jobKey, n);
+      }
+      await e.resolveIncident(inc.key);
+      log('info', `resolved incident ${inc.key} at ${token.elementId}`);
+    });
+  if (inc.jobKey) bar.append(retries);
+  bar.append(btn);
+  row.append(bar);
+  return row;
 }
 
 function showProcesses(processes) {
@@ -394,7 +505,9 @@ async function loadModel(xml, name) {
 
 // remember takes a checkpoint of the engine after an action.
 async function remember() {
-  sim.checkpoints.push({ state: await sim.engine.checkpoint(), instanceKey: sim.instanceKey });
+  const state = await sim.engine.checkpoint();
+  sim.instances = instancesOf(JSON.parse(new TextDecoder().decode(state)));
+  sim.checkpoints.push({ state, instanceKey: sim.instanceKey });
   if (sim.checkpoints.length > maxCheckpoints) sim.checkpoints.shift();
   renderBack();
 }
@@ -405,6 +518,7 @@ async function remember() {
 async function restore(state, instanceKey) {
   const e = sim.engine;
   await e.restore(state);
+  sim.instances = instancesOf(JSON.parse(typeof state === 'string' ? state : new TextDecoder().decode(state)));
   clearInstance();
   sim.instanceKey = instanceKey;
   if (instanceKey) for (const ev of await e.history(instanceKey)) apply(ev, true);
@@ -430,11 +544,18 @@ async function back() {
   }
 }
 
+// instancesOf lists the top-level instances of a state document, live
+// and finished, oldest first.
+function instancesOf(doc) {
+  return [...(doc.instances ?? []).filter((i) => !i.parent), ...(doc.finished ?? [])]
+    .map(({ key, process, state }) => ({ key, process, state }))
+    .sort((a, b) => a.key - b.key);
+}
+
 // newest returns the key of the newest top-level instance of a state
 // document (live or finished), or 0.
 function newest(doc) {
-  const keys = [...(doc.instances ?? []).filter((i) => !i.parent), ...(doc.finished ?? [])].map((i) => i.key);
-  return keys.length ? Math.max(...keys) : 0;
+  return instancesOf(doc).at(-1)?.key ?? 0;
 }
 
 // loadSession restores a saved state document (text): the engine takes
@@ -532,6 +653,14 @@ $('play').onclick = () => {
   pump();
 };
 $('step').onclick = () => step();
+$('instances').onchange = (ev) => show(Number(ev.target.value));
+// Clicking a flow out of an exclusive or inclusive gateway takes it.
+viewer.get('eventBus').on('element.click', ({ element }) => {
+  const src = element.businessObject?.sourceRef;
+  if (element.type !== 'bpmn:SequenceFlow' || !['bpmn:ExclusiveGateway', 'bpmn:InclusiveGateway'].includes(src?.$type)) return;
+  if (!sim.instanceKey || sim.snapshot.info?.state !== 'active') return log('error', `take ${element.id}: no active instance shown`);
+  route(element);
+});
 $('back').onclick = () => back();
 $('save').onclick = () => {
   const state = currentState();

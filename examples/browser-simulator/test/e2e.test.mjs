@@ -1,8 +1,11 @@
 // End-to-end test of the token simulator in headless Chromium: the page is
 // built with Vite, served from dist/, and driven through a process with an
 // event-based gateway, a timer and user tasks, checking the token overlays
-// on the diagram and the final state. Saves screenshot.png and
-// screenshot-final.png beside this folder's package.json.
+// on the diagram and the final state; then chooses a gateway's flow, runs
+// two instances, edits variables and resolves an incident by clicking.
+// Saves screenshot.png, screenshot-final.png, screenshot-flow.png,
+// screenshot-instances.png and screenshot-incident.png beside this
+// folder's package.json.
 //
 // Chromium comes from the system (Debian package `chromium`); this test
 // never downloads a browser. Override the path with CHROMIUM=/path/to/chrome.
@@ -258,12 +261,147 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.equal(await page.locator('#back').isDisabled(), true);
   });
 
+  // engine asks the page's engine directly, to check what the page shows against it.
+  const engine = (fn, ...args) => page.evaluate(([f, a]) => window.simulator.engine[f](...a), [fn, args]);
+  const shown = () => page.evaluate(() => window.simulator.instanceKey);
+  // clickFlow clicks a sequence flow on the diagram, in the middle of its line.
+  async function clickFlow(id) {
+    const { x, y } = await page.locator(`.djs-element[data-element-id="${id}"] .djs-visual > path`).first().evaluate((path) => {
+      const p = path.getPointAtLength(path.getTotalLength() / 2);
+      const m = path.getScreenCTM();
+      return { x: p.x * m.a + p.y * m.c + m.e, y: p.x * m.b + p.y * m.d + m.f };
+    });
+    await page.mouse.click(x, y);
+    await ready();
+  }
+
+  it('takes the flow a modeller clicks out of an exclusive gateway', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "G-1", "amount": 250}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    await complete('Task_check', { valid: true });
+    // The engine chose the large-order path by the real condition ...
+    await token('Task_approve').waitFor();
+    // ... and clicking the default flow moves the token onto that path instead.
+    await clickFlow('f_small');
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+    assert.match(await page.locator('#log').innerText(), /took f_small out of Large order\?: token before Gateway_merge, ended token\(s\) \d+/);
+    assert.equal(await page.locator('.wait.job').count(), 0, 'the approval job went with its token');
+    const key = await shown();
+    assert.deepEqual((await engine('tokens', key)).map((t) => t.elementId), ['Gateway_wait']);
+    assert.deepEqual(await engine('jobs', { instanceKey: key }), []);
+    await page.screenshot({ path: join(root, 'screenshot-flow.png') });
+    // With no token right after the gateway there is nothing to reroute: refused, nothing moves.
+    await clickFlow('f_large');
+    assert.match(await page.locator('#log li.error').last().innerText(), /take f_large: InputError: no token of #\d+ waits right after Large order\? to reroute/);
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+  });
+
+  it('runs two instances side by side and shows the one selected', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "A-1", "amount": 20}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    const a = await shown();
+    await page.fill('#start-vars', '{"orderId": "B-1", "amount": 250}');
+    await page.click('#start');
+    await ready();
+    await page.waitForFunction((k) => window.simulator.instanceKey !== k, a);
+    const b = await shown();
+    await complete('Task_check', { valid: true });
+    await token('Task_approve').waitFor();
+    const options = await page.$$eval('#instances option', (os) => os.map((o) => [o.value, o.selected, o.style.color]));
+    assert.deepEqual(options.map(([v, sel]) => [Number(v), sel]), [[a, false], [b, true]]);
+    assert.notEqual(options[0][2], options[1][2], 'each instance has its colour');
+    const colourB = await token('Task_approve').evaluate((el) => el.style.getPropertyValue('--instance'));
+
+    await page.selectOption('#instances', String(a));
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+    assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).orderId, 'A-1');
+    assert.notEqual(await token('Task_check').evaluate((el) => el.style.getPropertyValue('--instance')), colourB);
+    await complete('Task_check', { valid: true });
+    await token('Gateway_wait').waitFor();
+    // Each instance is where the page says, in the engine.
+    assert.deepEqual((await engine('tokens', a)).map((t) => t.elementId), ['Gateway_wait']);
+    assert.deepEqual((await engine('tokens', b)).map((t) => t.elementId), ['Task_approve']);
+
+    await page.selectOption('#instances', String(b));
+    await token('Task_approve').waitFor();
+    assert.deepEqual(await tokens(), ['Task_approve:job']);
+    await page.screenshot({ path: join(root, 'screenshot-instances.png') });
+  });
+
+  it('edits an instance\'s variables, and the engine routes by them', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "V-1", "amount": 250}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    await page.fill('#set-vars', '{"amount": 5, "note": "small after all"}');
+    await page.click('#set-vars-btn');
+    await ready();
+    const vars = JSON.parse(await page.locator('#instance .vars').innerText());
+    assert.deepEqual(vars, { amount: 5, note: 'small after all', orderId: 'V-1' });
+    assert.deepEqual((await engine('instance', await shown())).variables, vars);
+    await complete('Task_check', { valid: true });
+    // amount 5 now: the default flow, no approval.
+    await token('Gateway_wait').waitFor();
+    assert.match(await page.locator('#log').innerText(), /set variables on #\d+: \{"amount":5,"note":"small after all"\}/);
+    // Bad input names what is wrong.
+    await page.fill('#set-vars', '[1]');
+    await page.click('#set-vars-btn');
+    await ready();
+    assert.match(await page.locator('#log li.error').last().innerText(), /set variables: InputError: variables must be a JSON object/);
+  });
+
+  it('fixes an incident from the page: retries back, then resolve', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "I-1", "amount": 20}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    // Three retries in the model: the third failure raises an incident.
+    for (let i = 0; i < 3; i++) {
+      await page.locator('.wait.job[data-element="Task_check"] button.fail').click();
+      await ready();
+    }
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:incident']);
+    const key = await shown();
+    const [inc] = await engine('incidents', key);
+    assert.equal(inc.elementId, 'Task_check');
+    await page.screenshot({ path: join(root, 'screenshot-incident.png') });
+
+    const row = page.locator('.wait.incident[data-element="Task_check"]');
+    await row.locator('input.retries').fill('2');
+    await row.locator('button.resolve').click();
+    await ready();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+    assert.deepEqual(await engine('incidents', key), []);
+    const [job] = await engine('jobs', { instanceKey: key });
+    assert.equal(job.retries, 2);
+    assert.match(await page.locator('#log').innerText(), new RegExp(`resolved incident ${inc.key} at Task_check`));
+    await complete('Task_check', { valid: true });
+    await token('Gateway_wait').waitFor();
+  });
+
   it('refuses a file that is not a state document and keeps the session', async () => {
     const bad = join(profile, 'not-state.json');
     writeFileSync(bad, '{"format": "something-else"}');
     await page.setInputFiles('#state-file', bad);
-    await ready();
-    assert.match(await page.locator('#log li.error').last().innerText(), /load session from not-state\.json: InputError: not a flowtrack state document/);
+    // The file is read asynchronously: wait for its error, not for a status that may not have changed yet.
+    const refused = page.locator('#log li.error', { hasText: 'load session from not-state.json' });
+    await refused.waitFor();
+    assert.match(await refused.innerText(), /load session from not-state\.json: InputError: not a flowtrack state document/);
     await page.click('#start');
     await ready();
     await token('Task_check').waitFor();
