@@ -15,6 +15,7 @@
 // session moves between the page and `flowtrack ... --state FILE`.
 
 import NavigatedViewer from 'bpmn-js/lib/NavigatedViewer';
+import { layoutProcess } from 'bpmn-auto-layout';
 import 'bpmn-js/dist/assets/diagram-js.css';
 import 'bpmn-js/dist/assets/bpmn-font/css/bpmn.css';
 import { Engine } from 'flowtrack';
@@ -439,7 +440,7 @@ function logEvent(ev) {
     .filter(Boolean)
     .join(' ');
   const vars = ev.variables ? ' ' + JSON.stringify(ev.variables) : '';
-  log(`ev ${ev.type}`, `${ev.time.slice(11, 19)} #${ev.instanceKey} ${ev.type} ${what}${vars}`);
+  log(`ev ${ev.type}`, `${ev.time} #${ev.instanceKey} ${ev.type} ${what}${vars}`);
 }
 
 function log(cls, text) {
@@ -477,8 +478,23 @@ function parseVars(text) {
 
 // ---- model loading -----------------------------------------------------------
 
+// hasDiagram tells whether a BPMN document has a diagram (BPMN DI) to draw;
+// text that is not XML counts as having one, for importXML to report.
+function hasDiagram(xml) {
+  const doc = new DOMParser().parseFromString(xml, 'application/xml');
+  if (doc.getElementsByTagName('parsererror').length) return true;
+  return doc.getElementsByTagNameNS('http://www.omg.org/spec/BPMN/20100524/DI', 'BPMNDiagram').length > 0;
+}
+
 async function loadModel(xml, name) {
   try {
+    if (!hasDiagram(xml)) {
+      // A model without diagram layout (written by a tool or by hand):
+      // bpmn-auto-layout draws it. The laid-out XML is what deploys, so
+      // the session's state document carries a diagram that shows.
+      xml = await layoutProcess(xml);
+      log('info', `${name} has no diagram layout: laid out automatically`);
+    }
     const { warnings } = await viewer.importXML(xml);
     for (const w of warnings) log('warn', `bpmn-js: ${w.message}`);
     canvas.zoom('fit-viewport', 'auto');
@@ -494,9 +510,17 @@ async function loadModel(xml, name) {
   } catch (err) {
     status('error', 'model rejected');
     log('error', `deploy ${name}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
+    // Nothing of the rejected model runs: offer none of its processes (nor
+    // those of the model shown before), and put each problem on its element.
+    showProcesses([]);
     for (const p of err.problems ?? []) {
       log('error', `  ${p.elementId ?? ''} ${p.rule}`);
-      if (p.elementId) mark(p.elementId, 'ft-error');
+      if (!p.elementId || !registry.get(p.elementId)) continue;
+      mark(p.elementId, 'ft-error');
+      overlays.add(p.elementId, 'problem', {
+        position: { bottom: -4, left: 0 },
+        html: `<div class="problem" data-element="${escape(p.elementId)}">${escape(p.rule)}</div>`,
+      });
     }
   }
 }

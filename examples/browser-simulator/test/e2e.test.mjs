@@ -4,7 +4,8 @@
 // on the diagram and the final state; then chooses a gateway's flow, runs
 // two instances, edits variables and resolves an incident by clicking.
 // Saves screenshot.png, screenshot-final.png, screenshot-flow.png,
-// screenshot-instances.png and screenshot-incident.png beside this
+// screenshot-instances.png, screenshot-incident.png and
+// screenshot-rejected.png beside this
 // folder's package.json.
 //
 // Chromium comes from the system (Debian package `chromium`); this test
@@ -120,7 +121,7 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     const vars = JSON.parse(await page.locator('#instance .vars').innerText());
     assert.deepEqual(vars, { amount: 250, approvedBy: 'e2e', called: true, orderId: 'A-7', valid: true });
     const log = await page.locator('#log').innerText();
-    assert.match(log, /timerFired Catch_timeout/);
+    assert.match(log, /2026-01-02T00:00:00(\.000)?Z #\d+ timerFired Catch_timeout/);
     assert.match(log, /instanceCompleted/);
     assert.doesNotMatch(log, /messageCorrelated/);
     await page.screenshot({ path: join(root, 'screenshot-final.png') });
@@ -430,5 +431,48 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     await page.click('#start');
     await token('Task_check').waitFor();
     assert.deepEqual(errors, []);
+  });
+  // A model without any diagram layout, and one the engine rejects.
+  const undrawn = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="x">
+  <bpmn:process id="plain" isExecutable="true">
+    <bpmn:startEvent id="s"><bpmn:outgoing>a</bpmn:outgoing></bpmn:startEvent>
+    <bpmn:serviceTask id="work" name="Work"><bpmn:extensionElements><zeebe:taskDefinition type="work" /></bpmn:extensionElements><bpmn:incoming>a</bpmn:incoming><bpmn:outgoing>b</bpmn:outgoing></bpmn:serviceTask>
+    <bpmn:endEvent id="e"><bpmn:incoming>b</bpmn:incoming></bpmn:endEvent>
+    <bpmn:sequenceFlow id="a" sourceRef="s" targetRef="work" />
+    <bpmn:sequenceFlow id="b" sourceRef="work" targetRef="e" />
+  </bpmn:process>
+</bpmn:definitions>`;
+
+  it('lays out a model without diagram and runs it', async () => {
+    const file = join(profile, 'plain.bpmn');
+    writeFileSync(file, undrawn);
+    await page.selectOption('#speed', '0');
+    await page.setInputFiles('#file', file);
+    await page.locator('#log li', { hasText: 'plain.bpmn has no diagram layout: laid out automatically' }).waitFor();
+    await ready();
+    await page.locator('.djs-element[data-element-id="work"]').waitFor();
+    assert.deepEqual(await page.$$eval('#process option', (os) => os.map((o) => o.value)), ['plain']);
+    await page.click('#start');
+    await token('work').waitFor();
+    assert.deepEqual(await tokens(), ['work:job']);
+  });
+
+  it('shows a rejected model\'s problems on the diagram and offers none of its processes', async () => {
+    const file = join(profile, 'rejected.bpmn');
+    // The task becomes a timer whose duration is not ISO 8601: the engine rejects it.
+    writeFileSync(
+      file,
+      undrawn
+        .replace('<bpmn:serviceTask id="work" name="Work"><bpmn:extensionElements><zeebe:taskDefinition type="work" /></bpmn:extensionElements>', '<bpmn:intermediateCatchEvent id="work" name="Work"><bpmn:timerEventDefinition><bpmn:timeDuration>soon</bpmn:timeDuration></bpmn:timerEventDefinition>')
+        .replace('</bpmn:serviceTask>', '</bpmn:intermediateCatchEvent>'),
+    );
+    await page.setInputFiles('#file', file);
+    await page.locator('.problem[data-element="work"]').waitFor();
+    assert.match(await page.locator('.problem[data-element="work"]').innerText(), /invalid ISO-8601 duration "soon"/);
+    assert.ok(await page.locator('.djs-element.ft-error[data-element-id="work"]').count(), 'the element is marked');
+    assert.equal(await page.locator('#process option').count(), 0);
+    assert.match(await page.locator('#log').innerText(), /deploy rejected\.bpmn: /);
+    await page.screenshot({ path: join(root, 'screenshot-rejected.png') });
   });
 });
