@@ -340,9 +340,25 @@ async function route(flow) {
   });
 }
 
+// pad adds a button to the context pad drawn beside a waiting element on
+// the diagram: the same action as the waiting panel's, where it waits.
+function pad(elementId, cls, text, title, run) {
+  if (!registry.get(elementId)) return;
+  let box = document.querySelector(`.ft-pad[data-element="${CSS.escape(elementId)}"]`);
+  if (!box) {
+    box = Object.assign(document.createElement('div'), { className: 'ft-pad' });
+    box.dataset.element = elementId;
+    overlays.add(elementId, 'pad', { position: { top: -14, right: 4 }, html: box });
+  }
+  const btn = Object.assign(document.createElement('button'), { className: cls, textContent: text, title });
+  btn.onclick = run;
+  box.append(btn);
+}
+
 function renderWaiting() {
   const el = $('waiting');
   el.replaceChildren();
+  overlays.remove({ type: 'pad' });
   if (!sim.instanceKey) return el.append(note('no instance'));
   if (sim.queue.length) return el.append(note('playing events…'));
   const { tokens, jobs, info } = sim.snapshot;
@@ -355,8 +371,12 @@ function renderWaiting() {
       <textarea rows="2" spellcheck="false">{}</textarea>
       <div class="row"><button class="complete">Complete</button><button class="fail">Fail</button></div>`;
     const vars = row.querySelector('textarea');
-    row.querySelector('.complete').onclick = () => act(`complete ${job.elementId}`, (e) => e.completeJob(job.key, parseVars(vars.value)));
-    row.querySelector('.fail').onclick = () => act(`fail ${job.elementId}`, (e) => e.failJob(job.key, Math.max(0, job.retries - 1), 'failed in the simulator'));
+    const complete = () => act(`complete ${job.elementId}`, (e) => e.completeJob(job.key, parseVars(vars.value)));
+    const fail = () => act(`fail ${job.elementId}`, (e) => e.failJob(job.key, Math.max(0, job.retries - 1), 'failed in the simulator'));
+    row.querySelector('.complete').onclick = complete;
+    row.querySelector('.fail').onclick = fail;
+    pad(job.elementId, 'complete', '✔', `complete ${job.type} with the panel's variables`, complete);
+    pad(job.elementId, 'fail', '✘', `fail ${job.type} (retries ${job.retries} → ${Math.max(0, job.retries - 1)})`, fail);
     el.append(row);
   }
   for (const t of tokens) {
@@ -388,6 +408,8 @@ function renderWaiting() {
       }
       row.append(btn);
       el.append(row);
+      const icon = { messageSubscribed: '✉', signalSubscribed: '⚑' }[sub.type] ?? '⏱';
+      pad(sub.elementId ?? t.elementId, btn.className, icon, btn.textContent, btn.onclick);
     }
   }
   if (!el.childElementCount) el.append(note('nothing to do: the instance waits for nothing you can give'));

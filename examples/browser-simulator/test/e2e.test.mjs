@@ -104,8 +104,8 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     await token('Gateway_wait').waitFor();
     assert.deepEqual(await tokens(), ['Gateway_wait:event']);
     // The event-based gateway waits for either arm: both are offered.
-    await page.locator('button.fire-message').waitFor();
-    assert.match(await page.locator('button.fire-message').innerText(), /payment.*A-7/);
+    await page.locator('#waiting button.fire-message').waitFor();
+    assert.match(await page.locator('#waiting button.fire-message').innerText(), /payment.*A-7/);
     assert.match(await page.locator('#deadline').innerText(), /^2026-01-02T00:00:00/);
     await page.screenshot({ path: join(root, 'screenshot.png') });
 
@@ -148,9 +148,9 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
 
     await complete('Task_check', { valid: true });
     // amount 20: the default flow skips approval and reaches the event-based gateway.
-    await page.locator('button.fire-message').waitFor();
+    await page.locator('#waiting button.fire-message').waitFor();
     await page.fill('#msg-vars', '{"paidAmount": 20}');
-    await page.click('button.fire-message');
+    await page.click('#waiting button.fire-message');
     await page.waitForSelector('#instance[data-state="completed"]');
     const vars = JSON.parse(await page.locator('#instance .vars').innerText());
     assert.equal(vars.paidAmount, 20);
@@ -201,7 +201,7 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
 
     // It goes on where it was: the message arm completes the instance.
     await page.fill('#msg-vars', '{"paidAmount": 250}');
-    await page.click('button.fire-message');
+    await page.click('#waiting button.fire-message');
     await page.waitForSelector('#instance[data-state="completed"]');
     const vars = JSON.parse(await page.locator('#instance .vars').innerText());
     assert.deepEqual(vars, { amount: 250, approvedBy: 'saver', orderId: 'S-1', paidAmount: 250, valid: true });
@@ -248,7 +248,7 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, undefined);
     // ... and this time the message arm is taken.
     await complete('Task_check', { valid: false });
-    await page.locator('button.fire-message').click();
+    await page.locator('#waiting button.fire-message').click();
     await page.waitForSelector('#instance[data-state="completed"]');
     assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, false);
 
@@ -393,6 +393,29 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.match(await page.locator('#log').innerText(), new RegExp(`resolved incident ${inc.key} at Task_check`));
     await complete('Task_check', { valid: true });
     await token('Gateway_wait').waitFor();
+  });
+
+  it('acts from context pads on the waiting elements', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "P-1", "amount": 20}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    await page.locator('.wait.job[data-element="Task_check"] textarea').fill('{"valid": true}');
+    await page.locator('.ft-pad[data-element="Task_check"] button.complete').click();
+    await ready();
+    await token('Gateway_wait').waitFor();
+    // The event-based gateway's arms each get a pad where they wait.
+    assert.equal(await page.locator('.ft-pad[data-element="Catch_payment"] button.fire-message').count(), 1);
+    await page.locator('.ft-pad[data-element="Catch_timeout"] button.fire-timer').click();
+    await ready();
+    await token('Task_call').waitFor();
+    assert.match(await page.locator('#now').innerText(), /^2026-01-02T00:00:00/);
+    assert.equal(await page.locator('.ft-pad[data-element="Catch_payment"]').count(), 0, 'pads go with what they offered');
+    const key = await shown();
+    assert.deepEqual((await engine('tokens', key)).map((t) => t.elementId), ['Task_call']);
+    assert.equal((await engine('instance', key)).variables.valid, true);
   });
 
   it('refuses a file that is not a state document and keeps the session', async () => {
