@@ -498,4 +498,45 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.match(await page.locator('#log').innerText(), /deploy rejected\.bpmn: /);
     await page.screenshot({ path: join(root, 'screenshot-rejected.png') });
   });
+  it('adds a path out of an inclusive gateway by clicking its flow', async () => {
+    const file = join(profile, 'inclusive.bpmn');
+    writeFileSync(
+      file,
+      `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="x">
+  <bpmn:process id="incl" isExecutable="true">
+    <bpmn:startEvent id="s"><bpmn:outgoing>f0</bpmn:outgoing></bpmn:startEvent>
+    <bpmn:inclusiveGateway id="fork" name="Which parts?"><bpmn:incoming>f0</bpmn:incoming><bpmn:outgoing>fa</bpmn:outgoing><bpmn:outgoing>fb</bpmn:outgoing></bpmn:inclusiveGateway>
+    <bpmn:serviceTask id="A"><bpmn:extensionElements><zeebe:taskDefinition type="a" /></bpmn:extensionElements><bpmn:incoming>fa</bpmn:incoming><bpmn:outgoing>ja</bpmn:outgoing></bpmn:serviceTask>
+    <bpmn:serviceTask id="B"><bpmn:extensionElements><zeebe:taskDefinition type="b" /></bpmn:extensionElements><bpmn:incoming>fb</bpmn:incoming><bpmn:outgoing>jb</bpmn:outgoing></bpmn:serviceTask>
+    <bpmn:inclusiveGateway id="join"><bpmn:incoming>ja</bpmn:incoming><bpmn:incoming>jb</bpmn:incoming><bpmn:outgoing>f9</bpmn:outgoing></bpmn:inclusiveGateway>
+    <bpmn:endEvent id="e"><bpmn:incoming>f9</bpmn:incoming></bpmn:endEvent>
+    <bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="fork" />
+    <bpmn:sequenceFlow id="fa" sourceRef="fork" targetRef="A"><bpmn:conditionExpression>= a</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="fb" sourceRef="fork" targetRef="B"><bpmn:conditionExpression>= b</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="ja" sourceRef="A" targetRef="join" />
+    <bpmn:sequenceFlow id="jb" sourceRef="B" targetRef="join" />
+    <bpmn:sequenceFlow id="f9" sourceRef="join" targetRef="e" />
+  </bpmn:process>
+</bpmn:definitions>`,
+    );
+    await page.setInputFiles('#file', file);
+    await page.locator('#log li', { hasText: 'inclusive.bpmn has no diagram layout' }).waitFor();
+    await ready();
+    await page.waitForFunction(() => document.querySelector('#process')?.value === 'incl');
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"a": true, "b": false}');
+    await page.click('#start');
+    await token('A').waitFor();
+    assert.deepEqual(await tokens(), ['A:job']);
+    await clickFlow('fb');
+    await token('B').waitFor();
+    assert.deepEqual(await tokens(), ['A:job', 'B:job']);
+    assert.match(await page.locator('#log').innerText(), /took fb out of Which parts\?: token before B\n/);
+    // The join waits for both paths, the added one included.
+    await complete('A', {});
+    await token('join').waitFor();
+    await complete('B', {});
+    await page.waitForSelector('#instance[data-state="completed"]');
+  });
 });
