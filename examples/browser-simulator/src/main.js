@@ -86,7 +86,7 @@ async function resetEngine() {
   renderBack();
   const d = await engine.deploy(sim.xml, sim.name);
   showProcesses(d.processes);
-  await remember();
+  await remember(`deploy ${sim.name}`);
   log('info', `engine ready in ${Math.round(performance.now() - t0)} ms (${inline ? 'on the page' : 'in a worker'}); deployed ${d.processes.map((p) => p.id).join(', ')}`);
   status('ready', 'ready');
   renderTime();
@@ -99,7 +99,7 @@ async function act(label, fn) {
   status('busy', label + '…');
   try {
     await fn(sim.engine);
-    await remember();
+    await remember(label);
   } catch (err) {
     log('error', `${label}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
     if (err.elementId && registry.get(err.elementId)) mark(err.elementId, 'ft-error');
@@ -446,9 +446,26 @@ function showProcesses(processes) {
   $('process').replaceChildren(...processes.map((p) => new Option(p.name ? `${p.name} (${p.id})` : p.id, p.id)));
 }
 
+// renderBack shows how far Back goes and the timeline of checkpoints:
+// each action with the virtual time after it; clicking one goes back to it.
 function renderBack() {
   $('back').disabled = sim.checkpoints.length < 2;
   $('back').title = `${sim.checkpoints.length - 1} step(s) to go back`;
+  const last = sim.checkpoints.length - 1;
+  $('timeline').replaceChildren(
+    ...sim.checkpoints.map((c, i) => {
+      const li = document.createElement('li');
+      li.textContent = `${c.now.slice(0, 19).replace('T', ' ')} ${c.label}`;
+      li.dataset.index = String(i);
+      if (i === last) li.className = 'now';
+      else {
+        li.title = 'go back to just after this action';
+        li.onclick = () => goBack(i);
+      }
+      return li;
+    }),
+  );
+  $('timeline').lastElementChild?.scrollIntoView({ block: 'nearest' });
 }
 
 function renderTime() {
@@ -550,10 +567,10 @@ async function loadModel(xml, name) {
 // ---- session: checkpoints, back, save and load ------------------------------
 
 // remember takes a checkpoint of the engine after an action.
-async function remember() {
+async function remember(label) {
   const state = await sim.engine.checkpoint();
   sim.instances = instancesOf(JSON.parse(new TextDecoder().decode(state)));
-  sim.checkpoints.push({ state, instanceKey: sim.instanceKey });
+  sim.checkpoints.push({ state, instanceKey: sim.instanceKey, label, now: sim.engine.now.toISOString() });
   if (sim.checkpoints.length > maxCheckpoints) sim.checkpoints.shift();
   renderBack();
 }
@@ -572,14 +589,17 @@ async function restore(state, instanceKey) {
 }
 
 // back restores the checkpoint before the last action.
-async function back() {
-  if (sim.checkpoints.length < 2 || sim.busy) return;
+const back = () => goBack(sim.checkpoints.length - 2);
+
+// goBack restores checkpoint i of the timeline and drops those after it.
+async function goBack(i) {
+  if (i < 0 || i >= sim.checkpoints.length - 1 || sim.busy) return;
   sim.busy++;
   status('busy', 'back…');
   try {
-    const prev = sim.checkpoints.at(-2);
+    const prev = sim.checkpoints[i];
     await restore(prev.state, prev.instanceKey);
-    sim.checkpoints.pop();
+    sim.checkpoints.length = i + 1;
     log('info', `back to ${sim.engine.now.toISOString()}${sim.instanceKey ? ` (#${sim.instanceKey})` : ''}`);
   } catch (err) {
     log('error', `back: ${err.name}: ${err.message}`);
@@ -639,7 +659,7 @@ async function loadSession(text, source) {
     $('model-name').textContent = dep.name;
     showProcesses(doc.deployments.flatMap((d) => d.processes));
     sim.checkpoints = [];
-    await remember();
+    await remember(`load ${source}`);
     log('info', `loaded session from ${source}: ${sim.engine.now.toISOString()}${key ? `, instance #${key}` : ''}`);
   } catch (err) {
     log('error', `load session from ${source}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);

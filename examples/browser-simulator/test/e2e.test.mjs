@@ -252,11 +252,17 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     await page.waitForSelector('#instance[data-state="completed"]');
     assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, false);
 
-    // Back to before the start: no instance, and nothing further back.
-    for (let i = 0; i < 3; i++) {
-      await page.click('#back');
-      await ready();
-    }
+    // The timeline lists every action with its virtual time; clicking the
+    // first goes back to before the start: no instance, nothing further back.
+    const timeline = await page.$$eval('#timeline li', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(
+      timeline.map((t) => t.slice(20)),
+      ['deploy order-payment.bpmn', 'start', 'complete Task_check', `message payment`],
+    );
+    assert.match(timeline[0], /^2026-01-01 00:00:00 /);
+    await page.click('#timeline li[data-index="0"]');
+    await ready();
+    await page.waitForFunction(() => document.querySelectorAll('#timeline li').length === 1);
     assert.deepEqual(await tokens(), []);
     assert.equal(await page.locator('#instance').innerText(), '');
     assert.equal(await page.locator('#back').isDisabled(), true);
