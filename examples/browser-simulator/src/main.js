@@ -15,6 +15,7 @@
 // session moves between the page and `flowtrack ... --state FILE`.
 
 import NavigatedViewer from 'bpmn-js/lib/NavigatedViewer';
+import { layoutProcess } from 'bpmn-auto-layout';
 import 'bpmn-js/dist/assets/diagram-js.css';
 import 'bpmn-js/dist/assets/bpmn-font/css/bpmn.css';
 import { Engine } from 'flowtrack';
@@ -50,7 +51,16 @@ const sim = {
   // Checkpoints after each action, oldest first (the last is the engine's
   // state now): { state, instanceKey }.
   checkpoints: [],
+  // Top-level instances the engine holds (live and finished), from the
+  // newest checkpoint: [{ key, process, state }], oldest first.
+  instances: [],
 };
+
+// colours tell instances apart: the selector and the token badges of the
+// instance shown use the colour of its position in sim.instances.
+const colours = ['#ff6d00', '#00897b', '#d81b60', '#5e35b1', '#7cb342', '#3949ab'];
+const colourOf = (key) => colours[Math.max(0, sim.instances.findIndex((i) => i.key === key)) % colours.length];
+
 
 // maxCheckpoints bounds how far back "Back" goes (a state document holds
 // the history of every instance, so each one grows with the session).
@@ -76,7 +86,7 @@ async function resetEngine() {
   renderBack();
   const d = await engine.deploy(sim.xml, sim.name);
   showProcesses(d.processes);
-  await remember();
+  await remember(`deploy ${sim.name}`);
   log('info', `engine ready in ${Math.round(performance.now() - t0)} ms (${inline ? 'on the page' : 'in a worker'}); deployed ${d.processes.map((p) => p.id).join(', ')}`);
   status('ready', 'ready');
   renderTime();
@@ -89,7 +99,7 @@ async function act(label, fn) {
   status('busy', label + '…');
   try {
     await fn(sim.engine);
-    await remember();
+    await remember(label);
   } catch (err) {
     log('error', `${label}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
     if (err.elementId && registry.get(err.elementId)) mark(err.elementId, 'ft-error');
@@ -109,6 +119,7 @@ async function refresh() {
     sim.snapshot = { tokens, jobs, info };
   }
   renderTime();
+  renderInstances();
   renderInstance();
   renderWaiting();
   if (sim.queue.length === 0) renderTokens();
@@ -232,12 +243,13 @@ function renderTokens() {
   };
   if (sim.queue.length === 0 && sim.snapshot.info) for (const t of sim.snapshot.tokens) add(t.elementId, t.waiting);
   else for (const el of sim.replay.values()) add(el, '');
+  const colour = colourOf(sim.instanceKey);
   for (const [elementId, { n, waiting }] of at) {
     if (!registry.get(elementId)) continue;
     const w = [...waiting].join(' ');
     overlays.add(elementId, 'token', {
       position: { top: -12, left: -12 },
-      html: `<div class="token" data-element="${elementId}" data-waiting="${w}" title="${n} token(s)${w ? ', waiting: ' + w : ''}">${n}</div>`,
+      html: `<div class="token" style="--instance: ${colour}" data-element="${elementId}" data-waiting="${w}" title="${n} token(s) of #${sim.instanceKey}${w ? ', waiting: ' + w : ''}">${n}</div>`,
     });
   }
 }
@@ -253,11 +265,100 @@ function renderInstance() {
   const state = sim.queue.length ? 'active' : info.state;
   el.dataset.state = state;
   el.innerHTML = `<div>instance <b>#${info.key}</b> <span class="state">${state}</span></div><pre class="vars">${escape(JSON.stringify(info.variables, null, 1))}</pre>`;
+  if (state !== 'active') return;
+  // The variables editor: setVariables on the process scope or on the
+  // scope of a sub-process a token waits at, as Zeebe's SetVariables.
+  const scopes = sim.snapshot.tokens.filter((t) => t.waiting === 'scope');
+  const editor = document.createElement('div');
+  editor.className = 'var-editor';
+  editor.innerHTML = `<textarea id="set-vars" rows="2" spellcheck="false" placeholder='{"name": value}'></textarea>
+    <div class="row"><select id="var-scope"><option value="">process scope</option>${scopes
+      .map((t) => `<option value="${t.id}">${escape(label(t.elementId))} (token ${t.id})</option>`)
+      .join('')}</select><label title="write into the scope itself instead of the nearest scope holding each variable"><input id="var-local" type="checkbox" style="width:auto" />local</label>
+    <button id="set-vars-btn">Set variables</button></div>`;
+  editor.querySelector('#set-vars-btn').onclick = () =>
+    act('set variables', async (e) => {
+      const vars = parseVars(editor.querySelector('#set-vars').value);
+      if (!vars) throw Object.assign(new Error('no variables to set: write a JSON object'), { name: 'InputError' });
+      const scope = editor.querySelector('#var-scope').value;
+      const options = { local: editor.querySelector('#var-local').checked };
+      if (scope) options.scope = Number(scope);
+      await e.setVariables(sim.instanceKey, vars, options);
+      log('info', `set variables on #${sim.instanceKey}${scope ? ` scope ${scope}` : ''}: ${JSON.stringify(vars)}`);
+    });
+  el.append(editor);
+}
+
+// renderInstances fills the instance selector: every top-level instance
+// the engine holds, in its colour; the one selected is the one shown.
+function renderInstances() {
+  const el = $('instances');
+  el.replaceChildren(
+    ...sim.instances.map((i) => {
+      const o = new Option(`#${i.key} ${i.process} (${i.state})`, String(i.key), false, i.key === sim.instanceKey);
+      o.style.color = colourOf(i.key);
+      return o;
+    }),
+  );
+  el.disabled = sim.instances.length < 2;
+  el.style.borderLeft = sim.instanceKey ? `6px solid ${colourOf(sim.instanceKey)}` : '';
+}
+
+// show switches the view to another instance of the engine: marks and
+// subscriptions are rebuilt from its history, as after a restore.
+async function show(instanceKey) {
+  if (instanceKey === sim.instanceKey || sim.busy) return;
+  clearInstance();
+  sim.instanceKey = instanceKey;
+  for (const ev of await sim.engine.history(instanceKey)) apply(ev, true);
+  await refresh();
+}
+
+// route moves the token of an instance onto the flow a modeller clicked
+// out of an exclusive or inclusive gateway. The engine has already chosen
+// by the real conditions; the choice is an explicit instance modification
+// (modifyInstance, as Operate's): a token starts before the flow's target
+// and, for an exclusive gateway, the token it routed onto another path
+// ends; for an inclusive one the path is added to those it took. Setting
+// the variables a condition reads (the variables editor) is the other way,
+// the one that keeps the gateway's own decision.
+async function route(flow) {
+  const gateway = flow.businessObject.sourceRef;
+  const target = flow.businessObject.targetRef;
+  const exclusive = gateway.$type === 'bpmn:ExclusiveGateway';
+  await act(`take ${flow.id}`, async (e) => {
+    const others = new Set(gateway.outgoing.filter((f) => f.id !== flow.id).map((f) => f.targetRef.id));
+    const tokens = await e.tokens(sim.instanceKey);
+    if (tokens.some((t) => t.elementId === target.id)) throw Object.assign(new Error(`a token is at ${label(target.id)} already`), { name: 'InputError' });
+    // Only a token the gateway routed (still at the first element of
+    // another of its paths) is rerouted: a click never makes one up.
+    const routed = tokens.filter((t) => others.has(t.elementId)).map((t) => t.id);
+    if (!routed.length) throw Object.assign(new Error(`no token of #${sim.instanceKey} waits right after ${label(gateway.id)} to reroute`), { name: 'InputError' });
+    const terminate = exclusive ? routed : [];
+    await e.modifyInstance(sim.instanceKey, { activate: [{ elementId: target.id }], terminate });
+    log('info', `took ${flow.id} out of ${label(gateway.id)}: token before ${label(target.id)}${terminate.length ? `, ended token(s) ${terminate.join(', ')}` : ''}`);
+  });
+}
+
+// pad adds a button to the context pad drawn beside a waiting element on
+// the diagram: the same action as the waiting panel's, where it waits.
+function pad(elementId, cls, text, title, run) {
+  if (!registry.get(elementId)) return;
+  let box = document.querySelector(`.ft-pad[data-element="${CSS.escape(elementId)}"]`);
+  if (!box) {
+    box = Object.assign(document.createElement('div'), { className: 'ft-pad' });
+    box.dataset.element = elementId;
+    overlays.add(elementId, 'pad', { position: { top: -14, right: 4 }, html: box });
+  }
+  const btn = Object.assign(document.createElement('button'), { className: cls, textContent: text, title });
+  btn.onclick = run;
+  box.append(btn);
 }
 
 function renderWaiting() {
   const el = $('waiting');
   el.replaceChildren();
+  overlays.remove({ type: 'pad' });
   if (!sim.instanceKey) return el.append(note('no instance'));
   if (sim.queue.length) return el.append(note('playing events…'));
   const { tokens, jobs, info } = sim.snapshot;
@@ -270,15 +371,19 @@ function renderWaiting() {
       <textarea rows="2" spellcheck="false">{}</textarea>
       <div class="row"><button class="complete">Complete</button><button class="fail">Fail</button></div>`;
     const vars = row.querySelector('textarea');
-    row.querySelector('.complete').onclick = () => act(`complete ${job.elementId}`, (e) => e.completeJob(job.key, parseVars(vars.value)));
-    row.querySelector('.fail').onclick = () => act(`fail ${job.elementId}`, (e) => e.failJob(job.key, Math.max(0, job.retries - 1), 'failed in the simulator'));
+    const complete = () => act(`complete ${job.elementId}`, (e) => e.completeJob(job.key, parseVars(vars.value)));
+    const fail = () => act(`fail ${job.elementId}`, (e) => e.failJob(job.key, Math.max(0, job.retries - 1), 'failed in the simulator'));
+    row.querySelector('.complete').onclick = complete;
+    row.querySelector('.fail').onclick = fail;
+    pad(job.elementId, 'complete', '✔', `complete ${job.type} with the panel's variables`, complete);
+    pad(job.elementId, 'fail', '✘', `fail ${job.type} (retries ${job.retries} → ${Math.max(0, job.retries - 1)})`, fail);
     el.append(row);
   }
   for (const t of tokens) {
     if (!['message', 'signal', 'timer', 'event'].includes(t.waiting)) {
       if (t.waiting === 'incident') {
         const inc = info?.incidents.find((i) => i.key === t.incidentKey);
-        el.append(note(`incident at ${label(t.elementId)}: ${inc?.message ?? ''}`, 'wait incident'));
+        el.append(incidentRow(t, inc));
       }
       continue;
     }
@@ -303,18 +408,64 @@ function renderWaiting() {
       }
       row.append(btn);
       el.append(row);
+      const icon = { messageSubscribed: '✉', signalSubscribed: '⚑' }[sub.type] ?? '⏱';
+      pad(sub.elementId ?? t.elementId, btn.className, icon, btn.textContent, btn.onclick);
     }
   }
   if (!el.childElementCount) el.append(note('nothing to do: the instance waits for nothing you can give'));
+}
+
+// incidentRow offers to fix an incident from the page: a job incident
+// gets retries back (updateJobRetries) and is resolved; any other is
+// resolved after its cause is fixed, e.g. in the variables editor.
+function incidentRow(token, inc) {
+  const row = note(`incident at ${label(token.elementId)}: ${inc?.message ?? ''}`, 'wait incident');
+  row.dataset.element = token.elementId;
+  if (!inc) return row;
+  const bar = document.createElement('div');
+  bar.className = 'row';
+  const retries = Object.assign(document.createElement('input'), { className: 'retries', type: 'number', min: '1', value: '1', title: 'retries the job gets back' });
+  const btn = Object.assign(document.createElement('button'), { className: 'resolve', textContent: inc.jobKey ? 'Set retries and resolve' : 'Resolve' });
+  btn.onclick = () =>
+    act(`resolve incident ${inc.key}`, async (e) => {
+      if (inc.jobKey) {
+        const n = Number(retries.value);
+        if (!Number.isInteger(n) || n < 1) throw Object.assign(new Error(`retries must be a whole number >= 1, not "${retries.value}"`), { name: 'InputError' });
+        await e.updateJobRetries(inc.jobKey, n);
+      }
+      await e.resolveIncident(inc.key);
+      log('info', `resolved incident ${inc.key} at ${token.elementId}`);
+    });
+  if (inc.jobKey) bar.append(retries);
+  bar.append(btn);
+  row.append(bar);
+  return row;
 }
 
 function showProcesses(processes) {
   $('process').replaceChildren(...processes.map((p) => new Option(p.name ? `${p.name} (${p.id})` : p.id, p.id)));
 }
 
+// renderBack shows how far Back goes and the timeline of checkpoints:
+// each action with the virtual time after it; clicking one goes back to it.
 function renderBack() {
   $('back').disabled = sim.checkpoints.length < 2;
   $('back').title = `${sim.checkpoints.length - 1} step(s) to go back`;
+  const last = sim.checkpoints.length - 1;
+  $('timeline').replaceChildren(
+    ...sim.checkpoints.map((c, i) => {
+      const li = document.createElement('li');
+      li.textContent = `${c.now.slice(0, 19).replace('T', ' ')} ${c.label}`;
+      li.dataset.index = String(i);
+      if (i === last) li.className = 'now';
+      else {
+        li.title = 'go back to just after this action';
+        li.onclick = () => goBack(i);
+      }
+      return li;
+    }),
+  );
+  $('timeline').lastElementChild?.scrollIntoView({ block: 'nearest' });
 }
 
 function renderTime() {
@@ -328,7 +479,7 @@ function logEvent(ev) {
     .filter(Boolean)
     .join(' ');
   const vars = ev.variables ? ' ' + JSON.stringify(ev.variables) : '';
-  log(`ev ${ev.type}`, `${ev.time.slice(11, 19)} #${ev.instanceKey} ${ev.type} ${what}${vars}`);
+  log(`ev ${ev.type}`, `${ev.time} #${ev.instanceKey} ${ev.type} ${what}${vars}`);
 }
 
 function log(cls, text) {
@@ -366,8 +517,23 @@ function parseVars(text) {
 
 // ---- model loading -----------------------------------------------------------
 
+// hasDiagram tells whether a BPMN document has a diagram (BPMN DI) to draw;
+// text that is not XML counts as having one, for importXML to report.
+function hasDiagram(xml) {
+  const doc = new DOMParser().parseFromString(xml, 'application/xml');
+  if (doc.getElementsByTagName('parsererror').length) return true;
+  return doc.getElementsByTagNameNS('http://www.omg.org/spec/BPMN/20100524/DI', 'BPMNDiagram').length > 0;
+}
+
 async function loadModel(xml, name) {
   try {
+    if (!hasDiagram(xml)) {
+      // A model without diagram layout (written by a tool or by hand):
+      // bpmn-auto-layout draws it. The laid-out XML is what deploys, so
+      // the session's state document carries a diagram that shows.
+      xml = await layoutProcess(xml);
+      log('info', `${name} has no diagram layout: laid out automatically`);
+    }
     const { warnings } = await viewer.importXML(xml);
     for (const w of warnings) log('warn', `bpmn-js: ${w.message}`);
     canvas.zoom('fit-viewport', 'auto');
@@ -383,9 +549,17 @@ async function loadModel(xml, name) {
   } catch (err) {
     status('error', 'model rejected');
     log('error', `deploy ${name}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
+    // Nothing of the rejected model runs: offer none of its processes (nor
+    // those of the model shown before), and put each problem on its element.
+    showProcesses([]);
     for (const p of err.problems ?? []) {
       log('error', `  ${p.elementId ?? ''} ${p.rule}`);
-      if (p.elementId) mark(p.elementId, 'ft-error');
+      if (!p.elementId || !registry.get(p.elementId)) continue;
+      mark(p.elementId, 'ft-error');
+      overlays.add(p.elementId, 'problem', {
+        position: { bottom: -4, left: 0 },
+        html: `<div class="problem" data-element="${escape(p.elementId)}">${escape(p.rule)}</div>`,
+      });
     }
   }
 }
@@ -393,8 +567,10 @@ async function loadModel(xml, name) {
 // ---- session: checkpoints, back, save and load ------------------------------
 
 // remember takes a checkpoint of the engine after an action.
-async function remember() {
-  sim.checkpoints.push({ state: await sim.engine.checkpoint(), instanceKey: sim.instanceKey });
+async function remember(label) {
+  const state = await sim.engine.checkpoint();
+  sim.instances = instancesOf(JSON.parse(new TextDecoder().decode(state)));
+  sim.checkpoints.push({ state, instanceKey: sim.instanceKey, label, now: sim.engine.now.toISOString() });
   if (sim.checkpoints.length > maxCheckpoints) sim.checkpoints.shift();
   renderBack();
 }
@@ -405,6 +581,7 @@ async function remember() {
 async function restore(state, instanceKey) {
   const e = sim.engine;
   await e.restore(state);
+  sim.instances = instancesOf(JSON.parse(typeof state === 'string' ? state : new TextDecoder().decode(state)));
   clearInstance();
   sim.instanceKey = instanceKey;
   if (instanceKey) for (const ev of await e.history(instanceKey)) apply(ev, true);
@@ -412,14 +589,17 @@ async function restore(state, instanceKey) {
 }
 
 // back restores the checkpoint before the last action.
-async function back() {
-  if (sim.checkpoints.length < 2 || sim.busy) return;
+const back = () => goBack(sim.checkpoints.length - 2);
+
+// goBack restores checkpoint i of the timeline and drops those after it.
+async function goBack(i) {
+  if (i < 0 || i >= sim.checkpoints.length - 1 || sim.busy) return;
   sim.busy++;
   status('busy', 'back…');
   try {
-    const prev = sim.checkpoints.at(-2);
+    const prev = sim.checkpoints[i];
     await restore(prev.state, prev.instanceKey);
-    sim.checkpoints.pop();
+    sim.checkpoints.length = i + 1;
     log('info', `back to ${sim.engine.now.toISOString()}${sim.instanceKey ? ` (#${sim.instanceKey})` : ''}`);
   } catch (err) {
     log('error', `back: ${err.name}: ${err.message}`);
@@ -430,11 +610,18 @@ async function back() {
   }
 }
 
+// instancesOf lists the top-level instances of a state document, live
+// and finished, oldest first.
+function instancesOf(doc) {
+  return [...(doc.instances ?? []).filter((i) => !i.parent), ...(doc.finished ?? [])]
+    .map(({ key, process, state }) => ({ key, process, state }))
+    .sort((a, b) => a.key - b.key);
+}
+
 // newest returns the key of the newest top-level instance of a state
 // document (live or finished), or 0.
 function newest(doc) {
-  const keys = [...(doc.instances ?? []).filter((i) => !i.parent), ...(doc.finished ?? [])].map((i) => i.key);
-  return keys.length ? Math.max(...keys) : 0;
+  return instancesOf(doc).at(-1)?.key ?? 0;
 }
 
 // loadSession restores a saved state document (text): the engine takes
@@ -472,7 +659,7 @@ async function loadSession(text, source) {
     $('model-name').textContent = dep.name;
     showProcesses(doc.deployments.flatMap((d) => d.processes));
     sim.checkpoints = [];
-    await remember();
+    await remember(`load ${source}`);
     log('info', `loaded session from ${source}: ${sim.engine.now.toISOString()}${key ? `, instance #${key}` : ''}`);
   } catch (err) {
     log('error', `load session from ${source}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
@@ -532,6 +719,14 @@ $('play').onclick = () => {
   pump();
 };
 $('step').onclick = () => step();
+$('instances').onchange = (ev) => show(Number(ev.target.value));
+// Clicking a flow out of an exclusive or inclusive gateway takes it.
+viewer.get('eventBus').on('element.click', ({ element }) => {
+  const src = element.businessObject?.sourceRef;
+  if (element.type !== 'bpmn:SequenceFlow' || !['bpmn:ExclusiveGateway', 'bpmn:InclusiveGateway'].includes(src?.$type)) return;
+  if (!sim.instanceKey || sim.snapshot.info?.state !== 'active') return log('error', `take ${element.id}: no active instance shown`);
+  route(element);
+});
 $('back').onclick = () => back();
 $('save').onclick = () => {
   const state = currentState();

@@ -1,8 +1,12 @@
 // End-to-end test of the token simulator in headless Chromium: the page is
 // built with Vite, served from dist/, and driven through a process with an
 // event-based gateway, a timer and user tasks, checking the token overlays
-// on the diagram and the final state. Saves screenshot.png and
-// screenshot-final.png beside this folder's package.json.
+// on the diagram and the final state; then chooses a gateway's flow, runs
+// two instances, edits variables and resolves an incident by clicking.
+// Saves screenshot.png, screenshot-final.png, screenshot-flow.png,
+// screenshot-instances.png, screenshot-incident.png and
+// screenshot-rejected.png beside this
+// folder's package.json.
 //
 // Chromium comes from the system (Debian package `chromium`); this test
 // never downloads a browser. Override the path with CHROMIUM=/path/to/chrome.
@@ -100,8 +104,8 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     await token('Gateway_wait').waitFor();
     assert.deepEqual(await tokens(), ['Gateway_wait:event']);
     // The event-based gateway waits for either arm: both are offered.
-    await page.locator('button.fire-message').waitFor();
-    assert.match(await page.locator('button.fire-message').innerText(), /payment.*A-7/);
+    await page.locator('#waiting button.fire-message').waitFor();
+    assert.match(await page.locator('#waiting button.fire-message').innerText(), /payment.*A-7/);
     assert.match(await page.locator('#deadline').innerText(), /^2026-01-02T00:00:00/);
     await page.screenshot({ path: join(root, 'screenshot.png') });
 
@@ -117,7 +121,7 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     const vars = JSON.parse(await page.locator('#instance .vars').innerText());
     assert.deepEqual(vars, { amount: 250, approvedBy: 'e2e', called: true, orderId: 'A-7', valid: true });
     const log = await page.locator('#log').innerText();
-    assert.match(log, /timerFired Catch_timeout/);
+    assert.match(log, /2026-01-02T00:00:00(\.000)?Z #\d+ timerFired Catch_timeout/);
     assert.match(log, /instanceCompleted/);
     assert.doesNotMatch(log, /messageCorrelated/);
     await page.screenshot({ path: join(root, 'screenshot-final.png') });
@@ -144,9 +148,9 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
 
     await complete('Task_check', { valid: true });
     // amount 20: the default flow skips approval and reaches the event-based gateway.
-    await page.locator('button.fire-message').waitFor();
+    await page.locator('#waiting button.fire-message').waitFor();
     await page.fill('#msg-vars', '{"paidAmount": 20}');
-    await page.click('button.fire-message');
+    await page.click('#waiting button.fire-message');
     await page.waitForSelector('#instance[data-state="completed"]');
     const vars = JSON.parse(await page.locator('#instance .vars').innerText());
     assert.equal(vars.paidAmount, 20);
@@ -197,7 +201,7 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
 
     // It goes on where it was: the message arm completes the instance.
     await page.fill('#msg-vars', '{"paidAmount": 250}');
-    await page.click('button.fire-message');
+    await page.click('#waiting button.fire-message');
     await page.waitForSelector('#instance[data-state="completed"]');
     const vars = JSON.parse(await page.locator('#instance .vars').innerText());
     assert.deepEqual(vars, { amount: 250, approvedBy: 'saver', orderId: 'S-1', paidAmount: 250, valid: true });
@@ -244,26 +248,190 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, undefined);
     // ... and this time the message arm is taken.
     await complete('Task_check', { valid: false });
-    await page.locator('button.fire-message').click();
+    await page.locator('#waiting button.fire-message').click();
     await page.waitForSelector('#instance[data-state="completed"]');
     assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).valid, false);
 
-    // Back to before the start: no instance, and nothing further back.
-    for (let i = 0; i < 3; i++) {
-      await page.click('#back');
-      await ready();
-    }
+    // The timeline lists every action with its virtual time; clicking the
+    // first goes back to before the start: no instance, nothing further back.
+    const timeline = await page.$$eval('#timeline li', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(
+      timeline.map((t) => t.slice(20)),
+      ['deploy order-payment.bpmn', 'start', 'complete Task_check', `message payment`],
+    );
+    assert.match(timeline[0], /^2026-01-01 00:00:00 /);
+    await page.click('#timeline li[data-index="0"]');
+    await ready();
+    await page.waitForFunction(() => document.querySelectorAll('#timeline li').length === 1);
     assert.deepEqual(await tokens(), []);
     assert.equal(await page.locator('#instance').innerText(), '');
     assert.equal(await page.locator('#back').isDisabled(), true);
+  });
+
+  // engine asks the page's engine directly, to check what the page shows against it.
+  const engine = (fn, ...args) => page.evaluate(([f, a]) => window.simulator.engine[f](...a), [fn, args]);
+  const shown = () => page.evaluate(() => window.simulator.instanceKey);
+  // clickFlow clicks a sequence flow on the diagram, in the middle of its line.
+  async function clickFlow(id) {
+    const { x, y } = await page.locator(`.djs-element[data-element-id="${id}"] .djs-visual > path`).first().evaluate((path) => {
+      const p = path.getPointAtLength(path.getTotalLength() / 2);
+      const m = path.getScreenCTM();
+      return { x: p.x * m.a + p.y * m.c + m.e, y: p.x * m.b + p.y * m.d + m.f };
+    });
+    await page.mouse.click(x, y);
+    await ready();
+  }
+
+  it('takes the flow a modeller clicks out of an exclusive gateway', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "G-1", "amount": 250}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    await complete('Task_check', { valid: true });
+    // The engine chose the large-order path by the real condition ...
+    await token('Task_approve').waitFor();
+    // ... and clicking the default flow moves the token onto that path instead.
+    await clickFlow('f_small');
+    await token('Gateway_wait').waitFor();
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+    assert.match(await page.locator('#log').innerText(), /took f_small out of Large order\?: token before Gateway_merge, ended token\(s\) \d+/);
+    assert.equal(await page.locator('.wait.job').count(), 0, 'the approval job went with its token');
+    const key = await shown();
+    assert.deepEqual((await engine('tokens', key)).map((t) => t.elementId), ['Gateway_wait']);
+    assert.deepEqual(await engine('jobs', { instanceKey: key }), []);
+    await page.screenshot({ path: join(root, 'screenshot-flow.png') });
+    // With no token right after the gateway there is nothing to reroute: refused, nothing moves.
+    await clickFlow('f_large');
+    assert.match(await page.locator('#log li.error').last().innerText(), /take f_large: InputError: no token of #\d+ waits right after Large order\? to reroute/);
+    assert.deepEqual(await tokens(), ['Gateway_wait:event']);
+  });
+
+  it('runs two instances side by side and shows the one selected', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "A-1", "amount": 20}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    const a = await shown();
+    await page.fill('#start-vars', '{"orderId": "B-1", "amount": 250}');
+    await page.click('#start');
+    await ready();
+    await page.waitForFunction((k) => window.simulator.instanceKey !== k, a);
+    const b = await shown();
+    await complete('Task_check', { valid: true });
+    await token('Task_approve').waitFor();
+    const options = await page.$$eval('#instances option', (os) => os.map((o) => [o.value, o.selected, o.style.color]));
+    assert.deepEqual(options.map(([v, sel]) => [Number(v), sel]), [[a, false], [b, true]]);
+    assert.notEqual(options[0][2], options[1][2], 'each instance has its colour');
+    const colourB = await token('Task_approve').evaluate((el) => el.style.getPropertyValue('--instance'));
+
+    await page.selectOption('#instances', String(a));
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+    assert.equal(JSON.parse(await page.locator('#instance .vars').innerText()).orderId, 'A-1');
+    assert.notEqual(await token('Task_check').evaluate((el) => el.style.getPropertyValue('--instance')), colourB);
+    await complete('Task_check', { valid: true });
+    await token('Gateway_wait').waitFor();
+    // Each instance is where the page says, in the engine.
+    assert.deepEqual((await engine('tokens', a)).map((t) => t.elementId), ['Gateway_wait']);
+    assert.deepEqual((await engine('tokens', b)).map((t) => t.elementId), ['Task_approve']);
+
+    await page.selectOption('#instances', String(b));
+    await token('Task_approve').waitFor();
+    assert.deepEqual(await tokens(), ['Task_approve:job']);
+    await page.screenshot({ path: join(root, 'screenshot-instances.png') });
+  });
+
+  it('edits an instance\'s variables, and the engine routes by them', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "V-1", "amount": 250}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    await page.fill('#set-vars', '{"amount": 5, "note": "small after all"}');
+    await page.click('#set-vars-btn');
+    await ready();
+    const vars = JSON.parse(await page.locator('#instance .vars').innerText());
+    assert.deepEqual(vars, { amount: 5, note: 'small after all', orderId: 'V-1' });
+    assert.deepEqual((await engine('instance', await shown())).variables, vars);
+    await complete('Task_check', { valid: true });
+    // amount 5 now: the default flow, no approval.
+    await token('Gateway_wait').waitFor();
+    assert.match(await page.locator('#log').innerText(), /set variables on #\d+: \{"amount":5,"note":"small after all"\}/);
+    // Bad input names what is wrong.
+    await page.fill('#set-vars', '[1]');
+    await page.click('#set-vars-btn');
+    await ready();
+    assert.match(await page.locator('#log li.error').last().innerText(), /set variables: InputError: variables must be a JSON object/);
+  });
+
+  it('fixes an incident from the page: retries back, then resolve', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "I-1", "amount": 20}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    // Three retries in the model: the third failure raises an incident.
+    for (let i = 0; i < 3; i++) {
+      await page.locator('.wait.job[data-element="Task_check"] button.fail').click();
+      await ready();
+    }
+    await token('Task_check').waitFor();
+    assert.deepEqual(await tokens(), ['Task_check:incident']);
+    const key = await shown();
+    const [inc] = await engine('incidents', key);
+    assert.equal(inc.elementId, 'Task_check');
+    await page.screenshot({ path: join(root, 'screenshot-incident.png') });
+
+    const row = page.locator('.wait.incident[data-element="Task_check"]');
+    await row.locator('input.retries').fill('2');
+    await row.locator('button.resolve').click();
+    await ready();
+    assert.deepEqual(await tokens(), ['Task_check:job']);
+    assert.deepEqual(await engine('incidents', key), []);
+    const [job] = await engine('jobs', { instanceKey: key });
+    assert.equal(job.retries, 2);
+    assert.match(await page.locator('#log').innerText(), new RegExp(`resolved incident ${inc.key} at Task_check`));
+    await complete('Task_check', { valid: true });
+    await token('Gateway_wait').waitFor();
+  });
+
+  it('acts from context pads on the waiting elements', async () => {
+    await page.click('#reset');
+    await ready();
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"orderId": "P-1", "amount": 20}');
+    await page.click('#start');
+    await token('Task_check').waitFor();
+    await page.locator('.wait.job[data-element="Task_check"] textarea').fill('{"valid": true}');
+    await page.locator('.ft-pad[data-element="Task_check"] button.complete').click();
+    await ready();
+    await token('Gateway_wait').waitFor();
+    // The event-based gateway's arms each get a pad where they wait.
+    assert.equal(await page.locator('.ft-pad[data-element="Catch_payment"] button.fire-message').count(), 1);
+    await page.locator('.ft-pad[data-element="Catch_timeout"] button.fire-timer').click();
+    await ready();
+    await token('Task_call').waitFor();
+    assert.match(await page.locator('#now').innerText(), /^2026-01-02T00:00:00/);
+    assert.equal(await page.locator('.ft-pad[data-element="Catch_payment"]').count(), 0, 'pads go with what they offered');
+    const key = await shown();
+    assert.deepEqual((await engine('tokens', key)).map((t) => t.elementId), ['Task_call']);
+    assert.equal((await engine('instance', key)).variables.valid, true);
   });
 
   it('refuses a file that is not a state document and keeps the session', async () => {
     const bad = join(profile, 'not-state.json');
     writeFileSync(bad, '{"format": "something-else"}');
     await page.setInputFiles('#state-file', bad);
-    await ready();
-    assert.match(await page.locator('#log li.error').last().innerText(), /load session from not-state\.json: InputError: not a flowtrack state document/);
+    // The file is read asynchronously: wait for its error, not for a status that may not have changed yet.
+    const refused = page.locator('#log li.error', { hasText: 'load session from not-state.json' });
+    await refused.waitFor();
+    assert.match(await refused.innerText(), /load session from not-state\.json: InputError: not a flowtrack state document/);
     await page.click('#start');
     await ready();
     await token('Task_check').waitFor();
@@ -292,5 +460,89 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     await page.click('#start');
     await token('Task_check').waitFor();
     assert.deepEqual(errors, []);
+  });
+  // A model without any diagram layout, and one the engine rejects.
+  const undrawn = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="x">
+  <bpmn:process id="plain" isExecutable="true">
+    <bpmn:startEvent id="s"><bpmn:outgoing>a</bpmn:outgoing></bpmn:startEvent>
+    <bpmn:serviceTask id="work" name="Work"><bpmn:extensionElements><zeebe:taskDefinition type="work" /></bpmn:extensionElements><bpmn:incoming>a</bpmn:incoming><bpmn:outgoing>b</bpmn:outgoing></bpmn:serviceTask>
+    <bpmn:endEvent id="e"><bpmn:incoming>b</bpmn:incoming></bpmn:endEvent>
+    <bpmn:sequenceFlow id="a" sourceRef="s" targetRef="work" />
+    <bpmn:sequenceFlow id="b" sourceRef="work" targetRef="e" />
+  </bpmn:process>
+</bpmn:definitions>`;
+
+  it('lays out a model without diagram and runs it', async () => {
+    const file = join(profile, 'plain.bpmn');
+    writeFileSync(file, undrawn);
+    await page.selectOption('#speed', '0');
+    await page.setInputFiles('#file', file);
+    await page.locator('#log li', { hasText: 'plain.bpmn has no diagram layout: laid out automatically' }).waitFor();
+    await ready();
+    await page.locator('.djs-element[data-element-id="work"]').waitFor();
+    assert.deepEqual(await page.$$eval('#process option', (os) => os.map((o) => o.value)), ['plain']);
+    await page.click('#start');
+    await token('work').waitFor();
+    assert.deepEqual(await tokens(), ['work:job']);
+  });
+
+  it('shows a rejected model\'s problems on the diagram and offers none of its processes', async () => {
+    const file = join(profile, 'rejected.bpmn');
+    // The task becomes a timer whose duration is not ISO 8601: the engine rejects it.
+    writeFileSync(
+      file,
+      undrawn
+        .replace('<bpmn:serviceTask id="work" name="Work"><bpmn:extensionElements><zeebe:taskDefinition type="work" /></bpmn:extensionElements>', '<bpmn:intermediateCatchEvent id="work" name="Work"><bpmn:timerEventDefinition><bpmn:timeDuration>soon</bpmn:timeDuration></bpmn:timerEventDefinition>')
+        .replace('</bpmn:serviceTask>', '</bpmn:intermediateCatchEvent>'),
+    );
+    await page.setInputFiles('#file', file);
+    await page.locator('.problem[data-element="work"]').waitFor();
+    assert.match(await page.locator('.problem[data-element="work"]').innerText(), /invalid ISO-8601 duration "soon"/);
+    assert.ok(await page.locator('.djs-element.ft-error[data-element-id="work"]').count(), 'the element is marked');
+    assert.equal(await page.locator('#process option').count(), 0);
+    assert.match(await page.locator('#log').innerText(), /deploy rejected\.bpmn: /);
+    await page.screenshot({ path: join(root, 'screenshot-rejected.png') });
+  });
+  it('adds a path out of an inclusive gateway by clicking its flow', async () => {
+    const file = join(profile, 'inclusive.bpmn');
+    writeFileSync(
+      file,
+      `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="x">
+  <bpmn:process id="incl" isExecutable="true">
+    <bpmn:startEvent id="s"><bpmn:outgoing>f0</bpmn:outgoing></bpmn:startEvent>
+    <bpmn:inclusiveGateway id="fork" name="Which parts?"><bpmn:incoming>f0</bpmn:incoming><bpmn:outgoing>fa</bpmn:outgoing><bpmn:outgoing>fb</bpmn:outgoing></bpmn:inclusiveGateway>
+    <bpmn:serviceTask id="A"><bpmn:extensionElements><zeebe:taskDefinition type="a" /></bpmn:extensionElements><bpmn:incoming>fa</bpmn:incoming><bpmn:outgoing>ja</bpmn:outgoing></bpmn:serviceTask>
+    <bpmn:serviceTask id="B"><bpmn:extensionElements><zeebe:taskDefinition type="b" /></bpmn:extensionElements><bpmn:incoming>fb</bpmn:incoming><bpmn:outgoing>jb</bpmn:outgoing></bpmn:serviceTask>
+    <bpmn:inclusiveGateway id="join"><bpmn:incoming>ja</bpmn:incoming><bpmn:incoming>jb</bpmn:incoming><bpmn:outgoing>f9</bpmn:outgoing></bpmn:inclusiveGateway>
+    <bpmn:endEvent id="e"><bpmn:incoming>f9</bpmn:incoming></bpmn:endEvent>
+    <bpmn:sequenceFlow id="f0" sourceRef="s" targetRef="fork" />
+    <bpmn:sequenceFlow id="fa" sourceRef="fork" targetRef="A"><bpmn:conditionExpression>= a</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="fb" sourceRef="fork" targetRef="B"><bpmn:conditionExpression>= b</bpmn:conditionExpression></bpmn:sequenceFlow>
+    <bpmn:sequenceFlow id="ja" sourceRef="A" targetRef="join" />
+    <bpmn:sequenceFlow id="jb" sourceRef="B" targetRef="join" />
+    <bpmn:sequenceFlow id="f9" sourceRef="join" targetRef="e" />
+  </bpmn:process>
+</bpmn:definitions>`,
+    );
+    await page.setInputFiles('#file', file);
+    await page.locator('#log li', { hasText: 'inclusive.bpmn has no diagram layout' }).waitFor();
+    await ready();
+    await page.waitForFunction(() => document.querySelector('#process')?.value === 'incl');
+    await page.selectOption('#speed', '0');
+    await page.fill('#start-vars', '{"a": true, "b": false}');
+    await page.click('#start');
+    await token('A').waitFor();
+    assert.deepEqual(await tokens(), ['A:job']);
+    await clickFlow('fb');
+    await token('B').waitFor();
+    assert.deepEqual(await tokens(), ['A:job', 'B:job']);
+    assert.match(await page.locator('#log').innerText(), /took fb out of Which parts\?: token before B\n/);
+    // The join waits for both paths, the added one included.
+    await complete('A', {});
+    await token('join').waitFor();
+    await complete('B', {});
+    await page.waitForSelector('#instance[data-state="completed"]');
   });
 });
