@@ -171,222 +171,346 @@ type CompileOptions struct {
 // not execute, and expressions that do not compile, are reported as
 // *model.Problem values naming the element.
 func Compile(p *model.Process, opts CompileOptions) (*Plan, error) {
-	plan := &Plan{Process: p, nodes: make([]nodePlan, len(p.Nodes)), eventStarts: map[int][]handlerSpec{}}
-	var errs []error
-	// problem records a problem on element n; the rule is the one err
-	// names, or else rule.
-	problem := func(n, rule string, err error, format string, args ...any) {
-		errs = append(errs, &model.Problem{RuleID: ruleOf(err, rule), ProcessID: p.ID, ElementID: n, Rule: fmt.Sprintf(format, args...)})
+	c := &compiler{
+		plan: &Plan{Process: p, nodes: make([]nodePlan, len(p.Nodes)), eventStarts: map[int][]handlerSpec{}},
+		p:    p,
+		opts: opts,
 	}
 	for _, n := range p.Nodes {
-		np := &plan.nodes[n.Index]
-		np.node = n
-		if err := supported(n); err != nil {
-			problem(n.ID, "FT.unsupported", err, "%s", err)
-			continue
-		}
-		np.comp = compileCompensation(p, n)
-		var err error
-		if np.inputs, err = compileMappings(n.Inputs, opts.Expr); err != nil {
-			problem(n.ID, "FT.mapping", err, "input %v", err)
-		}
-		if np.outputs, err = compileMappings(n.Outputs, opts.Expr); err != nil {
-			problem(n.ID, "FT.mapping", err, "output %v", err)
-		}
-		np.conds = make([]*expr.Program, len(n.Outgoing))
-		for i, f := range n.Outgoing {
-			if f.Condition.IsZero() {
-				continue
-			}
-			prog, err := expr.Compile(f.Condition, expr.Condition, opts.Expr)
-			if err != nil {
-				problem(f.ID, "FT.expression", err, "condition: %v", err)
-				continue
-			}
-			np.conds[i] = prog
-		}
-		switch n.Kind {
-		case model.KindParallelGateway:
-			np.join = len(n.Incoming) > 1
-			np.fork = true
-		case model.KindInclusiveGateway:
-			np.join = len(n.Incoming) > 1
-			np.inclusive = np.join
-			if np.join {
-				np.reaches = upstream(p, n)
-			}
-		case model.KindComplexGateway:
-			np.join = len(n.Incoming) > 1
-			np.complex = np.join
-			if np.join {
-				np.reaches = upstream(p, n)
-				if !n.ActivationCondition.IsZero() {
-					prog, err := expr.Compile(n.ActivationCondition, expr.Condition, opts.Expr)
-					if err != nil {
-						problem(n.ID, "FT.expression", err, "activation condition: %v", err)
-					}
-					np.activation = prog
-				}
-			}
-		case model.KindStartEvent:
-			if len(n.Events) == 0 && n.Parent == nil && plan.start == nil {
-				plan.start = n
-			}
-			if n.Parent == nil && len(n.Events) == 1 {
-				// A process-level start event subscribes at deploy: its
-				// trigger compiles like any catch, so a missing message,
-				// signal or timer value is a problem here, not a crash
-				// while registering it.
-				c, err := compileCatch(n, n.Events[0], opts.Expr)
-				if err != nil {
-					problem(n.ID, "FT.expression", err, "%v", err)
-					break
-				}
-				np.startCatch = &c
-			}
-		case model.KindIntermediateCatchEvent, model.KindReceiveTask:
-			for _, d := range n.Events {
-				if d.Kind == model.EventLink {
-					continue // a link catch is where a throw goes on: nothing to wait for
-				}
-				c, err := compileCatch(n, d, opts.Expr)
-				if err != nil {
-					problem(n.ID, "FT.expression", err, "%v", err)
-					continue
-				}
-				np.catches = append(np.catches, c)
-			}
-		case model.KindEventBasedGateway:
-			for _, f := range n.Outgoing {
-				for _, d := range f.Target.Events {
-					c, err := compileCatch(f.Target, d, opts.Expr)
-					if err != nil {
-						problem(f.Target.ID, "FT.expression", err, "%v", err)
-						continue
-					}
-					np.catches = append(np.catches, c)
-				}
-			}
-		}
-		switch n.Kind {
-		case model.KindCallActivity:
-			if n.CalledElement.IsZero() {
-				problem(n.ID, "FT.called-element", nil, "call activity needs a calledElement: set calledElement or zeebe:calledElement processId")
-				break
-			}
-			prog, err := expr.Compile(n.CalledElement, expr.Static, opts.Expr)
-			if err != nil {
-				problem(n.ID, "FT.expression", err, "called element: %v", err)
-				break
-			}
-			np.calledElement = prog
-		case model.KindSubProcess:
-			for _, c := range n.Children {
-				if c.Kind == model.KindStartEvent && len(c.Events) == 0 {
-					np.subStart = c
-				}
-			}
-			if n.TriggeredByEvent {
-				scopeIdx := -1
-				if n.Parent != nil {
-					scopeIdx = n.Parent.Index
-				}
-				for _, c := range n.Children {
-					if c.Kind != model.KindStartEvent {
-						continue
-					}
-					h, err := compileHandler(c, n, opts)
-					if err != nil {
-						problem(c.ID, "FT.expression", err, "%v", err)
-						continue
-					}
-					plan.eventStarts[scopeIdx] = append(plan.eventStarts[scopeIdx], h)
-				}
-			}
-		case model.KindEndEvent, model.KindIntermediateThrowEvent:
-			if n.HasEvent(model.EventLink) {
-				// Validate made sure there is exactly one.
-				if targets := model.LinkTargets(p, n); len(targets) == 1 {
-					np.link = targets[0]
-				}
-			}
-			if len(n.Events) == 1 {
-				switch d := n.Events[0]; d.Kind {
-				case model.EventError:
-					np.raise = &raiseSpec{kind: d.Kind}
-					if d.Error != nil {
-						np.raise.code = d.Error.Code
-					}
-				case model.EventEscalation:
-					np.raise = &raiseSpec{kind: d.Kind}
-					if d.Escalation != nil {
-						np.raise.code = d.Escalation.Code
-					}
-				}
-			}
-		}
-		for _, b := range n.Boundaries {
-			h, err := compileHandler(b, nil, opts)
-			if err != nil {
-				problem(b.ID, "FT.expression", err, "%v", err)
-				continue
-			}
-			np.boundaries = append(np.boundaries, h)
-		}
-		if n.Loop != nil {
-			if err := compileLoop(np, opts); err != nil {
-				problem(n.ID, "FT.expression", err, "%v", err)
-			}
-		}
-		if n.Multi != nil {
-			if err := compileMulti(np, opts); err != nil {
-				problem(n.ID, "FT.expression", err, "%v", err)
-			}
-		}
-		if n.AdHoc != nil {
-			if err := compileAdHoc(np, opts); err != nil {
-				problem(n.ID, "FT.expression", err, "%v", err)
-			}
-		}
-		if isThrow(n) {
-			c, err := compileCatch(n, n.Events[0], opts.Expr)
-			if err != nil {
-				problem(n.ID, "FT.expression", err, "%v", err)
-			}
-			np.throw = &c
-		}
-		if n.Kind == model.KindScriptTask && !n.ScriptExpression.IsZero() && (n.Job == nil || n.Job.Type.IsZero()) {
-			if err := compileScript(np, opts.Expr); err != nil {
-				problem(n.ID, "FT.mapping", err, "%v", err)
-			}
-		} else if n.Kind == model.KindBusinessRuleTask && n.CalledDecision != "" && (n.Job == nil || n.Job.Type.IsZero()) {
-			problem(n.ID, "FT.unsupported", nil, "DMN is not supported: the business rule task calls decision %q, which flowtrack cannot evaluate; give it a zeebe:taskDefinition type so a job worker makes the decision", n.CalledDecision)
-		} else if (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil {
-			if err := compileJob(np, opts); err != nil {
-				problem(n.ID, "FT.expression", err, "%v", err)
-			}
-			if err := compileUserTask(np, opts.Expr); err != nil {
-				problem(n.ID, "FT.expression", err, "%v", err)
-			}
-		}
-		if err := compileStartQuantity(np); err != nil {
-			problem(n.ID, "FT.unsupported", err, "%s", err)
-		}
-		np.waits = waitsOnEntry(np)
-		np.innerWaits = np.waits
-		if np.multi != nil {
-			np.waits = true // the body: the loop sets it up on entry
-		}
+		c.node(n)
 	}
 	for _, n := range p.Top {
-		if err := plan.compileInstantiation(n); err != nil {
-			problem(n.ID, "FT.unsupported", err, "%s", err)
+		if err := c.plan.compileInstantiation(n); err != nil {
+			c.problem(n.ID, "FT.unsupported", err, "%s", err)
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(c.errs) > 0 {
+		return nil, errors.Join(c.errs...)
 	}
-	return plan, nil
+	return c.plan, nil
+}
+
+// compiler is one run of Compile: the plan it fills in and the problems it
+// has found so far, in the order they are reported.
+type compiler struct {
+	plan *Plan
+	p    *model.Process
+	opts CompileOptions
+	errs []error
+}
+
+// problem records a problem on element n; the rule is the one err names,
+// or else rule.
+func (c *compiler) problem(n, rule string, err error, format string, args ...any) {
+	c.errs = append(c.errs, &model.Problem{RuleID: ruleOf(err, rule), ProcessID: c.p.ID, ElementID: n, Rule: fmt.Sprintf(format, args...)})
+}
+
+// node compiles one node: what every node has (mappings, flow conditions),
+// then what its kind needs, then what activities may carry (boundaries,
+// loop, multi-instance, ad-hoc), then the work it does (a throw, a script,
+// a job), then its start quantity. The order is the order problems are
+// reported in.
+func (c *compiler) node(n *model.Node) {
+	np := &c.plan.nodes[n.Index]
+	np.node = n
+	if err := supported(n); err != nil {
+		c.problem(n.ID, "FT.unsupported", err, "%s", err)
+		return
+	}
+	np.comp = compileCompensation(c.p, n)
+	c.mappings(np)
+	c.conditions(np)
+	switch n.Kind {
+	case model.KindParallelGateway:
+		c.parallelGateway(np)
+	case model.KindInclusiveGateway:
+		c.inclusiveGateway(np)
+	case model.KindComplexGateway:
+		c.complexGateway(np)
+	case model.KindStartEvent:
+		c.startEvent(np)
+	case model.KindIntermediateCatchEvent, model.KindReceiveTask:
+		c.catchEvent(np)
+	case model.KindEventBasedGateway:
+		c.eventBasedGateway(np)
+	case model.KindCallActivity:
+		c.callActivity(np)
+	case model.KindSubProcess:
+		c.subProcess(np)
+	case model.KindEndEvent, model.KindIntermediateThrowEvent:
+		c.throwEvent(np)
+	}
+	c.characteristics(np)
+	if isThrow(n) {
+		c.publish(np)
+	}
+	switch {
+	case n.Kind == model.KindScriptTask && !n.ScriptExpression.IsZero() && (n.Job == nil || n.Job.Type.IsZero()):
+		c.scriptTask(np)
+	case n.Kind == model.KindBusinessRuleTask && n.CalledDecision != "" && (n.Job == nil || n.Job.Type.IsZero()):
+		c.problem(n.ID, "FT.unsupported", nil, "DMN is not supported: the business rule task calls decision %q, which flowtrack cannot evaluate; give it a zeebe:taskDefinition type so a job worker makes the decision", n.CalledDecision)
+	case (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil:
+		c.jobTask(np)
+	}
+	if err := compileStartQuantity(np); err != nil {
+		c.problem(n.ID, "FT.unsupported", err, "%s", err)
+	}
+	np.waits = waitsOnEntry(np)
+	np.innerWaits = np.waits
+	if np.multi != nil {
+		np.waits = true // the body: the loop sets it up on entry
+	}
+}
+
+// mappings compiles the node's input and output mappings.
+func (c *compiler) mappings(np *nodePlan) {
+	n := np.node
+	var err error
+	if np.inputs, err = compileMappings(n.Inputs, c.opts.Expr); err != nil {
+		c.problem(n.ID, "FT.mapping", err, "input %v", err)
+	}
+	if np.outputs, err = compileMappings(n.Outputs, c.opts.Expr); err != nil {
+		c.problem(n.ID, "FT.mapping", err, "output %v", err)
+	}
+}
+
+// conditions compiles the conditions of the node's outgoing flows; a
+// problem names the flow.
+func (c *compiler) conditions(np *nodePlan) {
+	n := np.node
+	np.conds = make([]*expr.Program, len(n.Outgoing))
+	for i, f := range n.Outgoing {
+		if f.Condition.IsZero() {
+			continue
+		}
+		prog, err := expr.Compile(f.Condition, expr.Condition, c.opts.Expr)
+		if err != nil {
+			c.problem(f.ID, "FT.expression", err, "condition: %v", err)
+			continue
+		}
+		np.conds[i] = prog
+	}
+}
+
+// parallelGateway forks on all outgoing flows and, with more than one
+// incoming flow, joins.
+func (c *compiler) parallelGateway(np *nodePlan) {
+	np.join = len(np.node.Incoming) > 1
+	np.fork = true
+}
+
+// inclusiveGateway joins, with more than one incoming flow, the tokens
+// that can still arrive.
+func (c *compiler) inclusiveGateway(np *nodePlan) {
+	n := np.node
+	np.join = len(n.Incoming) > 1
+	np.inclusive = np.join
+	if np.join {
+		np.reaches = upstream(c.p, n)
+	}
+}
+
+// complexGateway joins, with more than one incoming flow, as its
+// activation condition says.
+func (c *compiler) complexGateway(np *nodePlan) {
+	n := np.node
+	np.join = len(n.Incoming) > 1
+	np.complex = np.join
+	if !np.join {
+		return
+	}
+	np.reaches = upstream(c.p, n)
+	if !n.ActivationCondition.IsZero() {
+		prog, err := expr.Compile(n.ActivationCondition, expr.Condition, c.opts.Expr)
+		if err != nil {
+			c.problem(n.ID, "FT.expression", err, "activation condition: %v", err)
+		}
+		np.activation = prog
+	}
+}
+
+// startEvent records the process's none start event, and compiles the
+// trigger of a process-level event start.
+func (c *compiler) startEvent(np *nodePlan) {
+	n := np.node
+	if len(n.Events) == 0 && n.Parent == nil && c.plan.start == nil {
+		c.plan.start = n
+	}
+	if n.Parent == nil && len(n.Events) == 1 {
+		// A process-level start event subscribes at deploy: its trigger
+		// compiles like any catch, so a missing message, signal or timer
+		// value is a problem here, not a crash while registering it.
+		sc, err := compileCatch(n, n.Events[0], c.opts.Expr)
+		if err != nil {
+			c.problem(n.ID, "FT.expression", err, "%v", err)
+			return
+		}
+		np.startCatch = &sc
+	}
+}
+
+// catchEvent compiles what an intermediate catch event or a receive task
+// waits for.
+func (c *compiler) catchEvent(np *nodePlan) {
+	n := np.node
+	for _, d := range n.Events {
+		if d.Kind == model.EventLink {
+			continue // a link catch is where a throw goes on: nothing to wait for
+		}
+		sc, err := compileCatch(n, d, c.opts.Expr)
+		if err != nil {
+			c.problem(n.ID, "FT.expression", err, "%v", err)
+			continue
+		}
+		np.catches = append(np.catches, sc)
+	}
+}
+
+// eventBasedGateway compiles its arms' events, which a token waiting at
+// the gateway subscribes to; a problem names the arm.
+func (c *compiler) eventBasedGateway(np *nodePlan) {
+	for _, f := range np.node.Outgoing {
+		for _, d := range f.Target.Events {
+			sc, err := compileCatch(f.Target, d, c.opts.Expr)
+			if err != nil {
+				c.problem(f.Target.ID, "FT.expression", err, "%v", err)
+				continue
+			}
+			np.catches = append(np.catches, sc)
+		}
+	}
+}
+
+// callActivity compiles the id of the process a call activity calls.
+func (c *compiler) callActivity(np *nodePlan) {
+	n := np.node
+	if n.CalledElement.IsZero() {
+		c.problem(n.ID, "FT.called-element", nil, "call activity needs a calledElement: set calledElement or zeebe:calledElement processId")
+		return
+	}
+	prog, err := expr.Compile(n.CalledElement, expr.Static, c.opts.Expr)
+	if err != nil {
+		c.problem(n.ID, "FT.expression", err, "called element: %v", err)
+		return
+	}
+	np.calledElement = prog
+}
+
+// subProcess records a sub-process's none start event and, for an event
+// sub-process, registers its start events as handlers of the enclosing
+// scope.
+func (c *compiler) subProcess(np *nodePlan) {
+	n := np.node
+	for _, ch := range n.Children {
+		if ch.Kind == model.KindStartEvent && len(ch.Events) == 0 {
+			np.subStart = ch
+		}
+	}
+	if !n.TriggeredByEvent {
+		return
+	}
+	scopeIdx := -1
+	if n.Parent != nil {
+		scopeIdx = n.Parent.Index
+	}
+	for _, ch := range n.Children {
+		if ch.Kind != model.KindStartEvent {
+			continue
+		}
+		h, err := compileHandler(ch, n, c.opts)
+		if err != nil {
+			c.problem(ch.ID, "FT.expression", err, "%v", err)
+			continue
+		}
+		c.plan.eventStarts[scopeIdx] = append(c.plan.eventStarts[scopeIdx], h)
+	}
+}
+
+// throwEvent records where an end or intermediate throw event's link
+// jumps to and the error or escalation it raises. Its message or signal
+// is compiled by publish.
+func (c *compiler) throwEvent(np *nodePlan) {
+	n := np.node
+	if n.HasEvent(model.EventLink) {
+		// Validate made sure there is exactly one.
+		if targets := model.LinkTargets(c.p, n); len(targets) == 1 {
+			np.link = targets[0]
+		}
+	}
+	if len(n.Events) != 1 {
+		return
+	}
+	switch d := n.Events[0]; d.Kind {
+	case model.EventError:
+		np.raise = &raiseSpec{kind: d.Kind}
+		if d.Error != nil {
+			np.raise.code = d.Error.Code
+		}
+	case model.EventEscalation:
+		np.raise = &raiseSpec{kind: d.Kind}
+		if d.Escalation != nil {
+			np.raise.code = d.Escalation.Code
+		}
+	}
+}
+
+// characteristics compiles what an activity may carry: its boundary
+// events, standard loop, multi-instance and ad-hoc characteristics.
+func (c *compiler) characteristics(np *nodePlan) {
+	n := np.node
+	for _, b := range n.Boundaries {
+		h, err := compileHandler(b, nil, c.opts)
+		if err != nil {
+			c.problem(b.ID, "FT.expression", err, "%v", err)
+			continue
+		}
+		np.boundaries = append(np.boundaries, h)
+	}
+	if n.Loop != nil {
+		if err := compileLoop(np, c.opts); err != nil {
+			c.problem(n.ID, "FT.expression", err, "%v", err)
+		}
+	}
+	if n.Multi != nil {
+		if err := compileMulti(np, c.opts); err != nil {
+			c.problem(n.ID, "FT.expression", err, "%v", err)
+		}
+	}
+	if n.AdHoc != nil {
+		if err := compileAdHoc(np, c.opts); err != nil {
+			c.problem(n.ID, "FT.expression", err, "%v", err)
+		}
+	}
+}
+
+// publish compiles the message or signal a throw event, end event or send
+// task publishes itself (see isThrow).
+func (c *compiler) publish(np *nodePlan) {
+	n := np.node
+	sc, err := compileCatch(n, n.Events[0], c.opts.Expr)
+	if err != nil {
+		c.problem(n.ID, "FT.expression", err, "%v", err)
+	}
+	np.throw = &sc
+}
+
+// scriptTask compiles the expression of a script task the engine
+// evaluates itself.
+func (c *compiler) scriptTask(np *nodePlan) {
+	if err := compileScript(np, c.opts.Expr); err != nil {
+		c.problem(np.node.ID, "FT.mapping", err, "%v", err)
+	}
+}
+
+// jobTask compiles the job a worker does for the node: its type, retries
+// and headers, and a user task's properties.
+func (c *compiler) jobTask(np *nodePlan) {
+	if err := compileJob(np, c.opts); err != nil {
+		c.problem(np.node.ID, "FT.expression", err, "%v", err)
+	}
+	if err := compileUserTask(np, c.opts.Expr); err != nil {
+		c.problem(np.node.ID, "FT.expression", err, "%v", err)
+	}
 }
 
 // waitsOnEntry reports whether a token entering np's node waits there for
