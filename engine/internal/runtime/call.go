@@ -81,7 +81,7 @@ func (inst *Instance) enterCall(tv *tokenView, n *model.Node) {
 // callEnded applies the end of a child instance to the token waiting for
 // it. A child that completed hands back its variables and lets the token
 // go on; one that was terminated or failed holds the token with an incident.
-func (inst *Instance) callEnded(m message) {
+func (inst *Instance) callEnded(m report) {
 	child := m.more.child
 	tv := inst.tokens[m.token]
 	if tv == nil || tv.child != child || !tv.parked || tv.closed || tv.doomed {
@@ -113,7 +113,7 @@ func (inst *Instance) cancelChild(tv *tokenView) {
 	if tv.child == nil {
 		return
 	}
-	tv.child.post(message{kind: evCancel})
+	tv.child.post(report{kind: evCancel})
 	tv.child = nil
 }
 
@@ -154,14 +154,14 @@ func (inst *Instance) raiseToCaller(tv *tokenView, kind model.EventKind, code, m
 // calling instance.
 func (inst *Instance) postRaise(kind model.EventKind, code, msg string, vars map[string]any, token int) {
 	r := &raised{kind: kind, code: code, message: msg, vars: cloneVars(vars), origin: inst, token: token}
-	inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
+	inst.parent.post(report{kind: evRaisedUp, token: inst.parentToken, more: &reportMore{child: inst, raised: r}})
 }
 
 // raisedInTree applies a message about an error or escalation travelling
 // the call tree: one a child raised (try this instance's handlers for its
 // call activity, then pass it up or answer it) or the answer to one this
 // instance raised.
-func (inst *Instance) raisedInTree(m message) {
+func (inst *Instance) raisedInTree(m report) {
 	r := m.more.raised
 	tv := inst.tokens[m.token]
 	if m.kind == evAnswered {
@@ -182,13 +182,13 @@ func (inst *Instance) raisedInTree(m message) {
 	case caught && goesOn:
 		answer := *r
 		answer.caught = true
-		r.origin.post(message{kind: evAnswered, token: r.token, more: &messageMore{raised: &answer}})
+		r.origin.post(report{kind: evAnswered, token: r.token, more: &reportMore{raised: &answer}})
 	case caught:
 		// An interrupting handler withdrew the call activity, and so
 		// cancelled the child, the thrower's instance or its ancestor.
 	case inst.parent != nil:
-		inst.parent.post(message{kind: evRaisedUp, token: inst.parentToken, more: &messageMore{child: inst, raised: r}})
+		inst.parent.post(report{kind: evRaisedUp, token: inst.parentToken, more: &reportMore{child: inst, raised: r}})
 	default:
-		r.origin.post(message{kind: evAnswered, token: r.token, more: &messageMore{raised: r}})
+		r.origin.post(report{kind: evAnswered, token: r.token, more: &reportMore{raised: r}})
 	}
 }

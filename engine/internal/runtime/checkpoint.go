@@ -451,7 +451,7 @@ var (
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
 		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
 	}
-	reportNames = map[msgKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
+	reportNames = map[reportKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
 		evInnerDone: "innerDone"}
 )
 

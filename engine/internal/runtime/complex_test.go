@@ -141,9 +141,9 @@ func TestLoopView_T1_MoveUpdatesPosition(t *testing.T) {
 		flow("s>a", "a>b", "b>end").plan(CompileOptions{})
 	inst, tv := loopOnly(t, plan)
 	p := plan.Process
-	inst.handle(message{kind: evMoved, token: 1, node: p.Node("s"), flow: p.Node("s").Outgoing[0]})
+	inst.handle(report{kind: evMoved, token: 1, node: p.Node("s"), flow: p.Node("s").Outgoing[0]})
 	assert.Equal(t, "a", tv.node.ID)
-	inst.handle(message{kind: evMoved, token: 1, node: p.Node("a"), flow: p.Node("a").Outgoing[0]})
+	inst.handle(report{kind: evMoved, token: 1, node: p.Node("a"), flow: p.Node("a").Outgoing[0]})
 	assert.Equal(t, "b", tv.node.ID)
 	assert.Equal(t, map[int]*model.Node{1: p.Node("b")}, inst.positions(inst.root))
 }
@@ -155,7 +155,7 @@ func TestLoopView_T8_ArrivalWhileStopping(t *testing.T) {
 	inst, tv := loopOnly(t, plan)
 	join := plan.Process.Node("join")
 	inst.stopping.Store(true)
-	inst.handle(message{kind: evArrive, token: 1, node: join, flow: join.Incoming[0]})
+	inst.handle(report{kind: evArrive, token: 1, node: join, flow: join.Incoming[0]})
 	assert.Empty(t, inst.joins, "nothing is recorded at the join")
 	_, open := <-tv.ch
 	assert.False(t, open, "the track is told to exit")
@@ -184,24 +184,24 @@ func TestLoopView_T9_ReportOfMergedTokenIsDropped(t *testing.T) {
 	inst.eng.busy.add(1)
 
 	// receive is what the loop does with a track's report.
-	inst.receive(message{kind: evMoved, token: 1, node: p.Node("a"), flow: join.Incoming[0]})
-	inst.receive(message{kind: evArrive, token: 1, node: join, flow: join.Incoming[0]})
-	inst.receive(message{kind: evMoved, token: 2, node: p.Node("b"), flow: join.Incoming[1]})
-	inst.receive(message{kind: evArrive, token: 2, node: join, flow: join.Incoming[1]})
+	inst.receive(report{kind: evMoved, token: 1, node: p.Node("a"), flow: join.Incoming[0]})
+	inst.receive(report{kind: evArrive, token: 1, node: join, flow: join.Incoming[0]})
+	inst.receive(report{kind: evMoved, token: 2, node: p.Node("b"), flow: join.Incoming[1]})
+	inst.receive(report{kind: evArrive, token: 2, node: join, flow: join.Incoming[1]})
 	require.Equal(t, delivery{kind: merged}, <-first.ch, "the first arrival is merged away")
 	assert.Empty(t, second.ch, "the survivor waits for its turn")
 	assert.Empty(t, inst.joins, "the join fired and holds nothing")
 
 	before := len(inst.history)
-	inst.receive(message{kind: evExited, token: 1})
+	inst.receive(report{kind: evExited, token: 1})
 	assert.NotContains(t, inst.tokens, 1, "the merged token is forgotten")
 	assert.Equal(t, before, len(inst.history), "nothing is recorded for it: it was merged, not terminated")
 	require.True(t, inst.nextTurn())
 	require.Equal(t, delivery{kind: resume}, <-second.ch, "then the survivor goes on")
-	inst.receive(message{kind: evMoved, token: 2, node: join, flow: join.Outgoing[0]})
+	inst.receive(report{kind: evMoved, token: 2, node: join, flow: join.Outgoing[0]})
 	assert.Equal(t, "end", second.node.ID, "the survivor is untouched")
 	assert.Equal(t, 1, inst.root.live)
-	assert.NotPanics(t, func() { inst.receive(message{kind: evExited, token: 1}) }, "a second report finds no token")
+	assert.NotPanics(t, func() { inst.receive(report{kind: evExited, token: 1}) }, "a second report finds no token")
 	assert.Equal(t, 1, inst.root.live)
 	merges := 0
 	for _, ev := range inst.expandHistory() {

@@ -288,7 +288,7 @@ func (inst *Instance) rehydrate() {
 	}
 	inst.root = root
 	if !inst.direct {
-		inst.intake = make(chan message, intakeDepth)
+		inst.intake = make(chan report, intakeDepth)
 		inst.wake = make(chan struct{}, 1)
 	}
 	inst.dry, inst.waking = nil, false

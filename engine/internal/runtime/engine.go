@@ -171,7 +171,7 @@ type Engine struct {
 	// queued: a producer that fires at once, inside the loop's own
 	// subscribe call, shows what the loop had recorded by then (SRD-027
 	// FR-5).
-	posted func(*Instance, message)
+	posted func(*Instance, report)
 }
 
 // NewEngine returns an engine configured by opts.

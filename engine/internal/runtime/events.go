@@ -31,7 +31,7 @@ type subRef struct {
 // (correlation is instance state, SRD-027 FR-8). It only enqueues; the loop
 // resolves the token through its subscription index.
 func (inst *Instance) Deliver(d eventhub.Delivery) bool {
-	return inst.post(message{kind: evDeliver, more: &messageMore{ev: &d}})
+	return inst.post(report{kind: evDeliver, more: &reportMore{ev: &d}})
 }
 
 // trackReceiver is the hub's receiver for a token's signal and timer
@@ -42,14 +42,14 @@ type trackReceiver struct {
 }
 
 func (r trackReceiver) Deliver(d eventhub.Delivery) bool {
-	return r.inst.post(message{kind: evDeliver, token: r.token, more: &messageMore{ev: &d}})
+	return r.inst.post(report{kind: evDeliver, token: r.token, more: &reportMore{ev: &d}})
 }
 
 // post hands m to the loop without blocking: producers outside the
 // instance (the hub, timers, other instances' loops) must never wait on
 // this loop, or two loops posting to each other could deadlock. It reports
 // false when the instance has ended.
-func (inst *Instance) post(m message) bool {
+func (inst *Instance) post(m report) bool {
 	if inst.eng.posted != nil {
 		inst.eng.posted(inst, m)
 	}
@@ -83,7 +83,7 @@ func (inst *Instance) post(m message) bool {
 
 // takeMail returns the posted messages, oldest first, and empties the box.
 // With closing set the box is closed too: later posts fail.
-func (inst *Instance) takeMail(closing bool) []message {
+func (inst *Instance) takeMail(closing bool) []report {
 	inst.mailMu.Lock()
 	defer inst.mailMu.Unlock()
 	mail := inst.mail
@@ -225,7 +225,7 @@ func (inst *Instance) recheckConditions() {
 			was := inst.condLast[id]
 			inst.condLast[id] = holds
 			if holds && !was {
-				inst.fired(message{kind: evDeliver, token: ref.token, more: &messageMore{ev: &eventhub.Delivery{Sub: id, Kind: eventhub.Conditional}}})
+				inst.fired(report{kind: evDeliver, token: ref.token, more: &reportMore{ev: &eventhub.Delivery{Sub: id, Kind: eventhub.Conditional}}})
 				fired = true
 			}
 		}
@@ -260,7 +260,7 @@ func (inst *Instance) unsubscribeAll(tv *tokenView) {
 // fired applies a delivery from the hub. The first delivery to a parked
 // token wins; any other is dropped, and a dropped message goes back to the
 // hub so it can serve another subscription (SRD-027 FR-4, FR-8).
-func (inst *Instance) fired(m message) {
+func (inst *Instance) fired(m report) {
 	d := m.more.ev
 	ref, open := inst.subs[d.Sub]
 	if open && ref.handler != nil {

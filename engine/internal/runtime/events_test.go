@@ -53,7 +53,7 @@ func TestInboundDelivery_T3_ParkBeforeRegister(t *testing.T) {
 			plan := g.plan(CompileOptions{})
 			e := testEngine(t)
 			deliveries, parked := 0, 0
-			e.posted = func(inst *Instance, m message) {
+			e.posted = func(inst *Instance, m report) {
 				if m.kind != evDeliver {
 					return
 				}

@@ -32,12 +32,12 @@ type Instance struct {
 	plan *Plan
 	key  int64
 
-	intake chan message
+	intake chan report
 	done   chan struct{}
 	// The mailbox takes messages from producers outside the instance
 	// (the hub, timers); wake tells the loop there is mail.
 	mailMu     sync.Mutex
-	mail       []message
+	mail       []report
 	mailClosed bool
 	wake       chan struct{}
 	// stopping tells running tracks to stop at their next step.
@@ -111,15 +111,15 @@ type loopState struct {
 	// waiting for no track to run (turns.go).
 	turn     int
 	runnable []wakeup
-	inputs   []message
+	inputs   []report
 	// With direct resumption, running is the track with the turn while
 	// it has more to do, handOver what it is handed when it runs next,
 	// and reports what it reported and the loop has not handled yet
 	// (reportBuf backs it, so steps cost no allocation).
 	running   *tokenView
 	handOver  delivery
-	reports   []message
-	reportBuf [4]message
+	reports   []report
+	reportBuf [4]report
 	// work is what the instance did since it was last idle, and cause the
 	// outside input it did it for, against the budgets (budget.go).
 	work  work
@@ -243,7 +243,7 @@ func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
 	}
 	if !inst.direct {
 		// Only a loop goroutine reads an intake and waits for a wake-up.
-		inst.intake = make(chan message, intakeDepth)
+		inst.intake = make(chan report, intakeDepth)
 		inst.wake = make(chan struct{}, 1)
 	}
 	inst.root = newScope(0, nil, nil, vars)
@@ -364,7 +364,7 @@ func (inst *Instance) call(ctx context.Context, cmd *command) error {
 	// wakes a dehydrated instance (dehydrate.go), and with direct
 	// resumption drives it. The loop answers every command posted before
 	// it ended, the last ones with ErrInstanceEnded (end).
-	if !inst.post(message{kind: msgCommand, more: &messageMore{cmd: cmd}}) {
+	if !inst.post(report{kind: msgCommand, more: &reportMore{cmd: cmd}}) {
 		return ErrInstanceEnded
 	}
 	select {
@@ -518,7 +518,7 @@ func (inst *Instance) proceed() bool {
 		return false
 	}
 	m := inst.inputs[0]
-	inst.inputs[0] = message{}
+	inst.inputs[0] = report{}
 	inst.inputs = inst.inputs[1:]
 	inst.safeHandle(m)
 	return true
@@ -571,7 +571,7 @@ func (inst *Instance) compact() {
 // receive takes one message from the intake: a track's report is handled
 // at once; a command waits with the other outside input until no track
 // runs.
-func (inst *Instance) receive(m message) {
+func (inst *Instance) receive(m report) {
 	if !isTrackReport(m) {
 		inst.inputs = append(inst.inputs, m)
 		return
@@ -585,7 +585,7 @@ func (inst *Instance) receive(m message) {
 // safeHandle handles m, turning a panic (a bug, never bad input) into a
 // failed instance: the loop goes on in stopping mode until every track has
 // exited, so no goroutine is left behind and Settle stays honest.
-func (inst *Instance) safeHandle(m message) {
+func (inst *Instance) safeHandle(m report) {
 	defer func() {
 		if r := recover(); r != nil {
 			inst.stopAll(Failed, fmt.Sprintf("internal error: %v", r))
@@ -669,7 +669,7 @@ func (inst *Instance) finalize() {
 	inst.eng.finish(inst)
 	close(inst.done)
 	if inst.parent != nil {
-		inst.parent.post(message{kind: evCallEnded, token: inst.parentToken, more: &messageMore{child: inst}})
+		inst.parent.post(report{kind: evCallEnded, token: inst.parentToken, more: &reportMore{child: inst}})
 	}
 }
 

@@ -5,48 +5,49 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
-// msgKind says what a message on an instance's intake reports or asks.
-type msgKind uint8
+// reportKind says what an entry of an instance's intake reports or asks.
+type reportKind uint8
 
 // Track events report what a track did; msgCommand carries a request from
 // outside the instance.
 const (
-	evMoved     msgKind = iota + 1 // left node through flow onto flow.Target
-	evFork                         // left node through several flows at once
-	evJob                          // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
-	evArrive                       // parked at the join node, arrived through flow
-	evIncident                     // parked on an incident at node
-	evEnded                        // finished at end event node
-	evTerminate                    // reached terminate end event node
-	evExited                       // stopped: its channel was closed or the instance is stopping
-	evFailed                       // the track failed (a recovered panic)
-	evThrow                        // parked at a throw node until the loop has published its event
-	evDeliver                      // the hub fired a subscription (posted, not sent by a track)
-	evIteration                    // a looping activity starts its next iteration
-	evCallEnded                    // a called instance ended (posted by the child to its parent)
-	evCancel                       // the calling instance asks this one to terminate (posted)
-	evRaise                        // parked at an error or escalation end or throw event
-	evLinked                       // left link throw event node for the link catch event it names
-	evInnerDone                    // an inner instance of multi-instance activity node is done with its work
-	evRaisedUp                     // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
-	evAnswered                     // the call tree has dealt with what this instance raised (posted to the thrower)
+	evMoved     reportKind = iota + 1 // left node through flow onto flow.Target
+	evFork                            // left node through several flows at once
+	evJob                             // parked at loop activity node for the loop to set up the iteration's wait (other waits are set up on entry)
+	evArrive                          // parked at the join node, arrived through flow
+	evIncident                        // parked on an incident at node
+	evEnded                           // finished at end event node
+	evTerminate                       // reached terminate end event node
+	evExited                          // stopped: its channel was closed or the instance is stopping
+	evFailed                          // the track failed (a recovered panic)
+	evThrow                           // parked at a throw node until the loop has published its event
+	evDeliver                         // the hub fired a subscription (posted, not sent by a track)
+	evIteration                       // a looping activity starts its next iteration
+	evCallEnded                       // a called instance ended (posted by the child to its parent)
+	evCancel                          // the calling instance asks this one to terminate (posted)
+	evRaise                           // parked at an error or escalation end or throw event
+	evLinked                          // left link throw event node for the link catch event it names
+	evInnerDone                       // an inner instance of multi-instance activity node is done with its work
+	evRaisedUp                        // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
+	evAnswered                        // the call tree has dealt with what this instance raised (posted to the thrower)
 	msgCommand
 )
 
-// message is one entry of an instance's intake. It is passed by value and
-// kept small (40 bytes), so that a step costs no allocation and an
-// instance's intake buffer little memory; what only rare messages carry
-// sits behind more.
-type message struct {
-	kind  msgKind
+// report is one entry of an instance's intake: what a track reports it
+// did, or a command from outside (msgCommand). "Message" is kept for BPMN
+// messages. A report is passed by value and kept small (40 bytes), so
+// that a step costs no allocation and an instance's intake buffer little
+// memory; what only rare reports carry sits behind more.
+type report struct {
+	kind  reportKind
 	token int
 	node  *model.Node
 	flow  *model.Flow
-	more  *messageMore
+	more  *reportMore
 }
 
-// messageMore is what forks, failures, commands and deliveries carry.
-type messageMore struct {
+// reportMore is what forks, failures, commands and deliveries carry.
+type reportMore struct {
 	flows []*model.Flow
 	err   error
 	cmd   *command
@@ -77,9 +78,9 @@ type delivery struct {
 	capture chan<- track
 }
 
-// handle applies one intake message. It is the only place instance state
+// handle applies one intake report. It is the only place instance state
 // changes.
-func (inst *Instance) handle(m message) {
+func (inst *Instance) handle(m report) {
 	if m.kind != msgCommand || !m.more.cmd.op.readOnly() {
 		inst.markDirty()
 	}
@@ -201,7 +202,7 @@ func (inst *Instance) handle(m message) {
 // handleWhileStopping drains what running tracks reported before they saw
 // the stopping flag: anything that parks is woken to exit at once, and no
 // new work is started.
-func (inst *Instance) handleWhileStopping(tv *tokenView, m message) {
+func (inst *Instance) handleWhileStopping(tv *tokenView, m report) {
 	switch m.kind {
 	case evJob, evArrive, evIncident, evThrow, evRaise, evInnerDone:
 		inst.wakeToExit(tv)
@@ -295,7 +296,7 @@ func (inst *Instance) waitIn(tv *tokenView, n *model.Node) {
 
 // afterMove rechecks waiting inclusive and complex joins when a message changed where
 // tokens are; most instances have none, and pay one comparison.
-func (inst *Instance) afterMove(k msgKind) {
+func (inst *Instance) afterMove(k reportKind) {
 	if inst.orJoins == 0 || inst.stopping.Load() {
 		return
 	}

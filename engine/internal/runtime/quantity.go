@@ -67,9 +67,9 @@ func (t *track) started() outcome {
 	np := &t.inst.plan.nodes[n.Index]
 	switch {
 	case np.startsWaiting:
-		return t.park(atStarted, message{kind: evJob, node: n})
+		return t.park(atStarted, report{kind: evJob, node: n})
 	case np.writes():
-		return t.park(atThrow, message{kind: evThrow, node: n})
+		return t.park(atThrow, report{kind: evThrow, node: n})
 	}
 	return t.leave(n)
 }

@@ -42,7 +42,7 @@ type track struct {
 	// report is the report the track parked with: a retry delivery to a
 	// track parked at a join, a throw or a job makes it report the same
 	// wait again.
-	report message
+	report report
 	// iter is the iteration a loop activity is in, counted from 0.
 	iter int
 	// steps counts elements passed since the last wait, to bound cycles
@@ -101,7 +101,7 @@ func newTrack(inst *Instance, tv *tokenView, n *model.Node, via *model.Flow) *tr
 	return t
 }
 
-func (t *track) emit(m message) {
+func (t *track) emit(m report) {
 	m.token = t.id
 	if t.inst.direct {
 		t.inst.reports = append(t.inst.reports, m)
@@ -142,7 +142,7 @@ func (t *track) run() {
 func (t *track) safeNext(d delivery) (o outcome) {
 	defer func() {
 		if r := recover(); r != nil {
-			t.emit(message{kind: evFailed, node: t.node, more: &messageMore{err: fmt.Errorf("internal error at element %s: %v", t.node.ID, r)}})
+			t.emit(report{kind: evFailed, node: t.node, more: &reportMore{err: fmt.Errorf("internal error at element %s: %v", t.node.ID, r)}})
 			o = exited
 		}
 	}()
@@ -159,7 +159,7 @@ func (t *track) next(d delivery) outcome {
 	t.at = atNothing
 	t.steps = 0
 	if d.kind == exit || d.kind == merged {
-		t.emit(message{kind: evExited})
+		t.emit(report{kind: evExited})
 		return exited
 	}
 	if d.kind == retry && at.repeats() {
@@ -182,7 +182,7 @@ func (t *track) next(d delivery) outcome {
 		return t.execute()
 	case atRaise, atThrow:
 		if n.Kind == model.KindEndEvent {
-			t.emit(message{kind: evEnded, node: n})
+			t.emit(report{kind: evEnded, node: n})
 			return exited
 		}
 	case atLoopCond:
@@ -203,14 +203,14 @@ func (t *track) next(d delivery) outcome {
 		t.iter++
 		return t.iterate()
 	case atCompleting:
-		t.emit(message{kind: evEnded, node: n})
+		t.emit(report{kind: evEnded, node: n})
 		return exited
 	}
 	return t.leave(n) // atJoin, atLeave, and a raise or throw that is no end event
 }
 
 // park reports m, which parks the track at w.
-func (t *track) park(w waitPoint, m message) outcome {
+func (t *track) park(w waitPoint, m report) outcome {
 	t.at = w
 	t.report = m
 	t.emit(m)
@@ -221,11 +221,11 @@ func (t *track) park(w waitPoint, m message) outcome {
 // the track parks as it moves onto one.
 func (t *track) step() outcome {
 	if t.inst.stopping.Load() {
-		t.emit(message{kind: evExited})
+		t.emit(report{kind: evExited})
 		return exited
 	}
 	if t.inst.hold.Load() {
-		return t.park(atHeld, message{kind: evIncident, node: t.node, more: &messageMore{err: errHeld}})
+		return t.park(atHeld, report{kind: evIncident, node: t.node, more: &reportMore{err: errHeld}})
 	}
 	return t.count()
 }
@@ -236,7 +236,7 @@ func (t *track) count() outcome {
 		t.steps = 0
 		err := fmt.Errorf("budget %q exceeded at element %s: the token passed %d elements without waiting, limit %d (engine option WithMaxSteps)",
 			"steps per token", t.node.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
-		return t.park(atStepBudget, message{kind: evIncident, node: t.node, more: &messageMore{err: err}})
+		return t.park(atStepBudget, report{kind: evIncident, node: t.node, more: &reportMore{err: err}})
 	}
 	return t.execute()
 }
@@ -251,19 +251,19 @@ func (t *track) execute() outcome {
 	}
 	switch {
 	case np.join:
-		return t.park(atJoin, message{kind: evArrive, node: n, flow: t.via})
+		return t.park(atJoin, report{kind: evArrive, node: n, flow: t.via})
 	case np.raise != nil:
-		return t.park(atRaise, message{kind: evRaise, node: n})
+		return t.park(atRaise, report{kind: evRaise, node: n})
 	case np.writes(), np.comp.throws():
 		// A throw, or an element whose output mappings the loop must
 		// evaluate (it alone writes variables) before the token leaves.
-		return t.park(atThrow, message{kind: evThrow, node: n})
+		return t.park(atThrow, report{kind: evThrow, node: n})
 	case n.Kind == model.KindEndEvent:
 		kind := evEnded
 		if len(n.Events) > 0 && n.Events[0].Kind == model.EventTerminate {
 			kind = evTerminate
 		}
-		t.emit(message{kind: kind, node: n})
+		t.emit(report{kind: kind, node: n})
 		return exited
 	}
 	return t.leave(n)
@@ -275,29 +275,29 @@ func (t *track) leave(n *model.Node) outcome {
 	if t.scope.instanceOf(n) {
 		// An inner instance of a multi-instance activity leaves through
 		// its body, not n's flows: the loop collects its output first.
-		return t.park(atCompleting, message{kind: evInnerDone, node: n})
+		return t.park(atCompleting, report{kind: evInnerDone, node: n})
 	}
 	if link := t.inst.plan.nodes[n.Index].link; link != nil {
 		// A link throw continues at its catch, with no flow between.
-		t.emit(message{kind: evLinked, node: n})
+		t.emit(report{kind: evLinked, node: n})
 		t.node, t.via = link, nil
 		return running
 	}
 	t.node = n
 	flows, err := t.outgoing(n)
 	if err != nil {
-		return t.park(atLeave, message{kind: evIncident, node: n, more: &messageMore{err: err}})
+		return t.park(atLeave, report{kind: evIncident, node: n, more: &reportMore{err: err}})
 	}
 	flows = completionTokens(n, flows)
 	switch len(flows) {
 	case 0:
 		// No outgoing flow: the token ends here (implicit end).
-		t.emit(message{kind: evEnded, node: n})
+		t.emit(report{kind: evEnded, node: n})
 		return exited
 	case 1:
-		t.emit(message{kind: evMoved, node: n, flow: flows[0]})
+		t.emit(report{kind: evMoved, node: n, flow: flows[0]})
 	default:
-		t.emit(message{kind: evFork, node: n, more: &messageMore{flows: flows}})
+		t.emit(report{kind: evFork, node: n, more: &reportMore{flows: flows}})
 	}
 	t.node, t.via = flows[0].Target, flows[0]
 	if t.inst.plan.nodes[t.node.Index].waits {
@@ -329,7 +329,7 @@ func (t *track) iterate() outcome {
 			ok, err := l.cond.EvalBool(t.scope.visible())
 			if err != nil {
 				// Once resolved, the condition is evaluated again.
-				return t.park(atLoopCond, message{kind: evIncident, node: n, more: &messageMore{err: fmt.Errorf("loop condition: %w", err)}})
+				return t.park(atLoopCond, report{kind: evIncident, node: n, more: &reportMore{err: fmt.Errorf("loop condition: %w", err)}})
 			}
 			if !ok {
 				break
@@ -340,7 +340,7 @@ func (t *track) iterate() outcome {
 				t.steps = 0
 				err := fmt.Errorf("budget %q exceeded at element %s: the loop ran %d iterations without waiting, limit %d (engine option WithMaxSteps)",
 					"steps per token", n.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
-				return t.park(atLoopBudget, message{kind: evIncident, node: n, more: &messageMore{err: err}})
+				return t.park(atLoopBudget, report{kind: evIncident, node: n, more: &reportMore{err: err}})
 			}
 		}
 		if o := t.iteration(); o != running {
@@ -357,16 +357,16 @@ func (t *track) iteration() outcome {
 	n := t.node
 	np := &t.inst.plan.nodes[n.Index]
 	if t.iter > 0 {
-		t.emit(message{kind: evIteration, node: n})
+		t.emit(report{kind: evIteration, node: n})
 	}
 	switch {
 	case np.jobTypeName != "", n.Kind == model.KindSubProcess, n.Kind == model.KindCallActivity:
 		// The loop sets up the iteration's job, sub-process or called
 		// instance.
-		return t.park(atLoopJob, message{kind: evJob, node: n})
+		return t.park(atLoopJob, report{kind: evJob, node: n})
 	case np.writes():
 		// Every iteration sends its message and applies its outputs.
-		return t.park(atLoopThrow, message{kind: evThrow, node: n})
+		return t.park(atLoopThrow, report{kind: evThrow, node: n})
 	}
 	return running
 }

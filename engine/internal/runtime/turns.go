@@ -92,7 +92,7 @@ func (inst *Instance) resumeDirect(tv *tokenView, d delivery) {
 func (inst *Instance) driveDirect() bool {
 	if len(inst.reports) > 0 {
 		m := inst.reports[0]
-		inst.reports[0] = message{}
+		inst.reports[0] = report{}
 		inst.reports = inst.reports[1:]
 		if len(inst.reports) == 0 {
 			inst.reports = inst.reportBuf[:0]
@@ -145,7 +145,7 @@ func (inst *Instance) endTurn(tv *tokenView) {
 
 // endsTurn reports whether a track's report of kind k means it has stopped
 // running: it parked on its channel or exited.
-func endsTurn(k msgKind) bool {
+func endsTurn(k reportKind) bool {
 	switch k {
 	case evMoved, evFork, evIteration, evLinked:
 		return false
@@ -155,7 +155,7 @@ func endsTurn(k msgKind) bool {
 
 // isTrackReport reports whether m comes from a track rather than from
 // outside the instance.
-func isTrackReport(m message) bool {
+func isTrackReport(m report) bool {
 	switch m.kind {
 	case msgCommand, evDeliver, evCallEnded, evCancel, evRaisedUp, evAnswered:
 		return false
