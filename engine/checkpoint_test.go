@@ -169,7 +169,7 @@ func TestRestore_RefusesBadDocuments(t *testing.T) {
 		{"not JSON", "invalid character", []byte("{nope")},
 		{"truncated", "unexpected end", doc[:len(doc)/2]},
 		{"another format", `format "bpmn-engine"`, edit(func(m map[string]any) { m["format"] = "bpmn-engine" })},
-		{"newer version", "version 2 is newer than this engine reads (1)", edit(func(m map[string]any) { m["version"] = 2 })},
+		{"newer version", "version 3 is newer than this engine reads (2)", edit(func(m map[string]any) { m["version"] = 3 })},
 		{"unknown field", `unknown field "extra"`, edit(func(m map[string]any) { m["extra"] = 1 })},
 		{"token at an unknown element", `no element "nowhere"`, edit(func(m map[string]any) { token(m)["element"] = "nowhere" })},
 		{"token in an unknown scope", "no scope 7", edit(func(m map[string]any) { token(m)["scope"] = 7 })},

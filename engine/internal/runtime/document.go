@@ -13,7 +13,7 @@ import (
 // newer one with a clear error.
 const (
 	StateFormat  = "flowtrack-state"
-	StateVersion = 1
+	StateVersion = 2
 )
 
 // Document is the state of a settled engine.
