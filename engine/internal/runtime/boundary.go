@@ -253,7 +253,7 @@ func (inst *Instance) completeScope(sc *scope) {
 		tv.scope.set(update)
 	}
 	inst.keepCompensable(tv, sc)
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 }
 
 // withdraw takes tv out of the instance because an interrupt ended the
@@ -347,7 +347,7 @@ func (inst *Instance) interruptActivity(tv *tokenView, boundary *model.Node) {
 	inst.recordNode(ElementTerminated, activity, tv.id)
 	inst.recordNode(ElementEntered, boundary, tv.id)
 	tv.node = boundary
-	inst.deliver(tv, delivery{kind: resume, arm: boundary})
+	inst.notify(tv, notice{kind: resume, arm: boundary})
 }
 
 // handlerFired applies a message, signal or timer boundary event or event
@@ -619,7 +619,7 @@ func (inst *Instance) raiseAt(tv *tokenView, n *model.Node) {
 	r := inst.plan.nodes[n.Index].raise
 	inst.record(Event{Type: thrownType(r.kind), ElementID: n.ID, TokenID: tv.id, Name: r.code})
 	if inst.raise(tv, n, r.kind, r.code, "", false, nil) && !tv.doomed {
-		inst.deliver(tv, delivery{kind: resume})
+		inst.notify(tv, notice{kind: resume})
 	}
 }
 

@@ -116,7 +116,7 @@ func (inst *Instance) parkHeld(tv *tokenView) {
 	inst.park(tv, WaitIncident)
 	is := inst.incidents[inst.heldBy]
 	if is == nil { // resolved while the track was on its way
-		inst.deliver(tv, delivery{kind: retry})
+		inst.notify(tv, notice{kind: retry})
 		return
 	}
 	tv.incident = inst.heldBy
@@ -133,7 +133,7 @@ func (inst *Instance) releaseHeld(is *incidentState) {
 	for _, id := range is.held {
 		if tv := inst.tokens[id]; tv != nil && tv.incident == is.incident.Key {
 			tv.incident = 0
-			inst.deliver(tv, delivery{kind: retry})
+			inst.notify(tv, notice{kind: retry})
 		}
 	}
 }

@@ -105,7 +105,7 @@ func (inst *Instance) callEnded(m report) {
 	}
 	inst.closeBoundaries(tv)
 	tv.scope.set(update)
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 }
 
 // cancelChild asks the child instance a token waits for to terminate.
@@ -170,7 +170,7 @@ func (inst *Instance) raisedInTree(m report) {
 		}
 		tv.raising = false
 		if r.caught || inst.unhandled(tv, tv.node, r.kind, r.code, r.message) {
-			inst.deliver(tv, delivery{kind: resume})
+			inst.notify(tv, notice{kind: resume})
 		}
 		return
 	}

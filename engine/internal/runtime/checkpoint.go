@@ -421,7 +421,7 @@ func indexPlan(p *Plan) *planIndex {
 }
 
 // capture asks a parked goroutine track for a copy of itself, its
-// continuation, which it sends on delivery.capture; it stays parked.
+// continuation, which it sends on notice.capture; it stays parked.
 const capture = exit + 1
 
 // Subscription kinds as the document names them.
@@ -599,7 +599,7 @@ func (inst *Instance) tokenDoc(tv *tokenView) (TokenDoc, error) {
 		return td, fmt.Errorf("checkpoint: instance %d token %d has no track", inst.key, tv.id)
 	default:
 		reply := make(chan track, 1)
-		tv.ch <- delivery{kind: capture, capture: reply} // never blocks: the slot is empty while the track is parked
+		tv.ch <- notice{kind: capture, capture: reply} // never blocks: the slot is empty while the track is parked
 		t = <-reply
 	}
 	name, ok := waitPointNames[t.at]

@@ -340,7 +340,7 @@ func (inst *Instance) throwCompensation(tv *tokenView, n *model.Node) {
 	if cp.wait {
 		run.token = tv.id
 	} else {
-		inst.deliver(tv, delivery{kind: resume})
+		inst.notify(tv, notice{kind: resume})
 	}
 	inst.advance(run)
 }
@@ -488,7 +488,7 @@ func (inst *Instance) finishRun(run *compRun) {
 		return
 	}
 	if tv := inst.tokens[run.token]; run.token != 0 && tv != nil {
-		inst.deliver(tv, delivery{kind: resume})
+		inst.notify(tv, notice{kind: resume})
 	}
 }
 

@@ -127,7 +127,7 @@ func loopOnly(t *testing.T, plan *Plan) (*Instance, *tokenView) {
 	e := NewEngine(Options{Clock: clock.NewVirtual(clock.Epoch), Resumption: ResumeGoroutines})
 	t.Cleanup(func() { require.NoError(t, e.Close(ctxT(t))) })
 	inst := newInstance(e, plan, nil)
-	tv := &tokenView{id: 1, ch: make(chan delivery, 1), node: plan.Process.Node("s"), scope: inst.root}
+	tv := &tokenView{id: 1, ch: make(chan notice, 1), node: plan.Process.Node("s"), scope: inst.root}
 	inst.tokens[1] = tv
 	inst.nextToken = 1
 	e.busy.add(1) // the token counts as running, as Start would count it
@@ -177,7 +177,7 @@ func TestLoopView_T9_ReportOfMergedTokenIsDropped(t *testing.T) {
 	p := plan.Process
 	join := p.Node("join")
 	first.node = p.Node("a")
-	second := &tokenView{id: 2, ch: make(chan delivery, 1), node: p.Node("b"), scope: inst.root}
+	second := &tokenView{id: 2, ch: make(chan notice, 1), node: p.Node("b"), scope: inst.root}
 	inst.tokens[2] = second
 	inst.nextToken = 2
 	inst.root.live = 2
@@ -188,7 +188,7 @@ func TestLoopView_T9_ReportOfMergedTokenIsDropped(t *testing.T) {
 	inst.receive(report{kind: evArrive, token: 1, node: join, flow: join.Incoming[0]})
 	inst.receive(report{kind: evMoved, token: 2, node: p.Node("b"), flow: join.Incoming[1]})
 	inst.receive(report{kind: evArrive, token: 2, node: join, flow: join.Incoming[1]})
-	require.Equal(t, delivery{kind: merged}, <-first.ch, "the first arrival is merged away")
+	require.Equal(t, notice{kind: merged}, <-first.ch, "the first arrival is merged away")
 	assert.Empty(t, second.ch, "the survivor waits for its turn")
 	assert.Empty(t, inst.joins, "the join fired and holds nothing")
 
@@ -197,7 +197,7 @@ func TestLoopView_T9_ReportOfMergedTokenIsDropped(t *testing.T) {
 	assert.NotContains(t, inst.tokens, 1, "the merged token is forgotten")
 	assert.Equal(t, before, len(inst.history), "nothing is recorded for it: it was merged, not terminated")
 	require.True(t, inst.nextTurn())
-	require.Equal(t, delivery{kind: resume}, <-second.ch, "then the survivor goes on")
+	require.Equal(t, notice{kind: resume}, <-second.ch, "then the survivor goes on")
 	inst.receive(report{kind: evMoved, token: 2, node: join, flow: join.Outgoing[0]})
 	assert.Equal(t, "end", second.node.ID, "the survivor is untouched")
 	assert.Equal(t, 1, inst.root.live)

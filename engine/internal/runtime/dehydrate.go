@@ -34,7 +34,7 @@ import (
 // by the mailbox, so that check covers them all.
 
 // retire tells a parked goroutine track to send its continuation on
-// delivery.capture and end its goroutine: the loop keeps the track as the
+// notice.capture and end its goroutine: the loop keeps the track as the
 // continuation of a parked token without a goroutine (tokenView.track).
 const retire = capture + 1
 
@@ -211,7 +211,7 @@ func (inst *Instance) dehydrate() error {
 				continue
 			}
 			reply := make(chan track, 1)
-			tv.ch <- delivery{kind: retire, capture: reply} // never blocks: the slot is empty while the track is parked
+			tv.ch <- notice{kind: retire, capture: reply} // never blocks: the slot is empty while the track is parked
 			t := <-reply
 			tv.track = &t
 		}

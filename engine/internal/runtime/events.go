@@ -300,7 +300,7 @@ func (inst *Instance) fired(m report) {
 		inst.recordStep(codeLeft, gate, nil, tv.id)
 		inst.enter(tv, flowBetween(gate, arm))
 	}
-	inst.deliver(tv, delivery{kind: resume, arm: arm})
+	inst.notify(tv, notice{kind: resume, arm: arm})
 }
 
 // firedOneOfAll applies delivery d to tv waiting at parallel multiple
@@ -357,7 +357,7 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 	}
 	c := np.throw
 	if c == nil {
-		inst.deliver(tv, delivery{kind: resume})
+		inst.notify(tv, notice{kind: resume})
 		return
 	}
 	switch c.def.Kind {
@@ -393,7 +393,7 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 	for _, m := range inst.takeMail(false) {
 		inst.handle(m)
 	}
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 }
 
 // timeOf formats a due time for records.

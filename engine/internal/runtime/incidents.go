@@ -96,6 +96,6 @@ func (inst *Instance) resolveIncident(key int64) error {
 		inst.waitIn(tv, tv.node)
 		return nil
 	}
-	inst.deliver(tv, delivery{kind: retry})
+	inst.notify(tv, notice{kind: retry})
 	return nil
 }

@@ -117,7 +117,7 @@ type loopState struct {
 	// and reports what it reported and the loop has not handled yet
 	// (reportBuf backs it, so steps cost no allocation).
 	running   *tokenView
-	handOver  delivery
+	handOver  notice
 	reports   []report
 	reportBuf [4]report
 	// work is what the instance did since it was last idle, and cause the
@@ -165,7 +165,7 @@ type tokenView struct {
 	// yet: its goroutine starts at its first wake-up (turns.go give), so
 	// tokens that wait (the inner instances of a large multi-instance
 	// activity) cost no goroutine until they move.
-	ch    chan delivery
+	ch    chan notice
 	track *track
 	node  *model.Node
 	// parked is set while the track is blocked on ch waiting for a
@@ -637,7 +637,7 @@ func (inst *Instance) newToken(n *model.Node, via *model.Flow, count bool, sc *s
 	id := inst.nextToken
 	tv := &tokenView{id: id, node: n, scope: sc, atJoin: inst.plan.nodes[n.Index].join}
 	if !inst.direct {
-		tv.ch = make(chan delivery, 1)
+		tv.ch = make(chan notice, 1)
 	}
 	inst.tokens[id] = tv
 	sc.live++
@@ -684,9 +684,11 @@ func (inst *Instance) park(tv *tokenView, reason WaitReason) {
 	inst.endTurn(tv)
 }
 
-// deliver hands d to a parked token. Only the first delivery to a parked
-// token is sent; later ones find it unparked and are dropped (SRD-027 FR-4).
-func (inst *Instance) deliver(tv *tokenView, d delivery) bool {
+// notify hands notice d to a parked token. Only the first notice to a
+// parked token is sent; later ones find it unparked and are dropped
+// (SRD-027 FR-4). "Deliver" is kept for the hub handing an event to its
+// subscriber (eventhub.Receiver), so the two hops have their own words.
+func (inst *Instance) notify(tv *tokenView, d notice) bool {
 	if !tv.parked || tv.closed {
 		return false
 	}

@@ -69,5 +69,5 @@ func (inst *Instance) beginAtCatch(n *model.Node) {
 	tv := inst.newToken(n, via, false, inst.root)
 	tv.track = newTrack(inst, tv, n, via)
 	inst.park(tv, WaitEvent)
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 }

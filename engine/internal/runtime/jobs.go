@@ -267,7 +267,7 @@ func (inst *Instance) completeJob(c *command) error {
 	tv.scope.set(update)
 	inst.keepLocals(tv, n)
 	tv.locals = nil
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 	return nil
 }
 

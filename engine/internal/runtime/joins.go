@@ -69,7 +69,7 @@ func (inst *Instance) fire(js *joinState, in int) {
 	st := inst.tokens[survivor]
 	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
-	inst.deliver(st, delivery{kind: resume})
+	inst.notify(st, notice{kind: resume})
 }
 
 // tryInclusive fires inclusive join n once no live token elsewhere can
@@ -196,7 +196,7 @@ func (inst *Instance) tryComplex(js *joinState) {
 	st := inst.tokens[survivor]
 	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
-	inst.deliver(st, delivery{kind: resume})
+	inst.notify(st, notice{kind: resume})
 }
 
 // merge consumes token id at join n: it is told to exit.
@@ -204,7 +204,7 @@ func (inst *Instance) merge(n *model.Node, id int) {
 	other := inst.tokens[id]
 	inst.record(Event{Type: TokenMerged, ElementID: n.ID, ElementType: n.Kind.String(), TokenID: id})
 	other.node = nil
-	inst.deliver(other, delivery{kind: merged})
+	inst.notify(other, notice{kind: merged})
 }
 
 // consumeAll merges every token waiting at join n except survivor.

@@ -58,19 +58,19 @@ type reportMore struct {
 	raised *raised
 }
 
-// deliveryKind says what a parked track is told.
-type deliveryKind uint8
+// noticeKind says what a parked track is told.
+type noticeKind uint8
 
 const (
-	resume deliveryKind = iota + 1 // continue past the node
-	retry                          // execute the node again (incident resolved)
-	merged                         // consumed by a join: exit
-	exit                           // told to exit: its channel was closed, or, resumed directly, the same
+	resume noticeKind = iota + 1 // continue past the node
+	retry                        // execute the node again (incident resolved)
+	merged                       // consumed by a join: exit
+	exit                         // told to exit: its channel was closed, or, resumed directly, the same
 )
 
-// delivery is what the loop sends to a parked track.
-type delivery struct {
-	kind deliveryKind
+// notice is what the loop sends to a parked track.
+type notice struct {
+	kind noticeKind
 	// arm is the node whose event fired, for a token waiting at a catch
 	// node or event-based gateway.
 	arm *model.Node
@@ -242,7 +242,7 @@ func (inst *Instance) wakeToExit(tv *tokenView) {
 	if inst.turn == tv.id {
 		// It has the turn still: it moved onto a wait state.
 		if inst.direct {
-			inst.resumeDirect(tv, delivery{kind: exit})
+			inst.resumeDirect(tv, notice{kind: exit})
 		} else {
 			close(tv.ch)
 		}

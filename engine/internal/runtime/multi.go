@@ -306,7 +306,7 @@ func (inst *Instance) completing(tv *tokenView, n *model.Node) {
 	if tv.doomed {
 		return // what it threw interrupted the activity
 	}
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 }
 
 // cancelInstances terminates the body's inner instances, except keep's,
@@ -361,7 +361,7 @@ func (inst *Instance) completeBody(body *scope) {
 	if oc := body.multi.spec.outputCollection; oc != "" {
 		tv.scope.set(map[string]any{oc: body.multi.results})
 	}
-	inst.deliver(tv, delivery{kind: resume})
+	inst.notify(tv, notice{kind: resume})
 }
 
 // handlersAt says which handlers an error or escalation thrown inside

@@ -55,7 +55,7 @@ func (inst *Instance) tryQuantity(js *joinState) {
 	st := inst.tokens[taken[0]]
 	st.atJoin = false
 	inst.recordNode(ElementEntered, n, st.id)
-	inst.deliver(st, delivery{kind: resume})
+	inst.notify(st, notice{kind: resume})
 }
 
 // started runs the activity a track's start quantity of tokens has just

@@ -395,7 +395,7 @@ func (rs *restorer) parked(inst *Instance, nm names, scopes map[int]*scope, d In
 			}
 		}
 		if !inst.direct {
-			tv.ch = make(chan delivery, 1)
+			tv.ch = make(chan notice, 1)
 		}
 		if tv.track, err = nm.track(inst, tv, td.Track); err != nil {
 			return fmt.Errorf("%s: %v", what, err)

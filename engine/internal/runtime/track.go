@@ -32,8 +32,8 @@ import (
 type track struct {
 	inst  *Instance
 	id    int
-	ch    chan delivery // goroutine tracks only
-	scope *scope        // read-only here: the track reads its published view
+	ch    chan notice // goroutine tracks only
+	scope *scope      // read-only here: the track reads its published view
 
 	// The continuation.
 	node *model.Node
@@ -118,11 +118,11 @@ func (t *track) run() {
 		o = parked // it starts at a wait state
 	}
 	for o != exited {
-		d := delivery{}
+		d := notice{}
 		if o == parked {
 			var ok bool
 			if d, ok = <-t.ch; !ok {
-				d = delivery{kind: exit}
+				d = notice{kind: exit}
 			}
 			switch d.kind {
 			case capture:
@@ -139,7 +139,7 @@ func (t *track) run() {
 
 // safeNext is next, turning a panic (a bug, never bad input) into a
 // failure the track reports as its exit.
-func (t *track) safeNext(d delivery) (o outcome) {
+func (t *track) safeNext(d notice) (o outcome) {
 	defer func() {
 		if r := recover(); r != nil {
 			t.emit(report{kind: evFailed, node: t.node, more: &reportMore{err: fmt.Errorf("internal error at element %s: %v", t.node.ID, r)}})
@@ -151,7 +151,7 @@ func (t *track) safeNext(d delivery) (o outcome) {
 
 // next runs the track one element on, or, when it is parked, hands it d,
 // what the loop delivered.
-func (t *track) next(d delivery) outcome {
+func (t *track) next(d notice) outcome {
 	if t.at == atNothing {
 		return t.step()
 	}

@@ -34,7 +34,7 @@ const (
 type wakeup struct {
 	kind wakeKind
 	tv   *tokenView
-	d    delivery
+	d    notice
 	// For wakeStart: the node the track starts at and the flow it came by.
 	node *model.Node
 	via  *model.Flow
@@ -59,7 +59,7 @@ func (inst *Instance) give(w wakeup) {
 		case wakeStart:
 			w.tv.track = newTrack(inst, w.tv, w.node, w.via)
 		case wakeClose:
-			d = delivery{kind: exit}
+			d = notice{kind: exit}
 		}
 		inst.resumeDirect(w.tv, d)
 		return
@@ -81,7 +81,7 @@ func (inst *Instance) give(w wakeup) {
 
 // resumeDirect, in direct resumption, makes tv's track, which has the
 // turn, the one the loop runs next, handing it d if it is parked.
-func (inst *Instance) resumeDirect(tv *tokenView, d delivery) {
+func (inst *Instance) resumeDirect(tv *tokenView, d notice) {
 	inst.running, inst.handOver = tv, d
 }
 
@@ -105,7 +105,7 @@ func (inst *Instance) driveDirect() bool {
 		return false
 	}
 	d := inst.handOver
-	inst.handOver = delivery{}
+	inst.handOver = notice{}
 	if tv.track.safeNext(d) != running {
 		inst.running = nil
 	}
