@@ -1,12 +1,13 @@
 // Command flowtrack runs, validates and steps BPMN 2.0 models on
 // flowtrack's WebAssembly module (embedded), through wazero.
 //
-//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
+//	flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //	flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 //
-// run deploys the model, starts an instance, completes every job it
+// run deploys the model (and the other files given, positional or
+// --with, so its call activities can call their processes), starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
 // scenario's steps, advances virtual time to each next timer, and prints
 // the trace, the final state and the variables; with --json one object
@@ -56,7 +57,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,7 +76,7 @@ const (
 
 // usage is the top-level usage text; stateUsage adds the state commands.
 var usage = `usage:
-  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
+  flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
   flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 ` + stateUsage() + `
@@ -157,7 +160,7 @@ var errInput = errors.New("bad input")
 
 // synopses are the argument lines of run and validate, for their --help.
 var synopses = map[string]string{
-	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
+	"run":      "model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
 	"validate": "[--json] model.bpmn",
 }
 
@@ -259,6 +262,19 @@ type validation struct {
 	Processes []engine.Process `json:"processes,omitempty"`
 	Errors    []engine.Problem `json:"errors"`
 	Warnings  []engine.Problem `json:"warnings"`
+}
+
+// fileList is a repeatable file flag (run --with).
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+func (l *fileList) Set(s string) error {
+	if s == "" {
+		return errors.New("empty file name")
+	}
+	*l = append(*l, s)
+	return nil
 }
 
 // deployFile deploys a model file into a new engine.
@@ -388,12 +404,18 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 	varsJSON := fs.String("vars", "", "start variables as a JSON object")
 	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
 	statePath := fs.String("state", "", "start from the engine in state `FILE` (none: a fresh one) and write it back at the end")
+	var with fileList
+	fs.Var(&with, "with", "also deploy model `FILE` (repeatable), e.g. the processes the model's call activities call")
 	out := outcome{Command: "run", Events: []engine.Event{}}
 	defer func() { err = printOutcomeIf(*asJSON, args, stdout, &out, code, err) }()
-	file, err := parse(fs, args)
+	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 0, err
 	}
+	if len(pos) == 0 {
+		return 0, usageError{"run needs a model file"}
+	}
+	file, others := pos[0], append(pos[1:], with...)
 	sc := &scenario{}
 	if *scenarioFile != "" {
 		if sc, err = readScenario(*scenarioFile); err != nil {
@@ -423,6 +445,17 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		return 0, err
 	}
 	defer e.Close(ctx)
+	for _, f := range others {
+		od, err := deploy(ctx, e, f)
+		if err != nil {
+			return 0, err
+		}
+		if !*asJSON {
+			for _, p := range od.Processes {
+				fmt.Fprintf(stdout, "deployed %s: process %s\n", f, p.ID)
+			}
+		}
+	}
 	if sc.Process == "" {
 		if len(d.Processes) == 0 {
 			return 0, fmt.Errorf("%w: %s has no executable process", errInput, file)
@@ -430,8 +463,22 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		sc.Process = d.Processes[0].ID
 	}
 	tr := &tracer{out: stdout, epoch: e.Now()}
+	// family holds the started instance (the first to start: events
+	// arrive while Start runs) and the instances its call activities
+	// started, whose jobs run answers too: a called instance starts right
+	// after its caller's callStarted record.
+	family, calls := map[int64]bool{}, 0
 	e.Subscribe(func(ev engine.Event) {
 		out.Events = append(out.Events, ev)
+		switch {
+		case ev.Type == engine.CallStarted && family[ev.InstanceKey]:
+			calls++
+		case ev.Type == engine.InstanceStarted && (len(family) == 0 || calls > 0):
+			if len(family) > 0 {
+				calls--
+			}
+			family[ev.InstanceKey] = true
+		}
 		if !*asJSON {
 			tr.print(ev)
 		}
@@ -456,9 +503,13 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		if info.State != engine.Active || len(info.Incidents) > 0 {
 			break
 		}
-		jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: key})
-		if err != nil {
-			return 0, err
+		var jobs []engine.Job
+		for _, k := range slices.Sorted(maps.Keys(family)) {
+			js, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: k})
+			if err != nil {
+				return 0, err
+			}
+			jobs = append(jobs, js...)
 		}
 		if len(jobs) > 0 {
 			for _, j := range jobs {
