@@ -118,7 +118,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		switch args[0] {
 		case "run":
-			code, err = runCmd(ctx, args[1:], stdout)
+			code, err = runCmd(ctx, args[1:], stdout, stderr)
 		case "validate":
 			code, err = validateCmd(ctx, args[1:], stdout)
 		case "serve":
@@ -397,7 +397,11 @@ func readScenario(file string) (*scenario, error) {
 // maxRounds bounds the run loop (a timer cycle would otherwise run forever).
 const maxRounds = 10_000
 
-func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err error) {
+// progressEvery is how many rounds of the run loop pass between progress
+// lines on stderr (a variable so that a test can see them on a short run).
+var progressEvery = 1000
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the trace")
 	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
@@ -462,7 +466,10 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		}
 		sc.Process = d.Processes[0].ID
 	}
-	tr := &tracer{out: stdout, epoch: e.Now()}
+	tr := &tracer{out: stdout, epoch: e.Now(), auto: map[int64]bool{}}
+	if *asJSON {
+		tr.out = io.Discard
+	}
 	// family holds the started instance (the first to start: events
 	// arrive while Start runs) and the instances its call activities
 	// started, whose jobs run answers too: a called instance starts right
@@ -495,7 +502,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		return 0, err
 	}
 	steps := sc.Steps
-	for range maxRounds {
+	for round := range maxRounds {
 		info, err := e.Instance(ctx, key)
 		if err != nil {
 			return 0, err
@@ -511,16 +518,23 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 			}
 			jobs = append(jobs, js...)
 		}
+		if !*asJSON && round > 0 && round%progressEvery == 0 {
+			fmt.Fprintf(stderr, "flowtrack: %s, %s, virtual time %s\n", plural(round, "step"), plural(len(out.Events), "event"), strings.TrimSpace(tr.stamp(e.Now())))
+		}
 		if len(jobs) > 0 {
 			for _, j := range jobs {
-				if err := work(ctx, e, j, sc.Jobs[j.Type]); err != nil {
+				b, ok := sc.Jobs[j.Type]
+				if !ok {
+					tr.auto[j.Key] = true
+				}
+				if err := work(ctx, e, j, b); err != nil {
 					return 0, err
 				}
 			}
 			continue
 		}
 		if len(steps) > 0 {
-			if err := do(ctx, e, steps[0]); err != nil {
+			if err := do(ctx, e, steps[0], tr, func() int { return len(out.Events) }); err != nil {
 				return 0, err
 			}
 			steps = steps[1:]
@@ -530,9 +544,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		if !ok {
 			break // waiting for something nobody will send
 		}
-		if !*asJSON {
-			fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
-		}
+		tr.note(due, "advance time to %s", due.Format(time.RFC3339))
 		if err := e.AdvanceTo(ctx, due); err != nil {
 			return 0, err
 		}
@@ -565,17 +577,42 @@ func work(ctx context.Context, e *host.Engine, j engine.Job, b jobBehavior) erro
 	return e.CompleteJob(ctx, j.Key, b.Variables)
 }
 
-func do(ctx context.Context, e *host.Engine, st step) error {
+// do performs one scenario step and traces it; events counts the events
+// so far, to tell a message or signal nobody received.
+func do(ctx context.Context, e *host.Engine, st step, tr *tracer, events func() int) error {
+	before := events()
 	switch {
 	case st.PublishMessage != nil:
 		m := st.PublishMessage
-		return e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
+		tr.note(e.Now(), "publish message %q key %q%s", m.Name, m.CorrelationKey, vars(m.Variables))
+		err := e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
 			Variables: m.Variables, TTL: time.Duration(m.TTLMs) * time.Millisecond})
+		if err == nil && events() == before {
+			unheard(tr, e.Now(), "message", m.TTLMs)
+		}
+		return err
 	case st.BroadcastSignal != nil:
-		return e.BroadcastSignal(ctx, st.BroadcastSignal.Name, st.BroadcastSignal.Variables)
+		tr.note(e.Now(), "broadcast signal %q%s", st.BroadcastSignal.Name, vars(st.BroadcastSignal.Variables))
+		err := e.BroadcastSignal(ctx, st.BroadcastSignal.Name, st.BroadcastSignal.Variables)
+		if err == nil && events() == before {
+			unheard(tr, e.Now(), "signal", 0)
+		}
+		return err
 	default:
-		return e.Advance(ctx, time.Duration(*st.AdvanceMs)*time.Millisecond)
+		d := time.Duration(*st.AdvanceMs) * time.Millisecond
+		tr.note(e.Now(), "advance time by %s to %s", d, e.Now().Add(d).Format(time.RFC3339))
+		return e.Advance(ctx, d)
 	}
+}
+
+// unheard traces a message or signal no subscription received: a message
+// with a time to live waits for one, anything else is gone.
+func unheard(tr *tracer, at time.Time, what string, ttlMs int64) {
+	if ttlMs > 0 {
+		tr.note(at, "nobody received the %s: it is kept for %s", what, time.Duration(ttlMs)*time.Millisecond)
+		return
+	}
+	tr.note(at, "nobody received the %s: it is dropped", what)
 }
 
 // report returns the instance's final state and the exit code, and
@@ -614,17 +651,28 @@ func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer, qu
 	return view, code, nil
 }
 
-// tracer prints events as a readable trace.
+// tracer prints events as a readable trace, one line an event: the
+// virtual time since the start, which instance and token the event moved
+// ("i3 t2": token 2 of instance 3, so parallel branches read apart), and
+// what happened.
 type tracer struct {
 	out   io.Writer
 	epoch time.Time
 	// now is the engine clock when a result prints, so that times in it
 	// read as past or pending (a job's back-off that ended is no hold).
 	now time.Time
+	// auto marks the jobs run completes by itself (no scenario says how).
+	auto map[int64]bool
 }
 
 // stamp is virtual time since the start, e.g. "+0s", "+1h0m0s".
 func (t *tracer) stamp(at time.Time) string { return fmt.Sprintf("%8s", "+"+at.Sub(t.epoch).String()) }
+
+// note prints a line that is no engine event (a scenario step, a choice
+// in sim), at the engine time at.
+func (t *tracer) note(at time.Time, format string, args ...any) {
+	fmt.Fprintf(t.out, "%s  %-8s  %s\n", t.stamp(at), "", fmt.Sprintf(format, args...))
+}
 
 func (t *tracer) print(ev engine.Event) {
 	var what string
@@ -634,11 +682,15 @@ func (t *tracer) print(ev engine.Event) {
 	case engine.ElementLeft:
 		what = fmt.Sprintf("left      %s", ev.ElementID)
 	case engine.FlowTaken:
-		return // entered/left already tell the path
+		what = fmt.Sprintf("flow      %s taken", ev.FlowID)
 	case engine.JobCreated:
 		what = fmt.Sprintf("job       %d %s created at %s", ev.JobKey, ev.JobType, ev.ElementID)
 	case engine.JobCompleted:
-		what = fmt.Sprintf("job       %d %s completed%s", ev.JobKey, ev.JobType, vars(ev.Variables))
+		how := ""
+		if t.auto[ev.JobKey] {
+			how = " automatically"
+		}
+		what = fmt.Sprintf("job       %d %s completed%s%s", ev.JobKey, ev.JobType, how, vars(ev.Variables))
 	case engine.JobFailed:
 		what = fmt.Sprintf("job       %d %s failed: %s", ev.JobKey, ev.JobType, ev.Message)
 	case engine.TimerScheduled:
@@ -667,7 +719,11 @@ func (t *tracer) print(ev engine.Event) {
 			what += ": " + ev.Message
 		}
 	}
-	fmt.Fprintf(t.out, "%s  %s\n", t.stamp(ev.Time), strings.TrimRight(what, " "))
+	who := fmt.Sprintf("i%d", ev.InstanceKey)
+	if ev.TokenID != 0 {
+		who += fmt.Sprintf(" t%d", ev.TokenID)
+	}
+	fmt.Fprintf(t.out, "%s  %-8s  %s\n", t.stamp(ev.Time), who, strings.TrimRight(what, " "))
 }
 
 // vars formats variables compactly with sorted keys, or "" when none.
