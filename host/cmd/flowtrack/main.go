@@ -78,6 +78,7 @@ const (
 var usage = `usage:
   flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
+  flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
   flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 ` + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
@@ -101,7 +102,10 @@ type helpError struct{ text string }
 
 func (e helpError) Error() string { return e.text }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int { return runIO(args, os.Stdin, stdout, stderr) }
+
+// runIO is run with the input sim reads its choices from.
+func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -123,6 +127,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			code, err = validateCmd(ctx, args[1:], stdout)
 		case "serve":
 			code, err = serveCmd(ctx, args[1:], stdout)
+		case "sim":
+			code, err = simCmd(ctx, args[1:], stdin, stdout)
 		default:
 			err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 		}
@@ -162,6 +168,7 @@ var errInput = errors.New("bad input")
 var synopses = map[string]string{
 	"run":      "model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
 	"validate": "[--json] model.bpmn",
+	"sim":      simSynopsis,
 }
 
 // parse parses flags around the one positional argument (the model file).
@@ -470,22 +477,10 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (code 
 	if *asJSON {
 		tr.out = io.Discard
 	}
-	// family holds the started instance (the first to start: events
-	// arrive while Start runs) and the instances its call activities
-	// started, whose jobs run answers too: a called instance starts right
-	// after its caller's callStarted record.
-	family, calls := map[int64]bool{}, 0
+	fam := &family{}
 	e.Subscribe(func(ev engine.Event) {
 		out.Events = append(out.Events, ev)
-		switch {
-		case ev.Type == engine.CallStarted && family[ev.InstanceKey]:
-			calls++
-		case ev.Type == engine.InstanceStarted && (len(family) == 0 || calls > 0):
-			if len(family) > 0 {
-				calls--
-			}
-			family[ev.InstanceKey] = true
-		}
+		fam.observe(ev)
 		if !*asJSON {
 			tr.print(ev)
 		}
@@ -510,13 +505,9 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (code 
 		if info.State != engine.Active || len(info.Incidents) > 0 {
 			break
 		}
-		var jobs []engine.Job
-		for _, k := range slices.Sorted(maps.Keys(family)) {
-			js, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: k})
-			if err != nil {
-				return 0, err
-			}
-			jobs = append(jobs, js...)
+		jobs, err := fam.jobs(ctx, e)
+		if err != nil {
+			return 0, err
 		}
 		if !*asJSON && round > 0 && round%progressEvery == 0 {
 			fmt.Fprintf(stderr, "flowtrack: %s, %s, virtual time %s\n", plural(round, "step"), plural(len(out.Events), "event"), strings.TrimSpace(tr.stamp(e.Now())))
@@ -564,6 +555,43 @@ func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (code 
 		out.NextDeadline = &due
 	}
 	return code, nil
+}
+
+// family is the instance a run or sim started and the instances its call
+// activities started, whose jobs they answer too. It learns them from the
+// events: the first instance to start (events arrive while Start runs),
+// then each instance that starts right after a member's callStarted.
+type family struct {
+	keys  map[int64]bool
+	calls int
+}
+
+func (f *family) observe(ev engine.Event) {
+	if f.keys == nil {
+		f.keys = map[int64]bool{}
+	}
+	switch {
+	case ev.Type == engine.CallStarted && f.keys[ev.InstanceKey]:
+		f.calls++
+	case ev.Type == engine.InstanceStarted && (len(f.keys) == 0 || f.calls > 0):
+		if len(f.keys) > 0 {
+			f.calls--
+		}
+		f.keys[ev.InstanceKey] = true
+	}
+}
+
+// jobs returns the open jobs of the family, by instance and key.
+func (f *family) jobs(ctx context.Context, e *host.Engine) ([]engine.Job, error) {
+	var jobs []engine.Job
+	for _, k := range slices.Sorted(maps.Keys(f.keys)) {
+		js, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: k})
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, js...)
+	}
+	return jobs, nil
 }
 
 // work answers one job as the scenario says (complete by default).
