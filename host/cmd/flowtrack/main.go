@@ -3,6 +3,7 @@
 //
 //	flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
+//	flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //	flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 //
@@ -22,6 +23,11 @@
 // line, as "file:line:col: rule: element: message" (the form editors and CI
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
+//
+// sim is the interactive mode (sim.go): it starts an instance and, one
+// choice a line read from stdin, completes its jobs, publishes the
+// messages and broadcasts the signals it awaits and fires its timers,
+// printing the trace after each.
 //
 // The state commands let separate invocations drive one engine, as a
 // script or a person at a shell would: deploy, start, jobs, complete,
