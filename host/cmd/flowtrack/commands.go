@@ -26,7 +26,9 @@ type stateCommand struct {
 	// args names the positional arguments, for usage; nargs counts them.
 	args  string
 	nargs int
-	doc   string
+	// more says nargs is a minimum: further arguments may follow.
+	more bool
+	doc  string
 	// mutates says the command changes the engine, so the state file is
 	// written back; create says it may start a new state file.
 	mutates, create bool
@@ -39,7 +41,7 @@ type action func(ctx context.Context, e *host.Engine, args []string) (any, error
 
 // stateCommands lists the state-file commands, in usage order.
 var stateCommands = []stateCommand{
-	{name: "deploy", args: "model.bpmn", nargs: 1, doc: "deploy a model (starts the state file if there is none)", mutates: true, create: true,
+	{name: "deploy", args: "model.bpmn [more.bpmn...]", nargs: 1, more: true, doc: "deploy one or more models, in order, so a call activity may call a process of another file (starts the state file if there is none)", mutates: true, create: true,
 		setup: func(*flag.FlagSet) action { return deployAction }},
 	{name: "start", args: "PROCESS", nargs: 1, doc: "start an instance of a deployed process", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
@@ -416,7 +418,9 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 		*file = os.Getenv(stateEnv)
 	}
 	switch {
-	case c.nargs >= 0 && len(pos) != c.nargs:
+	case c.more && len(pos) < c.nargs:
+		return 0, usageError{fmt.Sprintf("%s needs at least %s, got %d", c.name, plural(c.nargs, "argument"), len(pos))}
+	case !c.more && c.nargs >= 0 && len(pos) != c.nargs:
 		return 0, usageError{fmt.Sprintf("%s needs %s, got %d arguments", c.name, plural(c.nargs, "argument"), len(pos))}
 	case c.nargs < 0 && len(pos) > 1:
 		return 0, usageError{fmt.Sprintf("%s takes at most one argument, got %d", c.name, len(pos))}
@@ -424,7 +428,8 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 		return 0, usageError{fmt.Sprintf("%s needs --state FILE (or $%s)", c.name, stateEnv)}
 	}
 	if i := slices.Index(pos, ""); i >= 0 {
-		return 0, usageError{fmt.Sprintf("%s: %s is empty", c.name, strings.Trim(strings.Fields(c.args)[i], "[]"))}
+		names := strings.Fields(c.args)
+		return 0, usageError{fmt.Sprintf("%s: %s is empty", c.name, strings.Trim(names[min(i, len(names)-1)], "[]."))}
 	}
 	e, sf, err := openState(ctx, *file, c.create)
 	if err != nil {
@@ -461,13 +466,22 @@ func stateCmd(ctx context.Context, c stateCommand, args []string, stdout io.Writ
 	return exitOK, nil
 }
 
+// deployAction deploys every file in order. One file's result is its
+// deployment; several files' is the list of their deployments.
 func deployAction(ctx context.Context, e *host.Engine, args []string) (any, error) {
-	d, err := deploy(ctx, e, args[0])
-	if err != nil {
-		return nil, err
+	var list deployedList
+	for _, file := range args {
+		d, err := deploy(ctx, e, file)
+		if err != nil {
+			return nil, err
+		}
+		d.Warnings = orEmpty(d.Warnings)
+		list = append(list, deployed(*d))
 	}
-	d.Warnings = orEmpty(d.Warnings)
-	return deployed(*d), nil
+	if len(list) == 1 {
+		return list[0], nil
+	}
+	return list, nil
 }
 
 // instancesAction lists instances from the engine's state document

@@ -1,12 +1,14 @@
 // Command flowtrack runs, validates and steps BPMN 2.0 models on
 // flowtrack's WebAssembly module (embedded), through wazero.
 //
-//	flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
+//	flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
 //	flowtrack validate [--json] model.bpmn
+//	flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //	flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 //
-// run deploys the model, starts an instance, completes every job it
+// run deploys the model (and the other files given, positional or
+// --with, so its call activities can call their processes), starts an instance, completes every job it
 // creates (with empty variables, or as the scenario says), performs the
 // scenario's steps, advances virtual time to each next timer, and prints
 // the trace, the final state and the variables; with --json one object
@@ -21,6 +23,11 @@
 // line, as "file:line:col: rule: element: message" (the form editors and CI
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
+//
+// sim is the interactive mode (sim.go): it starts an instance and, one
+// choice a line read from stdin, completes its jobs, publishes the
+// messages and broadcasts the signals it awaits and fires its timers,
+// printing the trace after each.
 //
 // The state commands let separate invocations drive one engine, as a
 // script or a person at a shell would: deploy, start, jobs, complete,
@@ -56,7 +63,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,8 +82,9 @@ const (
 
 // usage is the top-level usage text; stateUsage adds the state commands.
 var usage = `usage:
-  flowtrack run model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
+  flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
+  flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
   flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
 ` + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
@@ -98,7 +108,10 @@ type helpError struct{ text string }
 
 func (e helpError) Error() string { return e.text }
 
-func run(args []string, stdout, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int { return runIO(args, os.Stdin, stdout, stderr) }
+
+// runIO is run with the input sim reads its choices from.
+func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
@@ -115,11 +128,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	} else {
 		switch args[0] {
 		case "run":
-			code, err = runCmd(ctx, args[1:], stdout)
+			code, err = runCmd(ctx, args[1:], stdout, stderr)
 		case "validate":
 			code, err = validateCmd(ctx, args[1:], stdout)
 		case "serve":
 			code, err = serveCmd(ctx, args[1:], stdout)
+		case "sim":
+			code, err = simCmd(ctx, args[1:], stdin, stdout)
 		default:
 			err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 		}
@@ -157,8 +172,9 @@ var errInput = errors.New("bad input")
 
 // synopses are the argument lines of run and validate, for their --help.
 var synopses = map[string]string{
-	"run":      "model.bpmn [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
+	"run":      "model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
 	"validate": "[--json] model.bpmn",
+	"sim":      simSynopsis,
 }
 
 // parse parses flags around the one positional argument (the model file).
@@ -259,6 +275,19 @@ type validation struct {
 	Processes []engine.Process `json:"processes,omitempty"`
 	Errors    []engine.Problem `json:"errors"`
 	Warnings  []engine.Problem `json:"warnings"`
+}
+
+// fileList is a repeatable file flag (run --with).
+type fileList []string
+
+func (l *fileList) String() string { return strings.Join(*l, ",") }
+
+func (l *fileList) Set(s string) error {
+	if s == "" {
+		return errors.New("empty file name")
+	}
+	*l = append(*l, s)
+	return nil
 }
 
 // deployFile deploys a model file into a new engine.
@@ -381,19 +410,29 @@ func readScenario(file string) (*scenario, error) {
 // maxRounds bounds the run loop (a timer cycle would otherwise run forever).
 const maxRounds = 10_000
 
-func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err error) {
+// progressEvery is how many rounds of the run loop pass between progress
+// lines on stderr (a variable so that a test can see them on a short run).
+var progressEvery = 1000
+
+func runCmd(ctx context.Context, args []string, stdout, stderr io.Writer) (code int, err error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object instead of the trace")
 	processID := fs.String("process", "", "process `ID` to start (default: the model's first process)")
 	varsJSON := fs.String("vars", "", "start variables as a JSON object")
 	scenarioFile := fs.String("scenario", "", "scenario `FILE` (JSON)")
 	statePath := fs.String("state", "", "start from the engine in state `FILE` (none: a fresh one) and write it back at the end")
+	var with fileList
+	fs.Var(&with, "with", "also deploy model `FILE` (repeatable), e.g. the processes the model's call activities call")
 	out := outcome{Command: "run", Events: []engine.Event{}}
 	defer func() { err = printOutcomeIf(*asJSON, args, stdout, &out, code, err) }()
-	file, err := parse(fs, args)
+	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return 0, err
 	}
+	if len(pos) == 0 {
+		return 0, usageError{"run needs a model file"}
+	}
+	file, others := pos[0], append(pos[1:], with...)
 	sc := &scenario{}
 	if *scenarioFile != "" {
 		if sc, err = readScenario(*scenarioFile); err != nil {
@@ -423,15 +462,31 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		return 0, err
 	}
 	defer e.Close(ctx)
+	for _, f := range others {
+		od, err := deploy(ctx, e, f)
+		if err != nil {
+			return 0, err
+		}
+		if !*asJSON {
+			for _, p := range od.Processes {
+				fmt.Fprintf(stdout, "deployed %s: process %s\n", f, p.ID)
+			}
+		}
+	}
 	if sc.Process == "" {
 		if len(d.Processes) == 0 {
 			return 0, fmt.Errorf("%w: %s has no executable process", errInput, file)
 		}
 		sc.Process = d.Processes[0].ID
 	}
-	tr := &tracer{out: stdout, epoch: e.Now()}
+	tr := &tracer{out: stdout, epoch: e.Now(), auto: map[int64]bool{}}
+	if *asJSON {
+		tr.out = io.Discard
+	}
+	fam := &family{}
 	e.Subscribe(func(ev engine.Event) {
 		out.Events = append(out.Events, ev)
+		fam.observe(ev)
 		if !*asJSON {
 			tr.print(ev)
 		}
@@ -448,7 +503,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		return 0, err
 	}
 	steps := sc.Steps
-	for range maxRounds {
+	for round := range maxRounds {
 		info, err := e.Instance(ctx, key)
 		if err != nil {
 			return 0, err
@@ -456,20 +511,27 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		if info.State != engine.Active || len(info.Incidents) > 0 {
 			break
 		}
-		jobs, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: key})
+		jobs, err := fam.jobs(ctx, e)
 		if err != nil {
 			return 0, err
 		}
+		if !*asJSON && round > 0 && round%progressEvery == 0 {
+			fmt.Fprintf(stderr, "flowtrack: %s, %s, virtual time %s\n", plural(round, "step"), plural(len(out.Events), "event"), strings.TrimSpace(tr.stamp(e.Now())))
+		}
 		if len(jobs) > 0 {
 			for _, j := range jobs {
-				if err := work(ctx, e, j, sc.Jobs[j.Type]); err != nil {
+				b, ok := sc.Jobs[j.Type]
+				if !ok {
+					tr.auto[j.Key] = true
+				}
+				if err := work(ctx, e, j, b); err != nil {
 					return 0, err
 				}
 			}
 			continue
 		}
 		if len(steps) > 0 {
-			if err := do(ctx, e, steps[0]); err != nil {
+			if err := do(ctx, e, steps[0], tr, func() int { return len(out.Events) }); err != nil {
 				return 0, err
 			}
 			steps = steps[1:]
@@ -479,9 +541,7 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 		if !ok {
 			break // waiting for something nobody will send
 		}
-		if !*asJSON {
-			fmt.Fprintf(stdout, "%s  advance time to %s\n", tr.stamp(due), due.Format(time.RFC3339))
-		}
+		tr.note(due, "advance time to %s", due.Format(time.RFC3339))
 		if err := e.AdvanceTo(ctx, due); err != nil {
 			return 0, err
 		}
@@ -503,6 +563,43 @@ func runCmd(ctx context.Context, args []string, stdout io.Writer) (code int, err
 	return code, nil
 }
 
+// family is the instance a run or sim started and the instances its call
+// activities started, whose jobs they answer too. It learns them from the
+// events: the first instance to start (events arrive while Start runs),
+// then each instance that starts right after a member's callStarted.
+type family struct {
+	keys  map[int64]bool
+	calls int
+}
+
+func (f *family) observe(ev engine.Event) {
+	if f.keys == nil {
+		f.keys = map[int64]bool{}
+	}
+	switch {
+	case ev.Type == engine.CallStarted && f.keys[ev.InstanceKey]:
+		f.calls++
+	case ev.Type == engine.InstanceStarted && (len(f.keys) == 0 || f.calls > 0):
+		if len(f.keys) > 0 {
+			f.calls--
+		}
+		f.keys[ev.InstanceKey] = true
+	}
+}
+
+// jobs returns the open jobs of the family, by instance and key.
+func (f *family) jobs(ctx context.Context, e *host.Engine) ([]engine.Job, error) {
+	var jobs []engine.Job
+	for _, k := range slices.Sorted(maps.Keys(f.keys)) {
+		js, err := e.Jobs(ctx, engine.JobFilter{InstanceKey: k})
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, js...)
+	}
+	return jobs, nil
+}
+
 // work answers one job as the scenario says (complete by default).
 func work(ctx context.Context, e *host.Engine, j engine.Job, b jobBehavior) error {
 	switch {
@@ -514,17 +611,42 @@ func work(ctx context.Context, e *host.Engine, j engine.Job, b jobBehavior) erro
 	return e.CompleteJob(ctx, j.Key, b.Variables)
 }
 
-func do(ctx context.Context, e *host.Engine, st step) error {
+// do performs one scenario step and traces it; events counts the events
+// so far, to tell a message or signal nobody received.
+func do(ctx context.Context, e *host.Engine, st step, tr *tracer, events func() int) error {
+	before := events()
 	switch {
 	case st.PublishMessage != nil:
 		m := st.PublishMessage
-		return e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
+		tr.note(e.Now(), "publish message %q key %q%s", m.Name, m.CorrelationKey, vars(m.Variables))
+		err := e.PublishMessage(ctx, engine.Message{Name: m.Name, CorrelationKey: m.CorrelationKey,
 			Variables: m.Variables, TTL: time.Duration(m.TTLMs) * time.Millisecond})
+		if err == nil && events() == before {
+			unheard(tr, e.Now(), "message", m.TTLMs)
+		}
+		return err
 	case st.BroadcastSignal != nil:
-		return e.BroadcastSignal(ctx, st.BroadcastSignal.Name, st.BroadcastSignal.Variables)
+		tr.note(e.Now(), "broadcast signal %q%s", st.BroadcastSignal.Name, vars(st.BroadcastSignal.Variables))
+		err := e.BroadcastSignal(ctx, st.BroadcastSignal.Name, st.BroadcastSignal.Variables)
+		if err == nil && events() == before {
+			unheard(tr, e.Now(), "signal", 0)
+		}
+		return err
 	default:
-		return e.Advance(ctx, time.Duration(*st.AdvanceMs)*time.Millisecond)
+		d := time.Duration(*st.AdvanceMs) * time.Millisecond
+		tr.note(e.Now(), "advance time by %s to %s", d, e.Now().Add(d).Format(time.RFC3339))
+		return e.Advance(ctx, d)
 	}
+}
+
+// unheard traces a message or signal no subscription received: a message
+// with a time to live waits for one, anything else is gone.
+func unheard(tr *tracer, at time.Time, what string, ttlMs int64) {
+	if ttlMs > 0 {
+		tr.note(at, "nobody received the %s: it is kept for %s", what, time.Duration(ttlMs)*time.Millisecond)
+		return
+	}
+	tr.note(at, "nobody received the %s: it is dropped", what)
 }
 
 // report returns the instance's final state and the exit code, and
@@ -563,17 +685,28 @@ func report(ctx context.Context, e *host.Engine, key int64, stdout io.Writer, qu
 	return view, code, nil
 }
 
-// tracer prints events as a readable trace.
+// tracer prints events as a readable trace, one line an event: the
+// virtual time since the start, which instance and token the event moved
+// ("i3 t2": token 2 of instance 3, so parallel branches read apart), and
+// what happened.
 type tracer struct {
 	out   io.Writer
 	epoch time.Time
 	// now is the engine clock when a result prints, so that times in it
 	// read as past or pending (a job's back-off that ended is no hold).
 	now time.Time
+	// auto marks the jobs run completes by itself (no scenario says how).
+	auto map[int64]bool
 }
 
 // stamp is virtual time since the start, e.g. "+0s", "+1h0m0s".
 func (t *tracer) stamp(at time.Time) string { return fmt.Sprintf("%8s", "+"+at.Sub(t.epoch).String()) }
+
+// note prints a line that is no engine event (a scenario step, a choice
+// in sim), at the engine time at.
+func (t *tracer) note(at time.Time, format string, args ...any) {
+	fmt.Fprintf(t.out, "%s  %-8s  %s\n", t.stamp(at), "", fmt.Sprintf(format, args...))
+}
 
 func (t *tracer) print(ev engine.Event) {
 	var what string
@@ -583,11 +716,15 @@ func (t *tracer) print(ev engine.Event) {
 	case engine.ElementLeft:
 		what = fmt.Sprintf("left      %s", ev.ElementID)
 	case engine.FlowTaken:
-		return // entered/left already tell the path
+		what = fmt.Sprintf("flow      %s taken", ev.FlowID)
 	case engine.JobCreated:
 		what = fmt.Sprintf("job       %d %s created at %s", ev.JobKey, ev.JobType, ev.ElementID)
 	case engine.JobCompleted:
-		what = fmt.Sprintf("job       %d %s completed%s", ev.JobKey, ev.JobType, vars(ev.Variables))
+		how := ""
+		if t.auto[ev.JobKey] {
+			how = " automatically"
+		}
+		what = fmt.Sprintf("job       %d %s completed%s%s", ev.JobKey, ev.JobType, how, vars(ev.Variables))
 	case engine.JobFailed:
 		what = fmt.Sprintf("job       %d %s failed: %s", ev.JobKey, ev.JobType, ev.Message)
 	case engine.TimerScheduled:
@@ -616,7 +753,11 @@ func (t *tracer) print(ev engine.Event) {
 			what += ": " + ev.Message
 		}
 	}
-	fmt.Fprintf(t.out, "%s  %s\n", t.stamp(ev.Time), strings.TrimRight(what, " "))
+	who := fmt.Sprintf("i%d", ev.InstanceKey)
+	if ev.TokenID != 0 {
+		who += fmt.Sprintf(" t%d", ev.TokenID)
+	}
+	fmt.Fprintf(t.out, "%s  %-8s  %s\n", t.stamp(ev.Time), who, strings.TrimRight(what, " "))
 }
 
 // vars formats variables compactly with sorted keys, or "" when none.

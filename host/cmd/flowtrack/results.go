@@ -28,6 +28,15 @@ func (d deployed) text(w io.Writer, _ *tracer) {
 	}
 }
 
+// deployedList is what deploy of several files answers, one a file.
+type deployedList []deployed
+
+func (l deployedList) text(w io.Writer, tr *tracer) {
+	for _, d := range l {
+		d.text(w, tr)
+	}
+}
+
 type started struct {
 	InstanceKey int64        `json:"instanceKey"`
 	ProcessID   string       `json:"processId"`
