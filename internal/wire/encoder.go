@@ -7,9 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/jsontext"
 )
 
 // The appenders below write the hot results and requests as encoding/json
@@ -31,13 +31,13 @@ func AppendResult(buf []byte, result any) ([]byte, error) {
 		buf = strconv.AppendInt(buf, r.InstanceKey, 10)
 		if r.State != "" {
 			buf = append(buf, `,"state":`...)
-			buf = AppendString(buf, string(r.State))
+			buf = jsontext.AppendString(buf, string(r.State))
 		}
 		buf, err := appendJobs(buf, r.Jobs)
 		return append(buf, '}'), err
 	case NowResult:
 		buf = append(buf, `{"now":`...)
-		return append(AppendString(buf, r.Now), '}'), nil
+		return append(jsontext.AppendString(buf, r.Now), '}'), nil
 	}
 	part, err := json.Marshal(result)
 	return append(buf, part...), err
@@ -48,7 +48,7 @@ func AppendStartResult(buf []byte, r StartResult) ([]byte, error) {
 	buf = append(buf, `{"instanceKey":`...)
 	buf = strconv.AppendInt(buf, r.InstanceKey, 10)
 	buf = append(buf, `,"state":`...)
-	buf = AppendString(buf, string(r.State))
+	buf = jsontext.AppendString(buf, string(r.State))
 	buf, err := appendJobs(buf, r.Jobs)
 	return append(buf, '}'), err
 }
@@ -59,11 +59,11 @@ func appendInstanceResult(buf []byte, r *InstanceResult) ([]byte, error) {
 	buf = append(buf, `{"key":`...)
 	buf = strconv.AppendInt(buf, r.Key, 10)
 	buf = append(buf, `,"processId":`...)
-	buf = AppendString(buf, r.ProcessID)
+	buf = jsontext.AppendString(buf, r.ProcessID)
 	buf = append(buf, `,"state":`...)
-	buf = AppendString(buf, string(r.State))
+	buf = jsontext.AppendString(buf, string(r.State))
 	buf = append(buf, `,"message":`...)
-	buf = AppendString(buf, r.Message)
+	buf = jsontext.AppendString(buf, r.Message)
 	buf = append(buf, `,"variables":`...)
 	var err error
 	if r.Variables == nil {
@@ -107,11 +107,11 @@ func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
 	buf = append(buf, `{"key":`...)
 	buf = strconv.AppendInt(buf, j.Key, 10)
 	buf = append(buf, `,"type":`...)
-	buf = AppendString(buf, j.Type)
+	buf = jsontext.AppendString(buf, j.Type)
 	buf = append(buf, `,"processId":`...)
-	buf = AppendString(buf, j.ProcessID)
+	buf = jsontext.AppendString(buf, j.ProcessID)
 	buf = append(buf, `,"elementId":`...)
-	buf = AppendString(buf, j.ElementID)
+	buf = jsontext.AppendString(buf, j.ElementID)
 	buf = append(buf, `,"instanceKey":`...)
 	buf = strconv.AppendInt(buf, j.InstanceKey, 10)
 	buf = append(buf, `,"retries":`...)
@@ -122,8 +122,8 @@ func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = append(AppendString(buf, k), ':')
-			buf = AppendString(buf, j.Headers[k])
+			buf = append(jsontext.AppendString(buf, k), ':')
+			buf = jsontext.AppendString(buf, j.Headers[k])
 		}
 		buf = append(buf, '}')
 	}
@@ -136,7 +136,7 @@ func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
 	}
 	if j.ErrorMessage != "" {
 		buf = append(buf, `,"errorMessage":`...)
-		buf = AppendString(buf, j.ErrorMessage)
+		buf = jsontext.AppendString(buf, j.ErrorMessage)
 	}
 	if y := j.Created.Year(); y < 0 || y > 9999 {
 		_, err := json.Marshal(j.Created) // its error for a year JSON cannot carry
@@ -146,7 +146,7 @@ func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
 	buf = AppendTime(buf, j.Created)
 	if j.Worker != "" {
 		buf = append(buf, `,"worker":`...)
-		buf = AppendString(buf, j.Worker)
+		buf = jsontext.AppendString(buf, j.Worker)
 	}
 	if j.Activation != 0 {
 		buf = append(buf, `,"activation":`...)
@@ -175,7 +175,7 @@ func AppendTime(buf []byte, t time.Time) []byte {
 // variables as engine.CheckVariables accepts them.
 func AppendStartRequest(buf []byte, r StartRequest) ([]byte, error) {
 	buf = append(buf, `{"processId":`...)
-	buf = AppendString(buf, r.ProcessID)
+	buf = jsontext.AppendString(buf, r.ProcessID)
 	buf, err := appendVariables(buf, r.Variables)
 	if r.Version != 0 {
 		buf = append(buf, `,"version":`...)
@@ -187,10 +187,10 @@ func AppendStartRequest(buf []byte, r StartRequest) ([]byte, error) {
 // AppendMessageRequest appends publish_message's request.
 func AppendMessageRequest(buf []byte, r MessageRequest) ([]byte, error) {
 	buf = append(buf, `{"name":`...)
-	buf = AppendString(buf, r.Name)
+	buf = jsontext.AppendString(buf, r.Name)
 	if r.CorrelationKey != "" {
 		buf = append(buf, `,"correlationKey":`...)
-		buf = AppendString(buf, r.CorrelationKey)
+		buf = jsontext.AppendString(buf, r.CorrelationKey)
 	}
 	buf, err := appendVariables(buf, r.Variables)
 	if err != nil {
@@ -204,7 +204,7 @@ func AppendMessageRequest(buf []byte, r MessageRequest) ([]byte, error) {
 	}
 	if r.MessageID != "" {
 		buf = append(buf, `,"messageId":`...)
-		buf = AppendString(buf, r.MessageID)
+		buf = jsontext.AppendString(buf, r.MessageID)
 	}
 	return append(buf, '}'), nil
 }
@@ -257,7 +257,7 @@ func AppendValue(buf []byte, v any) ([]byte, error) {
 	case nil:
 		return append(buf, "null"...), nil
 	case string:
-		return AppendString(buf, v), nil
+		return jsontext.AppendString(buf, v), nil
 	case bool:
 		return strconv.AppendBool(buf, v), nil
 	case float64:
@@ -288,7 +288,7 @@ func AppendValue(buf []byte, v any) ([]byte, error) {
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = append(AppendString(buf, k), ':')
+			buf = append(jsontext.AppendString(buf, k), ':')
 			if buf, err = AppendValue(buf, v[k]); err != nil {
 				return nil, err
 			}
@@ -319,60 +319,4 @@ func appendFloat(buf []byte, f float64) ([]byte, error) {
 		}
 	}
 	return buf, nil
-}
-
-const hexDigits = "0123456789abcdef"
-
-// AppendString appends s as a JSON string, escaped as encoding/json
-// escapes it (HTML-safe, invalid UTF-8 replaced, U+2028 and U+2029
-// escaped).
-func AppendString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				buf = append(buf, '\\', b)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
 }

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
-	"unicode/utf8"
+
+	"github.com/flowtrack/flowtrack/internal/jsontext"
 )
 
 // AppendJSON appends the record's JSON encoding to buf: exactly what
@@ -19,11 +20,11 @@ func (e *Event) AppendJSON(buf []byte) ([]byte, error) {
 	buf = append(buf, `,"time":`...)
 	buf = appendTime(buf, e.Time)
 	buf = append(buf, `,"type":`...)
-	buf = appendString(buf, string(e.Type))
+	buf = jsontext.AppendString(buf, string(e.Type))
 	buf = append(buf, `,"instanceKey":`...)
 	buf = strconv.AppendInt(buf, e.InstanceKey, 10)
 	buf = append(buf, `,"processId":`...)
-	buf = appendString(buf, e.ProcessID)
+	buf = jsontext.AppendString(buf, e.ProcessID)
 	buf = appendField(buf, "elementId", e.ElementID)
 	buf = appendField(buf, "elementType", e.ElementType)
 	buf = appendField(buf, "flowId", e.FlowID)
@@ -65,66 +66,11 @@ func appendField(buf []byte, name, value string) []byte {
 	buf = append(buf, ',', '"')
 	buf = append(buf, name...)
 	buf = append(buf, '"', ':')
-	return appendString(buf, value)
+	return jsontext.AppendString(buf, value)
 }
 
 func appendTime(buf []byte, t time.Time) []byte {
 	buf = append(buf, '"')
 	buf = t.AppendFormat(buf, time.RFC3339Nano)
-	return append(buf, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaping as encoding/json does
-// (HTML-safe, invalid UTF-8 replaced, U+2028 and U+2029 escaped).
-func appendString(buf []byte, s string) []byte {
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				buf = append(buf, '\\', b)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			case '\b':
-				buf = append(buf, '\\', 'b')
-			case '\f':
-				buf = append(buf, '\\', 'f')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	buf = append(buf, s[start:]...)
 	return append(buf, '"')
 }
