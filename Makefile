@@ -70,6 +70,7 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=5s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=5s ./engine/internal/runtime
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=5s ./internal/dispatch
+	$(FUZZ) -fuzz=FuzzAppendString -fuzztime=5s ./internal/jsontext
 	$(FUZZ) -fuzz=FuzzRestore -fuzztime=10s ./engine
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
