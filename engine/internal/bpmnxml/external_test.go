@@ -50,6 +50,10 @@ func countElements(d *model.Definitions) map[string]int {
 	for _, p := range d.Processes {
 		counts["sequenceFlow"] += len(p.Flows)
 		for _, n := range p.Nodes {
+			if n.GlobalTask != "" {
+				counts["callActivity"]++ // the XML has a call activity; the model, the task it performs
+				continue
+			}
 			counts[n.Kind.String()]++
 			if n.Kind == model.KindReceiveTask || n.Kind == model.KindSendTask {
 				continue // its message definition is the messageRef attribute

@@ -349,12 +349,16 @@ func (b *builder) flow(e *element) {
 
 // node reads one flow node and, for a sub-process, its content.
 func (b *builder) node(e *element, parent *model.Node) {
+	call := e
 	e = b.callsGlobalTask(e)
 	kind, _ := model.KindByName(e.local)
 	if e.local == "adHocSubProcess" || e.local == "transaction" {
 		kind = model.KindSubProcess
 	}
 	n := &model.Node{ID: e.get("id"), Name: e.get("name"), Kind: kind, Parent: parent}
+	if e != call {
+		n.GlobalTask = call.get("calledElement")
+	}
 	if n.ID == "" {
 		b.imp.problemAt(e, b.p.ID, "EXT.003", "bpmn:%s has no id: give it a unique id", e.local)
 	}

@@ -333,6 +333,9 @@ type Node struct {
 
 	// CalledElement is a call activity's process id expression.
 	CalledElement Expression
+	// GlobalTask is the id of the global task a call activity performs in
+	// its place; the node then has that task's kind (BPMN 2.0 §10.3.6).
+	GlobalTask string
 
 	Inputs  []Mapping
 	Outputs []Mapping
