@@ -89,19 +89,7 @@ func (d *Decoder) time() (time.Time, bool) {
 
 // DecodeStartResult decodes start's result.
 func DecodeStartResult(data []byte, r *StartResult) error {
-	d := NewDecoder(data, responseDepth)
-	if !d.end() && d.Document(func(key []byte) bool {
-		var ok bool
-		switch string(key) {
-		case "instanceKey":
-			r.InstanceKey, ok = d.Int64()
-		case "state":
-			r.State, ok = d.state()
-		case "jobs":
-			r.Jobs, ok = d.jobs()
-		}
-		return ok
-	}) {
+	if decodeProgress(data, &r.InstanceKey, &r.State, &r.Jobs) {
 		return nil
 	}
 	*r = StartResult{}
@@ -110,23 +98,30 @@ func DecodeStartResult(data []byte, r *StartResult) error {
 
 // DecodeCompleteJobResult decodes complete_job's result.
 func DecodeCompleteJobResult(data []byte, r *CompleteJobResult) error {
-	d := NewDecoder(data, responseDepth)
-	if !d.end() && d.Document(func(key []byte) bool {
-		var ok bool
-		switch string(key) {
-		case "instanceKey":
-			r.InstanceKey, ok = d.Int64()
-		case "state":
-			r.State, ok = d.state()
-		case "jobs":
-			r.Jobs, ok = d.jobs()
-		}
-		return ok
-	}) {
+	if decodeProgress(data, &r.InstanceKey, &r.State, &r.Jobs) {
 		return nil
 	}
 	*r = CompleteJobResult{}
 	return json.Unmarshal(data, r)
+}
+
+// decodeProgress decodes the shape start and complete_job share (where an
+// instance stands and its activatable jobs), reporting whether data was
+// plain enough for the fast path.
+func decodeProgress(data []byte, key *int64, state *engine.State, jobs *[]engine.Job) bool {
+	d := NewDecoder(data, responseDepth)
+	return !d.end() && d.Document(func(k []byte) bool {
+		var ok bool
+		switch string(k) {
+		case "instanceKey":
+			*key, ok = d.Int64()
+		case "state":
+			*state, ok = d.state()
+		case "jobs":
+			*jobs, ok = d.jobs()
+		}
+		return ok
+	})
 }
 
 // DecodeInstanceResult decodes instance's result; incidents, rare, go
