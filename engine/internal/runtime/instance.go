@@ -144,7 +144,9 @@ type loopState struct {
 // markDirty lists inst among the instances changed since the last
 // CheckpointDirty, once.
 func (inst *Instance) markDirty() {
-	if inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
+	// Only a store drains the list (CheckpointDirty): without one, listing
+	// would keep every instance ever started.
+	if !inst.eng.opts.Durable || inst.dirty.Load() || !inst.dirty.CompareAndSwap(false, true) {
 		return
 	}
 	e := inst.eng

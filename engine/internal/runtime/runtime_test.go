@@ -409,3 +409,17 @@ func TestInstance_LoopPanicFailsInstanceCleanly(t *testing.T) {
 	assert.Contains(t, inst.Message(), "internal error")
 	require.NoError(t, e.Settle(ctxT(t)))
 }
+
+// An engine without a store lists no changed instances: nothing would
+// drain the list, which would keep every finished instance alive.
+func TestEngine_NoStoreListsNoDirtyInstances(t *testing.T) {
+	e := testEngine(t)
+	plan := newGraph(t, "straight").node("s:startEvent", "a:task", "end:endEvent").
+		flow("s>a", "a>end").plan(CompileOptions{})
+	for range 20 {
+		run(t, e, plan, nil)
+	}
+	e.dirtyMu.Lock()
+	defer e.dirtyMu.Unlock()
+	assert.Empty(t, e.dirty)
+}
