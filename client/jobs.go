@@ -56,6 +56,9 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 		FilterSubject: wire.JobSubject(c.cluster, jobType),
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       o.Timeout,
+		// Once no worker has pulled for this long, JetStream removes the
+		// consumer and the server stops activating the type's jobs.
+		InactiveThreshold: wire.JobConsumerIdle(o.Timeout),
 	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("handle jobs of type %q: cluster %q: %w", jobType, c.cluster, ErrNoJobQueues)

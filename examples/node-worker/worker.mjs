@@ -57,6 +57,8 @@ export async function work(nc, { cluster = 'default', type, handler, timeoutMs =
     filter_subject: `flowtrack.${cluster}.jobs.${name}`,
     ack_policy: AckPolicy.Explicit,
     ack_wait: nanos(timeoutMs),
+    // Once no worker pulls for this long, the consumer goes and the server stops activating the type.
+    inactive_threshold: nanos(Math.max(2 * timeoutMs, 600_000)),
   });
   const consumer = await nc.jetstream().consumers.get(stream, name);
   const messages = await consumer.consume({ max_messages: prefetch });

@@ -1,6 +1,9 @@
 package wire
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // The NATS subjects of flowtrack serve (package server) and its client
 // (package client), for a cluster name: the operations above are
@@ -40,6 +43,13 @@ func JobSubject(cluster, jobType string) string { return JobSubjectPrefix(cluste
 
 // JobConsumer is the durable consumer workers of jobType pull through.
 func JobConsumer(jobType string) string { return JobToken(jobType) }
+
+// JobConsumerIdle is the InactiveThreshold workers give a job consumer
+// whose AckWait is ackWait: twice that, at least ten minutes. Once no
+// worker has pulled from it for so long, JetStream deletes the consumer
+// and the server stops activating the type's jobs, which wait in the
+// engine, activatable, for the next worker.
+func JobConsumerIdle(ackWait time.Duration) time.Duration { return max(2*ackWait, 10*time.Minute) }
 
 // JobMsgID is the message id of an activation, which deduplicates a
 // publication repeated after a crash.
