@@ -162,6 +162,11 @@ func (q *Jobs) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
+		// NextDeadline reports only times still ahead, so a deadline that
+		// passes while the pass runs, after it looked at that job, is
+		// read before the pass; the one after it adds the activations the
+		// pass made.
+		before, okBefore := q.eng.NextDeadline()
 		wait := time.Hour
 		if err := q.pass(ctx); err != nil {
 			if ctx.Err() != nil {
@@ -169,8 +174,14 @@ func (q *Jobs) run() {
 			}
 			q.cfg.OnError(err)
 			wait = retryAfter
-		} else if at, ok := q.eng.NextDeadline(); ok {
-			wait = max(time.Until(at), time.Millisecond)
+		} else {
+			if okBefore {
+				wait = time.Until(before)
+			}
+			if at, ok := q.eng.NextDeadline(); ok {
+				wait = min(wait, time.Until(at))
+			}
+			wait = max(wait, time.Millisecond)
 		}
 		timer.Reset(wait)
 		select {

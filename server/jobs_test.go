@@ -161,20 +161,21 @@ func (q *queued) completions() (wait func(keys []int64)) {
 		timeout := time.After(bound)
 		for {
 			mu.Lock()
-			missing := 0
+			var missing []int64
 			for _, k := range keys {
 				if !done[k] {
-					missing++
+					missing = append(missing, k)
 				}
 			}
 			mu.Unlock()
-			if missing == 0 {
+			if len(missing) == 0 {
 				return
 			}
 			select {
 			case <-changed:
 			case <-timeout:
-				q.t.Fatalf("%d of %d instances did not complete", missing, len(keys))
+				jobs, err := q.c.Jobs(context.Background(), engine.JobFilter{InstanceKey: missing[0]})
+				q.t.Fatalf("%d of %d instances did not complete; instance %d has jobs %+v (%v)", len(missing), len(keys), missing[0], jobs, err)
 			}
 		}
 	}
@@ -196,19 +197,31 @@ func TestJobs_Redelivery(t *testing.T) {
 	if err := m.Ack(); err != nil { // a worker that took it and died
 		t.Fatal(err)
 	}
-	again, m := next(t, cons)
-	if again.Key != first.Key || again.Activation == first.Activation {
-		t.Fatalf("after the timeout: job %d activation %d, want job %d with a new activation (not %d)", again.Key, again.Activation, first.Key, first.Activation)
+	// The next activation completes the job, unless it too timed out
+	// first (a slow machine): then the one after it does.
+	var again engine.Job
+	for again.Key == 0 {
+		j, m := next(t, cons)
+		if j.Key != first.Key || j.Activation == first.Activation {
+			t.Fatalf("after the timeout: job %d activation %d, want job %d with a new activation (not %d)", j.Key, j.Activation, first.Key, first.Activation)
+		}
+		err := q.c.CompleteJob(ctx, first.Key, map[string]any{"late": true}, engine.JobActivation(first.Activation))
+		if !errors.Is(err, engine.ErrStaleActivation) {
+			t.Fatalf("completing the timed-out activation: %v, want ErrStaleActivation", err)
+		}
+		err = q.c.CompleteJob(ctx, j.Key, map[string]any{"result": "ok"}, engine.JobActivation(j.Activation))
+		switch {
+		case err == nil:
+			again = j
+		case !errors.Is(err, engine.ErrStaleActivation):
+			t.Fatalf("completing activation %d: %v", j.Activation, err)
+		}
+		if err := m.Ack(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	err := q.c.CompleteJob(ctx, first.Key, map[string]any{"late": true}, engine.JobActivation(first.Activation))
-	if !errors.Is(err, engine.ErrStaleActivation) {
-		t.Fatalf("completing the timed-out activation: %v, want ErrStaleActivation", err)
-	}
-	if err := q.c.CompleteJob(ctx, again.Key, map[string]any{"result": "ok"}, engine.JobActivation(again.Activation)); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Ack(); err != nil {
-		t.Fatal(err)
+	if err := q.c.CompleteJob(ctx, again.Key, nil, engine.JobActivation(again.Activation)); !errors.Is(err, engine.ErrUnknownJob) {
+		t.Fatalf("completing job %d twice: %v, want ErrUnknownJob", again.Key, err)
 	}
 	wait(keys)
 	inst, err := q.c.Instance(ctx, keys[0])
@@ -223,7 +236,7 @@ func TestJobs_Redelivery(t *testing.T) {
 // TestJobs_ExactlyOnce: workers on connections of their own share one
 // queue; every job is handled once and every instance completes.
 func TestJobs_ExactlyOnce(t *testing.T) {
-	const workers, perWorker = 8, 25
+	const workers, perWorker = 8, 10
 	q := newQueued(t)
 	wait := q.completions()
 	var mu sync.Mutex
@@ -317,18 +330,61 @@ func TestJobs_Restart(t *testing.T) {
 	}
 }
 
-// TestJobToken: job types become subject tokens and back.
-func TestJobToken(t *testing.T) {
-	for _, typ := range []string{"pay", "work.item", "io.camunda:http-json:1", "a b*>%", "ünï"} {
-		tok := wire.JobToken(typ)
-		back, ok := wire.JobType(tok)
-		if !ok || back != typ {
-			t.Errorf("JobType(JobToken(%q) = %q) = %q, %v", typ, tok, back, ok)
+// TestJobs_RestartUnderWorkers: the server restarts while workers hold
+// jobs; their results reach the next server (the activation is in the
+// engine's state) or are refused as stale after a timeout, and every job
+// is completed exactly once.
+func TestJobs_RestartUnderWorkers(t *testing.T) {
+	const n, held = 12, 3
+	q := newQueued(t)
+	var mu sync.Mutex
+	completed := map[int64]int{}
+	unsub, err := q.c.Subscribe(func(ev engine.Event) {
+		if ev.Type == engine.JobCompleted {
+			mu.Lock()
+			completed[ev.JobKey]++
+			mu.Unlock()
 		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, bad := range []string{"", "a%2", "a%zz", "a%61", "a.b"} {
-		if typ, ok := wire.JobType(bad); ok {
-			t.Errorf("JobType(%q) = %q, want none", bad, typ)
+	defer func() { _ = unsub() }()
+	wait := q.completions()
+	got := make(chan struct{}, held)
+	restarted := make(chan struct{})
+	var calls atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.c.HandleJobs(ctx, jobType, func(context.Context, engine.Job) (map[string]any, error) {
+			if calls.Add(1) <= held {
+				got <- struct{}{}
+				<-restarted // hold the job across the restart
+			}
+			return map[string]any{"done": true}, nil
+		}, engine.WorkerOptions{Concurrency: held, Timeout: 500 * time.Millisecond})
+	}()
+	keys := q.startN(n)
+	for range held {
+		<-got
+	}
+	q.stop()
+	q.start()
+	close(restarted)
+	wait(keys)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(completed) != n {
+		t.Errorf("%d jobs completed, want %d", len(completed), n)
+	}
+	for k, c := range completed {
+		if c != 1 {
+			t.Errorf("job %d completed %d times", k, c)
 		}
 	}
 }

@@ -42,10 +42,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test('jobToken writes a job type as its subject token', () => {
-  assert.equal(jobToken('math.double'), 'math%2Edouble');
-  assert.equal(jobToken('pay-1_x'), 'pay-1_x');
-  assert.equal(jobToken('ü'), '%C3%BC');
+test('jobToken writes a job type as its subject token, as the server does', () => {
+  const vectors = JSON.parse(readFileSync(new URL('../../internal/wire/testdata/job-tokens.json', import.meta.url), 'utf8'));
+  for (const [type, token] of Object.entries(vectors)) assert.equal(jobToken(type), token, type);
 });
 
 test('two nats-only workers complete every job with variables', { timeout: 120_000 }, async () => {

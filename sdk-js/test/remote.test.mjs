@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from 'nats';
+import { jobToken } from '../dist/remote.js';
 import { ClosedError, Engine, InstanceEndedError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
 
 const repo = new URL('../..', import.meta.url).pathname;
@@ -134,6 +135,11 @@ describe('Engine.connect', { timeout: 120_000 }, () => {
     const sdk = new URL('..', import.meta.url).pathname;
     execFileSync(process.execPath, [join(sdk, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--target', 'ES2022', '--module', 'NodeNext',
       '--moduleResolution', 'NodeNext', '--lib', 'ES2022,DOM', '--types', 'node', join(sdk, 'test/fixtures/remote-consumer.ts')], { cwd: sdk, stdio: 'inherit' });
+  });
+
+  it('names job queues as the Go wire package does', () => {
+    const vectors = JSON.parse(readFileSync(new URL('../../internal/wire/testdata/job-tokens.json', import.meta.url), 'utf8'));
+    for (const [type, token] of Object.entries(vectors)) assert.equal(jobToken(type), token, type);
   });
 
   it('says when no server answers for the cluster', async () => {
