@@ -390,10 +390,12 @@ func TestJobs_RestartUnderWorkers(t *testing.T) {
 }
 
 // BenchmarkJobs_Queue measures jobs/s through the queue: b.N instances
-// of one service task, started first, then worked by 1 and 8 workers.
+// of one service task, started first, then worked by 1 and 8 workers, each
+// on a connection of its own with 1 or 4 jobs in hand.
 func BenchmarkJobs_Queue(b *testing.B) {
-	for _, workers := range []int{1, 8} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+	for _, run := range []struct{ workers, inHand int }{{1, 1}, {1, 4}, {8, 4}} {
+		workers, inHand := run.workers, run.inHand
+		b.Run(fmt.Sprintf("workers=%d/inhand=%d", workers, inHand), func(b *testing.B) {
 			q := newQueued(b)
 			wait := q.completions()
 			keys := q.startN(b.N)
@@ -413,7 +415,7 @@ func BenchmarkJobs_Queue(b *testing.B) {
 					defer wg.Done()
 					_ = c.HandleJobs(ctx, jobType, func(context.Context, engine.Job) (map[string]any, error) {
 						return map[string]any{"ok": true}, nil
-					}, engine.WorkerOptions{Concurrency: 4, Timeout: time.Minute})
+					}, engine.WorkerOptions{Concurrency: inHand, Timeout: time.Minute})
 				}()
 			}
 			wait(keys)
