@@ -70,6 +70,7 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 	if err != nil {
 		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
 	}
+	defer msgs.Stop()
 	stop := context.AfterFunc(ctx, msgs.Stop)
 	defer stop()
 	var wg sync.WaitGroup
