@@ -389,6 +389,39 @@ func TestJobs_RestartUnderWorkers(t *testing.T) {
 	}
 }
 
+// TestJobs_FailedJobRequeued: a job whose handler fails goes back to the
+// engine with one retry fewer and is queued again after its back-off.
+func TestJobs_FailedJobRequeued(t *testing.T) {
+	q := newQueued(t)
+	wait := q.completions()
+	var mu sync.Mutex
+	var retries []int
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- q.c.HandleJobs(ctx, jobType, func(_ context.Context, j engine.Job) (map[string]any, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			retries = append(retries, j.Retries)
+			if len(retries) == 1 {
+				return nil, errors.New("flaky downstream")
+			}
+			return map[string]any{"attempts": len(retries)}, nil
+		}, engine.WorkerOptions{Timeout: time.Minute, RetryBackoff: 50 * time.Millisecond})
+	}()
+	keys := q.startN(1)
+	wait(keys)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(retries) != 2 || retries[0] != 3 || retries[1] != 2 {
+		t.Errorf("attempts saw retries %v, want [3 2]", retries)
+	}
+}
+
 // BenchmarkJobs_Queue measures jobs/s through the queue: b.N instances
 // of one service task, started first, then worked by 1 and 8 workers, each
 // on a connection of its own with 1 or 4 jobs in hand.

@@ -11,11 +11,27 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from 'nats';
 import { jobToken } from '../dist/remote.js';
-import { ClosedError, Engine, InstanceEndedError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
+import { BpmnError, ClosedError, Engine, InstanceEndedError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
 
 const repo = new URL('../..', import.meta.url).pathname;
 const fixture = (name) => readFileSync(new URL(`fixtures/${name}`, import.meta.url));
 const cluster = 'sdkremote';
+const risky = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="r" targetNamespace="http://flowtrack.dev/test">
+  <bpmn:error id="Error_nope" errorCode="NOPE" />
+  <bpmn:process id="risky" isExecutable="true">
+    <bpmn:startEvent id="start" />
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="flaky" />
+    <bpmn:serviceTask id="flaky"><bpmn:extensionElements><zeebe:taskDefinition type="remote-flaky" /></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:sequenceFlow id="f2" sourceRef="flaky" targetRef="refuse" />
+    <bpmn:serviceTask id="refuse"><bpmn:extensionElements><zeebe:taskDefinition type="remote-refuse" /></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:boundaryEvent id="refused" attachedToRef="refuse"><bpmn:errorEventDefinition errorRef="Error_nope" /></bpmn:boundaryEvent>
+    <bpmn:sequenceFlow id="f3" sourceRef="refuse" targetRef="end" />
+    <bpmn:sequenceFlow id="f4" sourceRef="refused" targetRef="endRefused" />
+    <bpmn:endEvent id="end" />
+    <bpmn:endEvent id="endRefused" />
+  </bpmn:process>
+</bpmn:definitions>`;
 const manual = `<?xml version="1.0" encoding="UTF-8"?>
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="http://flowtrack.dev/test">
   <bpmn:process id="manual" isExecutable="true">
@@ -85,6 +101,31 @@ describe('Engine.connect', { timeout: 120_000 }, () => {
       assert.deepEqual({ ...inst.variables }, { amount: 42, checked: true, team: 'orders', reserved: true, charged: 42 });
       assert.deepEqual(seen.sort(), ['charge-payment', 'check-order', 'reserve-stock']);
       for (const stop of stops) stop();
+    } finally {
+      await engine.close();
+    }
+  });
+
+  it('queues a failed job again and throws a BpmnError from a handler', async () => {
+    const engine = await Engine.connect({ servers: url, cluster });
+    try {
+      const completed = completion(engine);
+      await engine.deploy(risky);
+      const attempts = [];
+      engine.handle('remote-flaky', (job) => {
+        attempts.push(job.retries);
+        if (attempts.length === 1) throw new Error('flaky downstream');
+        return { attempts: attempts.length };
+      }, { retryBackoff: 10 });
+      engine.handle('remote-refuse', () => {
+        throw new BpmnError('NOPE', 'refused', { reason: 'policy' });
+      });
+      const { instanceKey } = await engine.start('risky', {});
+      await completed(instanceKey);
+      assert.deepEqual(attempts, [3, 2]);
+      const history = await engine.history(instanceKey);
+      assert.ok(history.some((ev) => ev.type === 'elementLeft' && ev.elementId === 'endRefused'), 'the boundary error path ran');
+      assert.deepEqual({ ...(await engine.variables(instanceKey)) }, { attempts: 2, reason: 'policy', errorCode: 'NOPE', errorMessage: 'refused' });
     } finally {
       await engine.close();
     }
