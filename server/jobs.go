@@ -41,6 +41,11 @@ const (
 // tried again.
 const retryAfter = time.Second
 
+// MinJobTimeout is the shortest activation timeout the queue gives: a
+// consumer's AckWait below it counts as it, so that a worker asking for
+// a tiny timeout cannot make the server activate and publish in a loop.
+const MinJobTimeout = 100 * time.Millisecond
+
 // Jobs is the job queues of one engine: it activates the jobs of every
 // type a worker serves and publishes each activation into the cluster's
 // work-queue stream (wire.JobStream), on the subject of its type.
@@ -247,7 +252,7 @@ func (q *Jobs) types(ctx context.Context) (map[string]time.Duration, error) {
 			continue
 		}
 		if typ, ok := wire.JobType(token); ok && info.Config.AckWait > 0 {
-			served[typ] = info.Config.AckWait
+			served[typ] = max(info.Config.AckWait, MinJobTimeout)
 		}
 	}
 	if err := list.Err(); err != nil {

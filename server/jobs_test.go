@@ -233,6 +233,21 @@ func TestJobs_Redelivery(t *testing.T) {
 	}
 }
 
+// TestJobs_MinTimeout: a consumer asking for a tiny AckWait gets
+// activations of MinJobTimeout, not a server activating in a loop.
+func TestJobs_MinTimeout(t *testing.T) {
+	q := newQueued(t)
+	cons := q.consumer(time.Millisecond)
+	q.startN(1)
+	j, m := next(t, cons)
+	if held := j.Deadline.Sub(j.Created); held < server.MinJobTimeout {
+		t.Errorf("activation held %s after the job was created, want at least %s", held, server.MinJobTimeout)
+	}
+	if err := m.Ack(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestJobs_ExactlyOnce: workers on connections of their own share one
 // queue; every job is handled once and every instance completes.
 func TestJobs_ExactlyOnce(t *testing.T) {

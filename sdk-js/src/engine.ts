@@ -724,6 +724,7 @@ export class Engine {
    * handler.
    */
   handle<V extends Variables = Variables>(type: string, handler: JobHandler<V>, options: HandlerOptions = {}): () => void {
+    if (typeof type !== 'string' || type === '') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle: the job type must be a non-empty string, got ${JSON.stringify(type)}` });
     if (typeof handler !== 'function') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: handler must be a function` });
     const h: handler = {
       fn: handler as JobHandler,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from 'nats';
 import { jobToken } from '../dist/remote.js';
-import { BpmnError, ClosedError, Engine, InstanceEndedError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
+import { BadRequestError, BpmnError, ClosedError, Engine, InstanceEndedError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
 
 const repo = new URL('../..', import.meta.url).pathname;
 const fixture = (name) => readFileSync(new URL(`fixtures/${name}`, import.meta.url));
@@ -147,6 +147,7 @@ describe('Engine.connect', { timeout: 120_000 }, () => {
       await assert.rejects(engine.completeJob(again[0].key), UnknownJobError);
       await assert.rejects(engine.instance(-5), UnknownInstanceError);
       await assert.rejects(engine.advanceTime('PT1M'), UnsupportedError);
+      assert.throws(() => engine.handle('', () => ({})), BadRequestError);
       assert.equal((await engine.state(instanceKey)), 'completed');
       await assert.rejects(engine.cancel(instanceKey), InstanceEndedError);
     } finally {
