@@ -239,3 +239,18 @@ export function stringifyJSON(value: unknown): string {
   });
   return marked ? text.replace(tagged, '$1') : text;
 }
+
+// Characters the engine's JSON writer (Go's encoding/json) escapes inside
+// strings and JSON.stringify writes raw. JSON text holds them only inside
+// strings, so replacing them anywhere in the text escapes exactly those.
+const goEscaped = /[<>&\u2028\u2029]/g;
+
+/**
+ * stringifyDocument is stringifyJSON writing strings as the engine writes
+ * them (`<`, `>`, `&`, U+2028 and U+2029 as \u escapes, like Go's
+ * encoding/json): a state document the module wrote, read and written
+ * again here, is the very bytes every other host writes for it.
+ */
+export function stringifyDocument(value: unknown): string {
+  return stringifyJSON(value).replace(goEscaped, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
