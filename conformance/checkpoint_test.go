@@ -21,7 +21,7 @@ type rotating struct {
 	Runner
 	rotation []target
 	next     int
-	restores int
+	restores map[string]int // by target name
 }
 
 // target is a host a rotation restores onto.
@@ -59,6 +59,8 @@ func checkpoint(ctx context.Context, r Runner) ([]byte, error) {
 		return r.e.Checkpoint(ctx)
 	case *Host:
 		return r.e.Checkpoint(ctx)
+	case *Node:
+		return r.Checkpoint(ctx)
 	}
 	return nil, fmt.Errorf("conformance: runner %T cannot checkpoint", r)
 }
@@ -91,18 +93,19 @@ func (r *rotating) Settle(ctx context.Context) error {
 	}
 	r.Runner = next
 	r.next++
-	r.restores++
+	r.restores[to.name]++
 	return nil
 }
 
 // playRotating plays s from a fresh native engine in mode, restoring after
-// every step onto the hosts of rotation in turn.
-func playRotating(t *testing.T, s *Scenario, mode engine.Resumption, rotation ...target) (*Result, int, error) {
+// every step onto the hosts of rotation in turn, and counts the restores
+// by target name.
+func playRotating(t *testing.T, s *Scenario, mode engine.Resumption, rotation ...target) (*Result, map[string]int, error) {
 	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(mode))
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	r := &rotating{Runner: &Native{e: e, insts: map[int64]*engine.Instance{}}, rotation: rotation}
+	r := &rotating{Runner: &Native{e: e, insts: map[int64]*engine.Instance{}}, rotation: rotation, restores: map[string]int{}}
 	res, err := Run(ctxT(t), r, s)
 	if cerr := r.Close(context.Background()); cerr != nil && err == nil {
 		err = fmt.Errorf("close: %w", cerr)
@@ -137,27 +140,40 @@ func TestScenariosRestored(t *testing.T) {
 }
 
 // TestScenariosAcrossHosts plays every scenario moving, after every step,
-// from the native engine to the WebAssembly module in wazero and back
-// (native → wazero → native in the other mode → wazero → ...), and
-// requires the observations of the uninterrupted native run.
+// from the native engine to the WebAssembly module in wazero, from there
+// to the SDK in Node (one node process for the whole test, onNode), and
+// back to the native engine in the other resumption mode (native → wazero
+// → Node → native in the other mode → wazero → Node → ...), and requires
+// the observations of the uninterrupted native run. It fails, saying what
+// to build, without node or the SDK build (make sdk).
 func TestScenariosAcrossHosts(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("a wazero module per step: too long for -short and -race (make test runs it without, as restore-hosts)")
 	}
-	compareRotations(t, func(mode engine.Resumption) []target {
+	node := onNode(startNode(t))
+	restores := compareRotations(t, func(mode engine.Resumption) []target {
 		other := engine.ResumeDirect
 		if mode == engine.ResumeDirect {
 			other = engine.ResumeGoroutines
 		}
-		return []target{onHost, onNative(other), onHost, onNative(mode)}
+		return []target{onHost, node, onNative(other), onHost, node, onNative(mode)}
 	})
+	n := 0
+	for _, c := range restores {
+		n += c
+	}
+	t.Logf("%d restores: %v", n, restores)
 }
 
-func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) {
+// compareRotations plays every scenario in both resumption modes, once
+// uninterrupted and once in the rotation for that mode, requires the same
+// observations, and returns how many restores each target made.
+func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) map[string]int {
 	scenarios, err := Load("scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
+	total := map[string]int{}
 	for _, s := range scenarios {
 		if _, ok := s.Skip["native"]; ok {
 			continue
@@ -172,12 +188,18 @@ func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) {
 				if err != nil {
 					t.Fatalf("mode %d: restored after every step: %v", mode, err)
 				}
+				n := 0
+				for name, c := range restores {
+					total[name] += c
+					n += c
+				}
 				want, _ := json.Marshal(plain.Observations)
 				got, _ := json.Marshal(res.Observations)
 				if !bytes.Equal(got, want) {
-					t.Errorf("mode %d: restored after every step (%d restores) observed\n%s\nuninterrupted\n%s", mode, restores, got, want)
+					t.Errorf("mode %d: restored after every step (%d restores) observed\n%s\nuninterrupted\n%s", mode, n, got, want)
 				}
 			}
 		})
 	}
+	return total
 }
