@@ -59,6 +59,11 @@ func normalizeValue(v any, depth int) (any, error) {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%v is not a JSON number", v)
 		}
+		if v == 0 {
+			// -0 as 0: FEEL's decimals have no negative zero, a document's
+			// "-0" is read as 0, and JavaScript writes -0 as 0.
+			return 0.0, nil
+		}
 		return v, nil
 	case float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:
 		n, ok := expr.Number(v)
