@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -610,5 +611,60 @@ func TestNodeRotationProtocol(t *testing.T) {
 	var de *engine.DeployError
 	if !errors.As(err, &de) || de.File != "bad.bpmn" {
 		t.Errorf("deploy of a bad document: %v, want a *engine.DeployError for bad.bpmn", err)
+	}
+}
+
+// TestNodeRotationDocument moves a document whose variables hold what
+// JSON writers disagree on (keys that look like array indexes, numbers
+// near the exponent thresholds and beyond a double, -0, characters Go
+// escapes and JavaScript does not) from the native engine into the SDK
+// in Node and back, and requires the very bytes at every hop.
+func TestNodeRotationDocument(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("needs the SDK build (make sdk); make test runs it without -race, as restore-hosts")
+	}
+	p := startNode(t)
+	ctx := ctxT(t)
+	bpmn, err := os.ReadFile("scenarios/parallel_fork_without_join.bpmn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars, err := engine.NormalizeVariables(map[string]any{
+		"10": 1, "2": 2, "b": true, "a": nil, "-1": "minus", "01": "zero one",
+		"floats":  []any{1.5, 0.1, 1e21, 1e20, 1e-7, 1e-6, 123456789012345.6, math.Copysign(0, -1), 5e-324, 1.7976931348623157e308},
+		"decimal": []any{json.Number("12345678901234567890"), json.Number("0.30000000000000000001"), json.Number("1E+400"), json.Number("1.50"), json.Number("100"), json.Number("1e2")},
+		"text":    "<a & b>\u2028\u2029\x01\x1f\x7f\b\f\t\n\"\\/é😀\ufffd",
+		"nested":  map[string]any{"3": []any{map[string]any{"1": "x", "z": "y"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close(context.Background())
+	if _, err := e.Deploy("parallel_fork_without_join.bpmn", bpmn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(ctx, "p", vars); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := e.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := onNode(p).restore(ctx, doc)
+	if err != nil {
+		t.Fatalf("restore in Node: %v", err)
+	}
+	n := r.(*Node)
+	defer n.Close(context.Background())
+	again, err := n.Checkpoint(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(again, doc) {
+		t.Errorf("restored in Node, the SDK writes\n%s\nthe native engine wrote\n%s", again, doc)
 	}
 }
