@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -21,7 +22,25 @@ type rotating struct {
 	Runner
 	rotation []target
 	next     int
-	restores map[string]int // by target name
+	restores map[string]restoreCount // by target name
+}
+
+// restoreCount is how many restores a target made and how long they took
+// (restoring, and writing the document again).
+type restoreCount struct {
+	n    int
+	took time.Duration
+}
+
+func (c restoreCount) add(o restoreCount) restoreCount {
+	return restoreCount{c.n + o.n, c.took + o.took}
+}
+
+func (c restoreCount) String() string {
+	if c.n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%v, %v each)", c.n, c.took.Round(time.Millisecond), (c.took / time.Duration(c.n)).Round(10*time.Microsecond))
 }
 
 // target is a host a rotation restores onto.
@@ -75,6 +94,7 @@ func (r *rotating) Settle(ctx context.Context) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	to := r.rotation[r.next%len(r.rotation)]
+	began := time.Now()
 	next, err := to.restore(ctx, doc)
 	if err != nil {
 		return fmt.Errorf("restore on %s: %w", to.name, err)
@@ -93,19 +113,19 @@ func (r *rotating) Settle(ctx context.Context) error {
 	}
 	r.Runner = next
 	r.next++
-	r.restores[to.name]++
+	r.restores[to.name] = r.restores[to.name].add(restoreCount{1, time.Since(began)})
 	return nil
 }
 
 // playRotating plays s from a fresh native engine in mode, restoring after
 // every step onto the hosts of rotation in turn, and counts the restores
 // by target name.
-func playRotating(t *testing.T, s *Scenario, mode engine.Resumption, rotation ...target) (*Result, map[string]int, error) {
+func playRotating(t *testing.T, s *Scenario, mode engine.Resumption, rotation ...target) (*Result, map[string]restoreCount, error) {
 	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(mode))
 	if err != nil {
 		return nil, nil, err
 	}
-	r := &rotating{Runner: &Native{e: e, insts: map[int64]*engine.Instance{}}, rotation: rotation, restores: map[string]int{}}
+	r := &rotating{Runner: &Native{e: e, insts: map[int64]*engine.Instance{}}, rotation: rotation, restores: map[string]restoreCount{}}
 	res, err := Run(ctxT(t), r, s)
 	if cerr := r.Close(context.Background()); cerr != nil && err == nil {
 		err = fmt.Errorf("close: %w", cerr)
@@ -158,22 +178,22 @@ func TestScenariosAcrossHosts(t *testing.T) {
 		}
 		return []target{onHost, node, onNative(other), onHost, node, onNative(mode)}
 	})
-	n := 0
+	var all restoreCount
 	for _, c := range restores {
-		n += c
+		all = all.add(c)
 	}
-	t.Logf("%d restores: %v", n, restores)
+	t.Logf("%v restores: %v", all, restores)
 }
 
 // compareRotations plays every scenario in both resumption modes, once
 // uninterrupted and once in the rotation for that mode, requires the same
 // observations, and returns how many restores each target made.
-func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) map[string]int {
+func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) map[string]restoreCount {
 	scenarios, err := Load("scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
-	total := map[string]int{}
+	total := map[string]restoreCount{}
 	for _, s := range scenarios {
 		if _, ok := s.Skip["native"]; ok {
 			continue
@@ -190,8 +210,8 @@ func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) m
 				}
 				n := 0
 				for name, c := range restores {
-					total[name] += c
-					n += c
+					total[name] = total[name].add(c)
+					n += c.n
 				}
 				want, _ := json.Marshal(plain.Observations)
 				got, _ := json.Marshal(res.Observations)
