@@ -160,23 +160,23 @@ func TestScenariosRestored(t *testing.T) {
 }
 
 // TestScenariosAcrossHosts plays every scenario moving, after every step,
-// from the native engine to the WebAssembly module in wazero, from there
-// to the SDK in Node (one node process for the whole test, onNode), and
-// back to the native engine in the other resumption mode (native → wazero
-// → Node → native in the other mode → wazero → Node → ...), and requires
-// the observations of the uninterrupted native run. It fails, saying what
-// to build, without node or the SDK build (make sdk).
+// round the hosts: native → wazero → Node (the SDK, in one node process
+// for the test binary, nodeFor) → native in the other resumption mode →
+// wazero → ..., and requires the observations of the uninterrupted native
+// run. The run starting in goroutine mode goes to wazero first, the one
+// in direct mode to Node first, so the first step of every scenario is
+// taken over by each. It fails, saying what to build, without node or the
+// SDK build (make sdk).
 func TestScenariosAcrossHosts(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("a wazero module per step: too long for -short and -race (make test runs it without, as restore-hosts)")
 	}
-	node := onNode(startNode(t))
+	node := onNode(nodeFor(t))
 	restores := compareRotations(t, func(mode engine.Resumption) []target {
-		other := engine.ResumeDirect
 		if mode == engine.ResumeDirect {
-			other = engine.ResumeGoroutines
+			return []target{node, onNative(engine.ResumeGoroutines), onHost, node, onNative(engine.ResumeDirect), onHost}
 		}
-		return []target{onHost, node, onNative(other), onHost, node, onNative(mode)}
+		return []target{onHost, node, onNative(engine.ResumeDirect), onHost, node, onNative(engine.ResumeGoroutines)}
 	})
 	var all restoreCount
 	for _, c := range restores {

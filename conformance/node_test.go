@@ -76,26 +76,52 @@ func (b *lockedBuffer) String() string {
 	return string(b.buf)
 }
 
-// startNode starts the node child for t and stops it when t ends. It
-// fails t, saying what to install or build, when node or the SDK build is
-// missing, or when the SDK's module is not the one package host embeds
-// (a stale build would make every comparison wrong). The process lives at
-// most as long as t may (its deadline, or an hour).
-func startNode(t *testing.T) *nodeProcess {
+// The node child is started once per test binary, by the first test that
+// needs it (nodeFor), and stopped by TestMain (stopNode).
+var (
+	nodeOnce    sync.Once
+	nodeShared  *nodeProcess
+	nodeFailure error
+)
+
+// nodeFor returns the test binary's node child, starting it on first use,
+// or fails t saying what to install or build: node missing, the SDK not
+// built, or the SDK's module not the one package host embeds (a stale
+// build would make every comparison wrong). The process lives at most as
+// long as the first test that asked for it may (its deadline, or an hour).
+func nodeFor(t *testing.T) *nodeProcess {
 	t.Helper()
+	nodeOnce.Do(func() {
+		lifetime := time.Hour
+		if d, ok := t.Deadline(); ok {
+			lifetime = time.Until(d)
+		}
+		nodeShared, nodeFailure = startNode(lifetime)
+	})
+	if nodeFailure != nil {
+		t.Fatalf("node rotation: %v", nodeFailure)
+	}
+	return nodeShared
+}
+
+// stopNode stops the node child, if one was started.
+func stopNode() {
+	if nodeShared != nil {
+		nodeShared.close()
+	}
+}
+
+// startNode starts the node child, killed after lifetime.
+func startNode(lifetime time.Duration) (*nodeProcess, error) {
 	bin, err := exec.LookPath("node")
 	if err != nil {
-		t.Fatalf("node rotation: no node on PATH (Node >= 20 is needed): %v", err)
+		return nil, fmt.Errorf("no node on PATH (Node >= 20 is needed): %w", err)
 	}
 	if _, err := os.Stat(nodeSDK); err != nil {
-		t.Fatalf("node rotation: the SDK is not built (%v): run make sdk", err)
+		return nil, fmt.Errorf("the SDK is not built (%w): run make sdk", err)
 	}
 	if err := sameModule(nodeModule, hostModule); err != nil {
-		t.Fatalf("node rotation: %v: run make sdk", err)
-	}
-	lifetime := time.Hour
-	if d, ok := t.Deadline(); ok {
-		lifetime = time.Until(d)
+		return nil, fmt.Errorf("%w: run make sdk", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), lifetime)
 	cmd := exec.CommandContext(ctx, bin, filepath.Base(nodeScript))
@@ -104,16 +130,16 @@ func startNode(t *testing.T) *nodeProcess {
 	cmd.Stderr = &p.stderr
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		cancel()
-		t.Fatal(err)
+		return nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		cancel()
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
 		cancel()
-		t.Fatalf("node rotation: start %s: %v", nodeScript, err)
+		return nil, fmt.Errorf("start %s: %w", nodeScript, err)
 	}
 	go func() {
 		defer close(p.lines)
@@ -127,7 +153,7 @@ func startNode(t *testing.T) *nodeProcess {
 	}()
 	go func() {
 		// Reply lines nobody waits for any more (after a timed-out call)
-		// are dropped here once the process is gone, so Wait returns.
+		// are dropped here once the process is gone, so the reader ends.
 		<-p.exited
 		for range p.lines {
 		}
@@ -136,8 +162,7 @@ func startNode(t *testing.T) *nodeProcess {
 		_ = cmd.Wait()
 		close(p.exited)
 	}()
-	t.Cleanup(p.close)
-	return p
+	return p, nil
 }
 
 // sameModule checks that the SDK's module, when the build has one at
@@ -560,7 +585,7 @@ func TestNodeRotationProtocol(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("needs the SDK build (make sdk); make test runs it without -race, as restore-hosts")
 	}
-	p := startNode(t)
+	p := nodeFor(t)
 	ctx := ctxT(t)
 
 	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
@@ -623,7 +648,7 @@ func TestNodeRotationDocument(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("needs the SDK build (make sdk); make test runs it without -race, as restore-hosts")
 	}
-	p := startNode(t)
+	p := nodeFor(t)
 	ctx := ctxT(t)
 	bpmn, err := os.ReadFile("scenarios/parallel_fork_without_join.bpmn")
 	if err != nil {
