@@ -675,6 +675,25 @@ func TestNodeRotationDocument(t *testing.T) {
 	if _, err := e.Start(ctx, "p", vars); err != nil {
 		t.Fatal(err)
 	}
+	// A second deployment whose instance waits on timers: the SDK reports
+	// the next deadline the document holds.
+	timers, err := os.ReadFile("scenarios/timer_parallel_fire_in_due_order.bpmn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Deploy("timer_parallel_fire_in_due_order.bpmn", timers); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Start(ctx, "p", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	due, ok := e.NextDeadline()
+	if !ok {
+		t.Fatal("the native engine has no next deadline")
+	}
 	doc, err := e.Checkpoint(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -691,5 +710,8 @@ func TestNodeRotationDocument(t *testing.T) {
 	}
 	if !bytes.Equal(again, doc) {
 		t.Errorf("restored in Node, the SDK writes\n%s\nthe native engine wrote\n%s", again, doc)
+	}
+	if got, ok, err := n.NextDeadline(ctx); err != nil || !ok || !got.Equal(due) {
+		t.Errorf("Node's next deadline: %v %v %v, want %v", got, ok, err, due)
 	}
 }
