@@ -22,9 +22,9 @@ import (
 const MaxValueDepth = 64
 
 // Normalize returns a deep copy of vars in the engine's value model, the
-// JSON data model: numbers become float64, or json.Number with their exact
-// text when no float64 holds them (expr.Number: 2^60 + 1, 0.1 with 20 more
-// digits), objects map[string]any, arrays []any. Every host then sees the
+// JSON data model: numbers become float64 (-0 as 0), or json.Number with
+// their exact text when no float64 holds them (expr.Number: 2^60 + 1, 0.1
+// with 20 more digits), objects map[string]any, arrays []any. Every host then sees the
 // same values (a wasm host receives JSON).
 // Values JSON cannot carry (channels, functions, NaN) and values nested
 // deeper than MaxValueDepth are an error naming the variable.
