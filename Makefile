@@ -61,7 +61,7 @@ race: wasm
 # (conformance/store_test.go); they skip themselves under -race, where a
 # module or a store file per step takes too long.
 restore-hosts: sdk
-	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestNodeRotation(Protocol|Document)|TestScenariosStored)$$' ./conformance
+	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestNodeRotation(Protocol|Document|Stuck)|TestScenariosStored)$$' ./conformance
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -256,6 +257,9 @@ func (p *nodeProcess) roundTrip(ctx context.Context, op string, line []byte) (*n
 	if p.dead != nil {
 		return nil, p.dead
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("node %s: %w", op, err) // nothing sent: the process goes on
+	}
 	if _, err := p.stdin.Write(line); err != nil {
 		p.dead = fmt.Errorf("node %s: write request: %w; stderr:\n%s", op, err, p.stderr.String())
 		return nil, p.dead
@@ -372,5 +376,33 @@ func TestNodeRotationProtocol(t *testing.T) {
 	var de *engine.DeployError
 	if !errors.As(err, &de) || de.File != "bad.bpmn" {
 		t.Errorf("deploy of a bad document: %v, want a *engine.DeployError for bad.bpmn", err)
+	}
+}
+
+// TestNodeRotationStuck: a call the node child does not answer in time
+// kills the child, and every later call says why instead of waiting.
+func TestNodeRotationStuck(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("needs the SDK build (make sdk); make test runs it without -race, as restore-hosts")
+	}
+	p, err := startNode(time.Minute) // its own child: this test kills it
+	if err != nil {
+		t.Fatalf("node rotation: %v", err)
+	}
+	defer p.close()
+	if err := p.call(ctxT(t), "jobs", 1, nil, nil); !errors.Is(err, errNodeProtocol) {
+		t.Fatalf("jobs on no engine: %v, want a protocol error", err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := p.call(ctx, "jobs", 1, nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("call to a stopped child: %v, want the deadline", err)
+	}
+	<-p.exited // killed, or this test times out
+	if err := p.call(ctxT(t), "jobs", 1, nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("call after the child was killed: %v, want the first call's error", err)
 	}
 }
