@@ -53,13 +53,15 @@ race: wasm
 	$(GO) test -race -count=1 ./...
 	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
-# restore-hosts moves every scenario between the native engine and the
-# module in wazero after every step (conformance/checkpoint_test.go), and
+# restore-hosts moves every scenario, after every step, from the native
+# engine to the module in wazero, to the SDK in Node (one node process on
+# sdk-js/dist, hence sdk) and back to the native engine in the other
+# resumption mode (conformance/checkpoint_test.go, node_test.go), and
 # plays it on the embedded store reopened after every step
-# (conformance/store_test.go); both skip themselves under -race, where a
+# (conformance/store_test.go); they skip themselves under -race, where a
 # module or a store file per step takes too long.
-restore-hosts: wasm
-	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestScenariosStored)$$' ./conformance
+restore-hosts: sdk
+	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestNodeRotation(Protocol|Document|Stuck)|TestScenariosStored)$$' ./conformance
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).
