@@ -1,0 +1,107 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/flowtrack/flowtrack/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Partition is one partition a node serves: a native engine on the
+// partition's own store, served on the partition's subjects (package
+// server), with the node's per-partition services (Config.Services)
+// around it.
+type Partition struct {
+	id    int
+	n     *Node
+	srv   *server.Server
+	store *jetstore.Store
+	stops []func(context.Context) error
+	sync  *nats.Subscription
+
+	// deployMu orders the deployments the partition applies from the
+	// cluster's log; applied is how many it holds (the log's first
+	// applied entries), results their results, by log sequence, for the
+	// deployments applied while this node owns it.
+	deployMu sync.Mutex
+	applied  int
+	results  map[uint64][]byte
+}
+
+// ID returns the partition's number, 1 to the cluster's partition count.
+func (p *Partition) ID() int { return p.id }
+
+// Engine returns the partition's engine, for services next to it. Its
+// keys are the partition's (engine.PartitionOf).
+func (p *Partition) Engine() *engine.Engine { return p.srv.Engine() }
+
+// open opens partition id behind fence f: its store (the stream
+// <cluster>_p<id>), its engine from what the store holds, the deployments
+// of the cluster's log it misses, its services, and then serves it.
+func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
+	c := n.cfg
+	st, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: storeName(c.Cluster, id), Replicas: c.Replicas})
+	if err != nil {
+		return nil, err
+	}
+	applied, err := st.Deployments(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := &Partition{id: id, n: n, store: st, applied: applied, results: map[uint64][]byte{}}
+	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: c.Engine,
+		Store: fencedStore{Store: st, fence: f}})
+	if err != nil {
+		return nil, err
+	}
+	// Serving began with server.New; until the log is applied a start of
+	// a process deployed meanwhile may answer UNKNOWN_PROCESS, which the
+	// router answers by syncing and retrying (router.startInstance).
+	if _, err := p.syncTo(ctx, 0); err != nil {
+		_ = p.srv.Close(ctx)
+		return nil, err
+	}
+	for _, svc := range c.Services {
+		stop, err := svc(ctx, p)
+		if err != nil {
+			_ = p.close(ctx)
+			return nil, fmt.Errorf("partition %d: start a service: %w", id, err)
+		}
+		p.stops = append(p.stops, stop)
+	}
+	p.sync, err = n.nc.Subscribe(syncSubject(c.Cluster, id), p.answerSync)
+	if err == nil {
+		err = n.nc.Flush()
+	}
+	if err != nil {
+		_ = p.close(ctx)
+		return nil, fmt.Errorf("partition %d: subscribe to %s: %w", id, syncSubject(c.Cluster, id), err)
+	}
+	return p, nil
+}
+
+// close stops the partition's services, stops serving and closes its
+// engine (a last commit, unless fenced).
+func (p *Partition) close(ctx context.Context) error {
+	var errs []error
+	if p.sync != nil {
+		errs = append(errs, p.sync.Unsubscribe())
+	}
+	for i := len(p.stops) - 1; i >= 0; i-- {
+		errs = append(errs, p.stops[i](ctx))
+	}
+	err := p.srv.Close(ctx)
+	if errors.Is(err, ErrFenced) {
+		err = nil // a fenced partition does not write, by design
+	}
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("partition %d: close: %w", p.id, err)
+	}
+	return nil
+}
