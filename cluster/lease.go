@@ -14,37 +14,55 @@ import (
 )
 
 // fence guards a partition's store: after its deadline (or once tripped)
-// every commit is refused with ErrFenced. The deadline is half a lease
-// TTL after the last renewal was sent, on the node's monotonic clock: the
-// lease entry cannot expire before a full TTL after the bucket stored
-// that renewal, which is after it was sent, so a fenced node has stopped
-// writing for at least half a TTL before anyone else may start.
+// every commit is refused with ErrFenced, for good. The deadline is half
+// a lease TTL after the last renewal was sent, on the node's monotonic
+// clock: the lease entry cannot expire before a full TTL after the bucket
+// stored that renewal, which is after it was sent, so a fenced node has
+// stopped writing for at least half a TTL before anyone else may start.
+//
+// A fence never reopens, even when a late renewal shows the lease was
+// still the node's: the commands whose commits it refused took effect in
+// the engine's memory only, and were answered as not taken (the router
+// sends them again), so the engine must never commit them. The partition
+// is closed and opened again from its store.
 type fence struct {
 	epoch time.Time
-	until atomic.Int64 // nanoseconds since epoch; -1 once tripped
+	until atomic.Int64 // nanoseconds since epoch; -1 once closed
 }
 
 func newFence(epoch time.Time, sent time.Time, ttl time.Duration) *fence {
 	f := &fence{epoch: epoch}
-	f.extend(sent, ttl)
+	f.until.Store(int64(sent.Sub(epoch) + ttl/2))
 	return f
 }
 
-// extend moves the deadline to half a TTL after a renewal sent at sent.
-func (f *fence) extend(sent time.Time, ttl time.Duration) {
+// extend moves the deadline to half a TTL after a renewal sent at sent,
+// and reports whether the fence is still open.
+func (f *fence) extend(sent time.Time, ttl time.Duration) bool {
 	until := int64(sent.Sub(f.epoch) + ttl/2)
 	for {
+		if !f.open() {
+			return false
+		}
 		cur := f.until.Load()
-		if cur < 0 || until <= cur || f.until.CompareAndSwap(cur, until) {
-			return
+		if until <= cur || f.until.CompareAndSwap(cur, until) {
+			return true
 		}
 	}
 }
 
 func (f *fence) trip() { f.until.Store(-1) }
 
-// open reports whether the partition may still be written.
-func (f *fence) open() bool { return int64(time.Since(f.epoch)) < f.until.Load() }
+// open reports whether the partition may still be written; past the
+// deadline it closes the fence for good.
+func (f *fence) open() bool {
+	cur := f.until.Load()
+	if cur >= 0 && int64(time.Since(f.epoch)) < cur {
+		return true
+	}
+	f.trip()
+	return false
+}
 
 // fencedStore is a partition's store behind its fence.
 type fencedStore struct {
@@ -118,7 +136,13 @@ func (n *Node) renewPartition(ctx context.Context, id int) {
 		n.mu.Lock()
 		o.rev = rev
 		n.mu.Unlock()
-		o.fence.extend(sent, n.ttl)
+		if o.fence.extend(sent, n.ttl) {
+			return
+		}
+		// Renewed too late: the fence closed meanwhile. Reopen the
+		// partition from its store, on this node or another.
+		n.logf("partition %d: lease renewed after its fence closed: released to be opened again from its store", id)
+		_ = n.release(ctx, id)
 		return
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
 		n.logf("partition %d: lease lost (%v): fenced", id, err)
@@ -236,10 +260,10 @@ func (n *Node) release(ctx context.Context, id int) error {
 	n.mu.Lock()
 	rev := o.rev
 	n.mu.Unlock()
-	if o.fence.open() {
-		if derr := n.leases.Delete(ctx, partitionKey(id), jetstream.LastRevision(rev)); derr != nil {
-			err = errors.Join(err, derr)
-		}
+	// The revision guards the delete: a lease another node took since
+	// is not touched.
+	if derr := n.leases.Delete(ctx, partitionKey(id), jetstream.LastRevision(rev)); derr != nil {
+		err = errors.Join(err, derr)
 	}
 	return err
 }
