@@ -60,6 +60,10 @@ type Config struct {
 // its engine closes. The partition's engine is safe for concurrent use.
 type Service func(ctx context.Context, p *Partition) (stop func(context.Context) error, err error)
 
+// setupAttempts is how many times Start tries to create or open the
+// cluster's buckets and deployment log.
+const setupAttempts = 10
+
 // DefaultLeaseTTL is the lease TTL of a cluster created without one.
 const DefaultLeaseTTL = 6 * time.Second
 
@@ -148,8 +152,25 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, nc: nc, js: js, epoch: time.Now(), owned: map[int]*owned{},
 		stop: make(chan struct{}), done: make(chan struct{})}
-	if err := n.setup(ctx); err != nil {
-		return nil, err
+	// Servers of a NATS cluster that start together may not place a
+	// replicated bucket or stream at once: setup is tried again a few
+	// times before the node gives up.
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := n.setup(actx)
+		cancel()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrPartitions) || attempt == setupAttempts || ctx.Err() != nil {
+			return nil, err
+		}
+		n.logf("setup attempt %d: %v; trying again", attempt, err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(time.Second):
+		}
 	}
 	if err := n.join(ctx); err != nil {
 		return nil, err

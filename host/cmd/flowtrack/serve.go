@@ -109,7 +109,8 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: *clusterName, Node: *node, Partitions: *partitions,
-			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey})
+			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey,
+			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
