@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -162,7 +165,7 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 		if err == nil {
 			break
 		}
-		if errors.Is(err, ErrPartitions) || attempt == setupAttempts || ctx.Err() != nil {
+		if errors.Is(err, ErrPartitions) || errors.Is(err, server.ErrClusterServed) || attempt == setupAttempts || ctx.Err() != nil {
 			return nil, err
 		}
 		n.logf("setup attempt %d: %v; trying again", attempt, err)
@@ -234,6 +237,9 @@ func (n *Node) setup(ctx context.Context) error {
 	if n.ttl = st.TTL(); n.ttl <= 0 {
 		return fmt.Errorf("cluster %s: lease bucket %s has no TTL", c.Cluster, leaseBucket(c.Cluster))
 	}
+	if err := n.refuseSingleServer(ctx); err != nil {
+		return err
+	}
 	n.deploy, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        deployStream(c.Cluster),
 		Description: "flowtrack cluster deployment log (package cluster)",
@@ -246,6 +252,32 @@ func (n *Node) setup(ctx context.Context) error {
 		return fmt.Errorf("cluster %s: deployment log: %w", c.Cluster, err)
 	}
 	return nil
+}
+
+// refuseSingleServer refuses to join a cluster whose subjects a single
+// flowtrack serve (no --node) answers: it would take requests meant for
+// the partitions. Nodes answer too, so only an answer while no node is
+// live tells a single server.
+func (n *Node) refuseSingleServer(ctx context.Context) error {
+	keys, err := n.leases.Keys(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		return fmt.Errorf("cluster %s: lease bucket: %w", n.cfg.Cluster, err)
+	}
+	for _, k := range keys {
+		if strings.HasPrefix(k, "node.") {
+			return nil
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err = n.nc.RequestWithContext(rctx, wire.OpSubject(n.cfg.Cluster, "now"), nil)
+	switch {
+	case err == nil:
+		return fmt.Errorf("cluster %s: %w (a single flowtrack serve without --node)", n.cfg.Cluster, server.ErrClusterServed)
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil
+	}
+	return fmt.Errorf("cluster %s: ask whether a single server answers: %w", n.cfg.Cluster, err)
 }
 
 // join registers the node as live. A node of the same name that died

@@ -199,6 +199,13 @@ func TestCluster_FailoverUnderLoad(t *testing.T) {
 	takeover := tc.waitServed(60 * time.Second)
 	t.Logf("partitions of the killed node (%d instances under way) served again %s after the kill (lease TTL %s): %s",
 		active, takeover.Round(time.Millisecond), tc.cfg.LeaseTTL, tc.owners())
+	st, err := cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
+	require.NoError(t, err)
+	require.Len(t, st.Owners, tc.cfg.Partitions)
+	for _, o := range st.Owners {
+		assert.Contains(t, []string{"n1", "n3"}, o.Owner, "partition %d", o.ID)
+		assert.Equal(t, 3, o.Replicas, "partition %d", o.ID)
+	}
 	for i := orders / 2; i < orders; i++ {
 		w.start(i)
 	}

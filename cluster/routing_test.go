@@ -1,0 +1,127 @@
+package cluster_test
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/client"
+	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/server"
+)
+
+//go:embed testdata/signal.bpmn
+var signalBPMN []byte
+
+// singleNATS starts one embedded NATS server and returns a connection
+// to it.
+func singleNATS(t *testing.T) *nats.Conn {
+	t.Helper()
+	ns, err := server.StartNATS(t.TempDir(), 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := nats.Connect(ns.ClientURL())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// startNodes starts nodes on nc and waits until they serve every
+// partition between them.
+func startNodes(t *testing.T, nc *nats.Conn, cfg cluster.Config, names ...string) []*cluster.Node {
+	t.Helper()
+	var nodes []*cluster.Node
+	for _, name := range names {
+		c := cfg
+		c.Node = name
+		n, err := cluster.Start(context.Background(), nc, c)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = n.Close(context.Background()) })
+		nodes = append(nodes, n)
+	}
+	require.Eventually(t, func() bool {
+		total := 0
+		for _, n := range nodes {
+			total += len(n.Owned())
+		}
+		return total == cfg.Partitions
+	}, 30*time.Second, 10*time.Millisecond)
+	return nodes
+}
+
+// TestCluster_Routing checks what each kind of operation reaches: starts
+// spread over partitions and keys name them; a signal reaches every
+// partition; lists merge; a refused deploy logs nothing; a key of no
+// partition and the operations a cluster cannot do are refused.
+func TestCluster_Routing(t *testing.T) {
+	nc := singleNATS(t)
+	cfg := cluster.Config{Cluster: "rt", Partitions: 4, LeaseTTL: 2 * time.Second}
+	startNodes(t, nc, cfg, "a", "b")
+	cl := client.New(nc, "rt")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	_, err := cl.Deploy(ctx, "bad.bpmn", []byte("<not-bpmn/>"))
+	var de *engine.DeployError
+	require.ErrorAs(t, err, &de, "a refused deployment is refused as by one engine")
+	d, err := cl.Deploy(ctx, "signal.bpmn", signalBPMN)
+	require.NoError(t, err)
+	assert.Equal(t, 1, d.Processes[0].Version, "the refused deployment took no version")
+
+	parts := map[int]bool{}
+	var keys []int64
+	for range 8 {
+		key, err := cl.Start(ctx, "waiter", nil)
+		require.NoError(t, err)
+		parts[engine.PartitionOf(key)] = true
+		keys = append(keys, key)
+	}
+	assert.Len(t, parts, 4, "round robin reaches every partition")
+
+	raw, err := cl.Call(ctx, "metrics", nil)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"instances":8`, "metrics add the partitions' open instances up")
+
+	require.NoError(t, cl.BroadcastSignal(ctx, "go", nil))
+	for _, key := range keys {
+		res, err := cl.Instance(ctx, key)
+		require.NoError(t, err)
+		assert.Equal(t, engine.Completed, res.State, "instance %d on partition %d", key, engine.PartitionOf(key))
+	}
+
+	_, err = cl.Instance(ctx, 9<<engine.KeySpaceBits|1)
+	assert.ErrorIs(t, err, engine.ErrUnknownInstance, "a key of a partition the cluster does not have")
+	_, err = cl.Call(ctx, "advance", []byte(`{"byMs":1}`))
+	assert.ErrorIs(t, err, client.ErrUnsupported)
+	incidents, err := cl.Incidents(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, incidents)
+}
+
+// A node does not join a cluster whose subjects a single flowtrack serve
+// answers, nor one created with another partition count.
+func TestCluster_Refusals(t *testing.T) {
+	nc := singleNATS(t)
+	srv, err := server.New(context.Background(), nc, server.Config{Cluster: "solo"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "solo", Node: "a", Partitions: 2})
+	require.ErrorIs(t, err, server.ErrClusterServed)
+
+	startNodes(t, nc, cluster.Config{Cluster: "two", Partitions: 2, LeaseTTL: time.Second}, "a")
+	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "two", Node: "b", Partitions: 3})
+	require.ErrorIs(t, err, cluster.ErrPartitions)
+	n, err := cluster.Start(context.Background(), nc, cluster.Config{Cluster: "two", Node: "b"})
+	require.NoError(t, err, "a node without a count reads the cluster's")
+	assert.Equal(t, 2, n.Partitions())
+	require.NoError(t, n.Close(context.Background()))
+	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "nothing", Node: "a"})
+	require.True(t, errors.Is(err, cluster.ErrPartitions), "joining a cluster never created, without a count: %v", err)
+}
