@@ -286,9 +286,11 @@ func (n *Node) drop(ctx context.Context, o *owned) error {
 	return p.close(ctx)
 }
 
-// partitionOf returns the partition a correlation (or business) key
-// belongs to: FNV-1a of its text, mod P, plus 1.
-func partitionOf(key string, parts int) int {
+// MessagePartition returns the partition, 1 to parts, that owns
+// correlation key key: where publish_message goes, and where a start with
+// that business key goes (Config.BusinessKey). It is FNV-1a of the key's
+// text, mod parts, plus 1, so clients in any language can compute it.
+func MessagePartition(key string, parts int) int {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(key))
 	return int(h.Sum32()%uint32(parts)) + 1

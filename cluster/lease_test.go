@@ -52,15 +52,15 @@ func TestFence(t *testing.T) {
 }
 
 // Keys of the workload spread over partitions by FNV-1a, 1 to P.
-func TestPartitionOf(t *testing.T) {
+func TestMessagePartition(t *testing.T) {
 	seen := map[int]bool{}
 	for _, k := range []string{"order-0", "order-1", "order-2", "order-3", "order-4", "order-5", "order-6", "order-7", ""} {
-		p := partitionOf(k, 4)
+		p := MessagePartition(k, 4)
 		if p < 1 || p > 4 {
-			t.Fatalf("partitionOf(%q, 4) = %d", k, p)
+			t.Fatalf("MessagePartition(%q, 4) = %d", k, p)
 		}
-		if partitionOf(k, 4) != p {
-			t.Fatalf("partitionOf(%q) is not stable", k)
+		if MessagePartition(k, 4) != p {
+			t.Fatalf("MessagePartition(%q) is not stable", k)
 		}
 		seen[p] = true
 	}

@@ -120,7 +120,7 @@ func (r *router) route(ctx context.Context, op string, data []byte) []byte {
 		if json.Unmarshal(data, &req) != nil {
 			return r.forward(ctx, 1, op, data) // its BAD_REQUEST
 		}
-		return r.forward(ctx, partitionOf(req.CorrelationKey, r.n.parts), op, data)
+		return r.forward(ctx, MessagePartition(req.CorrelationKey, r.n.parts), op, data)
 	case "broadcast_signal":
 		return r.merge(ctx, op, data, func([]json.RawMessage) (json.RawMessage, error) { return json.RawMessage("null"), nil })
 	case "jobs":
@@ -177,7 +177,7 @@ func (r *router) startInstance(ctx context.Context, data []byte) []byte {
 		}
 		if json.Unmarshal(data, &req) == nil {
 			if v, ok := correlationText(req.Variables[bk]); ok {
-				p = partitionOf(v, r.n.parts)
+				p = MessagePartition(v, r.n.parts)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,4 +125,79 @@ func TestCluster_Refusals(t *testing.T) {
 	require.NoError(t, n.Close(context.Background()))
 	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "nothing", Node: "a"})
 	require.True(t, errors.Is(err, cluster.ErrPartitions), "joining a cluster never created, without a count: %v", err)
+}
+
+// keyedWait waits for the message "m" correlated by the variable key.
+const keyedWait = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:message id="M" name="m"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>
+  <bpmn:process id="keyed" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="M"/></bpmn:intermediateCatchEvent>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="done"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// Per-partition services start on every partition a node opens and stop
+// when it closes; a message wait on a partition that does not own its
+// correlation key is counted (and logged) as misplaced, and an instance
+// started with its business key waits where its message goes.
+func TestCluster_ServicesAndMisplacedWaits(t *testing.T) {
+	nc := singleNATS(t)
+	var mu sync.Mutex
+	started, stopped := map[int]int{}, map[int]int{}
+	cfg := cluster.Config{Cluster: "svc", Partitions: 4, LeaseTTL: 2 * time.Second, BusinessKey: "order",
+		Services: []cluster.Service{func(_ context.Context, p *cluster.Partition) (func(context.Context) error, error) {
+			require.NotNil(t, p.Engine())
+			mu.Lock()
+			started[p.ID()]++
+			mu.Unlock()
+			return func(context.Context) error {
+				mu.Lock()
+				stopped[p.ID()]++
+				mu.Unlock()
+				return nil
+			}, nil
+		}}}
+	nodes := startNodes(t, nc, cfg, "a")
+	mu.Lock()
+	assert.Equal(t, map[int]int{1: 1, 2: 1, 3: 1, 4: 1}, started)
+	mu.Unlock()
+
+	cl := client.New(nc, "svc")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cl.Deploy(ctx, "keyed.bpmn", []byte(keyedWait))
+	require.NoError(t, err)
+	want := 0
+	for range 4 { // round robin: one on each partition, all waiting for "k"
+		key, err := cl.Start(ctx, "keyed", map[string]any{"key": "k"})
+		require.NoError(t, err)
+		if engine.PartitionOf(key) != cluster.MessagePartition("k", 4) {
+			want++
+		}
+	}
+	placed, err := cl.Start(ctx, "keyed", map[string]any{"key": "k2", "order": "k2"})
+	require.NoError(t, err)
+	assert.Equal(t, cluster.MessagePartition("k2", 4), engine.PartitionOf(placed), "a start goes to its business key's partition")
+	misplaced := func() int64 {
+		var n int64
+		for _, id := range nodes[0].Owned() {
+			n += nodes[0].Partition(id).Misplaced()
+		}
+		return n
+	}
+	require.Eventually(t, func() bool { return misplaced() == int64(want) }, 10*time.Second, 10*time.Millisecond,
+		"misplaced waits: %d, want %d", misplaced(), want)
+	require.NoError(t, cl.PublishMessage(ctx, engine.Message{Name: "m", CorrelationKey: "k2"}))
+	res, err := cl.Instance(ctx, placed)
+	require.NoError(t, err)
+	assert.Equal(t, engine.Completed, res.State, "the message for its business key reached it")
+
+	require.NoError(t, nodes[0].Close(ctx))
+	mu.Lock()
+	assert.Equal(t, map[int]int{1: 1, 2: 1, 3: 1, 4: 1}, stopped)
+	mu.Unlock()
 }
