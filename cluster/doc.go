@@ -73,7 +73,9 @@
 // Config.BusinessKey names (as Zeebe users correlate by business key), and
 // they live where their messages go. Subscriptions opened on the
 // partition of the correlation key for instances of other partitions, as
-// Zeebe has them, are not built yet.
+// Zeebe has them, are not built yet; a wait that breaks the rule is
+// logged and counted (Partition.Misplaced), never silently left.
+// MessagePartition computes a key's partition.
 //
 // # Call activities
 //
