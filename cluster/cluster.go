@@ -79,6 +79,12 @@ var (
 	// ErrNodeLive is returned by Start when a live node already has the
 	// node's name.
 	ErrNodeLive = errors.New("cluster: a live node has this name")
+	// ErrReconnectBuffer is returned by Start for a connection that
+	// keeps what is published while it reconnects (nats.go's default): a
+	// commit buffered while the node was cut off would reach the stream
+	// when it reconnects, after its fence closed and another node took
+	// the partition. Connect with nats.ReconnectBufSize(-1).
+	ErrReconnectBuffer = errors.New("cluster: the NATS connection buffers while reconnecting; connect with nats.ReconnectBufSize(-1)")
 	// ErrFenced is what a partition's store answers to a commit once the
 	// node can no longer be sure it holds the partition's lease.
 	ErrFenced = errors.New("cluster: the partition's lease is lost or about to expire; the node no longer writes its store")
@@ -106,6 +112,9 @@ type Node struct {
 	nodeRev uint64
 	closed  bool
 
+	// closing counts the fenced partitions closing in the background.
+	closing sync.WaitGroup
+
 	stop chan struct{}
 	done chan struct{}
 }
@@ -124,12 +133,15 @@ type owned struct {
 
 // Start joins (or creates) the cluster on nc: it checks the partition
 // count, registers the node, answers the cluster's operations and takes
-// partitions up to its fair share. nc stays the caller's; close the node
+// partitions up to its fair share. nc must not buffer while reconnecting
+// (nats.ReconnectBufSize(-1)); it stays the caller's; close the node
 // before it.
 //
 // # Errors
 //
-// ErrPartitions, ErrNodeLive, a bad name, or JetStream's error.
+// ErrReconnectBuffer, ErrPartitions, ErrNodeLive, server.ErrClusterServed
+// (a single server answers the cluster's subjects), a bad name, or
+// JetStream's error.
 func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	if cfg.Cluster == "" {
 		cfg.Cluster = "default"
@@ -142,6 +154,9 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	}
 	if cfg.Partitions < 0 || cfg.Partitions > engine.MaxPartitions {
 		return nil, fmt.Errorf("cluster %s: %w %d: 1 to %d", cfg.Cluster, ErrPartitions, cfg.Partitions, engine.MaxPartitions)
+	}
+	if nc.Opts.ReconnectBufSize >= 0 {
+		return nil, fmt.Errorf("cluster %s: %w", cfg.Cluster, ErrReconnectBuffer)
 	}
 	if cfg.Replicas <= 0 {
 		cfg.Replicas = 1
@@ -349,6 +364,7 @@ func (n *Node) Close(ctx context.Context) error {
 	for _, id := range n.ownedIDs() {
 		errs = append(errs, n.release(ctx, id))
 	}
+	n.closing.Wait()
 	if err := n.leases.Delete(ctx, nodeKey(n.cfg.Node)); err != nil {
 		errs = append(errs, fmt.Errorf("leave: %w", err))
 	}
@@ -371,8 +387,9 @@ func (n *Node) Kill() {
 		o := n.owned[id]
 		n.mu.Unlock()
 		o.fence.trip()
-		n.drop(context.Background(), o)
+		_ = n.drop(context.Background(), o)
 	}
+	n.closing.Wait()
 }
 
 // halt stops the lease loop; false if the node was already stopped.

@@ -279,3 +279,47 @@ func TestCluster_KillRestart(t *testing.T) {
 	t.Logf("%d kills; takeovers after %v (lease TTL %s); %d of %d starts acknowledged, %d commands not acknowledged",
 		*clusterKills, takeovers, tc.cfg.LeaseTTL, len(w.started), next, w.failures.Load())
 }
+
+// TestCluster_CutOff cuts a node off (its NATS server goes, the node
+// stays): it fences itself off its partitions and stops serving them, the
+// others take them over; when its server comes back the node rejoins and
+// takes its share again, and the workload's invariants hold.
+func TestCluster_CutOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-server cluster")
+	}
+	tc := newTestCluster(t, 3, clusterConfig("co"))
+	cl := tc.client()
+	ctx, cancel := reqCtx()
+	_, err := cl.Deploy(ctx, "order.bpmn", orderBPMN)
+	cancel()
+	require.NoError(t, err)
+	w := newWorkload(cl)
+	wctx, stopWork := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { w.work(wctx) })
+	for i := range 12 {
+		w.start(i)
+	}
+	victim := tc.nodes[2]
+	cut := time.Now()
+	tc.cutOff(2)
+	require.Eventually(t, func() bool { return len(victim.Owned()) == 0 }, 30*time.Second, 10*time.Millisecond,
+		"a node cut off from NATS stops serving its partitions")
+	fenced := time.Since(cut)
+	require.Eventually(t, func() bool { return tc.survivorsServe(2) }, 60*time.Second, 10*time.Millisecond)
+	t.Logf("cut-off node fenced off its partitions after %s, the others served them after %s (lease TTL %s)",
+		fenced.Round(time.Millisecond), time.Since(cut).Round(time.Millisecond), tc.cfg.LeaseTTL)
+	for i := 12; i < 20; i++ {
+		w.start(i)
+	}
+	tc.startNATS(2) // the node reconnects by itself
+	tc.waitBalanced(60 * time.Second)
+	assert.NotEmpty(t, victim.Owned(), "the node rejoined and took its share")
+	for i := 20; i < 28; i++ {
+		w.start(i)
+	}
+	w.check(t, 90*time.Second)
+	stopWork()
+	wg.Wait()
+}

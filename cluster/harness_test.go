@@ -86,7 +86,8 @@ func (c *testCluster) startNATS(i int) {
 
 func (c *testCluster) startNode(i int) {
 	c.t.Helper()
-	nc, err := nats.Connect(c.ns[i].ClientURL(), nats.MaxReconnects(-1))
+	nc, err := nats.Connect(c.ns[i].ClientURL(), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1),
+		nats.ReconnectWait(100*time.Millisecond), nats.IgnoreDiscoveredServers()) // a node lives and dies with its own server
 	require.NoError(c.t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -233,4 +234,29 @@ func (c *testCluster) balanced() bool {
 		}
 	}
 	return true
+}
+
+// cutOff shuts member i's NATS server down and leaves its node running,
+// cut off from the cluster: it must fence itself off its partitions.
+func (c *testCluster) cutOff(i int) {
+	c.mu.Lock()
+	ns := c.ns[i]
+	c.ns[i] = nil
+	c.mu.Unlock()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+}
+
+// survivorsServe reports whether the members other than i serve every
+// partition.
+func (c *testCluster) survivorsServe(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for j, node := range c.nodes {
+		if j != i && node != nil {
+			n += len(node.Owned())
+		}
+	}
+	return n == c.cfg.Partitions
 }

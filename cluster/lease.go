@@ -150,7 +150,7 @@ func (n *Node) renewPartition(ctx context.Context, id int) {
 	}
 	if !o.fence.open() {
 		n.logf("partition %d: lease not renewed in time (%v): fenced", id, err)
-		n.drop(context.Background(), o)
+		n.dropFenced(o)
 	}
 }
 
@@ -268,22 +268,42 @@ func (n *Node) release(ctx context.Context, id int) error {
 	return err
 }
 
-// drop stops serving partition o and closes it (after its opening, if it
-// is opening) and forgets it.
+// drop forgets partition o, so that the lease loop no longer renews it
+// and Owned no longer lists it, then stops serving it and closes it
+// (after its opening, if it is opening).
 func (n *Node) drop(ctx context.Context, o *owned) error {
+	n.forget(o)
+	return n.closeOwned(ctx, o)
+}
+
+func (n *Node) forget(o *owned) {
+	n.mu.Lock()
+	if n.owned[o.id] == o {
+		delete(n.owned, o.id)
+	}
+	n.mu.Unlock()
+}
+
+// closeOwned closes what o opened, once.
+func (n *Node) closeOwned(ctx context.Context, o *owned) error {
 	<-o.opening
 	n.mu.Lock()
-	if n.owned[o.id] != o {
-		n.mu.Unlock()
-		return nil
-	}
-	delete(n.owned, o.id)
 	p := o.part
+	o.part = nil
 	n.mu.Unlock()
 	if p == nil {
 		return nil
 	}
 	return p.close(ctx)
+}
+
+// dropFenced drops a fenced partition: it is forgotten at once and closed
+// in the background, for its close may wait for a commit the fence did
+// not stop in time to time out, and the loop must go on renewing the
+// other partitions meanwhile.
+func (n *Node) dropFenced(o *owned) {
+	n.forget(o)
+	n.closing.Go(func() { _ = n.closeOwned(context.Background(), o) })
 }
 
 // MessagePartition returns the partition, 1 to parts, that owns

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
@@ -51,7 +52,11 @@ func (p *Partition) Engine() *engine.Engine { return p.srv.Engine() }
 // of the cluster's log it misses, its services, and then serves it.
 func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	c := n.cfg
-	st, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: storeName(c.Cluster, id), Replicas: c.Replicas})
+	// A request to the store gives up after half a TTL (at most
+	// jetstore's default), so that a commit the fence did not stop in
+	// time does not hold the partition's closing for long.
+	st, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: storeName(c.Cluster, id), Replicas: c.Replicas,
+		Timeout: min(n.ttl/2, 10*time.Second)})
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func singleNATS(t *testing.T) *nats.Conn {
 	ns, err := server.StartNATS(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	nc, err := nats.Connect(ns.ClientURL())
+	nc, err := nats.Connect(ns.ClientURL(), nats.ReconnectBufSize(-1))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	return nc
@@ -110,6 +110,12 @@ func TestCluster_Routing(t *testing.T) {
 // answers, nor one created with another partition count.
 func TestCluster_Refusals(t *testing.T) {
 	nc := singleNATS(t)
+	buffering, err := nats.Connect(nc.ConnectedUrl())
+	require.NoError(t, err)
+	defer buffering.Close()
+	_, err = cluster.Start(context.Background(), buffering, cluster.Config{Cluster: "buf", Node: "a", Partitions: 2})
+	require.ErrorIs(t, err, cluster.ErrReconnectBuffer)
+
 	srv, err := server.New(context.Background(), nc, server.Config{Cluster: "solo"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close(context.Background()) })

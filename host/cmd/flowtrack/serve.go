@@ -86,7 +86,9 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 		url = ns.ClientURL()
 	}
-	nc, err := nats.Connect(url, nats.Name("flowtrack serve"), nats.MaxReconnects(-1))
+	// Nothing is buffered while reconnecting: a cluster node's commit
+	// must not reach its stream after the node was fenced off it.
+	nc, err := nats.Connect(url, nats.Name("flowtrack serve"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
 	if err != nil {
 		return exitUsage, fmt.Errorf("serve: connect to %s: %w", url, err)
 	}
