@@ -28,22 +28,23 @@ type logEntry struct {
 }
 
 // validate runs a deploy request through a fresh engine with the
-// partitions' options and returns the document to log, or the response
-// refusing it (BAD_REQUEST, DEPLOY_FAILED), as one engine would answer.
-func (n *Node) validate(req []byte) (*logEntry, []byte) {
+// partitions' options and returns the document to log with the fresh
+// engine's result, or the response refusing it (BAD_REQUEST,
+// DEPLOY_FAILED), as one engine would answer.
+func (n *Node) validate(req []byte) (*logEntry, *wire.DeployResult, []byte) {
 	eng, err := engine.New(append(n.cfg.Engine[:len(n.cfg.Engine):len(n.cfg.Engine)], engine.WithClock(clock.NewVirtual(clock.Epoch)))...)
 	if err != nil {
-		return nil, errorResponse(wire.CodeInternal, "deploy: the partitions' engine options: "+err.Error())
+		return nil, nil, errorResponse(wire.CodeInternal, "deploy: the partitions' engine options: "+err.Error())
 	}
 	defer func() { _ = eng.Close(context.Background()) }()
 	out := dispatch.NewServed(eng, eng.Clock()).Call("deploy", req)
 	var resp wire.Response[wire.DeployResult]
 	if err := json.Unmarshal(out, &resp); err != nil || !resp.OK {
-		return nil, out
+		return nil, nil, out
 	}
 	var dr wire.DeployRequest
 	if err := json.Unmarshal(req, &dr); err != nil {
-		return nil, errorResponse(wire.CodeBadRequest, "deploy: "+err.Error())
+		return nil, nil, errorResponse(wire.CodeBadRequest, "deploy: "+err.Error())
 	}
 	e := &logEntry{Name: resp.Result.Name}
 	if dr.XMLBase64 != nil {
@@ -51,7 +52,7 @@ func (n *Node) validate(req []byte) (*logEntry, []byte) {
 	} else {
 		e.XMLBase64 = base64.StdEncoding.EncodeToString([]byte(*dr.XML))
 	}
-	return e, nil
+	return e, &resp.Result, nil
 }
 
 // appendDeployment writes e to the log and returns its sequence.

@@ -211,7 +211,7 @@ func correlationText(v json.RawMessage) (string, bool) {
 // every partition apply the log up to it; the result is the lowest
 // partition's (process keys are that partition's).
 func (r *router) deploy(ctx context.Context, data []byte) []byte {
-	e, refused := r.n.validate(data)
+	e, fresh, refused := r.n.validate(data)
 	if refused != nil {
 		return refused
 	}
@@ -243,12 +243,41 @@ func (r *router) deploy(ctx context.Context, data []byte) []byte {
 			return okResponse(res, nil)
 		}
 	}
-	// The deployment is in the log, and every partition applies it before
-	// it serves again; only its result went with owners that moved.
-	if err := errors.Join(errs...); err != nil {
-		return errorResponse(wire.CodeClosed, fmt.Sprintf("deploy: logged as deployment %d, applied by no partition that answered in time (each applies it before it serves): %v", seq, err))
+	for i, res := range results {
+		if res != nil {
+			// Applied, but by owners that have moved since: read the
+			// versions back from the partition's definitions.
+			if out, err := r.deployedAs(ctx, i+1, fresh); err == nil {
+				return okResponse(out, nil)
+			}
+		}
 	}
-	return errorResponse(wire.CodeClosed, fmt.Sprintf("deploy: logged as deployment %d; its partitions changed owners before one reported it: read definitions", seq))
+	// The deployment is in the log, and every partition applies it before
+	// it serves again; none answered in time.
+	return errorResponse(wire.CodeClosed, fmt.Sprintf("deploy: logged as deployment %d, applied by no partition that answered in time (each applies it before it serves): %v",
+		seq, errors.Join(errs...)))
+}
+
+// deployedAs rebuilds the result of a deployment partition p applied
+// under an earlier owner: each process of the fresh engine's result with
+// the newest version p holds of it from the same resource.
+func (r *router) deployedAs(ctx context.Context, p int, fresh *wire.DeployResult) (json.RawMessage, error) {
+	out := r.forward(ctx, p, "definitions", []byte("{}"))
+	var resp wire.Response[[]engine.Definition]
+	if err := json.Unmarshal(out, &resp); err != nil || !resp.OK {
+		return nil, fmt.Errorf("definitions of partition %d: %s", p, out)
+	}
+	res := *fresh
+	res.Processes = make([]engine.Process, len(fresh.Processes))
+	for i, proc := range fresh.Processes {
+		for _, d := range resp.Result {
+			if d.ProcessID == proc.ID && d.Resource == fresh.Name && d.Version >= proc.Version {
+				proc.Key, proc.Version = d.Key, d.Version
+			}
+		}
+		res.Processes[i] = proc
+	}
+	return json.Marshal(res)
 }
 
 // activate activates jobs on the partitions in turn, from a rotating
