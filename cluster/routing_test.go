@@ -23,7 +23,7 @@ var signalBPMN []byte
 
 // singleNATS starts one embedded NATS server and returns a connection
 // to it.
-func singleNATS(t *testing.T) *nats.Conn {
+func singleNATS(t testing.TB) *nats.Conn {
 	t.Helper()
 	ns, err := server.StartNATS(t.TempDir(), 0)
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func singleNATS(t *testing.T) *nats.Conn {
 
 // startNodes starts nodes on nc and waits until they serve every
 // partition between them.
-func startNodes(t *testing.T, nc *nats.Conn, cfg cluster.Config, names ...string) []*cluster.Node {
+func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string) []*cluster.Node {
 	t.Helper()
 	var nodes []*cluster.Node
 	for _, name := range names {
