@@ -35,7 +35,7 @@ func singleNATS(t testing.TB) *nats.Conn {
 }
 
 // startNodes starts nodes on nc and waits until they serve every
-// partition between them.
+// partition between them, each its fair share.
 func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string) []*cluster.Node {
 	t.Helper()
 	var nodes []*cluster.Node
@@ -47,10 +47,15 @@ func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string
 		t.Cleanup(func() { _ = n.Close(context.Background()) })
 		nodes = append(nodes, n)
 	}
+	share := (cfg.Partitions + len(nodes) - 1) / len(nodes)
 	require.Eventually(t, func() bool {
 		total := 0
 		for _, n := range nodes {
-			total += len(n.Owned())
+			owned := len(n.Owned())
+			if owned > share {
+				return false // still rebalancing
+			}
+			total += owned
 		}
 		return total == cfg.Partitions
 	}, 30*time.Second, 10*time.Millisecond)
