@@ -77,7 +77,8 @@ fuzz:
 # event-based gateway races, joins and the loop-owned view) 40 times in a
 # row under -race, as SRD-027 and SRD-028 require, kills the store's
 # crash-test child 40 times (make test's race run kills it 4 times), kills
-# and restarts a random member of the 3-node cluster 12 times (make test: 2), plays every
+# and restarts (or cuts off) a random member of the 3-node cluster 12 times
+# (make test: 2), plays every
 # conformance scenario 20 times per host, requiring one history order
 # (the SDK's share is stress-sdk; with three Go runners that takes about
 # ten minutes on a loaded 2-core machine, past go test's default timeout).

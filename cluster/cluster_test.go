@@ -238,9 +238,10 @@ func TestCluster_FailoverUnderLoad(t *testing.T) {
 
 var clusterKills = flag.Int("cluster.kills", 2, "how many times TestCluster_KillRestart kills and restarts a random member (make stress raises it)")
 
-// TestCluster_KillRestart kills a random member (node and NATS server)
-// under load, waits for the takeover, restarts it, waits for the
-// rebalance, cluster.kills times; then checks the workload's invariants.
+// TestCluster_KillRestart kills a random member (node and NATS server),
+// or every other time cuts its node off (its server only), under load,
+// waits for the takeover, restarts it, waits for the rebalance,
+// cluster.kills times; then checks the workload's invariants.
 func TestCluster_KillRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-server cluster")
@@ -263,21 +264,34 @@ func TestCluster_KillRestart(t *testing.T) {
 		}
 	}
 	var takeovers []time.Duration
-	for range *clusterKills {
+	cuts := 0
+	for round := range *clusterKills {
 		batch(8)
 		victim := rand.IntN(3)
-		tc.kill(victim)
-		takeovers = append(takeovers, tc.waitServed(60*time.Second))
-		batch(4)
-		tc.restart(victim)
+		if round%2 == 1 {
+			// Every other round cuts the node off instead: its server
+			// goes, the node stays and must fence itself.
+			cuts++
+			start := time.Now()
+			tc.cutOff(victim)
+			require.Eventually(t, func() bool { return tc.survivorsServe(victim) }, 60*time.Second, 10*time.Millisecond)
+			takeovers = append(takeovers, time.Since(start))
+			batch(4)
+			tc.startNATS(victim)
+		} else {
+			tc.kill(victim)
+			takeovers = append(takeovers, tc.waitServed(60*time.Second))
+			batch(4)
+			tc.restart(victim)
+		}
 		tc.waitBalanced(60 * time.Second)
 	}
 	batch(8)
 	w.check(t, 120*time.Second)
 	stopWork()
 	wg.Wait()
-	t.Logf("%d kills; takeovers after %v (lease TTL %s); %d of %d starts acknowledged, %d commands not acknowledged",
-		*clusterKills, takeovers, tc.cfg.LeaseTTL, len(w.started), next, w.failures.Load())
+	t.Logf("%d kills (%d of them cutting a node off); takeovers after %v (lease TTL %s); %d of %d starts acknowledged, %d commands not acknowledged",
+		*clusterKills, cuts, takeovers, tc.cfg.LeaseTTL, len(w.started), next, w.failures.Load())
 }
 
 // TestCluster_CutOff cuts a node off (its NATS server goes, the node
