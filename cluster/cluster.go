@@ -47,10 +47,11 @@ type Config struct {
 	// Engine are further options of every partition's engine; the node
 	// sets the store, the clock and the key space.
 	Engine []engine.Option
-	// Services start with every partition the node comes to own, after
-	// its engine opens and before it serves, and stop before it closes:
-	// the place for per-partition workers (a job feeder, an exporter). A
-	// service that fails to start fails the partition's opening.
+	// Services start with every partition the node comes to own, once
+	// its engine has opened and applied the deployment log, and stop
+	// before it closes: the place for per-partition workers (a job
+	// feeder, an exporter). A service that fails to start fails the
+	// partition's opening (its lease is given up).
 	Services []Service
 	// Logf receives what the node does with leases and partitions (taken,
 	// released, fenced); nil logs nothing.
@@ -58,9 +59,11 @@ type Config struct {
 }
 
 // Service is started on a partition the node comes to own (Config.
-// Services). Start runs before the partition serves; the stop function it
-// returns runs when the partition is released, fenced or closed, before
-// its engine closes. The partition's engine is safe for concurrent use.
+// Services), on the goroutine opening it, once its engine holds the
+// deployments; the partition answers requests already. The stop function
+// it returns runs when the partition is released, fenced or closed,
+// before its engine closes (a fenced engine commits nothing more). The
+// partition's engine is safe for concurrent use.
 type Service func(ctx context.Context, p *Partition) (stop func(context.Context) error, err error)
 
 // setupAttempts is how many times Start tries to create or open the

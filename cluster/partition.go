@@ -22,7 +22,6 @@ type Partition struct {
 	id    int
 	n     *Node
 	srv   *server.Server
-	store *jetstore.Store
 	stops []func(context.Context) error
 	sync  *nats.Subscription
 	// unwatch ends watch.
@@ -48,8 +47,9 @@ func (p *Partition) ID() int { return p.id }
 func (p *Partition) Engine() *engine.Engine { return p.srv.Engine() }
 
 // open opens partition id behind fence f: its store (the stream
-// <cluster>_p<id>), its engine from what the store holds, the deployments
-// of the cluster's log it misses, its services, and then serves it.
+// FLOWTRACK_STORE_<cluster>_p<id>), its engine from what the store holds,
+// serving at once, then the deployments of the cluster's log it misses
+// and its services.
 func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	c := n.cfg
 	// A request to the store gives up after half a TTL (at most
@@ -64,7 +64,7 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Partition{id: id, n: n, store: st, applied: applied, results: map[uint64][]byte{}}
+	p := &Partition{id: id, n: n, applied: applied, results: map[uint64][]byte{}}
 	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: c.Engine,
 		Store: fencedStore{Store: st, fence: f}})
 	if err != nil {
