@@ -48,8 +48,7 @@ type Config struct {
 	// sets the store, the clock and the key space.
 	Engine []engine.Option
 	// Services start with every partition the node comes to own, once
-	// its engine has opened and applied the deployment log, and stop
-	// before it closes: the place for per-partition workers (a job
+	// it serves, and stop before it closes: the place for per-partition workers (a job
 	// feeder, an exporter). A service that fails to start fails the
 	// partition's opening (its lease is given up).
 	Services []Service
@@ -60,7 +59,7 @@ type Config struct {
 
 // Service is started on a partition the node comes to own (Config.
 // Services), on the goroutine opening it, once its engine holds the
-// deployments; the partition answers requests already. The stop function
+// cluster's deployments and the partition answers requests. The stop function
 // it returns runs when the partition is released, fenced or closed,
 // before its engine closes (a fenced engine commits nothing more). The
 // partition's engine is safe for concurrent use.

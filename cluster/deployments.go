@@ -71,7 +71,7 @@ func (n *Node) appendDeployment(ctx context.Context, e *logEntry) (uint64, error
 // syncTo applies the log's entries the partition does not hold yet, up
 // to the log's end (at least seq), and returns the result of entry seq
 // when this node applied it (nil otherwise; seq 0 asks for none).
-func (p *Partition) syncTo(ctx context.Context, seq uint64) ([]byte, error) {
+func (p *Partition) syncTo(ctx context.Context, eng *engine.Engine, seq uint64) ([]byte, error) {
 	p.deployMu.Lock()
 	defer p.deployMu.Unlock()
 	info, err := p.n.deploy.Info(ctx)
@@ -92,7 +92,7 @@ func (p *Partition) syncTo(ctx context.Context, seq uint64) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("partition %d: deployment log entry %d: %w", p.id, s, err)
 		}
-		d, err := p.Engine().Deploy(e.Name, doc)
+		d, err := eng.Deploy(e.Name, doc)
 		if d == nil {
 			// Validated with the same options before it was logged:
 			// a refusal here is a defect, and the partition stops
@@ -115,7 +115,7 @@ func (p *Partition) answerSync(m *nats.Msg) {
 		_ = m.Respond(errorResponse(wire.CodeBadRequest, "sync: not a log sequence: "+strconv.Quote(string(m.Data))))
 		return
 	}
-	res, err := p.syncTo(context.Background(), seq)
+	res, err := p.syncTo(context.Background(), p.Engine(), seq)
 	if err != nil {
 		_ = m.Respond(errorResponse(wire.CodeInternal, err.Error()))
 		return

@@ -48,8 +48,8 @@ func (p *Partition) Engine() *engine.Engine { return p.srv.Engine() }
 
 // open opens partition id behind fence f: its store (the stream
 // FLOWTRACK_STORE_<cluster>_p<id>), its engine from what the store holds,
-// serving at once, then the deployments of the cluster's log it misses
-// and its services.
+// the deployments of the cluster's log it misses, and then serves it and
+// starts its services.
 func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	c := n.cfg
 	// A request to the store gives up after half a TTL (at most
@@ -65,16 +65,16 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 		return nil, err
 	}
 	p := &Partition{id: id, n: n, applied: applied, results: map[uint64][]byte{}}
+	// The partition applies the deployments it misses before it answers;
+	// one logged meanwhile reaches it through the router (deploy, and a
+	// start answered UNKNOWN_PROCESS: router.startInstance).
 	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: c.Engine,
-		Store: fencedStore{Store: st, fence: f}})
+		Store: fencedStore{Store: st, fence: f},
+		Prepare: func(ctx context.Context, eng *engine.Engine) error {
+			_, err := p.syncTo(ctx, eng, 0)
+			return err
+		}})
 	if err != nil {
-		return nil, err
-	}
-	// Serving began with server.New; until the log is applied a start of
-	// a process deployed meanwhile may answer UNKNOWN_PROCESS, which the
-	// router answers by syncing and retrying (router.startInstance).
-	if _, err := p.syncTo(ctx, 0); err != nil {
-		_ = p.srv.Close(ctx)
 		return nil, err
 	}
 	for _, svc := range c.Services {

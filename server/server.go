@@ -38,6 +38,10 @@ type Config struct {
 	// named after the cluster (the cluster package's fenced partition
 	// stores). It stays the caller's.
 	Store engine.Store
+	// Prepare, when set, runs on the engine once it has opened, before
+	// the server answers anything (a cluster partition applies the
+	// deployments it misses); an error fails New.
+	Prepare func(context.Context, *engine.Engine) error
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -114,6 +118,12 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	eng, err := engine.New(append(opts, engine.WithClock(clk), engine.WithStore(store))...)
 	if err != nil {
 		return nil, fmt.Errorf("server: start the engine: %w", err)
+	}
+	if cfg.Prepare != nil {
+		if err := cfg.Prepare(ctx, eng); err != nil {
+			_ = eng.Close(ctx)
+			return nil, fmt.Errorf("server: prepare the engine: %w", err)
+		}
 	}
 	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight)}
 	// Observers run on the engine's goroutines: Publish only buffers, so
