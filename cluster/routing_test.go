@@ -212,3 +212,33 @@ func TestCluster_ServicesAndMisplacedWaits(t *testing.T) {
 	assert.Equal(t, map[int]int{1: 1, 2: 1, 3: 1, 4: 1}, stopped)
 	mu.Unlock()
 }
+
+// A node that leaves cleanly hands its partitions over at once (each
+// released with a last commit, its lease deleted): the others serve them
+// within a lease loop round or two, not a TTL, and what it held goes on.
+func TestCluster_Leave(t *testing.T) {
+	nc := singleNATS(t)
+	cfg := cluster.Config{Cluster: "lv", Partitions: 4, LeaseTTL: 4 * time.Second}
+	nodes := startNodes(t, nc, cfg, "a", "b")
+	cl := client.New(nc, "lv")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cl.Deploy(ctx, "signal.bpmn", signalBPMN)
+	require.NoError(t, err)
+	var keys []int64
+	for range 8 {
+		key, err := cl.Start(ctx, "waiter", nil)
+		require.NoError(t, err)
+		keys = append(keys, key)
+	}
+	start := time.Now()
+	require.NoError(t, nodes[1].Close(ctx))
+	require.Eventually(t, func() bool { return len(nodes[0].Owned()) == 4 }, 30*time.Second, 10*time.Millisecond)
+	t.Logf("partitions of the node that left served again after %s (lease TTL %s)", time.Since(start).Round(time.Millisecond), cfg.LeaseTTL)
+	require.NoError(t, cl.BroadcastSignal(ctx, "go", nil))
+	for _, key := range keys {
+		res, err := cl.Instance(ctx, key)
+		require.NoError(t, err)
+		assert.Equal(t, engine.Completed, res.State, "instance %d", key)
+	}
+}
