@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -334,7 +335,7 @@ func (n *Node) Owned() []int {
 			out = append(out, id)
 		}
 	}
-	sortInts(out)
+	slices.Sort(out)
 	return out
 }
 
@@ -415,7 +416,7 @@ func (n *Node) ownedIDs() []int {
 	for id := range n.owned {
 		ids = append(ids, id)
 	}
-	sortInts(ids)
+	slices.Sort(ids)
 	return ids
 }
 

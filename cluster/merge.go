@@ -88,6 +88,3 @@ func mergeMetrics(results []json.RawMessage) (json.RawMessage, error) {
 	}
 	return json.Marshal(sum)
 }
-
-// sortInts sorts ids ascending.
-func sortInts(ids []int) { slices.Sort(ids) }
