@@ -343,6 +343,8 @@ type config struct {
 	dehydrate      bool
 	dehydrateAfter time.Duration
 	partition      int
+	// noTimerSignalStarts: WithoutTimerAndSignalStarts.
+	noTimerSignalStarts bool
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -584,6 +586,7 @@ func newEngine(opts []Option) (*Engine, error) {
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
 		Resumption: cfg.resumption, OnError: cfg.onError, Durable: cfg.store != nil,
 		Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter, Partition: cfg.partition,
+		NoTimerSignalStarts: cfg.noTimerSignalStarts,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,

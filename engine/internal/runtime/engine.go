@@ -78,6 +78,10 @@ type Options struct {
 	// Partition is the engine's key space (keyspace.go): its keys are
 	// Partition<<KeySpaceBits plus a counter. Zero counts from 1.
 	Partition int
+	// NoTimerSignalStarts leaves timer and signal start events out of
+	// the start events deploy registers: a cluster partition other than
+	// the first, where another engine starts those instances.
+	NoTimerSignalStarts bool
 }
 
 // Resumption says how an engine runs its tokens.

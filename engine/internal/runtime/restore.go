@@ -638,6 +638,9 @@ func (rs *restorer) hub(doc *Document) (eventhub.State, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, td := range doc.Hub.TimerStarts {
+		if e.opts.NoTimerSignalStarts {
+			break // another engine starts these instances (Options)
+		}
 		x := rs.plans[td.ProcessKey]
 		if x == nil {
 			return st, fmt.Errorf("timer start %d: no process with key %d", td.Sub, td.ProcessKey)

@@ -2,7 +2,7 @@ package engine
 
 import "github.com/flowtrack/flowtrack/engine/internal/runtime"
 
-// Key spaces: an engine that is one partition of a cluster hands out keys
+// An engine that is one partition of a cluster (package cluster) hands out keys
 // that name their partition, as Zeebe encodes the partition id in its
 // keys, so that a key alone says which partition owns what it names and
 // keys stay unique across partitions.
@@ -32,3 +32,16 @@ func WithKeySpace(partition int) Option { return func(cfg *config) { cfg.partiti
 // PartitionOf returns the partition key belongs to (WithKeySpace); 0 for
 // a standalone engine's keys.
 func PartitionOf(key int64) int { return runtime.PartitionOf(key) }
+
+// WithoutTimerAndSignalStarts makes the engine start no instances by
+// timer start events (it schedules none) nor by signal start events (a
+// broadcast still reaches the instances waiting for it). A cluster's
+// partitions other than the first use it: every partition holds the same
+// deployments, and as in Zeebe, instances of timer start events are
+// started on partition 1 only, and so are those of signal start events,
+// so that one firing or one broadcast starts one instance, not one per
+// partition. Message start events are unaffected: a message reaches one
+// partition. It is configuration, not state.
+func WithoutTimerAndSignalStarts() Option {
+	return func(cfg *config) { cfg.noTimerSignalStarts = true }
+}
