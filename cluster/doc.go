@@ -77,6 +77,14 @@
 // logged and counted (Partition.Misplaced), never silently left.
 // MessagePartition computes a key's partition.
 //
+// # Timer and signal start events
+//
+// Every partition holds every deployment, but only partition 1 starts
+// instances by timer start events and signal start events, as Zeebe
+// starts timer-started instances on partition 1: one firing or one
+// broadcast starts one instance. A broadcast still reaches the waiting
+// instances of every partition.
+//
 // # Call activities
 //
 // A call activity's child instance runs on its parent's partition, in

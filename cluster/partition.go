@@ -68,7 +68,13 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	// The partition applies the deployments it misses before it answers;
 	// one logged meanwhile reaches it through the router (deploy, and a
 	// start answered UNKNOWN_PROCESS: router.startInstance).
-	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: c.Engine,
+	opts := c.Engine
+	if id != 1 {
+		// Timer and signal start events start instances on partition 1
+		// only, as in Zeebe: one firing, one instance.
+		opts = append(opts[:len(opts):len(opts)], engine.WithoutTimerAndSignalStarts())
+	}
+	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: opts,
 		Store: fencedStore{Store: st, fence: f},
 		Prepare: func(ctx context.Context, eng *engine.Engine) error {
 			_, err := p.syncTo(ctx, eng, 0)

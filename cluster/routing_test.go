@@ -3,6 +3,7 @@ package cluster_test
 import (
 	"context"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 )
 
@@ -241,4 +243,32 @@ func TestCluster_Leave(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, engine.Completed, res.State, "instance %d", key)
 	}
+}
+
+//go:embed testdata/starts.bpmn
+var startsBPMN []byte
+
+// A timer start event fires once and a signal start event starts one
+// instance per broadcast in the whole cluster, on partition 1, though
+// every partition holds the deployment.
+func TestCluster_TimerAndSignalStartsOnce(t *testing.T) {
+	nc := singleNATS(t)
+	startNodes(t, nc, cluster.Config{Cluster: "ts", Partitions: 4, LeaseTTL: 2 * time.Second}, "a", "b")
+	cl := client.New(nc, "ts")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := cl.Deploy(ctx, "starts.bpmn", startsBPMN)
+	require.NoError(t, err)
+	require.NoError(t, cl.BroadcastSignal(ctx, "kick", nil))
+	// metrics merges the partitions: its next deadline is the earliest
+	// of theirs, none once every timer start has fired.
+	var resp wire.Response[engine.Metrics]
+	require.Eventually(t, func() bool {
+		msg, err := nc.RequestWithContext(ctx, "flowtrack.ts.op.metrics", nil)
+		if err != nil || json.Unmarshal(msg.Data, &resp) != nil || !resp.OK {
+			return false
+		}
+		return resp.NextDeadline == nil && len(resp.Result.Processes) == 1 && resp.Result.Processes[0].Completed >= 2
+	}, 20*time.Second, 20*time.Millisecond)
+	assert.Equal(t, 2, resp.Result.Processes[0].Completed, "one instance by the timer, one by the signal")
 }
