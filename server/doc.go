@@ -21,7 +21,8 @@
 // naming the job's activation, then ack (README.md, "Job workers in any
 // language").
 //
-// This is the single-node foundation of a cluster: one server owns all
-// instances. Partitions (instances spread over servers, each partition's
-// ownership a lease in JetStream) are a later step; see RATIONALE.md.
+// A server alone owns all of a cluster's instances. With Config.Partition
+// it is instead one partition of a partitioned cluster (package cluster),
+// answering flowtrack.C.p.<partition>.<operation> for the node that holds
+// the partition's lease.
 package server

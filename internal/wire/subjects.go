@@ -99,3 +99,11 @@ func JobType(token string) (string, bool) {
 	}
 	return "", false
 }
+
+// PartitionOpSubject is the subject operation op of partition p of
+// cluster is served on: only by the node holding the partition's lease
+// (package cluster), which clients never address themselves; they request
+// OpSubject, and the node that takes the request forwards it here.
+func PartitionOpSubject(cluster string, p int, op string) string {
+	return "flowtrack." + cluster + ".p." + strconv.Itoa(p) + "." + op
+}
