@@ -68,7 +68,7 @@ const MinJobTimeout = 100 * time.Millisecond
 type Jobs struct {
 	eng     *engine.Engine
 	js      jetstream.JetStream
-	stream  jetstream.Stream
+	stream  jetstream.Stream // set by the queue's goroutine once it exists
 	cluster string
 	cfg     JobsConfig
 	wake    chan struct{}
@@ -83,14 +83,17 @@ type Jobs struct {
 	closed  bool
 }
 
-// StartJobs creates (or updates) cluster's job stream on nc and starts
-// publishing eng's jobs into it, at once for the jobs already activatable.
-// Close stops it; nc and eng stay the caller's.
+// StartJobs starts publishing eng's jobs into cluster's job stream on nc,
+// at once for the jobs already activatable. It creates the stream if it
+// does not exist; when JetStream cannot answer, the queue's goroutine
+// tries again (telling OnError), so that the engine serves meanwhile: in a
+// cluster whose NATS servers are recovering, a partition opens all the
+// same. Close stops it; nc and eng stay the caller's.
 //
 // # Errors
 //
 // ErrBadCluster for a cluster name that cannot be a subject token; the
-// JetStream error when the stream cannot be created.
+// error of a subscription that fails.
 func StartJobs(ctx context.Context, eng *engine.Engine, nc *nats.Conn, cluster string, cfg JobsConfig) (*Jobs, error) {
 	if !validCluster.MatchString(cluster) {
 		return nil, fmt.Errorf("job queues: %w %q", ErrBadCluster, cluster)
@@ -111,18 +114,7 @@ func StartJobs(ctx context.Context, eng *engine.Engine, nc *nats.Conn, cluster s
 	if err != nil {
 		return nil, fmt.Errorf("job queues: %w", err)
 	}
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        wire.JobStream(cluster),
-		Description: "flowtrack job work queues of cluster " + cluster,
-		Subjects:    []string{wire.JobSubjectPrefix(cluster) + ">"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("job queues: stream %s: %w", wire.JobStream(cluster), err)
-	}
-	q := &Jobs{eng: eng, js: js, stream: stream, cluster: cluster, cfg: cfg,
+	q := &Jobs{eng: eng, js: js, cluster: cluster, cfg: cfg,
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), refresh: true}
 	// Subscribed before the first listing, so no consumer is missed.
 	q.adv, err = nc.Subscribe("$JS.EVENT.ADVISORY.CONSUMER.*."+wire.JobStream(cluster)+".*", func(*nats.Msg) {
@@ -140,6 +132,11 @@ func StartJobs(ctx context.Context, eng *engine.Engine, nc *nats.Conn, cluster s
 			q.poke()
 		}
 	})
+	// A first try here, so that a lone server's stream exists when it
+	// answers; the queue's goroutine tries again if this one failed.
+	if err := q.openStream(ctx); err != nil {
+		cfg.OnError(fmt.Errorf("job queues of cluster %s: %w", cluster, err))
+	}
 	q.poke()
 	go q.run()
 	return q, nil
@@ -177,7 +174,7 @@ func (q *Jobs) run() {
 			if ctx.Err() != nil {
 				return
 			}
-			q.cfg.OnError(err)
+			q.cfg.OnError(fmt.Errorf("job queues of cluster %s: %w", q.cluster, err))
 			wait = retryAfter
 		} else {
 			if okBefore {
@@ -207,9 +204,41 @@ func (q *Jobs) run() {
 	}
 }
 
+// openStream finds the job stream, or creates it: with work-queue
+// retention, on file, with the configured replicas. A stream that exists
+// is taken as it is, never updated, so that partitions opening at once
+// do not contend over its configuration.
+func (q *Jobs) openStream(ctx context.Context) error {
+	name := wire.JobStream(q.cluster)
+	stream, err := q.js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		stream, err = q.js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:        name,
+			Description: "flowtrack job work queues of cluster " + q.cluster,
+			Subjects:    []string{wire.JobSubjectPrefix(q.cluster) + ">"},
+			Retention:   jetstream.WorkQueuePolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    q.cfg.Replicas,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // created meanwhile, by another partition
+			stream, err = q.js.Stream(ctx, name)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	q.stream = stream
+	return nil
+}
+
 // pass activates and publishes every activatable job of the served
 // types, in batches.
 func (q *Jobs) pass(ctx context.Context) error {
+	if q.stream == nil {
+		if err := q.openStream(ctx); err != nil {
+			return err
+		}
+	}
 	served, err := q.types(ctx)
 	if err != nil {
 		return err
