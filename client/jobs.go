@@ -66,7 +66,9 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 	if err != nil {
 		return fmt.Errorf("handle jobs of type %q: consumer %s: %w", jobType, wire.JobConsumer(jobType), err)
 	}
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency))
+	// A missed heartbeat (the NATS server the connection was on went
+	// away) is not reported: the iterator pulls again once reconnected.
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency), jetstream.WithMessagesErrOnMissingHeartbeat(false))
 	if err != nil {
 		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
 	}
