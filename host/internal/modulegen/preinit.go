@@ -111,12 +111,13 @@ func find(secs []section, id byte) int {
 	return slices.IndexFunc(secs, func(s section) bool { return s.id == id })
 }
 
-// global is a global the module defines: its value type, whether it is
-// mutable, and its index in the global index space.
+// global is a global the module defines: its index in the global index
+// space, value type, mutability and initial value.
 type global struct {
 	index   uint32
 	valType byte
 	mutable bool
+	init    int64
 }
 
 // Value types a Go module's globals have.
@@ -152,13 +153,14 @@ func readGlobals(secs []section) ([]global, error) {
 		if !(t == valI32 && op == 0x41) && !(t == valI64 && op == 0x42) {
 			return nil, fmt.Errorf("global %d: type 0x%x initialised by opcode 0x%x, want an i32 or i64 constant", g, t, op)
 		}
-		if _, err := readSLEB(r); err != nil {
+		v, err := readSLEB(r)
+		if err != nil {
 			return nil, fmt.Errorf("global %d: bad constant", g)
 		}
 		if end, _ := r.ReadByte(); end != 0x0b || mut > 1 {
 			return nil, fmt.Errorf("global %d: initialiser is not one constant", g)
 		}
-		out = append(out, global{index: g, valType: t, mutable: mut == 1})
+		out = append(out, global{index: g, valType: t, mutable: mut == 1, init: v})
 	}
 	if r.Len() != 0 {
 		return nil, errors.New("global section: bytes after the last global")
@@ -261,34 +263,21 @@ func snapshot(secs []section, globals []global, mem []byte, values map[uint32]ui
 	// Globals: the values initialisation left.
 	if len(globals) > 0 {
 		g := binary.AppendUvarint(nil, uint64(len(globals)))
-		j := find(out, secGlobal)
-		old := bytes.NewReader(out[j].body)
-		_, _ = binary.ReadUvarint(old)
 		for _, gl := range globals {
-			_, _ = old.ReadByte()
-			_, _ = old.ReadByte()
-			_, _ = old.ReadByte()
-			v, _ := readSLEB(old)
-			_, _ = old.ReadByte()
+			v, mut, op := gl.init, byte(0), byte(0x41)
 			if gl.mutable {
-				v = int64(values[gl.index])
-				if gl.valType == valI32 {
-					v = int64(int32(uint32(v)))
-				}
+				v, mut = int64(values[gl.index]), 1
 			}
-			mut := byte(0)
-			if gl.mutable {
-				mut = 1
-			}
-			op := byte(0x41)
-			if gl.valType == valI64 {
+			if gl.valType == valI32 {
+				v = int64(int32(uint32(v)))
+			} else {
 				op = 0x42
 			}
 			g = append(g, gl.valType, mut, op)
 			g = appendSLEB(g, v)
 			g = append(g, 0x0b)
 		}
-		out[j].body = g
+		out[find(out, secGlobal)].body = g
 	}
 
 	// Data: the memory image, in segments of its non-zero runs.
