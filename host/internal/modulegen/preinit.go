@@ -13,19 +13,6 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
-// Section ids of the WebAssembly binary format.
-const (
-	secType     = 1
-	secImport   = 2
-	secFunction = 3
-	secMemory   = 5
-	secGlobal   = 6
-	secExport   = 7
-	secCode     = 10
-	secData     = 11
-	secDataCnt  = 12
-)
-
 // globalExportPrefix names the exports preinit adds, in the copy of the
 // module it runs, to read each mutable global after _initialize.
 const globalExportPrefix = "flowtrack.preinit.global."
@@ -69,46 +56,6 @@ func preinit(ctx context.Context, wasm []byte) ([]byte, error) {
 		return nil, err
 	}
 	return snapshot(secs, globals, mem, values)
-}
-
-// section is one section of a module: its id and body.
-type section struct {
-	id   byte
-	body []byte
-}
-
-// sections splits a module into its sections.
-func sections(wasm []byte) ([]section, error) {
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
-		return nil, errors.New("not a WebAssembly module")
-	}
-	var secs []section
-	for p := 8; p < len(wasm); {
-		id := wasm[p]
-		size, n := binary.Uvarint(wasm[p+1:])
-		if n <= 0 || size > uint64(len(wasm)-p-1-n) {
-			return nil, fmt.Errorf("section %d at offset %d: bad size", id, p)
-		}
-		secs = append(secs, section{id, wasm[p+1+n : p+1+n+int(size)]})
-		p += 1 + n + int(size)
-	}
-	return secs, nil
-}
-
-// encodeModule joins sections into a module.
-func encodeModule(secs []section) []byte {
-	out := []byte("\x00asm\x01\x00\x00\x00")
-	for _, s := range secs {
-		out = append(out, s.id)
-		out = binary.AppendUvarint(out, uint64(len(s.body)))
-		out = append(out, s.body...)
-	}
-	return out
-}
-
-// find returns the index of the section with id, or -1.
-func find(secs []section, id byte) int {
-	return slices.IndexFunc(secs, func(s section) bool { return s.id == id })
 }
 
 // global is a global the module defines: its index in the global index
