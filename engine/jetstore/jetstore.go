@@ -25,6 +25,18 @@
 // marker and the instance's history, and Load ignores history left
 // without a document by a crash in between (keys are never reused).
 //
+// A commit of more messages than one atomic batch takes (MaxBatch) is
+// staged: its messages are first written, in batches, on the subject
+// "stage.<id>" (header Flowtrack-Subject naming where each goes), then one
+// message on "commit" (Flowtrack-Commit: <id>, Flowtrack-Parts: their
+// count) makes the commit happen, then the messages are written where they
+// go, and the record and the staged messages are purged. The record is the
+// one pointer that flips: a crash before it leaves staged messages that
+// Open purges (the commit did not happen), a crash after it leaves a
+// record that Open rolls forward (writing the staged messages where they
+// go again, which rewrites what was written: every piece rolls up its
+// subject), so a reopened store never holds part of a commit.
+//
 // It is a native package: the WebAssembly module does not import it.
 package jetstore
 
@@ -48,16 +60,25 @@ import (
 
 // Headers of the stream's messages.
 const (
-	headerFrom = "Flowtrack-From"
-	headerOp   = "Flowtrack-Op"
-	opDelete   = "del"
-	opMore     = "more"
+	headerFrom    = "Flowtrack-From"
+	headerOp      = "Flowtrack-Op"
+	headerSubject = "Flowtrack-Subject" // a staged message's subject, after the prefix
+	headerCommit  = "Flowtrack-Commit"  // the record's staged commit id
+	headerParts   = "Flowtrack-Parts"   // the record's count of staged messages
+	opDelete      = "del"
+	opMore        = "more"
 )
 
-// MaxBatch is the most messages one commit may write: JetStream's default
-// limit on an atomic batch. A commit writes one message per deployment,
-// changed instance, history chunk, finished, evicted and deleted instance,
-// plus one.
+// Subjects, after the prefix, of a commit larger than one batch.
+const (
+	subjectStage  = "stage"  // stage.<id>: the commit's messages, staged
+	subjectRecord = "commit" // the record naming the staged commit that happened
+)
+
+// MaxBatch is the most messages one atomic batch holds: JetStream's
+// default limit. A commit writes one message per deployment, changed
+// instance, history chunk, finished, evicted and deleted instance, plus
+// one; a commit of more is staged (see the package documentation).
 const MaxBatch = 1000
 
 // Options configure Open. The zero value (or nil) is a store named
@@ -84,6 +105,14 @@ type Store struct {
 	// deployment's subject is its index, so that a commit written again
 	// after a failure rewrites it rather than adding it twice.
 	deps int
+	// unsettled is set while a staged commit may be left half applied
+	// or half staged (a staged commit failed): the next Commit or Load
+	// settles it first, as Open does.
+	unsettled bool
+	// fault, set by tests only, is called before each step of a staged
+	// commit and of settling one; an error stops the commit there, as a
+	// crash would.
+	fault func(step string) error
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -92,20 +121,30 @@ var _ engine.Store = (*Store)(nil)
 // engine-level document, which every commit carries.
 var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
 
-// ErrBatchTooLarge is returned by Commit for a batch of more than
-// MaxBatch messages.
-var ErrBatchTooLarge = errors.New("a store commit exceeds JetStream's atomic batch limit")
+// ErrBadRecord is wrapped by the error of Open (and of Commit and Load
+// after a staged commit failed) when the stream's commit record names
+// staged messages the stream does not hold: another writer purged them,
+// or the stream was edited.
+var ErrBadRecord = errors.New("the store's commit record does not match its staged messages")
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Open creates the store's stream if it does not exist (or updates its
 // replicas) and returns the store. nc is the connection js was made on.
 //
+// Open settles what a crash in a staged commit left: it rolls a commit
+// whose record is written forward and purges the staged messages of one
+// whose record is not.
+//
 // # Errors
 //
 // An invalid name; JetStream's error (no JetStream on the server, a
-// replica count the cluster cannot place).
+// replica count the cluster cannot place); ErrBadRecord.
 func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
+	return open(ctx, nc, opts, nil)
+}
+
+func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) error) (*Store, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -126,10 +165,10 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: %w", err)
 	}
-	s := &Store{nc: nc, prefix: "flowtrack.store." + o.Name + ".", timeout: o.Timeout, deps: -1}
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	s := &Store{nc: nc, prefix: "flowtrack.store." + o.Name + ".", timeout: o.Timeout, deps: -1, fault: fault}
+	sctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	s.stream, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	s.stream, err = js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
 		Name:               "FLOWTRACK_STORE_" + o.Name,
 		Description:        "flowtrack engine state (engine/jetstore)",
 		Subjects:           []string{s.prefix + ">"},
@@ -142,11 +181,19 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: stream for store %q: %w", o.Name, err)
 	}
+	if err := s.settle(ctx); err != nil {
+		return nil, fmt.Errorf("jetstore: open store %q: %w", o.Name, err)
+	}
 	return s, nil
 }
 
 // Load returns everything the stream holds.
 func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
+	if s.unsettled {
+		if err := s.settle(ctx); err != nil {
+			return nil, fmt.Errorf("jetstore: load: %w", err)
+		}
+	}
 	st := &engine.StoreState{Instances: map[int64]*engine.StoredInstance{}}
 	type fin struct {
 		seq uint64
@@ -163,6 +210,9 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 		op := m.Headers().Get(headerOp)
 		del, more := op == opDelete, op == opMore
 		switch kind {
+		case subjectStage, subjectRecord:
+			// settled by Open: what is left belongs to a staged
+			// commit of another store on the stream, still running
 		case "engine":
 			if more {
 				st.Engine = append(st.Engine, m.Data()...)
@@ -269,10 +319,19 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 	return si, nil
 }
 
-// Commit writes b as one atomic batch.
+// Commit writes b as one atomic batch, or stages it when it takes more
+// messages than a batch holds (see the package documentation).
 func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if b.Engine == nil {
 		return ErrNoEngineDocument
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("jetstore: commit: %w", err)
+	}
+	if s.unsettled {
+		if err := s.settle(ctx); err != nil {
+			return fmt.Errorf("jetstore: commit: %w", err)
+		}
 	}
 	var msgs []*nats.Msg
 	add := func(subject string, data []byte, hdr ...string) {
@@ -332,29 +391,205 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 		put(s.prefix+"messages", b.Messages, rollup...)
 	}
 	put(s.prefix+"engine", b.Engine, rollup...) // last: it carries the commit
-	if len(msgs) > MaxBatch {
-		return fmt.Errorf("jetstore: commit: %d messages: %w (%d)", len(msgs), ErrBatchTooLarge, MaxBatch)
+	if len(msgs) <= MaxBatch {
+		if err := s.publishBatch(ctx, msgs); err != nil {
+			return fmt.Errorf("jetstore: commit: %w", err)
+		}
+		s.deps += len(b.Deployments)
+		if err := s.tidy(ctx, msgs); err != nil {
+			return fmt.Errorf("jetstore: commit: %w", err)
+		}
+		return nil
 	}
-	if err := s.publishBatch(ctx, msgs); err != nil {
-		return fmt.Errorf("jetstore: commit: %w", err)
+	if err := s.stage(ctx, msgs); err != nil {
+		return fmt.Errorf("jetstore: commit of %d messages: %w", len(msgs), err)
 	}
 	s.deps += len(b.Deployments)
-	// Tidy up what the batch deleted: the markers and the history. A
-	// crash before this leaves data Load ignores.
-	for _, key := range b.Delete {
-		if err := s.purge(ctx, s.subject("hist", key)+".>"); err != nil {
-			return fmt.Errorf("jetstore: commit: history of instance %d: %w", key, err)
+	return nil
+}
+
+// tidy purges what the delete markers among msgs, once written, delete:
+// the markers and a deleted instance's history. A crash before it leaves
+// data Load ignores.
+func (s *Store) tidy(ctx context.Context, msgs []*nats.Msg) error {
+	for _, m := range msgs {
+		if m.Header.Get(headerOp) != opDelete {
+			continue
 		}
-		if err := s.purge(ctx, s.subject("doc", key)); err != nil {
-			return fmt.Errorf("jetstore: commit: instance %d: %w", key, err)
+		kind, key, err := s.parse(m.Subject)
+		if err != nil {
+			return err
 		}
-	}
-	for _, key := range b.Evict {
-		if err := s.purge(ctx, s.subject("fin", key)); err != nil {
-			return fmt.Errorf("jetstore: commit: finished instance %d: %w", key, err)
+		if kind == "doc" {
+			if err := s.purge(ctx, s.subject("hist", key)+".>"); err != nil {
+				return fmt.Errorf("history of instance %d: %w", key, err)
+			}
+		}
+		if err := s.purge(ctx, m.Subject); err != nil {
+			return fmt.Errorf("%s of instance %d: %w", kind, key, err)
 		}
 	}
 	return nil
+}
+
+// stage writes a commit of more messages than one batch holds: the
+// messages staged, in batches; the record, which makes the commit happen;
+// then the messages where they go (apply). Any error leaves the store
+// unsettled: the next Commit or Load settles it first.
+func (s *Store) stage(ctx context.Context, msgs []*nats.Msg) error {
+	s.unsettled = true
+	id := nuid.Next()
+	staged := make([]*nats.Msg, len(msgs))
+	for i, m := range msgs {
+		sm := nats.NewMsg(s.prefix + subjectStage + "." + id)
+		sm.Data = m.Data
+		sm.Header.Set(headerSubject, strings.TrimPrefix(m.Subject, s.prefix))
+		for _, h := range []string{headerOp, headerFrom} {
+			if v := m.Header.Get(h); v != "" {
+				sm.Header.Set(h, v)
+			}
+		}
+		staged[i] = sm
+	}
+	parts := batches(staged)
+	for i, part := range parts {
+		if err := s.step(fmt.Sprintf("stage %d/%d", i+1, len(parts))); err != nil {
+			return err
+		}
+		if err := s.publishBatch(ctx, part); err != nil {
+			return fmt.Errorf("staging batch %d of %d: %w", i+1, len(parts), err)
+		}
+	}
+	if err := s.step("record"); err != nil {
+		return err
+	}
+	rec := nats.NewMsg(s.prefix + subjectRecord)
+	rec.Header.Set(headerCommit, id)
+	rec.Header.Set(headerParts, strconv.Itoa(len(msgs)))
+	rec.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+	if err := s.publishBatch(ctx, []*nats.Msg{rec}); err != nil {
+		return fmt.Errorf("commit record: %w", err)
+	}
+	return s.apply(ctx, msgs)
+}
+
+// apply writes the messages of a staged commit whose record is written
+// where they go, tidies up after them, and purges the record and then
+// every staged message. Written again after a crash it rewrites the same
+// pieces: each rolls up its subject, and the "more" parts of a document
+// follow their first part.
+func (s *Store) apply(ctx context.Context, msgs []*nats.Msg) error {
+	parts := batches(msgs)
+	for i, part := range parts {
+		if err := s.step(fmt.Sprintf("apply %d/%d", i+1, len(parts))); err != nil {
+			return err
+		}
+		if err := s.publishBatch(ctx, part); err != nil {
+			return fmt.Errorf("applying batch %d of %d: %w", i+1, len(parts), err)
+		}
+	}
+	if err := s.step("tidy"); err != nil {
+		return err
+	}
+	if err := s.tidy(ctx, msgs); err != nil {
+		return err
+	}
+	if err := s.step("purge record"); err != nil {
+		return err
+	}
+	if err := s.purge(ctx, s.prefix+subjectRecord); err != nil {
+		return fmt.Errorf("commit record: %w", err)
+	}
+	if err := s.step("purge staged"); err != nil {
+		return err
+	}
+	if err := s.purge(ctx, s.prefix+subjectStage+".>"); err != nil {
+		return fmt.Errorf("staged messages: %w", err)
+	}
+	s.unsettled = false
+	return nil
+}
+
+// settle finishes what a staged commit left: with a record it applies the
+// staged messages it names (the commit happened); without one it purges
+// staged messages (it did not).
+func (s *Store) settle(ctx context.Context) error {
+	var id string
+	parts := -1
+	err := s.read(ctx, s.prefix+subjectRecord, func(m jetstream.Msg, _ uint64) error {
+		id = m.Headers().Get(headerCommit)
+		n, err := strconv.Atoi(m.Headers().Get(headerParts))
+		if err != nil || id == "" {
+			return fmt.Errorf("%w: record %q with %s %q", ErrBadRecord, id, headerParts, m.Headers().Get(headerParts))
+		}
+		parts = n
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("commit record: %w", err)
+	}
+	if id == "" {
+		staged, err := s.count(ctx, s.prefix+subjectStage+".>")
+		if err != nil {
+			return fmt.Errorf("staged messages: %w", err)
+		}
+		if staged > 0 {
+			if err := s.step("purge staged"); err != nil {
+				return err
+			}
+			if err := s.purge(ctx, s.prefix+subjectStage+".>"); err != nil {
+				return fmt.Errorf("staged messages: %w", err)
+			}
+		}
+		s.unsettled = false
+		return nil
+	}
+	var msgs []*nats.Msg
+	err = s.read(ctx, s.prefix+subjectStage+"."+id, func(m jetstream.Msg, _ uint64) error {
+		am := nats.NewMsg(s.prefix + m.Headers().Get(headerSubject))
+		am.Data = m.Data()
+		for _, h := range []string{headerOp, headerFrom} {
+			if v := m.Headers().Get(h); v != "" {
+				am.Header.Set(h, v)
+			}
+		}
+		if m.Headers().Get(headerOp) != opMore {
+			am.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+		}
+		msgs = append(msgs, am)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("staged commit %s: %w", id, err)
+	}
+	if len(msgs) != parts {
+		return fmt.Errorf("%w: commit %s names %d staged messages, the stream holds %d", ErrBadRecord, id, parts, len(msgs))
+	}
+	s.unsettled = true
+	if err := s.apply(ctx, msgs); err != nil {
+		return fmt.Errorf("staged commit %s: %w", id, err)
+	}
+	return nil
+}
+
+// step calls the test's fault hook, if any, before a step of a staged
+// commit or of settling one.
+func (s *Store) step(name string) error {
+	if s.fault == nil {
+		return nil
+	}
+	return s.fault(name)
+}
+
+// batches cuts msgs into runs of at most MaxBatch.
+func batches(msgs []*nats.Msg) [][]*nats.Msg {
+	var out [][]*nats.Msg
+	for len(msgs) > 0 {
+		n := min(len(msgs), MaxBatch)
+		out = append(out, msgs[:n])
+		msgs = msgs[n:]
+	}
+	return out
 }
 
 // maxData is the most data one message of the store may carry: the
@@ -437,21 +672,22 @@ func (s *Store) purge(ctx context.Context, subject string) error {
 // read calls fn on every message of the stream on subject (a filter), in
 // stream order.
 func (s *Store) read(ctx context.Context, subject string, fn func(m jetstream.Msg, seq uint64) error) error {
-	ictx, cancel := context.WithTimeout(ctx, s.timeout)
-	info, err := s.stream.Info(ictx, jetstream.WithSubjectFilter(subject))
-	cancel()
-	if err != nil {
+	if n, err := s.count(ctx, subject); err != nil || n == 0 {
 		return err
-	}
-	if n := subjectCount(info, subject); n == 0 {
-		return nil
 	}
 	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
 		return err
 	}
+	// Pulled many at a time: one request per message made a load of
+	// 3,000 messages take seconds.
+	it, err := cons.Messages(jetstream.PullMaxMessages(readAhead))
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
 	for {
-		m, err := cons.Next(jetstream.FetchMaxWait(s.timeout))
+		m, err := it.Next(jetstream.NextMaxWait(s.timeout))
 		if err != nil {
 			return err
 		}
@@ -469,6 +705,20 @@ func (s *Store) read(ctx context.Context, subject string, fn func(m jetstream.Ms
 			return err
 		}
 	}
+}
+
+// readAhead is how many messages read asks the server for at once.
+const readAhead = 512
+
+// count is how many messages the stream holds on subject (a filter).
+func (s *Store) count(ctx context.Context, subject string) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(subject))
+	if err != nil {
+		return 0, err
+	}
+	return subjectCount(info, subject), nil
 }
 
 // subjectCount is how many messages info (filtered on subject) counts.
@@ -514,8 +764,10 @@ func (s *Store) parse(subject string) (string, int64, error) {
 	}
 	kind, k, keyed := strings.Cut(rest, ".")
 	switch {
-	case !keyed && (kind == "engine" || kind == "messages"):
+	case !keyed && (kind == "engine" || kind == "messages" || kind == subjectRecord):
 		return kind, 0, nil
+	case keyed && kind == subjectStage:
+		return kind, 0, nil // stage.<id>
 	case keyed && (kind == "dep" || kind == "doc" || kind == "hist" || kind == "fin"):
 		if kind == "hist" {
 			k, _, _ = strings.Cut(k, ".") // hist.<key>.<from>

@@ -346,13 +346,6 @@ func TestStore_Errors(t *testing.T) {
 	if err := s.Commit(ctx, &engine.StoreBatch{}); !errors.Is(err, jetstore.ErrNoEngineDocument) {
 		t.Errorf("Commit without the engine document: %v, want ErrNoEngineDocument", err)
 	}
-	big := &engine.StoreBatch{Engine: []byte(`{}`), Put: map[int64][]byte{}}
-	for k := range int64(jetstore.MaxBatch) {
-		big.Put[k] = []byte(`{}`)
-	}
-	if err := s.Commit(ctx, big); !errors.Is(err, jetstore.ErrBatchTooLarge) {
-		t.Errorf("Commit of %d instances: %v, want ErrBatchTooLarge", len(big.Put), err)
-	}
 	if err := s.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"a":1}`), Put: map[int64][]byte{7: []byte(`{}`)}}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,244 @@
+package jetstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// errCrash is what the fault hook returns: the store stops there.
+var errCrash = errors.New("injected crash")
+
+// stagedBatches are a first commit and a commit after it too large for
+// one atomic batch: it rewrites, adds, deletes and finishes instances,
+// evicts a finished one, adds a deployment, replaces the message buffer
+// and carries a document written in parts.
+func stagedBatches(instances int) (first, big *engine.StoreBatch) {
+	first = &engine.StoreBatch{Engine: []byte(`{"v":"before"}`), Messages: []byte(`["m0"]`), Deployments: [][]byte{[]byte(`{"d":0}`)},
+		Put: map[int64][]byte{}, History: map[int64]engine.HistoryChunk{},
+		Finished: []engine.FinishedInstance{{Key: 900_000, Doc: []byte(`{"fin":900000}`)}}}
+	for k := int64(1); k <= 20; k++ {
+		first.Put[k] = fmt.Appendf(nil, `{"i":%d,"v":0}`, k)
+		first.History[k] = engine.HistoryChunk{From: 0, Records: fmt.Appendf(nil, `[{"seq":%d}]`, k)}
+	}
+	big = &engine.StoreBatch{Engine: []byte(`{"v":"after"}`), Messages: []byte(`["m1"]`), Deployments: [][]byte{[]byte(`{"d":1}`)},
+		Put: map[int64][]byte{}, History: map[int64]engine.HistoryChunk{},
+		Delete: []int64{1, 2, 3}, Evict: []int64{900_000},
+		Finished: []engine.FinishedInstance{{Key: 1, Doc: []byte(`{"fin":1}`)}}}
+	for k := int64(4); k < int64(4+instances); k++ {
+		big.Put[k] = fmt.Appendf(nil, `{"i":%d,"v":1}`, k)
+		from := 0
+		if k <= 20 {
+			from = 1
+		}
+		big.History[k] = engine.HistoryChunk{From: from, Records: fmt.Appendf(nil, `[{"seq":%d,"after":true}]`, k)}
+	}
+	big.Put[5] = []byte(`{"v":"` + strings.Repeat("p", 2_500_000) + `"}`) // in parts
+	return first, big
+}
+
+// TestStore_StagedCommit: a commit of more messages than one atomic batch
+// holds lands whole, and a crash at any step of it (before each staging
+// batch, the record, each applying batch, the tidying, the purges) leaves
+// a store that reopens to the state before it or the one after it, never
+// a mix, and holds no staged message or record once reopened. A crash
+// while the reopen settles a commit is settled by the next reopen.
+func TestStore_StagedCommit(t *testing.T) {
+	ctx := context.Background()
+	n := startNATS(t)
+	first, big := stagedBatches(1_400)
+
+	var steps []string
+	ref, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: "ref"}, func(step string) error {
+		steps = append(steps, step)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Commit(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 0 {
+		t.Fatalf("a commit of one batch went through steps %v", steps)
+	}
+	before, err := ref.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Commit(ctx, big); err != nil {
+		t.Fatal(err)
+	}
+	after, err := ref.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Instances) != 1_400 || string(after.Engine) != `{"v":"after"}` || len(after.Deployments) != 2 ||
+		len(after.Finished) != 1 || string(after.Instances[5].Doc) != string(big.Put[5]) || len(after.Instances[7].History) != 2 {
+		t.Fatalf("after the staged commit: engine %s, %d instances, %d deployments, %d finished",
+			after.Engine, len(after.Instances), len(after.Deployments), len(after.Finished))
+	}
+	if !slicesHave(steps, "record") || !slicesHave(steps, "stage 3/3") || !slicesHave(steps, "apply 3/3") {
+		t.Fatalf("a commit of about 3,000 messages went through steps %v, want 3 staging and 3 applying batches", steps)
+	}
+	noLeftovers(t, n, "ref")
+
+	for i, crashAt := range steps {
+		t.Run(fmt.Sprintf("crash before %s", crashAt), func(t *testing.T) {
+			name := fmt.Sprintf("crash%d", i)
+			s, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, func(step string) error {
+				if step == crashAt {
+					return errCrash
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Commit(ctx, first); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Commit(ctx, big); !errors.Is(err, errCrash) {
+				t.Fatalf("commit crashed before %s: %v, want the injected crash", crashAt, err)
+			}
+			recorded := i > slicesIndex(steps, "record")
+			if recorded && strings.HasPrefix(crashAt, "apply") {
+				// Crash again while the reopen settles the commit.
+				_, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, func(step string) error {
+					if step == "apply 2/3" {
+						return errCrash
+					}
+					return nil
+				})
+				if !errors.Is(err, errCrash) {
+					t.Fatalf("reopen crashed while settling: %v, want the injected crash", err)
+				}
+			}
+			s, err = jetstore.Open(ctx, n.nc, &jetstore.Options{Name: name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, which := before, "before"
+			if recorded {
+				want, which = after, "after"
+			}
+			if diff := stateDiff(got, want); diff != "" {
+				t.Fatalf("reopened after a crash before %s: not the state %s the commit: %s", crashAt, which, diff)
+			}
+			noLeftovers(t, n, name)
+			// The reopened store goes on committing.
+			if err := s.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"v":"next"}`), Delete: []int64{10}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Instance(ctx, 10); !errors.Is(err, engine.ErrUnknownInstance) {
+				t.Fatalf("instance 10 deleted after the reopen: %v, want ErrUnknownInstance", err)
+			}
+		})
+	}
+}
+
+// TestStore_StagedCommitFailed: a staged commit that failed (here before
+// its record) is settled by the same store's next commit, which lands.
+func TestStore_StagedCommitFailed(t *testing.T) {
+	ctx := context.Background()
+	n := startNATS(t)
+	first, big := stagedBatches(1_200)
+	crash := true
+	s, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: "failed"}, func(step string) error {
+		if crash && step == "stage 2/3" {
+			return errCrash
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(ctx, big); !errors.Is(err, errCrash) {
+		t.Fatalf("staged commit: %v, want the injected crash", err)
+	}
+	crash = false
+	next := &engine.StoreBatch{Engine: []byte(`{"v":"next"}`), Put: map[int64][]byte{30: []byte(`{"i":30}`)}}
+	if err := s.Commit(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	noLeftovers(t, n, "failed")
+	st, err := s.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(st.Engine) != `{"v":"next"}` || len(st.Instances) != 21 || len(st.Deployments) != 1 || st.Instances[1000] != nil {
+		t.Fatalf("after a failed staged commit and a small one: engine %s, %d instances, %d deployments, want the small one on the first",
+			st.Engine, len(st.Instances), len(st.Deployments))
+	}
+}
+
+// noLeftovers fails unless the store's stream holds no staged message and
+// no commit record.
+func noLeftovers(t *testing.T, n *natsDir, name string) {
+	t.Helper()
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(context.Background(), "FLOWTRACK_STORE_"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := "flowtrack.store." + name + "."
+	for _, filter := range []string{prefix + "stage.>", prefix + "commit"} {
+		info, err := stream.Info(context.Background(), jetstream.WithSubjectFilter(filter))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(info.State.Subjects) != 0 {
+			t.Errorf("store %s holds %v on %s", name, info.State.Subjects, filter)
+		}
+	}
+}
+
+// stateDiff says how got differs from want, or "" when they hold the same.
+func stateDiff(got, want *engine.StoreState) string {
+	switch {
+	case string(got.Engine) != string(want.Engine):
+		return fmt.Sprintf("engine %s, want %s", got.Engine, want.Engine)
+	case string(got.Messages) != string(want.Messages):
+		return fmt.Sprintf("messages %s, want %s", got.Messages, want.Messages)
+	case !reflect.DeepEqual(got.Deployments, want.Deployments):
+		return fmt.Sprintf("%d deployments, want %d", len(got.Deployments), len(want.Deployments))
+	case !reflect.DeepEqual(got.Finished, want.Finished):
+		return fmt.Sprintf("finished %q, want %q", got.Finished, want.Finished)
+	case len(got.Instances) != len(want.Instances):
+		return fmt.Sprintf("%d instances, want %d", len(got.Instances), len(want.Instances))
+	}
+	for k, w := range want.Instances {
+		if g := got.Instances[k]; g == nil || !reflect.DeepEqual(g, w) {
+			return fmt.Sprintf("instance %d differs", k)
+		}
+	}
+	return ""
+}
+
+func slicesHave(s []string, v string) bool { return slicesIndex(s, v) >= 0 }
+
+func slicesIndex(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
