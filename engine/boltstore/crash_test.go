@@ -80,7 +80,7 @@ func crashChild(path string, seed int64) {
 	}
 	ctx := context.Background()
 	if seed == 1 { // the first run; the later ones find the deployment in the store
-		xml, err := os.ReadFile(filepath.Join("testdata", "mixed.bpmn"))
+		xml, err := os.ReadFile(filepath.Join("..", "storetest", "testdata", "mixed.bpmn"))
 		if err != nil {
 			fail("read model", err)
 		}
@@ -289,7 +289,14 @@ func verifyCrash(t *testing.T, path string, a *acked) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer shut(t, e, s)
+	defer func() {
+		if err := e.Close(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
 
 	live := map[int64]*engine.Instance{}
 	orders := map[string]int64{}

@@ -117,10 +117,6 @@ type Store struct {
 
 var _ engine.Store = (*Store)(nil)
 
-// ErrNoEngineDocument is returned by Commit for a batch without the
-// engine-level document, which every commit carries.
-var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
-
 // ErrBadRecord is wrapped by the error of Open (and of Commit and Load
 // after a staged commit failed) when the stream's commit record names
 // staged messages the stream does not hold: another writer purged them,
@@ -323,7 +319,7 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 // messages than a batch holds (see the package documentation).
 func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if b.Engine == nil {
-		return ErrNoEngineDocument
+		return engine.ErrNoEngineDocument
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("jetstore: commit: %w", err)

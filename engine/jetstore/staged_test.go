@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/flowtrack/flowtrack/engine/storetest"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -85,7 +86,7 @@ func TestStore_StagedCommit(t *testing.T) {
 		t.Fatalf("after the staged commit: engine %s, %d instances, %d deployments, %d finished",
 			after.Engine, len(after.Instances), len(after.Deployments), len(after.Finished))
 	}
-	if !slicesHave(steps, "record") || !slicesHave(steps, "stage 3/3") || !slicesHave(steps, "apply 3/3") {
+	if !slices.Contains(steps, "record") || !slices.Contains(steps, "stage 3/3") || !slices.Contains(steps, "apply 3/3") {
 		t.Fatalf("a commit of about 3,000 messages went through steps %v, want 3 staging and 3 applying batches", steps)
 	}
 	noLeftovers(t, n, "ref")
@@ -108,7 +109,7 @@ func TestStore_StagedCommit(t *testing.T) {
 			if err := s.Commit(ctx, big); !errors.Is(err, errCrash) {
 				t.Fatalf("commit crashed before %s: %v, want the injected crash", crashAt, err)
 			}
-			recorded := i > slicesIndex(steps, "record")
+			recorded := i > slices.Index(steps, "record")
 			if recorded && strings.HasPrefix(crashAt, "apply") {
 				// Crash again while the reopen settles the commit.
 				_, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, func(step string) error {
@@ -133,7 +134,7 @@ func TestStore_StagedCommit(t *testing.T) {
 			if recorded {
 				want, which = after, "after"
 			}
-			if diff := stateDiff(got, want); diff != "" {
+			if diff := storetest.Diff(got, want); diff != "" {
 				t.Fatalf("reopened after a crash before %s: not the state %s the commit: %s", crashAt, which, diff)
 			}
 			noLeftovers(t, n, name)
@@ -208,37 +209,4 @@ func noLeftovers(t *testing.T, n *natsDir, name string) {
 			t.Errorf("store %s holds %v on %s", name, info.State.Subjects, filter)
 		}
 	}
-}
-
-// stateDiff says how got differs from want, or "" when they hold the same.
-func stateDiff(got, want *engine.StoreState) string {
-	switch {
-	case string(got.Engine) != string(want.Engine):
-		return fmt.Sprintf("engine %s, want %s", got.Engine, want.Engine)
-	case string(got.Messages) != string(want.Messages):
-		return fmt.Sprintf("messages %s, want %s", got.Messages, want.Messages)
-	case !reflect.DeepEqual(got.Deployments, want.Deployments):
-		return fmt.Sprintf("%d deployments, want %d", len(got.Deployments), len(want.Deployments))
-	case !reflect.DeepEqual(got.Finished, want.Finished):
-		return fmt.Sprintf("finished %q, want %q", got.Finished, want.Finished)
-	case len(got.Instances) != len(want.Instances):
-		return fmt.Sprintf("%d instances, want %d", len(got.Instances), len(want.Instances))
-	}
-	for k, w := range want.Instances {
-		if g := got.Instances[k]; g == nil || !reflect.DeepEqual(g, w) {
-			return fmt.Sprintf("instance %d differs", k)
-		}
-	}
-	return ""
-}
-
-func slicesHave(s []string, v string) bool { return slicesIndex(s, v) >= 0 }
-
-func slicesIndex(s []string, v string) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
 }
