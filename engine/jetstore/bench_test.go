@@ -37,7 +37,7 @@ func BenchmarkCommit(b *testing.B) {
 			}
 			return sb
 		}
-		for _, n := range []int{0, 1, 10, 100} {
+		for _, n := range []int{0, 1, 3, 10, 100} {
 			b.Run(fmt.Sprintf("%s/commit/%d", name, n), func(b *testing.B) {
 				s, err := jetstore.Open(context.Background(), nc, &jetstore.Options{Name: fmt.Sprintf("bench%d", n)})
 				if err != nil {
