@@ -28,6 +28,9 @@ type Store interface {
 	Load(ctx context.Context) (*StoreState, error)
 	// Instance returns one instance's document and history, or an error
 	// wrapping ErrUnknownInstance when the store holds none by that key.
+	// It may run while a Commit does (the engine reads an instance back
+	// while it commits others) and returns what the last commit that
+	// wrote the instance wrote.
 	Instance(ctx context.Context, key int64) (*StoredInstance, error)
 	// Commit applies b atomically, whatever its size (a Restore commits
 	// every instance at once): after a crash the store holds all of it

@@ -517,6 +517,9 @@ func (s *Store) unpack(pack []byte, msgs []*nats.Msg) ([]*nats.Msg, error) {
 			fs[i] = f
 		}
 		m := nats.NewMsg(s.prefix + string(fs[0]))
+		if kind, _, err := s.parse(m.Subject); err != nil || kind == subjectRecord || kind == subjectStage {
+			return nil, fmt.Errorf("%w: a frame for subject %q", ErrBadRecord, fs[0])
+		}
 		m.Data = fs[3]
 		if op := string(fs[1]); op != "" {
 			m.Header.Set(headerOp, op)

@@ -64,6 +64,7 @@ func Run(t *testing.T, fresh func(t *testing.T) Opener) {
 		{"Refused", testRefused},
 		{"LargeDocuments", testLargeDocuments},
 		{"Instance", testInstance},
+		{"InstanceDuringCommits", testInstanceDuringCommits},
 		{"Reopen", testReopen},
 		{"OverdueTimers", testOverdueTimers},
 		{"TimerStart", testTimerStart},
@@ -316,6 +317,54 @@ func testInstance(t *testing.T, open Opener) {
 	}
 	if _, err := s.Instance(ctx, inst.Key()+1000); !errors.Is(err, engine.ErrUnknownInstance) {
 		t.Errorf("Instance of an unknown key: %v, want ErrUnknownInstance", err)
+	}
+}
+
+// testInstanceDuringCommits reads one instance over and over while
+// commits that rewrite, add and delete others run: every read returns
+// what the commit that wrote it wrote.
+func testInstanceDuringCommits(t *testing.T, open Opener) {
+	ctx := context.Background()
+	s := open(t)
+	const key = 7
+	want := &engine.StoredInstance{Doc: []byte(`{"i":7}`), History: []engine.HistoryChunk{{From: 0, Records: []byte(`[{"seq":1}]`)}}}
+	commit(t, s, &engine.StoreBatch{Engine: []byte(`{"n":0}`), Put: map[int64][]byte{key: want.Doc},
+		History: map[int64]engine.HistoryChunk{key: want.History[0]}})
+	done := make(chan error, 1)
+	go func() {
+		for n := int64(1); n <= 30; n++ {
+			b := &engine.StoreBatch{Engine: fmt.Appendf(nil, `{"n":%d}`, n),
+				Put:     map[int64][]byte{100 + n: fmt.Appendf(nil, `{"i":%d}`, 100+n), 100: fmt.Appendf(nil, `{"v":%d}`, n)},
+				History: map[int64]engine.HistoryChunk{100 + n: {From: 0, Records: []byte(`[{"seq":1}]`)}}}
+			if n > 1 {
+				b.Delete = []int64{99 + n}
+			}
+			if err := s.Commit(ctx, b); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for reading := true; reading; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			reading = false
+		default:
+		}
+		si, err := s.Instance(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !sameInstance(si, want) {
+			t.Fatalf("Instance(%d) during commits of others = %s, want %s", key, show(si), show(want))
+		}
+	}
+	if st := load(t, s); len(st.Instances) != 3 || string(st.Engine) != `{"n":30}` {
+		t.Fatalf("after the commits: engine %s and %d instances, want the last engine document and 3 instances", st.Engine, len(st.Instances))
 	}
 }
 

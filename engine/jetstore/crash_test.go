@@ -11,6 +11,7 @@ import (
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
 	"github.com/flowtrack/flowtrack/engine/storetest"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -228,5 +229,39 @@ func noLeftovers(t *testing.T, n *natsDir, name string) {
 		if len(info.State.Subjects) != 0 {
 			t.Errorf("store %s holds %v on %s", name, info.State.Subjects, filter)
 		}
+	}
+}
+
+// TestOpen_BadRecord: a commit record that cannot be rolled forward (its
+// frames cut short or for a subject the store does not write, or naming
+// staged packs the stream does not hold) makes
+// Open fail with ErrBadRecord, rather than roll forward part of a commit.
+func TestOpen_BadRecord(t *testing.T) {
+	ctx := context.Background()
+	n := startNATS(t)
+	js, err := jetstream.New(n.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, rec := range map[string]func(m *nats.Msg){
+		"short": func(m *nats.Msg) { m.Data = []byte{0x05, 'd', 'o'} },
+		"frame": func(m *nats.Msg) { m.Data = []byte{0x03, 'd', 'o', 'c', 0, 0, 0} },
+		"packs": func(m *nats.Msg) { m.Header.Set("Flowtrack-Commit", "gone"); m.Header.Set("Flowtrack-Parts", "2") },
+		"parts": func(m *nats.Msg) { m.Header.Set("Flowtrack-Commit", "gone"); m.Header.Set("Flowtrack-Parts", "two") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: name}); err != nil {
+				t.Fatal(err)
+			}
+			m := nats.NewMsg("flowtrack.store." + name + ".commit")
+			rec(m)
+			if _, err := js.PublishMsg(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+			_, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: name})
+			if !errors.Is(err, jetstore.ErrBadRecord) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("Open on a bad commit record: %v, want ErrBadRecord naming the store", err)
+			}
+		})
 	}
 }
