@@ -18,6 +18,16 @@ import (
 // errCrash is what the fault hook returns: the store stops there.
 var errCrash = errors.New("injected crash")
 
+// crashBefore is a fault hook that crashes before step while *armed.
+func crashBefore(step string, armed *bool) func(string) error {
+	return func(at string) error {
+		if *armed && at == step {
+			return errCrash
+		}
+		return nil
+	}
+}
+
 // crashBatches are a first commit and a second one that rewrites, adds,
 // deletes and finishes instances, evicts a finished one, adds a
 // deployment and replaces the message buffer; with large, it carries a
@@ -113,12 +123,7 @@ func testCrash(t *testing.T, instances int, large bool) {
 		t.Run(fmt.Sprintf("crash before %s", crashAt), func(t *testing.T) {
 			name := fmt.Sprintf("crash%d", i)
 			armed := false
-			s, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, func(step string) error {
-				if armed && step == crashAt {
-					return errCrash
-				}
-				return nil
-			})
+			s, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, crashBefore(crashAt, &armed))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,12 +138,7 @@ func testCrash(t *testing.T, instances int, large bool) {
 			if recorded && i <= purgeAt {
 				// The record is there: crash again while the reopen
 				// settles the commit.
-				_, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, func(step string) error {
-					if step == "purge record" {
-						return errCrash
-					}
-					return nil
-				})
+				_, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: name}, crashBefore("purge record", &armed))
 				if !errors.Is(err, errCrash) {
 					t.Fatalf("reopen crashed while settling: %v, want the injected crash", err)
 				}
@@ -177,12 +177,7 @@ func TestStore_CommitFailed(t *testing.T) {
 	n := startNATS(t)
 	first, big := crashBatches(1_200, true)
 	crash := true
-	s, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: "failed"}, func(step string) error {
-		if crash && step == "stage 1" {
-			return errCrash
-		}
-		return nil
-	})
+	s, err := jetstore.OpenFaulty(ctx, n.nc, &jetstore.Options{Name: "failed"}, crashBefore("stage 1", &crash))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -562,14 +562,22 @@ func (s *Store) apply(ctx context.Context, msgs []*nats.Msg, staged bool) error 
 		return fmt.Errorf("commit record: %w", err)
 	}
 	if staged {
-		if err := s.step("purge staged"); err != nil {
+		if err := s.dropStaged(ctx); err != nil {
 			return err
-		}
-		if err := s.purge(ctx, s.prefix+subjectStage+".>"); err != nil {
-			return fmt.Errorf("staged packs: %w", err)
 		}
 	}
 	s.unsettled = false
+	return nil
+}
+
+// dropStaged purges every staged pack.
+func (s *Store) dropStaged(ctx context.Context) error {
+	if err := s.step("purge staged"); err != nil {
+		return err
+	}
+	if err := s.purge(ctx, s.prefix+subjectStage+".>"); err != nil {
+		return fmt.Errorf("staged packs: %w", err)
+	}
 	return nil
 }
 
@@ -591,11 +599,8 @@ func (s *Store) settle(ctx context.Context) error {
 			return fmt.Errorf("staged packs: %w", err)
 		}
 		if staged > 0 {
-			if err := s.step("purge staged"); err != nil {
+			if err := s.dropStaged(ctx); err != nil {
 				return err
-			}
-			if err := s.purge(ctx, s.prefix+subjectStage+".>"); err != nil {
-				return fmt.Errorf("staged packs: %w", err)
 			}
 		}
 		s.unsettled = false
