@@ -75,7 +75,7 @@ fuzz:
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
-# row under -race, as SRD-027 and SRD-028 require, kills the store's
+# row under -race, as SRD-027 and SRD-028 require, kills each store's
 # crash-test child 40 times (make test's race run kills it 4 times), plays every
 # conformance scenario 20 times per host, requiring one history order
 # (the SDK's share is stress-sdk; with three Go runners that takes about
@@ -92,7 +92,7 @@ stress:
 	$(GO) test -race -count=40 -tags flowtrack_direct ./engine/internal/runtime
 	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=10 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./internal/dispatch
-	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore -crash.kills=40
+	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore ./engine/jetstore -crash.kills=40
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./internal/dispatch
 	$(MAKE) stress-sdk

@@ -58,14 +58,14 @@ func crashBatches(instances int, large bool) (first, second *engine.StoreBatch) 
 	return first, second
 }
 
-// TestStore_Crash: a commit lands whole, and a crash before any step of
+// TestStore_CrashSteps: a commit lands whole, and a crash before any step of
 // it (each staging of packs, the record, each run of messages applied,
 // the tidying, the purges) leaves a store that reopens to the state before
 // it or the one after it, never a mix, and holds no record or staged pack
 // once reopened. A crash while the reopen settles a commit is settled by
 // the next reopen. Both for a commit that fits its record and for one of
 // 1,400 instances and a document of 2.5 MB that is staged.
-func TestStore_Crash(t *testing.T) {
+func TestStore_CrashSteps(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		instances int

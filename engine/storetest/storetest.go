@@ -9,7 +9,9 @@
 // refused commits that write nothing, documents larger than a message, a
 // commit of thousands of instances) and through an engine on it (every
 // kind of wait across reopens, timers that fell due while closed,
-// concurrent commands sharing commits, Restore into a store).
+// concurrent commands sharing commits, Restore into a store). Crash is
+// the crash test: children killed with SIGKILL in a workload, then
+// every acknowledged command checked on the reopened store.
 package storetest
 
 import (
