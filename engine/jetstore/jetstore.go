@@ -99,7 +99,8 @@ type Options struct {
 }
 
 // Store is an engine.Store in one JetStream stream. An engine commits to
-// it from one goroutine; a stream is used by one engine at a time.
+// it from one goroutine, and may read one instance (Instance) beside a
+// commit; a stream is used by one engine at a time.
 type Store struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
