@@ -111,13 +111,13 @@ type Store struct {
 	// deployment's subject is its index, so that a commit written again
 	// after a failure rewrites it rather than adding it twice.
 	deps int
-	// unsettled is set while a staged commit may be left half applied
-	// or half staged (a staged commit failed): the next Commit or Load
-	// settles it first, as Open does.
+	// unsettled is set while a commit through a record may be left half
+	// staged or half applied (it failed): the next Commit or Load settles
+	// it first, as Open does.
 	unsettled bool
-	// fault, set by tests only, is called before each step of a staged
-	// commit and of settling one; an error stops the commit there, as a
-	// crash would.
+	// fault, set by tests only, is called before each step of a commit
+	// through a record and of settling one; an error stops the commit
+	// there, as a crash would.
 	fault func(step string) error
 }
 
