@@ -1,8 +1,9 @@
 // Package storetest is the conformance suite of engine.Store: what every
 // store must do, run by the tests of each store (engine/boltstore,
 // engine/jetstore) on stores of their own. A store's tests call Run and
-// keep beside it only what is the store's own (bbolt's file lock, a NATS
-// server restarting, JetStream's batch limit).
+// keep beside it only what is the store's own (bbolt's file lock, a
+// commit written again after a lost acknowledgement, jetstore's commit
+// records and a crash before each of their steps).
 //
 // The suite checks the store through its interface (an empty store, the
 // pieces of engine/STATE.md committed and read back across a reopen,
@@ -50,8 +51,8 @@ func Model(t testing.TB, name string) []byte {
 
 // Opener opens one store, empty at first: each call opens it again, as a
 // new process would, after closing the store the call before returned
-// (a store that holds a lock must let it go). The store the last call
-// returned is closed when the test ends.
+// (a store that holds a lock must let it go); the store the last call
+// returned is closed when the test ends. A store's test writes it.
 type Opener func(t *testing.T) engine.Store
 
 // Run runs the suite, each case as a subtest on a store of its own:
