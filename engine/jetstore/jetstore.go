@@ -366,10 +366,12 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	}
 	rollup := []string{jetstream.MsgRollup, jetstream.MsgRollupSubject}
 	deleted := append([]string{headerOp, opDelete}, rollup...)
-	if s.deps < 0 {
-		if err := s.countDeployments(ctx); err != nil {
+	if s.deps < 0 { // a Commit before any Load (the engine loads first)
+		n, err := s.Deployments(ctx)
+		if err != nil {
 			return fmt.Errorf("jetstore: commit: %w", err)
 		}
+		s.deps = n
 	}
 	for i, d := range b.Deployments {
 		put(s.subject("dep", int64(s.deps+i)), d, rollup...)
@@ -831,19 +833,6 @@ func subjectCount(info *jetstream.StreamInfo, subject string) uint64 {
 		n += c
 	}
 	return n
-}
-
-// countDeployments sets deps from the stream, for a Commit before any
-// Load (the engine loads first).
-func (s *Store) countDeployments(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
-	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(s.prefix+"dep.*"))
-	if err != nil {
-		return fmt.Errorf("count the deployments: %w", err)
-	}
-	s.deps = len(info.State.Subjects)
-	return nil
 }
 
 // sortedChunks orders an instance's history chunks by their first record.
