@@ -79,7 +79,7 @@ fuzz:
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
-# row under -race, as SRD-027 and SRD-028 require, kills the store's
+# row under -race, as SRD-027 and SRD-028 require, kills each store's
 # crash-test child 40 times (make test's race run kills it 4 times), kills
 # and restarts (or cuts off) a random member of the 3-node cluster 12 times
 # (make test: 2), plays every
@@ -98,7 +98,7 @@ stress:
 	$(GO) test -race -count=40 -tags flowtrack_direct ./engine/internal/runtime
 	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=10 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./internal/dispatch
-	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore -crash.kills=40
+	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore ./engine/jetstore -crash.kills=40
 	$(GO) test -count=1 -timeout 20m -run '^TestCluster_KillRestart$$' ./cluster -cluster.kills=12
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./internal/dispatch
