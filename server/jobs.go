@@ -68,7 +68,7 @@ const MinJobTimeout = 100 * time.Millisecond
 type Jobs struct {
 	eng     *engine.Engine
 	js      jetstream.JetStream
-	stream  jetstream.Stream // set by the queue's goroutine once it exists
+	stream  jetstream.Stream // nil until found or created (StartJobs, then the queue's goroutine)
 	cluster string
 	cfg     JobsConfig
 	wake    chan struct{}
