@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/jetstore"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -74,7 +75,13 @@ func (s fencedStore) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if !s.fence.open() {
 		return ErrFenced
 	}
-	return s.Store.Commit(ctx, b)
+	err := s.Store.Commit(ctx, b)
+	if errors.Is(err, jetstore.ErrSuperseded) {
+		// Another node opened the partition: this one lost it, whatever
+		// its lease loop knows yet.
+		s.fence.trip()
+	}
+	return err
 }
 
 // run is the lease loop: every TTL/4 it renews the node's entry and its

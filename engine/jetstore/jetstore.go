@@ -25,6 +25,14 @@
 // marker and the instance's history, and Load ignores history left
 // without a document by a crash in between (keys are never reused).
 //
+// A store opened with Options.TakeOver holds the stream: Open writes an
+// owner marker (subject "owner", rolled up) before anything is loaded,
+// and every commit of the store carries JetStream's expected last
+// subject sequence of that marker. A store that opened the stream
+// earlier is refused by the server from then on (ErrSuperseded), however
+// late its commit reaches the stream: a commit lands before the new
+// owner's marker (and the new owner loads it) or not at all.
+//
 // It is a native package: the WebAssembly module does not import it.
 package jetstore
 
@@ -71,6 +79,13 @@ type Options struct {
 	Replicas int
 	// Timeout bounds one request to JetStream; the default is 10 seconds.
 	Timeout time.Duration
+	// TakeOver makes the store the stream's only writer: Open writes an
+	// owner marker, and the commits of every store that opened the
+	// stream before are refused from then on (ErrSuperseded). The
+	// default (false) writes no marker and checks none, for tools that
+	// only read, and for tests that stand in for one engine retrying
+	// with a second store.
+	TakeOver bool
 }
 
 // Store is an engine.Store in one JetStream stream. An engine commits to
@@ -84,6 +99,10 @@ type Store struct {
 	// deployment's subject is its index, so that a commit written again
 	// after a failure rewrites it rather than adding it twice.
 	deps int
+	// owner is the stream sequence of the owner marker this store wrote
+	// (Options.TakeOver), which every commit expects to be the last on
+	// the marker's subject; 0 without TakeOver.
+	owner uint64
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -91,6 +110,13 @@ var _ engine.Store = (*Store)(nil)
 // ErrNoEngineDocument is returned by Commit for a batch without the
 // engine-level document, which every commit carries.
 var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
+
+// ErrSuperseded is returned by Commit of a store opened with
+// Options.TakeOver once another store has taken the stream over (opened
+// it with TakeOver since): the server refused the commit, and nothing of
+// it is in the stream. The engine's state in memory is then ahead of the
+// stream, so it must be dropped and opened again from the store.
+var ErrSuperseded = errors.New("jetstore: the stream was taken over by another store")
 
 // ErrBatchTooLarge is returned by Commit for a batch of more than
 // MaxBatch messages.
@@ -142,8 +168,39 @@ func Open(ctx context.Context, nc *nats.Conn, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: stream for store %q: %w", o.Name, err)
 	}
+	if o.TakeOver {
+		m := nats.NewMsg(s.prefix + subjectOwner)
+		m.Data = []byte(nuid.Next())
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+		ack, err := js.PublishMsg(ctx, m)
+		if err != nil {
+			return nil, fmt.Errorf("jetstore: store %q: write the owner marker: %w", o.Name, err)
+		}
+		s.owner = ack.Sequence
+	}
 	return s, nil
 }
+
+// subjectOwner is the subject, under the store's prefix, of the owner
+// marker a store opened with Options.TakeOver writes.
+const subjectOwner = "owner"
+
+// guard makes m, the first message a commit publishes, conditional on
+// the store still holding the stream (Options.TakeOver): the server
+// refuses it, and with it the whole batch, once another store's owner
+// marker follows this store's.
+func (s *Store) guard(m *nats.Msg) {
+	if s.owner == 0 {
+		return
+	}
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.owner, 10))
+	// The sequence checked is the marker subject's, not m's own.
+	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, s.prefix+subjectOwner)
+}
+
+// errWrongLastSequence is JetStream's error code for an expected last
+// (subject) sequence that does not match.
+const errWrongLastSequence = 10071
 
 // Load returns everything the stream holds.
 func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
@@ -391,6 +448,7 @@ func (s *Store) split(c engine.HistoryChunk) ([]engine.HistoryChunk, error) {
 // the acknowledgement of its commit.
 func (s *Store) publishBatch(ctx context.Context, msgs []*nats.Msg) error {
 	id := nuid.Next()
+	s.guard(msgs[0])
 	for i, m := range msgs {
 		m.Header.Set("Nats-Batch-Id", id)
 		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
@@ -418,6 +476,9 @@ func (s *Store) publishBatch(ctx context.Context, msgs []*nats.Msg) error {
 	}
 	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return fmt.Errorf("batch acknowledgement %q: %w", reply.Data, err)
+	}
+	if ack.Error != nil && ack.Error.ErrCode == errWrongLastSequence && s.owner != 0 {
+		return fmt.Errorf("batch of %d messages refused: %s: %w", len(msgs), ack.Error.Description, ErrSuperseded)
 	}
 	if ack.Error != nil {
 		return fmt.Errorf("batch of %d messages refused: %s (error %d)", len(msgs), ack.Error.Description, ack.Error.ErrCode)
@@ -514,7 +575,7 @@ func (s *Store) parse(subject string) (string, int64, error) {
 	}
 	kind, k, keyed := strings.Cut(rest, ".")
 	switch {
-	case !keyed && (kind == "engine" || kind == "messages"):
+	case !keyed && (kind == "engine" || kind == "messages" || kind == subjectOwner):
 		return kind, 0, nil
 	case keyed && (kind == "dep" || kind == "doc" || kind == "hist" || kind == "fin"):
 		if kind == "hist" {
