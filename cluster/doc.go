@@ -31,8 +31,10 @@
 // jetstore.Options.TakeOver, so a commit of the previous owner that the
 // stream accepts only after that open (sent before the fence closed,
 // delayed past it) is refused (jetstore.ErrSuperseded) rather than
-// landing behind the new owner's back. Each node takes free partitions (no lease entry) up to its
-// fair share, ceil(P / live nodes); a node above its share (a node
+// landing behind the new owner's back. Each node takes free partitions
+// (no lease entry) up to its fair share, ceil(P / live nodes), from its
+// first lease round on, one round after it joined, so that nodes started
+// together see each other before they take any; a node above its share (a node
 // joined) releases the surplus cleanly: it stops serving, closes the
 // engine (its last commit) and deletes the lease. When a node dies, its
 // leases expire after LeaseTTL and the others take its partitions: the

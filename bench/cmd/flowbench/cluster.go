@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -125,6 +126,20 @@ type benchCluster struct {
 	conns  []*nats.Conn
 	nodes  []*cluster.Node
 	client *nats.Conn
+	// taken and released count the partition leases the nodes took and
+	// released for a rebalance while the cluster started: the start-up
+	// churn (taken beyond the partition count is churn).
+	taken, released atomic.Int64
+}
+
+// logf counts what the nodes say of their leases.
+func (c *benchCluster) logf(format string, args ...any) {
+	switch msg := fmt.Sprintf(format, args...); {
+	case strings.HasSuffix(msg, ": lease taken"):
+		c.taken.Add(1)
+	case strings.Contains(msg, ": released for rebalance"):
+		c.released.Add(1)
+	}
 }
 
 // startBenchCluster starts size NATS servers (routed to each other when
@@ -170,6 +185,7 @@ func startBenchCluster(size int) (c *benchCluster, err error) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var urls []string
+	var begin time.Time
 	for i, ns := range c.ns {
 		urls = append(urls, ns.ClientURL())
 		nc, err := nats.Connect(ns.ClientURL(), nats.IgnoreDiscoveredServers(), nats.ReconnectBufSize(-1))
@@ -180,8 +196,11 @@ func startBenchCluster(size int) (c *benchCluster, err error) {
 		if err := server.WaitForJetStream(ctx, nc); err != nil {
 			return c, err
 		}
+		if i == 0 {
+			begin = time.Now()
+		}
 		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: clusterName, Node: fmt.Sprintf("n%d", i+1),
-			Partitions: clusterPartitions, Replicas: min(3, size), BusinessKey: "key"})
+			Partitions: clusterPartitions, Replicas: min(3, size), BusinessKey: "key", Logf: c.logf})
 		if err != nil {
 			return c, err
 		}
@@ -190,6 +209,9 @@ func startBenchCluster(size int) (c *benchCluster, err error) {
 	if err := c.waitBalanced(ctx); err != nil {
 		return c, err
 	}
+	fmt.Fprintf(os.Stderr, "cluster-%d start-up: nodes started one after another, balanced %.1f s after the first; "+
+		"%d partitions opened %d times, %d released for rebalance\n",
+		size, time.Since(begin).Seconds(), clusterPartitions, c.taken.Load(), c.released.Load())
 	c.client, err = nats.Connect(strings.Join(urls, ","))
 	return c, err
 }
