@@ -2,13 +2,13 @@ package jetstore_test
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/flowtrack/flowtrack/engine/storetest"
 	"github.com/flowtrack/flowtrack/server"
 )
 
@@ -26,10 +26,7 @@ func TestStore_Deployments(t *testing.T) {
 	}
 	defer nc.Close()
 	ctx := context.Background()
-	xml, err := os.ReadFile("../boltstore/testdata/tick.bpmn")
-	if err != nil {
-		t.Fatal(err)
-	}
+	xml := storetest.Model(t, "tick.bpmn")
 	s, err := jetstore.Open(ctx, nc, &jetstore.Options{Name: "deps"})
 	if err != nil {
 		t.Fatal(err)

@@ -83,3 +83,70 @@ func keys(m map[int64]*engine.StoredInstance) []int64 {
 	}
 	return out
 }
+
+// TestStore_TakeOverPaths: the take-over refuses a superseded store on
+// every path a commit takes: an atomic batch (more than a record holds),
+// and the messages a record names when the new owner opened between the
+// record and their writing (it rolled the record forward itself, so the
+// commit is in the stream once, and the old store's late writes are
+// refused).
+func TestStore_TakeOverPaths(t *testing.T) {
+	ctx := context.Background()
+	n := startNATS(t)
+	opts := func(name string) *jetstore.Options { return &jetstore.Options{Name: name, TakeOver: true} }
+
+	t.Run("batch", func(t *testing.T) {
+		old, err := jetstore.Open(ctx, n.nc, opts("batch"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := jetstore.Open(ctx, n.nc, opts("batch")); err != nil {
+			t.Fatal(err)
+		}
+		big := &engine.StoreBatch{Engine: []byte(`{"n":1}`), Put: map[int64][]byte{}}
+		for k := int64(1); k <= 20; k++ {
+			big.Put[k] = []byte(`{"i":1}`)
+		}
+		if err := old.Commit(ctx, big); !errors.Is(err, jetstore.ErrSuperseded) {
+			t.Fatalf("a batch of 21 messages after the take-over: %v, want ErrSuperseded", err)
+		}
+		reader, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: "batch"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := reader.Load(ctx); err != nil || st.Engine != nil || len(st.Instances) != 0 {
+			t.Fatalf("after the refused batch: %v, engine %s, %d instances; want nothing", err, st.Engine, len(st.Instances))
+		}
+	})
+
+	t.Run("record", func(t *testing.T) {
+		var owner *jetstore.Store
+		old, err := jetstore.OpenFaulty(ctx, n.nc, opts("record"), func(step string) error {
+			if step == "apply 1" && owner == nil {
+				// The record is written: another store takes the stream
+				// over before the old one writes what it names.
+				var err error
+				owner, err = jetstore.Open(ctx, n.nc, opts("record"))
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = old.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"n":1}`), Put: map[int64][]byte{1: []byte(`{"i":1}`)}})
+		if !errors.Is(err, jetstore.ErrSuperseded) {
+			t.Fatalf("writing a record's messages after the take-over: %v, want ErrSuperseded", err)
+		}
+		st, err := owner.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(st.Engine) != `{"n":1}` || st.Instances[1] == nil {
+			t.Fatalf("the new owner loads engine %s, instances %v: want the commit its open rolled forward", st.Engine, keys(st.Instances))
+		}
+		if err := owner.Commit(ctx, &engine.StoreBatch{Engine: []byte(`{"n":2}`)}); err != nil {
+			t.Fatalf("the new owner's commit: %v", err)
+		}
+	})
+}
