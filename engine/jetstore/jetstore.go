@@ -161,7 +161,7 @@ var ErrBadRecord = errors.New("the store's commit record does not hold together"
 // of its writes (the new owner rolled the record forward when it
 // opened). The engine's state in memory is no longer the stream's, so it
 // must be dropped; the stream is the new owner's.
-var ErrSuperseded = errors.New("jetstore: the stream was taken over by another store")
+var ErrSuperseded = errors.New("the stream was taken over by another store")
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
