@@ -6,7 +6,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -39,21 +38,10 @@ var clusterWorkloads = []string{"straight", "message"}
 // JetStream, synced, and a flowtrack node connected to it alone;
 // replicas min(3, nodes)), after the embedded engine on the bbolt store,
 // synced, driven by the same loop (host "bbolt"). Rows have kind
-// "cluster" and host "bbolt" or "cluster-<nodes>". With profile set, the
-// whole run (every node, every NATS server and the driver are in this
-// process) is CPU-profiled into it.
-func clusterBench(dirs workload.Dirs, sizes []int, modes []string, fixedN int, profile string) []workload.Result {
-	if profile != "" {
-		f, err := os.Create(profile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "flowbench cluster: cpu profile:", err)
-		} else {
-			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
-		}
-	}
+// "cluster" and host "bbolt" or "cluster-<nodes>". Every node, every
+// NATS server and the driver run in this process, so a CPU profile of it
+// shows them all.
+func clusterBench(dirs workload.Dirs, sizes []int, modes []string, fixedN int) []workload.Result {
 	opts := clusterOptions
 	opts.FixedN = fixedN
 	var out []workload.Result

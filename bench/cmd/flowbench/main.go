@@ -12,7 +12,7 @@
 //	flowbench scale   [-n 100000]                          JSON line
 //	flowbench dry     [-n 1000000] [-resumption goroutines|direct]  JSON line
 //	flowbench cold                                         JSON lines
-//	flowbench cluster [-sizes 1,2,3] [-modes seq,conc] [-cpuprofile f]  JSON lines: straight and message
+//	flowbench cluster [-sizes 1,2,3] [-modes seq,conc]     JSON lines: straight and message
 //	                  through package client on 1-3 in-process cluster nodes, beside the bbolt store
 //
 // Each host runs in a process of its own (all starts one per host) so that
@@ -49,7 +49,6 @@ func main() {
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
 	sizes := fs.String("sizes", "1,2,3", "cluster: comma-separated node counts")
-	cpuprofile := fs.String("cpuprofile", "", "cluster: write a CPU profile of the run to this file")
 	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,browser,scale,cold,cluster)")
 	_ = fs.Parse(args)
 	dirs := workload.DefaultDirs(*root)
@@ -84,7 +83,7 @@ func main() {
 			}
 			ns = append(ns, n)
 		}
-		for _, r := range clusterBench(dirs, ns, split(*modes), *fixedN, *cpuprofile) {
+		for _, r := range clusterBench(dirs, ns, split(*modes), *fixedN) {
 			ok = ok && r.OK
 			_ = enc.Encode(r)
 		}
