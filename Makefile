@@ -118,7 +118,9 @@ run: wasm
 
 # bench measures every host (native, wazero, Node through the SDK) on the
 # reference and bench/workloads processes, parks 100k instances, times cold
-# starts, and prints one table (bench/README.md); results in bench/results/.
+# starts, measures the cluster on 1, 2 and 3 nodes beside the bbolt store
+# (flowbench cluster), and prints one table (bench/README.md); results in
+# bench/results/.
 # The Go benchmarks run once each (-benchtime=1x) so they keep working.
 bench: sdk
 	@mkdir -p bench/results
