@@ -52,7 +52,7 @@ check: vet staticcheck tidy-check
 # direct resumption as the default (the conformance corpus plays both modes
 # itself, as the native and native-direct runners).
 race: wasm
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
 # restore-hosts moves every scenario, after every step, from the native
@@ -118,7 +118,9 @@ run: wasm
 
 # bench measures every host (native, wazero, Node through the SDK) on the
 # reference and bench/workloads processes, parks 100k instances, times cold
-# starts, and prints one table (bench/README.md); results in bench/results/.
+# starts, measures the cluster on 1, 2 and 3 nodes beside the bbolt store
+# (flowbench cluster), and prints one table (bench/README.md); results in
+# bench/results/.
 # The Go benchmarks run once each (-benchtime=1x) so they keep working.
 bench: sdk
 	@mkdir -p bench/results

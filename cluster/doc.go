@@ -26,8 +26,15 @@
 // partition's lease for LeaseTTL/2 is fenced: its store refuses every
 // commit from then on (ErrFenced), and it stops serving and closes the
 // partition, long before the entry can expire and another node take the
-// partition. Each node takes free partitions (no lease entry) up to its
-// fair share, ceil(P / live nodes); a node above its share (a node
+// partition. The fence is the node's own clock; JetStream closes what
+// it leaves open: a node opens a partition's store with
+// jetstore.Options.TakeOver, so a commit of the previous owner that the
+// stream accepts only after that open (sent before the fence closed,
+// delayed past it) is refused (jetstore.ErrSuperseded) rather than
+// landing behind the new owner's back. Each node takes free partitions
+// (no lease entry) up to its fair share, ceil(P / live nodes), from its
+// first lease round on, one round after it joined, so that nodes started
+// together see each other before they take any; a node above its share (a node
 // joined) releases the surplus cleanly: it stops serving, closes the
 // engine (its last commit) and deletes the lease. When a node dies, its
 // leases expire after LeaseTTL and the others take its partitions: the

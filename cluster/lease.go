@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/jetstore"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -74,17 +75,28 @@ func (s fencedStore) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if !s.fence.open() {
 		return ErrFenced
 	}
-	return s.Store.Commit(ctx, b)
+	err := s.Store.Commit(ctx, b)
+	if errors.Is(err, jetstore.ErrSuperseded) {
+		// Another node opened the partition: this one lost it, whatever
+		// its lease loop knows yet.
+		s.fence.trip()
+	}
+	return err
 }
 
 // run is the lease loop: every TTL/4 it renews the node's entry and its
 // partitions' leases, fences what it could not renew in time, and takes
 // or releases partitions toward its fair share.
+//
+// Its first round comes one round after the node joined, not at once: a
+// settle window in which nodes started together register and see each
+// other, so that each takes its share of a new cluster rather than the
+// first taking every partition and handing most over again as the
+// others join (measured by flowbench cluster's start-up line).
 func (n *Node) run() {
 	defer close(n.done)
 	tick := time.NewTicker(n.ttl / 4)
 	defer tick.Stop()
-	n.tick()
 	for {
 		select {
 		case <-n.stop:

@@ -3,10 +3,12 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/jetstore"
 )
 
 // countingStore counts the commits that reach it.
@@ -48,6 +50,31 @@ func TestFence(t *testing.T) {
 	f.trip()
 	if f.open() || f.extend(time.Now(), ttl) {
 		t.Fatal("a tripped fence is open")
+	}
+}
+
+// supersededStore refuses every commit as a stream another store took
+// over does.
+type supersededStore struct{ engine.Store }
+
+func (supersededStore) Commit(context.Context, *engine.StoreBatch) error {
+	return fmt.Errorf("jetstore: commit: %w", jetstore.ErrSuperseded)
+}
+
+// A commit the stream refused because another node opened the partition
+// closes the fence at once, whatever the lease loop knows yet: the node
+// lost the partition.
+func TestFence_Superseded(t *testing.T) {
+	f := newFence(time.Now(), time.Now(), time.Hour)
+	st := fencedStore{Store: supersededStore{}, fence: f}
+	if err := st.Commit(context.Background(), &engine.StoreBatch{}); !errors.Is(err, jetstore.ErrSuperseded) {
+		t.Fatalf("commit: %v, want ErrSuperseded", err)
+	}
+	if f.open() {
+		t.Fatal("the fence is open after the stream refused a commit as superseded")
+	}
+	if err := st.Commit(context.Background(), &engine.StoreBatch{}); !errors.Is(err, ErrFenced) {
+		t.Fatalf("next commit: %v, want ErrFenced", err)
 	}
 }
 

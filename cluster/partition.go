@@ -55,8 +55,11 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	// A request to the store gives up after half a TTL (at most
 	// jetstore's default), so that a commit the fence did not stop in
 	// time does not hold the partition's closing for long.
+	// TakeOver: a commit of the partition's previous owner that reaches
+	// the stream after this open, however late, is refused by JetStream
+	// (jetstore.ErrSuperseded), so none lands after the engine loaded.
 	st, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: storeName(c.Cluster, id), Replicas: c.Replicas,
-		Timeout: min(n.ttl/2, 10*time.Second)})
+		Timeout: min(n.ttl/2, 10*time.Second), TakeOver: true})
 	if err != nil {
 		return nil, err
 	}

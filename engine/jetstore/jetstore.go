@@ -45,6 +45,16 @@
 // there one batch costs less (1 to 3 ms for 1 to 21 messages on three
 // local servers, against 6 to 12 ms for a record of 1 to 7).
 //
+// A store opened with Options.TakeOver holds the stream: Open writes an
+// owner marker (subject "owner", rolled up) before it settles or loads
+// anything, and every message the store publishes (a record, a staged
+// pack, an applied piece, the first of an atomic batch) carries
+// JetStream's expected last subject sequence of that marker. A store that
+// opened the stream earlier is refused by the server from then on
+// (ErrSuperseded), however late its writes reach the stream: a commit
+// whose record or batch landed before the new owner's marker is the new
+// owner's to settle and load, and one that did not is not in the stream.
+//
 // It is a native package: the WebAssembly module does not import it.
 package jetstore
 
@@ -98,6 +108,13 @@ type Options struct {
 	Replicas int
 	// Timeout bounds one request to JetStream; the default is 10 seconds.
 	Timeout time.Duration
+	// TakeOver makes the store the stream's only writer: Open writes an
+	// owner marker, and the commits of every store that opened the
+	// stream before are refused from then on (ErrSuperseded). The
+	// default (false) writes no marker and checks none, for tools that
+	// only read, and for tests that stand in for one engine retrying
+	// with a second store.
+	TakeOver bool
 }
 
 // Store is an engine.Store in one JetStream stream. An engine commits to
@@ -123,6 +140,10 @@ type Store struct {
 	// through a record and of settling one; an error stops the commit
 	// there, as a crash would.
 	fault func(step string) error
+	// owner is the stream sequence of the owner marker this store wrote
+	// (Options.TakeOver), which every commit expects to be the last on
+	// the marker's subject; 0 without TakeOver.
+	owner uint64
 }
 
 var _ engine.Store = (*Store)(nil)
@@ -132,6 +153,15 @@ var _ engine.Store = (*Store)(nil)
 // forward: its frames are cut short, or it names staged packs the stream
 // does not hold (another writer purged them, or the stream was edited).
 var ErrBadRecord = errors.New("the store's commit record does not hold together")
+
+// ErrSuperseded is returned by Commit of a store opened with
+// Options.TakeOver once another store has taken the stream over (opened
+// it with TakeOver since): the server refused the commit (nothing of it
+// is in the stream) or, for a commit whose record landed first, the rest
+// of its writes (the new owner rolled the record forward when it
+// opened). The engine's state in memory is no longer the stream's, so it
+// must be dropped; the stream is the new owner's.
+var ErrSuperseded = errors.New("the stream was taken over by another store")
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
@@ -187,11 +217,42 @@ func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) 
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: stream for store %q: %w", o.Name, err)
 	}
+	if o.TakeOver {
+		m := nats.NewMsg(s.prefix + subjectOwner)
+		m.Data = []byte(nuid.Next())
+		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+		ack, err := js.PublishMsg(ctx, m)
+		if err != nil {
+			return nil, fmt.Errorf("jetstore: store %q: write the owner marker: %w", o.Name, err)
+		}
+		s.owner = ack.Sequence
+	}
 	if err := s.settle(ctx); err != nil {
 		return nil, fmt.Errorf("jetstore: open store %q: %w", o.Name, err)
 	}
 	return s, nil
 }
+
+// subjectOwner is the subject, under the store's prefix, of the owner
+// marker a store opened with Options.TakeOver writes.
+const subjectOwner = "owner"
+
+// guard makes m, a message the store publishes (the first of an atomic
+// batch), conditional on the store still holding the stream
+// (Options.TakeOver): the server refuses it, and with it the whole batch,
+// once another store's owner marker follows this store's.
+func (s *Store) guard(m *nats.Msg) {
+	if s.owner == 0 {
+		return
+	}
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.owner, 10))
+	// The sequence checked is the marker subject's, not m's own.
+	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, s.prefix+subjectOwner)
+}
+
+// errWrongLastSequence is JetStream's error code for an expected last
+// (subject) sequence that does not match.
+const errWrongLastSequence = 10071
 
 // Load returns everything the stream holds.
 func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
@@ -526,7 +587,7 @@ func (s *Store) unpack(pack []byte, msgs []*nats.Msg) ([]*nats.Msg, error) {
 			fs[i] = f
 		}
 		m := nats.NewMsg(s.prefix + string(fs[0]))
-		if kind, _, err := s.parse(m.Subject); err != nil || kind == subjectRecord || kind == subjectStage {
+		if kind, _, err := s.parse(m.Subject); err != nil || kind == subjectRecord || kind == subjectStage || kind == subjectOwner {
 			return nil, fmt.Errorf("%w: a frame for subject %q", ErrBadRecord, fs[0])
 		}
 		m.Data = fs[3]
@@ -712,7 +773,12 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	for _, m := range msgs {
+		s.guard(m)
 		if _, err := s.js.PublishMsg(ctx, m); err != nil {
+			var apiErr *jetstream.APIError
+			if errors.As(err, &apiErr) && apiErr.ErrorCode == errWrongLastSequence && s.owner != 0 {
+				return fmt.Errorf("publish on %s: %w: %w", m.Subject, ErrSuperseded, err)
+			}
 			return fmt.Errorf("publish on %s: %w", m.Subject, err)
 		}
 	}
@@ -728,6 +794,7 @@ const shortRun = 8
 // the acknowledgement of its commit.
 func (s *Store) publishBatch(ctx context.Context, msgs []*nats.Msg) error {
 	id := nuid.Next()
+	s.guard(msgs[0])
 	for i, m := range msgs {
 		m.Header.Set("Nats-Batch-Id", id)
 		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
@@ -755,6 +822,9 @@ func (s *Store) publishBatch(ctx context.Context, msgs []*nats.Msg) error {
 	}
 	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return fmt.Errorf("batch acknowledgement %q: %w", reply.Data, err)
+	}
+	if ack.Error != nil && ack.Error.ErrCode == errWrongLastSequence && s.owner != 0 {
+		return fmt.Errorf("batch of %d messages refused: %s: %w", len(msgs), ack.Error.Description, ErrSuperseded)
 	}
 	if ack.Error != nil {
 		return fmt.Errorf("batch of %d messages refused: %s (error %d)", len(msgs), ack.Error.Description, ack.Error.ErrCode)
@@ -853,7 +923,7 @@ func (s *Store) parse(subject string) (string, int64, error) {
 	}
 	kind, k, keyed := strings.Cut(rest, ".")
 	switch {
-	case !keyed && (kind == "engine" || kind == "messages" || kind == subjectRecord):
+	case !keyed && (kind == "engine" || kind == "messages" || kind == subjectRecord || kind == subjectOwner):
 		return kind, 0, nil
 	case keyed && kind == subjectStage:
 		return kind, 0, nil // stage.<id>

@@ -2,6 +2,7 @@ package jetstore_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -64,6 +65,15 @@ func (n *natsDir) restart() {
 // and opens the store on a new connection, as a restarted flowtrack serve
 // does.
 func TestStore_Suite(t *testing.T) {
+	for _, takeOver := range []bool{false, true} {
+		t.Run(fmt.Sprintf("TakeOver=%t", takeOver), func(t *testing.T) { suite(t, &jetstore.Options{TakeOver: takeOver}) })
+	}
+}
+
+// suite runs the conformance suite on stores opened with opts: with
+// TakeOver every reopen takes the stream over, and each commit carries
+// the owner check.
+func suite(t *testing.T, opts *jetstore.Options) {
 	storetest.Run(t, func(t *testing.T) storetest.Opener {
 		n := startNATS(t)
 		opened := false
@@ -73,7 +83,7 @@ func TestStore_Suite(t *testing.T) {
 				n.restart()
 			}
 			opened = true
-			s, err := jetstore.Open(context.Background(), n.nc, nil)
+			s, err := jetstore.Open(context.Background(), n.nc, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

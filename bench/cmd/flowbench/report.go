@@ -123,6 +123,7 @@ func render(recs []map[string]any, failures []string) string {
 		fmt.Fprintf(&b, "| module size | raw · gzip -9 · brotli 11 | | %.2f MB · %.2f MB · %s | | | | | | | ≤ 1.2 MB gzip %s |\n", num(raw["bytes"])/1e6, g, brotli, mark(g <= 1.2))
 	}
 	renderStore(&b, find)
+	renderCluster(&b, find)
 	if len(failures) > 0 {
 		b.WriteString("\nCORRECTNESS FAILURES:\n")
 		for _, f := range failures {
@@ -163,6 +164,52 @@ func renderStore(b *strings.Builder, find func(kind, host string, match func(map
 	for _, r := range rows {
 		b.WriteString(r)
 	}
+}
+
+// renderCluster adds issue #19's scaling table, when the run measured a
+// cluster (flowbench cluster): straight and message through package
+// client on 1, 2 and 3 nodes, beside the embedded engine on the bbolt
+// store driven by the same loop.
+func renderCluster(b *strings.Builder, find func(kind, host string, match func(map[string]any) bool) map[string]any) {
+	hosts := []string{"bbolt", "cluster-1", "cluster-2", "cluster-3"}
+	var rows []string
+	for _, w := range clusterWorkloads {
+		for _, mode := range []string{"seq", "conc"} {
+			var cells, lats []string
+			measured := false
+			for _, h := range hosts {
+				r := find("cluster", h, func(r map[string]any) bool { return r["workload"] == w && r["mode"] == mode })
+				measured = measured || r != nil
+				cells = append(cells, rate(r, false))
+				lats = append(lats, latMs(r))
+			}
+			if !measured {
+				continue
+			}
+			modeName := mode
+			if mode == "conc" {
+				modeName = fmt.Sprintf("%d in flight", workload.InFlight)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s |\n", w, modeName, strings.Join(cells, " | "), strings.Join(lats, " · ")))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nThe cluster (flowbench cluster): through package client, %d partitions, replicas min(3, nodes), every commit synced; beside the embedded engine on bbolt, synced, driven the same way\n\n", clusterPartitions)
+	b.WriteString("| workload | mode | embedded bbolt inst/s | 1 node inst/s | 2 nodes inst/s | 3 nodes inst/s | p50 / p99 ms bbolt · 1 · 2 · 3 |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString(r)
+	}
+}
+
+// latMs is a row's p50 / p99 latency in milliseconds.
+func latMs(r map[string]any) string {
+	if r == nil || r["ok"] != true {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f / %.1f", num(r["p50_us"])/1000, num(r["p99_us"])/1000)
 }
 
 func hasFailure(failures []string, part string) bool {
