@@ -198,10 +198,12 @@ sdk: wasm
 	cd sdk-js && $(NPM_CI) && npm run build
 
 # test-sdk: SDK tests, conformance scenarios through the SDK (compared with
-# the native engine), the packed tarball in a fresh project, the Node example.
+# the native engine), the packed tarball in a fresh project, the Node example,
+# and the nats-only Node job worker against a flowtrack serve it starts.
 test-sdk: sdk
 	cd sdk-js && npm test
 	cd examples/node && $(NPM_CI) && node main.js
+	cd examples/node-worker && $(NPM_CI) && npm test
 
 # test-browser runs the SDK's own test files in headless Chromium (the
 # system's; no browser is ever downloaded), on a page and in a Web Worker,

@@ -141,20 +141,37 @@ func (c *Client) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, er
 	return jobs, err
 }
 
+// ActivateJobs activates up to maxJobs jobs of jobType for worker, as
+// engine.Engine.ActivateJobs does. Workers of a served engine usually pull
+// activated jobs from its job queue instead (HandleJobs).
+func (c *Client) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+	ms := float64(timeout) / float64(time.Millisecond)
+	var jobs []engine.Job
+	err := c.call(ctx, "activate_jobs", wire.ActivateJobsRequest{Type: jobType, Worker: worker, TimeoutMs: &ms, MaxJobs: &maxJobs}, &jobs)
+	return jobs, err
+}
+
 // CompleteJob completes a job; vars are merged into the process variables.
-func (c *Client) CompleteJob(ctx context.Context, key int64, vars map[string]any) error {
-	return c.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars}, nil)
+// With engine.JobActivation the activation must still be the job's
+// (engine.ErrStaleActivation).
+func (c *Client) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...engine.JobOption) error {
+	a := engine.JobArgsOf(opts)
+	return c.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars, Activation: a.Activation}, nil)
 }
 
 // FailJob reports a failed attempt at a job; with retries 0 an incident
-// holds the token.
-func (c *Client) FailJob(ctx context.Context, key int64, retries int, message string) error {
-	return c.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message}, nil)
+// holds the token. It takes engine.JobActivation and engine.RetryBackoff.
+func (c *Client) FailJob(ctx context.Context, key int64, retries int, message string, opts ...engine.JobOption) error {
+	a := engine.JobArgsOf(opts)
+	return c.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message,
+		Activation: a.Activation, BackoffMs: float64(a.Backoff) / float64(time.Millisecond)}, nil)
 }
 
-// ThrowError raises the BPMN error code from a job's element.
-func (c *Client) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any) error {
-	return c.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars}, nil)
+// ThrowError raises the BPMN error code from a job's element. It takes
+// engine.JobActivation.
+func (c *Client) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...engine.JobOption) error {
+	a := engine.JobArgsOf(opts)
+	return c.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars, Activation: a.Activation}, nil)
 }
 
 // Incidents returns the open incidents of live instances, ordered by key.

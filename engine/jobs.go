@@ -243,15 +243,32 @@ func RunJobWorker(ctx context.Context, c JobClient, jobType string, handler JobH
 // activation went to another worker) and leave the worker running.
 func workJob(ctx, calls context.Context, c JobClient, j Job, handler JobHandler, o WorkerOptions) {
 	vars, err := runHandler(ctx, j, handler)
+	_ = reportJob(calls, c, j, o, vars, err)
+}
+
+// WorkJob runs handler on a job activated elsewhere (a job queue's
+// message) and reports its result for the job's activation as HandleJobs
+// does: the returned variables complete it, a *BPMNError throws, any
+// other error or a panic fails it with one retry fewer and o's
+// RetryBackoff. The report is not cut short when ctx ends. It returns the
+// report's error: ErrStaleActivation when the activation was replaced,
+// ErrUnknownJob when the job is finished, or what the client returns.
+func WorkJob(ctx context.Context, c JobClient, j Job, handler JobHandler, o WorkerOptions) error {
+	vars, err := runHandler(ctx, j, handler)
+	return reportJob(context.WithoutCancel(ctx), c, j, o.withDefaults(), vars, err)
+}
+
+// reportJob reports a handler's result for j's activation.
+func reportJob(calls context.Context, c JobClient, j Job, o WorkerOptions, vars map[string]any, err error) error {
 	act := JobActivation(j.Activation)
 	var be *BPMNError
 	switch {
 	case err == nil:
-		_ = c.CompleteJob(calls, j.Key, vars, act)
+		return c.CompleteJob(calls, j.Key, vars, act)
 	case errors.As(err, &be):
-		_ = c.ThrowError(calls, j.Key, be.Code, be.Message, be.Variables, act)
+		return c.ThrowError(calls, j.Key, be.Code, be.Message, be.Variables, act)
 	default:
-		_ = c.FailJob(calls, j.Key, max(j.Retries-1, 0), err.Error(), act, RetryBackoff(o.RetryBackoff))
+		return c.FailJob(calls, j.Key, max(j.Retries-1, 0), err.Error(), act, RetryBackoff(o.RetryBackoff))
 	}
 }
 

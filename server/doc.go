@@ -10,6 +10,16 @@
 //	                                the wasm module answers it
 //	flowtrack.C.events.<instance>   every event of instance <instance>, one
 //	                                JSON event (Event.AppendJSON) a message
+//	flowtrack.C.jobs.<token>        the activated jobs of one type, one JSON
+//	                                engine.Job a message, in the work-queue
+//	                                stream FLOWTRACK_JOBS_C (Jobs)
+//
+// <token> is the job type with every byte other than an ASCII letter,
+// digit, "_" or "-" as "%XX" (wire.JobToken). Workers pull a type's jobs
+// through the durable consumer <token>, which they create with AckWait
+// the activation timeout; they complete, fail or throw on the op subjects
+// naming the job's activation, then ack (README.md, "Job workers in any
+// language").
 //
 // A server alone owns all of a cluster's instances. With Config.Partition
 // it is instead one partition of a partitioned cluster (package cluster),

@@ -42,6 +42,9 @@ type Config struct {
 	// the server answers anything (a cluster partition applies the
 	// deployments it misses); an error fails New.
 	Prepare func(context.Context, *engine.Engine) error
+	// Jobs configures the job queues (StartJobs); their stream has the
+	// store's Replicas unless Jobs.Replicas says otherwise.
+	Jobs JobsConfig
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -61,6 +64,7 @@ type Server struct {
 	running sync.WaitGroup
 	sub     *nats.Subscription
 	unsub   func() error
+	jobs    *Jobs
 }
 
 // MaxInFlight bounds the operations a server runs at once; further
@@ -130,6 +134,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	// it gives the engine no input and does not wait for it.
 	s.cluster = cfg.Cluster
 	s.unsub = eng.Subscribe(s.publish)
+	if cfg.Jobs.Replicas == 0 {
+		cfg.Jobs.Replicas = cfg.Replicas
+	}
+	if s.jobs, err = StartJobs(ctx, eng, nc, cfg.Cluster, cfg.Jobs); err != nil {
+		_ = s.Close(ctx)
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s.sub, err = nc.Subscribe(subject+"*", s.accept)
 	if err == nil {
 		err = nc.Flush()
@@ -212,6 +223,9 @@ func (s *Server) Close(ctx context.Context) error {
 		errs = append(errs, s.sub.Unsubscribe())
 	}
 	s.running.Wait() // the operations under way finish before the engine closes
+	if s.jobs != nil {
+		errs = append(errs, s.jobs.Close())
+	}
 	errs = append(errs, s.eng.Close(ctx))
 	if err := s.unsub(); err != nil && !errors.Is(err, engine.ErrObserverDropped) {
 		errs = append(errs, err)

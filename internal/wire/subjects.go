@@ -1,6 +1,9 @@
 package wire
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // The NATS subjects of flowtrack serve (package server) and its client
 // (package client), for a cluster name: the operations above are
@@ -19,6 +22,83 @@ func EventSubject(cluster string, key int64) string {
 
 // AllEventsSubject matches the events of every instance of cluster.
 func AllEventsSubject(cluster string) string { return "flowtrack." + cluster + ".events.*" }
+
+// Job queues: flowtrack serve activates the jobs of every type some
+// worker serves and publishes each activation, one JSON job (engine.Job)
+// a message with the header Nats-Msg-Id JobMsgID, on JobSubject in the
+// work-queue stream JobStream. A worker pulls them through the durable
+// consumer JobConsumer of its type, whose AckWait is the activation
+// timeout the server gives the type's jobs; it reports the result with
+// complete_job, fail_job or throw_error naming the job key and activation,
+// then acks the message.
+
+// JobStream is the name of cluster's job work-queue stream.
+func JobStream(cluster string) string { return "FLOWTRACK_JOBS_" + cluster }
+
+// JobSubjectPrefix prefixes the subject of every job queue of cluster.
+func JobSubjectPrefix(cluster string) string { return "flowtrack." + cluster + ".jobs." }
+
+// JobSubject is the subject the activated jobs of jobType are queued on.
+func JobSubject(cluster, jobType string) string { return JobSubjectPrefix(cluster) + JobToken(jobType) }
+
+// JobConsumer is the durable consumer workers of jobType pull through.
+func JobConsumer(jobType string) string { return JobToken(jobType) }
+
+// JobConsumerIdle is the InactiveThreshold workers give a job consumer
+// whose AckWait is ackWait: twice that, at least ten minutes. Once no
+// worker has pulled from it for so long, JetStream deletes the consumer
+// and the server stops activating the type's jobs, which wait in the
+// engine, activatable, for the next worker.
+func JobConsumerIdle(ackWait time.Duration) time.Duration { return max(2*ackWait, 10*time.Minute) }
+
+// JobMsgID is the message id of an activation, which deduplicates a
+// publication repeated after a crash.
+func JobMsgID(key, activation int64) string {
+	return strconv.FormatInt(key, 10) + "-" + strconv.FormatInt(activation, 10)
+}
+
+// JobToken writes a job type as a subject token and consumer name: every
+// byte other than an ASCII letter, digit, "_" or "-" as "%" and two
+// upper-case hex digits ("io.x:1" is "io%2Ex%3A1"), so any type has one
+// token and any token one type.
+func JobToken(jobType string) string {
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(jobType))
+	for i := 0; i < len(jobType); i++ {
+		c := jobType[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b = append(b, c)
+			continue
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	return string(b)
+}
+
+// JobType reads a token JobToken wrote; false for one it cannot have.
+func JobType(token string) (string, bool) {
+	b := make([]byte, 0, len(token))
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if c != '%' {
+			b = append(b, c)
+			continue
+		}
+		if i+2 >= len(token) {
+			return "", false
+		}
+		v, err := strconv.ParseUint(token[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", false
+		}
+		b = append(b, byte(v))
+		i += 2
+	}
+	if t := string(b); t != "" && JobToken(t) == token {
+		return t, true
+	}
+	return "", false
+}
 
 // PartitionOpSubject is the subject operation op of partition p of
 // cluster is served on: only by the node holding the partition's lease

@@ -7,6 +7,7 @@ import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, 
 import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
 import { parseJSON, stringifyDocument } from './numbers.js';
+import { RemoteTransport, type ConnectOptions } from './remote.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
   AnyFlowEvent,
@@ -254,6 +255,12 @@ export class Engine {
   // records nobody reads is a large share of every call.
   #events = true;
   #state: Uint8Array | string | undefined;
+  // #remote is set on an engine of a flowtrack server (Engine.connect):
+  // the server owns time and events, and job handlers work its queues.
+  #remote: RemoteTransport | undefined;
+  #stopHandlers = new Map<string, () => Promise<void>>();
+  #closing: Promise<void> | undefined;
+  #stopEvents: (() => void) | undefined;
 
   private constructor(t: Transport, options: EngineOptions) {
     this.#t = t;
@@ -309,18 +316,47 @@ export class Engine {
     return engine;
   }
 
+  /**
+   * connect returns an engine served by a flowtrack server (`flowtrack
+   * serve`) over NATS, with the same API as create: calls are the server's
+   * operations, with the same results and error classes; listeners (`on`)
+   * get every event the cluster's server publishes from then on; job
+   * handlers (`handle`) work the server's job queue of their type, so any
+   * number of processes may handle one type, each job once per
+   * activation. The server owns time (`time` is `real`): advanceTime,
+   * checkpoint and restore throw UnsupportedError. With `servers` the SDK
+   * connects through the `nats` package (an optional peer dependency:
+   * install it next to flowtrack); in a browser pass a `connection` from
+   * nats.ws. Throws ClosedError when no server answers for the cluster.
+   *
+   *     const engine = await Engine.connect({ servers: 'nats://127.0.0.1:4222', cluster: 'orders' });
+   *     engine.handle('check-order', async job => ({ valid: job.variables?.amount < 1000 }));
+   *     const { instanceKey } = await engine.start('order', { amount: 250 });
+   */
+  static async connect(options: ConnectOptions): Promise<Engine> {
+    const t = await RemoteTransport.open(options ?? {});
+    const engine = new Engine(t, { time: 'real', ...(options?.onError ? { onError: options.onError } : {}) });
+    engine.#remote = t;
+    await engine.#initOrClose();
+    return engine;
+  }
+
   // #initOrClose runs #init; when it fails (a bad state document, say) the
   // module is released before the error reaches the caller.
   async #initOrClose(): Promise<void> {
     try {
       await this.#init();
     } catch (err) {
-      this.close();
+      await this.close().catch(() => {}); // the first error is the one to report
       throw err;
     }
   }
 
   async #init(): Promise<void> {
+    if (this.#remote) {
+      await this.#exec('now', {}); // a server answers
+      return;
+    }
     // Engine options must reach the module before anything is deployed.
     if (this.#limits !== undefined) await this.#exec('configure', { limits: this.#limits });
     if (this.#state !== undefined) {
@@ -667,6 +703,12 @@ export class Engine {
     let set = this.#listeners.get(type);
     if (!set) this.#listeners.set(type, (set = new Set()));
     set.add(listener);
+    if (this.#remote && !this.#stopEvents && !this.#closed) {
+      this.#stopEvents = this.#remote.subscribe((ev) => {
+        this.#emit(ev.type, ev);
+        this.#emit('*', ev);
+      });
+    }
     return () => this.off(type as EventType, listener);
   }
 
@@ -684,6 +726,7 @@ export class Engine {
    * handler.
    */
   handle<V extends Variables = Variables>(type: string, handler: JobHandler<V>, options: HandlerOptions = {}): () => void {
+    if (typeof type !== 'string' || type === '') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle: the job type must be a non-empty string, got ${JSON.stringify(type)}` });
     if (typeof handler !== 'function') throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: handler must be a function` });
     const h: handler = {
       fn: handler as JobHandler,
@@ -693,6 +736,18 @@ export class Engine {
     };
     if (h.timeoutMs <= 0) throw new BadRequestError({ code: 'BAD_REQUEST', message: `handle ${type}: timeout must be > 0` });
     this.#handlers.set(type, h);
+    if (this.#remote) {
+      this.#checkOpen();
+      void this.#stopHandlers.get(type)?.();
+      const stop = this.#remote.consume(type, h.timeoutMs, (job) => this.#work(type, h, job), this.#onError);
+      this.#stopHandlers.set(type, stop);
+      return () => {
+        if (this.#handlers.get(type) !== h) return;
+        this.#handlers.delete(type);
+        this.#stopHandlers.delete(type);
+        void stop();
+      };
+    }
     this.#pendingTypes.add(type);
     return () => {
       if (this.#handlers.get(type) === h) this.#handlers.delete(type);
@@ -712,13 +767,21 @@ export class Engine {
   /**
    * close releases the module and stops real-time timers; later calls throw
    * ClosedError. It resolves once the module is released (a worker
-   * terminated); closing again does nothing.
+   * terminated); closing again does nothing. An engine of a server
+   * (connect) first stops its job handlers, letting each report the job
+   * in hand, then closes the connection if it opened it.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    clearTimeout(this.#timer);
-    this.#t.close();
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#remote) {
+        this.#stopHandlers.clear();
+        await this.#remote.stopWork(); // the handlers report the jobs in hand
+      }
+      this.#closed = true; // at once when embedded
+      clearTimeout(this.#timer);
+      await this.#t.close();
+    })();
+    return this.#closing;
   }
 
   // #call runs an operation, then lets the handlers work.
@@ -738,11 +801,11 @@ export class Engine {
   async #exec(op: Operation, request: unknown): Promise<unknown> {
     this.#checkOpen();
     const want = this.#handlers.size > 0 || [...this.#listeners.values()].some((set) => set.size > 0);
-    if (want !== this.#events) {
+    if (want !== this.#events && !this.#remote) {
       this.#absorb(await this.#t.call('configure', { events: want }));
       this.#events = want;
     }
-    if (this.#time === 'real' && op !== 'advance' && Date.now() - this.#now.getTime() >= 1) {
+    if (this.#time === 'real' && !this.#remote && op !== 'advance' && Date.now() - this.#now.getTime() >= 1) {
       this.#absorb(await this.#t.call('advance', { to: new Date().toISOString() }));
     }
     const env = await this.#t.call(op, request);
@@ -769,7 +832,7 @@ export class Engine {
       this.#emit(ev.type, ev);
       this.#emit('*', ev);
     }
-    if (this.#time === 'real' && (changed || this.#timer === undefined)) this.#schedule();
+    if (this.#time === 'real' && !this.#remote && (changed || this.#timer === undefined)) this.#schedule();
   }
 
   #emit(type: string, ev: FlowEvent): void {
@@ -867,7 +930,7 @@ export class Engine {
   async #fail(type: string, h: handler, job: Job, message: string): Promise<void> {
     const retries = Math.max(0, job.retries - 1);
     await this.#jobCall('fail_job', { jobKey: job.key, retries, message, activation: job.activation, backoffMs: h.backoffMs });
-    if (retries === 0) return;
+    if (retries === 0 || this.#remote) return; // a server queues the job again after the back-off
     const at = this.#now.getTime() + h.backoffMs;
     this.#retryAt.set(type, Math.min(this.#retryAt.get(type) ?? at, at));
     if (this.#time === 'real') this.#schedule();

@@ -3,6 +3,7 @@
 export { Engine } from './engine.js';
 export type { ActivateJobsOptions, EngineOptions, HandlerOptions, JobHandler, JobResultOptions, Listener, ScopeOptions, StartOptions, IncidentFilter, Modification, TimeMode } from './engine.js';
 export type { WasmSource } from './wasm-source.js';
+export type { ConnectOptions, NatsConnection, NatsMessages } from './remote.js';
 export { ABI_VERSION, MAX_VARIABLE_DEPTH } from './module.js';
 export { parseDuration } from './duration.js';
 export { Decimal } from './numbers.js';

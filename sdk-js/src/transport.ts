@@ -7,7 +7,7 @@ import { encodeRequest, parseEnvelope, type Envelope, type ModuleInstance, type 
 
 export interface Transport {
   call(op: Operation, request: unknown): Envelope | Promise<Envelope>;
-  close(): void;
+  close(): void | Promise<void>;
 }
 
 /** LocalTransport calls a module instance in this thread. */

@@ -1,0 +1,125 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ErrNoJobQueues is returned (wrapped) by HandleJobs when the cluster has
+// no job stream: no flowtrack server has run on this NATS system for it.
+var ErrNoJobQueues = errors.New("the cluster has no job queues")
+
+// HandleJobs runs a job worker for jobType on the server's job queue until
+// ctx ends, as engine.Engine.HandleJobs does on an engine: up to
+// o.Concurrency jobs at once, each handler's result completing, failing
+// (one retry fewer, o.RetryBackoff) or throwing from the job with its
+// activation, then the job's message acked.
+//
+// It creates or updates the type's durable consumer (wire.JobConsumer)
+// with AckWait o.Timeout, which the server takes as the activation
+// timeout of the type's jobs; workers of one type share the consumer and
+// so the queue (the last one started sets the timeout). A message whose
+// activation has timed out by the time it arrives is acked and skipped:
+// the server has published the job again. o.Worker and o.PollInterval are
+// not used: the server names the activation, and the queue pushes.
+//
+// It returns nil when ctx ends, after the running handlers return, or an
+// error that is not about one job: ErrNoJobQueues, or the consumer's.
+func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {
+	if handler == nil {
+		return fmt.Errorf("handle jobs of type %q: the handler is nil: %w", jobType, engine.ErrInvalidArgument)
+	}
+	if jobType == "" {
+		return fmt.Errorf("handle jobs: the job type is empty: %w", engine.ErrInvalidArgument)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 1
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = engine.DefaultJobTimeout
+	}
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx, wire.JobStream(c.cluster), jetstream.ConsumerConfig{
+		Durable:       wire.JobConsumer(jobType),
+		Description:   "flowtrack workers of job type " + jobType,
+		FilterSubject: wire.JobSubject(c.cluster, jobType),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       o.Timeout,
+		// Once no worker has pulled for this long, JetStream removes the
+		// consumer and the server stops activating the type's jobs.
+		InactiveThreshold: wire.JobConsumerIdle(o.Timeout),
+	})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return fmt.Errorf("handle jobs of type %q: cluster %q: %w", jobType, c.cluster, ErrNoJobQueues)
+	}
+	if err != nil {
+		return fmt.Errorf("handle jobs of type %q: consumer %s: %w", jobType, wire.JobConsumer(jobType), err)
+	}
+	// A missed heartbeat (the NATS server the connection was on went
+	// away) is not reported: the iterator pulls again once reconnected.
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency), jetstream.WithMessagesErrOnMissingHeartbeat(false))
+	if err != nil {
+		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
+	}
+	defer msgs.Stop()
+	stop := context.AfterFunc(ctx, msgs.Stop)
+	defer stop()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	free := make(chan struct{}, o.Concurrency)
+	for range o.Concurrency {
+		free <- struct{}{}
+	}
+	for {
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return nil
+		}
+		m, err := msgs.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { free <- struct{}{} }()
+			c.workMessage(ctx, m, handler, o)
+		}()
+	}
+}
+
+// workMessage works the job of one queue message and acks it once the
+// server has answered its result. A message the server did not answer
+// for (unreachable) stays unacked: JetStream delivers it again after its
+// AckWait, when the server has published a new activation anyway.
+func (c *Client) workMessage(ctx context.Context, m jetstream.Msg, handler engine.JobHandler, o engine.WorkerOptions) {
+	var j engine.Job
+	if err := json.Unmarshal(m.Data(), &j); err != nil || j.Key == 0 {
+		_ = m.Term() // not a job: nobody can work it
+		return
+	}
+	if j.Deadline != nil && !time.Now().Before(*j.Deadline) {
+		_ = m.Ack() // timed out before it came: the job is queued again
+		return
+	}
+	err := engine.WorkJob(ctx, c, j, handler, o)
+	var we *wire.Error
+	if err == nil || errors.As(err, &we) {
+		_ = m.Ack()
+	}
+}
