@@ -95,7 +95,10 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	defer nc.Close()
 	var closer func(context.Context) error
 	if *node == "" {
-		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas})
+		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas,
+			// Job queue trouble (JetStream not answering yet) is retried
+			// in the background; the operator sees it here.
+			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
