@@ -40,3 +40,38 @@ func TestRenderStartupGoals(t *testing.T) {
 		t.Errorf("browser row without a browser run:\n%s", got)
 	}
 }
+
+// TestRenderFloor checks the goroutine floor's row and its goal on native
+// straight and exclusive one at a time, and on no other row.
+func TestRenderFloor(t *testing.T) {
+	tp := func(host, w, mode string, ips float64) map[string]any {
+		return map[string]any{"kind": "throughput", "host": host, "workload": w, "mode": mode, "ok": true,
+			"ips_median": ips, "ips_min": ips, "ips_max": ips}
+	}
+	recs := []map[string]any{
+		{"kind": "env", "commit": "c", "started": "s", "cpus": 2.0},
+		tp("native", "straight", "seq", 180_000),
+		tp("native", "exclusive", "seq", 120_000),
+		tp("native", "straight", "conc", 90_000),
+		tp("floor", "floor", "seq", 150_000),
+	}
+	got := render(recs, nil)
+	for _, want := range []string{
+		"| straight | seq | 180,000 (180,000–180,000) |",
+		"native ≥ goroutine floor (120%) ✓",
+		"native ≥ goroutine floor (80%) ✗",
+		"| goroutine floor: 10 channel round trips per instance | seq | 150,000 (150,000–150,000) |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "goroutine floor ("); n != 2 {
+		t.Errorf("floor goal on %d rows, want 2 (straight and exclusive one at a time):\n%s", n, got)
+	}
+	// Without a floor record, no floor goal and no floor row.
+	got = render(recs[:4], nil)
+	if strings.Contains(got, "floor") {
+		t.Errorf("floor without a floor run:\n%s", got)
+	}
+}
