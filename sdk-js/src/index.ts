@@ -56,6 +56,7 @@ export type {
   Metrics,
   Problem,
   ProcessMetrics,
+  PublishedMessage,
   Stats,
   StartedInstance,
   Token,
