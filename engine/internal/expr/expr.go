@@ -133,6 +133,9 @@ type Program struct {
 	static  bool
 	literal any
 	prog    *vm.Program
+	// name is set for a program that only reads one variable ("= key",
+	// the usual correlation key): run looks it up without the VM.
+	name string
 	// vars is how many expr-lang variables prog uses, the meter included.
 	vars               int
 	maxSteps, maxBytes int64
@@ -277,6 +280,9 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 	}
 	p.prog = prog
 	p.vars = 1 + c.vars
+	if id, ok := root.(*ast.IdentifierNode); ok && !strings.HasPrefix(id.Value, funcPrefix) && id.Value != "$env" {
+		p.name = id.Value
+	}
 	return p, nil
 }
 
@@ -361,6 +367,10 @@ var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
 func (p *Program) run(vars map[string]any) (out any, err error) {
 	if p.prog == nil {
 		return p.literal, nil
+	}
+	if p.name != "" {
+		// What the VM does for a lone name: the variable, null when absent.
+		return vars[p.name], nil
 	}
 	ev := evaluators.Get().(*evaluator)
 	defer func() {
