@@ -926,7 +926,7 @@ var ErrTooManyFirings = runtime.ErrTooManyFirings
 // started by the same key is still active), and with a TTL buffers it for
 // subscriptions opened later.
 func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
-	_, err := e.PublishMessageReached(ctx, m)
+	_, err := e.publishMessage(ctx, m)
 	return err
 }
 
@@ -945,6 +945,16 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 // with a store, an error wrapping ErrNotAcknowledged comes with the
 // instances reached, since the message was published (WithStore).
 func (e *Engine) PublishMessageReached(ctx context.Context, m Message) ([]*Instance, error) {
+	reached, err := e.publishMessage(ctx, m)
+	if reached == nil {
+		return nil, err
+	}
+	return e.instancesOf(reached), err
+}
+
+// publishMessage is PublishMessageReached with the runtime's instances,
+// which PublishMessage does not wrap.
+func (e *Engine) publishMessage(ctx context.Context, m Message) ([]*runtime.Instance, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -967,11 +977,11 @@ func (e *Engine) PublishMessageReached(ctx context.Context, m Message) ([]*Insta
 		return err
 	}); err != nil {
 		if errors.Is(err, ErrNotAcknowledged) {
-			return e.instancesOf(reached), fmt.Errorf("publish message %q: %w", m.Name, err)
+			return reached, fmt.Errorf("publish message %q: %w", m.Name, err)
 		}
 		return nil, fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	return e.instancesOf(reached), nil
+	return reached, nil
 }
 
 // BroadcastSignal delivers a signal to every instance waiting for it and

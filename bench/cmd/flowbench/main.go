@@ -44,7 +44,7 @@ func main() {
 	modes := fs.String("modes", "seq,conc", "comma-separated modes")
 	n := fs.Int("n", 100_000, "scale, dry: instances to park")
 	dryN := fs.Int("dry-n", 1_000_000, "all: instances the dry runs park and dehydrate")
-	resumption := fs.String("resumption", "goroutines", "native, dry: goroutines or direct")
+	resumption := fs.String("resumption", "goroutines", "native, scale, dry: goroutines or direct")
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
@@ -83,7 +83,12 @@ func main() {
 			_ = enc.Encode(r)
 		}
 	case "scale":
-		r := scale(dirs, *n)
+		rs, err := resumptionOf(*resumption)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flowbench:", err)
+			os.Exit(2)
+		}
+		r := scale(dirs, *n, rs)
 		ok = r.OK
 		_ = enc.Encode(r)
 	case "dry":

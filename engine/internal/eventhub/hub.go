@@ -104,9 +104,14 @@ type message struct {
 	key        msgKey
 	id         string
 	vars       map[string]any
-	expires    time.Time // zero: not buffered
-	correlated map[string]bool
+	expires time.Time // zero: not buffered
+	// correlated are the definitions it was correlated to, each once:
+	// one or two, so a list costs less than a map.
+	correlated []string
 }
+
+// served reports whether m was correlated to definition def.
+func (m *message) served(def string) bool { return slices.Contains(m.correlated, def) }
 
 // New returns a hub on clk.
 func New(clk clock.Clock) *Hub {
@@ -171,10 +176,10 @@ func (h *Hub) remove(id int64) {
 
 // Published is what PublishMessage did with a message.
 type Published struct {
-	// Served are the definitions the message was correlated to; the
-	// caller uses them to skip message start events of definitions
-	// already served.
-	Served map[string]bool
+	// Served are the definitions the message was correlated to, each
+	// once; the caller uses them to skip message start events of
+	// definitions already served.
+	Served []string
 	// Reached are the receivers that took the message, in the order they
 	// took it (at most one per definition).
 	Reached []Receiver
@@ -196,7 +201,7 @@ func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Dur
 			return Published{}, ErrDuplicateMessage
 		}
 	}
-	m := &message{key: msgKey{name, key}, id: id, vars: vars, correlated: map[string]bool{}}
+	m := &message{key: msgKey{name, key}, id: id, vars: vars}
 	deliveries := h.correlate(m)
 	if ttl > 0 {
 		m.expires = now.Add(ttl)
@@ -208,18 +213,22 @@ func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Dur
 	}
 	h.mu.Unlock()
 	reached := h.send(deliveries, nil)
-	return Published{Served: m.correlated, Reached: reached}, nil
+	return Published{Served: slices.Clone(m.correlated), Reached: reached}, nil
 }
 
 // correlate takes, for every definition not yet served by m, the oldest
 // subscription waiting for m. Called with h.mu held.
 func (h *Hub) correlate(m *message) []target {
 	var out []target
-	for _, s := range append([]*sub(nil), h.byMessage[m.key]...) {
-		if m.correlated[s.def] {
+	waiting := h.byMessage[m.key]
+	if len(waiting) > 1 {
+		waiting = slices.Clone(waiting) // h.remove changes the list
+	}
+	for _, s := range waiting {
+		if m.served(s.def) {
 			continue
 		}
-		m.correlated[s.def] = true
+		m.correlated = append(m.correlated, s.def)
 		h.remove(s.id)
 		out = append(out, target{s, Delivery{Sub: s.id, Kind: Message, Name: m.key.name, CorrelationKey: m.key.key, Variables: m.vars, msg: m, def: s.def}})
 	}
@@ -258,7 +267,7 @@ func (h *Hub) reject(d Delivery, reached []Receiver) []Receiver {
 		return reached
 	}
 	h.mu.Lock()
-	delete(m.correlated, d.def) // the definition was not served after all
+	m.correlated = slices.DeleteFunc(m.correlated, func(def string) bool { return def == d.def }) // not served after all
 	deliveries := h.correlate(m)
 	h.mu.Unlock()
 	return h.send(deliveries, reached)
@@ -295,8 +304,8 @@ func (h *Hub) SubscribeMessage(name, key, def string, r Receiver) int64 {
 	id := h.add(s)
 	h.expire(s.mkey, h.clock.Now())
 	for _, m := range h.buffer[s.mkey] {
-		if !m.correlated[def] {
-			m.correlated[def] = true
+		if !m.served(def) {
+			m.correlated = append(m.correlated, def)
 			h.bufGen++
 			delete(h.subs, id)
 			h.mu.Unlock()

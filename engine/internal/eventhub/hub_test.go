@@ -48,7 +48,7 @@ func TestHub_MessageCorrelatesByNameAndKeyOncePerDefinition(t *testing.T) {
 	h.SubscribeMessage("go", "other", "procB", &inbox{})
 	pub, err := h.PublishMessage("go", "k", nil, 0, "")
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"procA": true, "procB": true}, pub.Served)
+	assert.Equal(t, []string{"procA", "procB"}, pub.Served)
 	assert.Equal(t, []Receiver{a1, b}, pub.Reached, "the receivers that took it, in order")
 	assert.Equal(t, []string{"go/k"}, a1.names(), "the oldest subscription of a definition wins")
 	assert.Empty(t, a2.names())

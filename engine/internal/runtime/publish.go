@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -46,7 +47,7 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 	var starts []startTarget
 	for _, t := range e.messageStarts[name] {
 		pid := t.plan.Process.ID
-		if served[pid] || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
+		if slices.Contains(served, pid) || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
 			continue
 		}
 		if key != "" {
