@@ -101,9 +101,9 @@ type sub struct {
 }
 
 type message struct {
-	key        msgKey
-	id         string
-	vars       map[string]any
+	key     msgKey
+	id      string
+	vars    map[string]any
 	expires time.Time // zero: not buffered
 	// correlated are the definitions it was correlated to, each once:
 	// one or two, so a list costs less than a map.
