@@ -75,3 +75,21 @@ func TestRenderFloor(t *testing.T) {
 		t.Errorf("floor without a floor run:\n%s", got)
 	}
 }
+
+// TestRenderScaleGoal checks the correlation row against issue #21's goal:
+// p99 with 100k waiting at most 1.5x the p99 with 1k.
+func TestRenderScaleGoal(t *testing.T) {
+	for _, tc := range []struct {
+		p99k, want string
+		p99        float64
+	}{{"40.0", "(1.50x) | | | | | | | | p99 ≤ 1.5x ✓", 60}, {"40.0", "(1.52x) | | | | | | | | p99 ≤ 1.5x ✗", 61}} {
+		recs := []map[string]any{
+			{"kind": "env", "commit": "c", "started": "s", "cpus": 2.0},
+			{"kind": "scale", "host": "native", "corr_1k_p50_us": 5.0, "corr_100k_p50_us": 9.0, "corr_1k_p99_us": 40.0, "corr_100k_p99_us": tc.p99},
+		}
+		got := render(recs, nil)
+		if !strings.Contains(got, "p99 "+tc.p99k+" vs ") || !strings.Contains(got, tc.want) {
+			t.Errorf("p99 %v: report lacks %q:\n%s", tc.p99, tc.want, got)
+		}
+	}
+}
