@@ -213,7 +213,12 @@ func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Dur
 	}
 	h.mu.Unlock()
 	reached := h.send(deliveries, nil)
-	return Published{Served: slices.Clone(m.correlated), Reached: reached}, nil
+	// What it served once delivered (a rejected delivery may have handed
+	// it on), read under the lock: loops reject concurrently.
+	h.mu.Lock()
+	served := slices.Clone(m.correlated)
+	h.mu.Unlock()
+	return Published{Served: served, Reached: reached}, nil
 }
 
 // correlate takes, for every definition not yet served by m, the oldest
