@@ -2,6 +2,8 @@ package expr
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,5 +48,55 @@ func TestProgram_LoneName(t *testing.T) {
 		p, err := Compile(model.Expression{Text: text}, Value, Options{})
 		require.NoError(t, err, text)
 		assert.Empty(t, p.name, "%q is more than a name", text)
+	}
+}
+
+// TestProgram_LoneCall checks the lone-call path (one library call on
+// variables and constants, the usual condition) against the VM it stands
+// in for: the same value, or an error with the same text and position,
+// budgets included.
+func TestProgram_LoneCall(t *testing.T) {
+	vars := map[string]any{
+		"x": 7.0, "s": "ok", "big": json.Number("12345678901234567890"), "b": true, "nul": nil,
+		"list": []any{1.0, 2.0}, "ctx": map[string]any{"a": 1.0}, "long": strings.Repeat("a", 100),
+	}
+	texts := []string{"= x > 5", "= x < 5", "= x >= big", "= s = \"ok\"", "= s != x", "= x > s", "= x + 1", "= x * 1.19",
+		"= nul > 1", "= missing = null", "= b and true", "= not(b)", "= string length(s)", "= upper case(s)",
+		"= count(list)", "= sum(list)", "= x > \"a\"", "= substring(s, 5)", "= ctx.a", "= -x", "= long + long"}
+	for _, text := range texts {
+		for _, opts := range []Options{{}, {MaxBytes: 150}} {
+			p, err := Compile(model.Expression{Text: text}, Value, opts)
+			require.NoError(t, err, text)
+			vm := *p
+			vm.call = nil // the same program through the VM
+			for _, vs := range []map[string]any{vars, nil} {
+				got, gerr := p.Eval(vs)
+				want, werr := vm.Eval(vs)
+				assert.Equal(t, want, got, "%q", text)
+				require.Equal(t, werr == nil, gerr == nil, "%q: %v / %v", text, gerr, werr)
+				if werr != nil {
+					assert.Equal(t, werr.Error(), gerr.Error(), "%q", text)
+					var we, ge *EvalError
+					require.ErrorAs(t, werr, &we)
+					require.ErrorAs(t, gerr, &ge)
+					assert.Equal(t, we.Pos, ge.Pos, "%q", text)
+					assert.Equal(t, errors.Unwrap(werr) != nil, errors.Unwrap(gerr) != nil, "%q", text)
+				}
+			}
+		}
+	}
+	lone := 0
+	for _, text := range texts {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err)
+		if p.call != nil {
+			lone++
+		}
+	}
+	assert.Greater(t, lone, len(texts)/2, "most of these are one call")
+	for _, text := range []string{"= x > 5 and s = \"ok\"", "= if b then 1 else 2", "= [x]", "= key", "= 1 + 2"} {
+		p, err := Compile(model.Expression{Text: text}, Value, Options{})
+		require.NoError(t, err, text)
+		assert.Nil(t, p.call, "%q is not one call on names and constants", text)
 	}
 }
