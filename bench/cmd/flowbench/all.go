@@ -49,6 +49,7 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dr
 		{"dry", append([]string{self, "dry", "-n", strconv.Itoa(dryN), "-resumption", "goroutines"}, common...)},
 		{"dry", append([]string{self, "dry", "-n", strconv.Itoa(dryN), "-resumption", "direct"}, common...)},
 		{"cold", append([]string{self, "cold"}, common...)},
+		{"cluster", append([]string{self, "cluster"}, common...)},
 	}
 	var recs []map[string]any
 	var failures []string

@@ -12,6 +12,8 @@
 //	flowbench scale   [-n 100000]                          JSON line
 //	flowbench dry     [-n 1000000] [-resumption goroutines|direct]  JSON line
 //	flowbench cold                                         JSON lines
+//	flowbench cluster [-sizes 1,2,3] [-modes seq,conc]     JSON lines: straight and message
+//	                  through package client on 1-3 in-process cluster nodes, beside the bbolt store
 //
 // Each host runs in a process of its own (all starts one per host) so that
 // peak memory is per host. Times never fail a run; an instance that does
@@ -25,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 
 	"github.com/flowtrack/flowtrack/bench/workload"
@@ -48,7 +51,8 @@ func main() {
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
-	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,browser,scale,cold)")
+	sizes := fs.String("sizes", "1,2,3", "cluster: comma-separated node counts")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,browser,scale,cold,cluster)")
 	cpuProfile := fs.String("cpuprofile", "", "native, wazero, store, scale: write a CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "native, wazero, store, scale: write an allocation profile of the run to this file")
 	_ = fs.Parse(args)
@@ -100,6 +104,25 @@ func main() {
 			ok = ok && r.Error == ""
 			_ = enc.Encode(r)
 		}
+	case "cluster":
+		var ns []int
+		for _, s := range split(*sizes) {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "flowbench cluster: -sizes: %q is not a node count\n", s)
+				os.Exit(2)
+			}
+			ns = append(ns, n)
+		}
+		for _, r := range clusterBench(dirs, ns, split(*modes), *fixedN) {
+			ok = ok && r.OK
+			_ = enc.Encode(r)
+		}
+	case "cold-process": // the child of cold's fresh-process measurement
+		if err := coldProcess(); err != nil {
+			fmt.Fprintln(os.Stderr, "flowbench cold-process:", err)
+			ok = false
+		}
 	case "all":
 		ok = all(*root, dirs, *out, *node, split(*skip), *n, *dryN, *fixedN)
 	default:
@@ -111,7 +134,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|store|store-nosync|scale|dry|cold [flags]")
+	fmt.Fprintln(os.Stderr, "usage: flowbench all|native|wazero|store|store-nosync|scale|dry|cold|cluster [flags]")
 	os.Exit(2)
 }
 
