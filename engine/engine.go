@@ -933,28 +933,62 @@ var ErrTooManyFirings = runtime.ErrTooManyFirings
 // started by the same key is still active), and with a TTL buffers it for
 // subscriptions opened later.
 func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
+	_, err := e.publishMessage(ctx, m)
+	return err
+}
+
+// PublishMessageReached is PublishMessage that also returns the instances
+// the message reached when it was published: those it was correlated to
+// (at most one per process definition), then those it started. It is
+// empty for a message nobody waited for, buffered or not; a buffered
+// message that correlates later is not reported. The instances may still
+// be handling the message when it returns (Instance.Wait, Engine.Settle).
+// Zeebe's CorrelateMessage answers the same question with the process
+// instance key.
+//
+// # Errors
+//
+// As PublishMessage: ErrInvalidArgument, ErrDuplicateMessage, ErrClosed;
+// with a store, an error wrapping ErrNotAcknowledged comes with the
+// instances reached, since the message was published (WithStore).
+func (e *Engine) PublishMessageReached(ctx context.Context, m Message) ([]*Instance, error) {
+	reached, err := e.publishMessage(ctx, m)
+	if reached == nil {
+		return nil, err
+	}
+	return e.instancesOf(reached), err
+}
+
+// publishMessage is PublishMessageReached with the runtime's instances,
+// which PublishMessage does not wrap.
+func (e *Engine) publishMessage(ctx context.Context, m Message) ([]*runtime.Instance, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return nil, err
 	}
 	if m.Name == "" {
-		return invalid("publish message: the name is empty")
+		return nil, invalid("publish message: the name is empty")
 	}
 	if m.TTL < 0 {
-		return invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
+		return nil, invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
 	}
 	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
-		return fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
+		return nil, fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
 	}
 	norm, err := normalize(m.Variables)
 	if err != nil {
-		return fmt.Errorf("publish message %q: %w", m.Name, err)
+		return nil, fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	if err := e.durably(ctx, func() error {
-		return e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
+	var reached []*runtime.Instance
+	if err := e.durably(ctx, func() (err error) {
+		reached, err = e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
+		return err
 	}); err != nil {
-		return fmt.Errorf("publish message %q: %w", m.Name, err)
+		if errors.Is(err, ErrNotAcknowledged) {
+			return reached, fmt.Errorf("publish message %q: %w", m.Name, err)
+		}
+		return nil, fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	return nil
+	return reached, nil
 }
 
 // BroadcastSignal delivers a signal to every instance waiting for it and

@@ -41,8 +41,9 @@ func (e *Engine) Start(ctx context.Context, processID string, vars map[string]an
 	return s.Key, err
 }
 
-// Started is what StartInstance reports of a new instance, and
-// CompleteJobInstance of a job's instance.
+// Started is what StartInstance reports of a new instance,
+// CompleteJobInstance of a job's instance, and PublishMessageReached of
+// each instance a message reached.
 type Started struct {
 	Key int64
 	// State is the state the instance settled in before the call
@@ -71,11 +72,31 @@ func (e *Engine) StartInstance(ctx context.Context, processID string, vars map[s
 // correlates to the subscriptions waiting for it, starts instances at
 // matching message start events, and with a TTL is buffered.
 func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
+	_, err := e.PublishMessageReached(ctx, msg)
+	return err
+}
+
+// PublishMessageReached is PublishMessage that also returns where the
+// instances the message reached stand once settled (those it was
+// correlated to, then those it started; none for a message buffered or
+// dropped), which the module sends anyway: a caller that goes on with an
+// instance (a worker taking its next job, a driver waiting for its end)
+// makes no Jobs or State call.
+func (e *Engine) PublishMessageReached(ctx context.Context, msg engine.Message) ([]Started, error) {
 	if err := engine.CheckVariables(msg.Variables); err != nil {
-		return fmt.Errorf("publish message %q: %w", msg.Name, err)
+		return nil, fmt.Errorf("publish message %q: %w", msg.Name, err)
 	}
-	return e.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
-		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, nil)
+	var res wire.MessageResult
+	err := e.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
+		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, &res)
+	if err != nil {
+		return nil, err
+	}
+	var out []Started
+	for _, p := range res.Instances {
+		out = append(out, Started{Key: p.InstanceKey, State: p.State, Jobs: p.Jobs})
+	}
+	return out, nil
 }
 
 // BroadcastSignal delivers a signal to every instance waiting for it.

@@ -596,6 +596,8 @@ func decodePlain(data []byte, out any) error {
 		return wire.DecodeStartResult(data, r)
 	case *wire.CompleteJobResult:
 		return wire.DecodeCompleteJobResult(data, r)
+	case *wire.MessageResult:
+		return wire.DecodeMessageResult(data, r)
 	case *wire.InstanceResult:
 		return wire.DecodeInstanceResult(data, r)
 	}

@@ -309,3 +309,32 @@ func TestCompleteJobInstance_ReportsTheInstance(t *testing.T) {
 	_, err = e.CompleteJobInstance(ctx, 99999, nil)
 	assert.ErrorIs(t, err, engine.ErrUnknownJob)
 }
+
+// TestPublishMessageReached_ReportsTheInstances: publish_message reports
+// the instance it reached as a State call reads it, and nothing for a
+// message that reached nobody.
+func TestPublishMessageReached_ReportsTheInstances(t *testing.T) {
+	ctx := context.Background()
+	e := newHost(t)
+	_, err := e.Deploy(ctx, "message.bpmn", readFile(t, "message.bpmn"))
+	require.NoError(t, err)
+	var keys []int64
+	for _, k := range []string{"k1", "k2"} {
+		s, err := e.StartInstance(ctx, "message", map[string]any{"key": k})
+		require.NoError(t, err)
+		require.Equal(t, engine.Active, s.State)
+		keys = append(keys, s.Key)
+	}
+	got, err := e.PublishMessageReached(ctx, engine.Message{Name: "go", CorrelationKey: "k2"})
+	require.NoError(t, err)
+	require.Equal(t, []host.Started{{Key: keys[1], State: engine.Completed}}, got, "only the instance waiting for k2")
+	st, err := e.State(ctx, keys[0])
+	require.NoError(t, err)
+	assert.Equal(t, engine.Active, st, "the other still waits")
+
+	got, err = e.PublishMessageReached(ctx, engine.Message{Name: "go", CorrelationKey: "k3", TTL: time.Minute})
+	require.NoError(t, err)
+	assert.Empty(t, got, "buffered, it reached nobody yet")
+	_, err = e.PublishMessageReached(ctx, engine.Message{Name: ""})
+	assert.ErrorIs(t, err, engine.ErrInvalidArgument)
+}

@@ -96,8 +96,9 @@ const workloads = [
 ];
 
 // A ref is what the driver knows of an instance: start's result, updated
-// by each completeJob result (state and activatable jobs), so that a script
-// asks for jobs only when a publish may have changed them.
+// by each completeJob and publishMessage result (state and activatable
+// jobs), so that a script asks for jobs or state only when a call did not
+// report the instance.
 async function completeJob(e, ref, type) {
   let job = ref.jobs?.find((j) => j.type === type);
   if (!job) {
@@ -110,8 +111,10 @@ async function completeJob(e, ref, type) {
 }
 
 async function publish(e, ref, name, correlationKey) {
-  ref.state = ref.jobs = undefined;
-  await e.publishMessage({ name, correlationKey });
+  const res = await e.publishMessage({ name, correlationKey });
+  const reached = res.instances?.find((p) => p.instanceKey === ref.instanceKey);
+  ref.state = reached?.state;
+  ref.jobs = reached?.jobs;
 }
 
 // A target is one engine. It registers no listener, like any user that

@@ -29,10 +29,11 @@ type Native struct {
 	dir   string
 }
 
-// NewNative returns a native target with a fresh engine.
-func NewNative() (*Native, error) {
+// NewNative returns a native target with a fresh engine on a virtual
+// clock, configured further by opts.
+func NewNative(opts ...engine.Option) (*Native, error) {
 	v := clock.NewVirtual(clock.Epoch)
-	e, err := engine.New(engine.WithClock(v))
+	e, err := engine.New(append([]engine.Option{engine.WithClock(v)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

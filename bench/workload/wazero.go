@@ -25,7 +25,8 @@ type Wazero struct {
 }
 
 // hostRef is updated by the calls that report where the instance stands
-// (start, complete_job), so that a script makes no call to ask.
+// (start, complete_job, publish_message), so that a script makes no call
+// to ask.
 type hostRef struct {
 	engine int
 	key    int64
@@ -33,7 +34,8 @@ type hostRef struct {
 	// call returned, as the module reports with its key.
 	done bool
 	// jobs are the instance's activatable jobs the last call reported;
-	// nil when a call since may have changed them (publish).
+	// nil when a call since may have changed them (a publication that did
+	// not report the instance).
 	jobs []engine.Job
 }
 
@@ -86,11 +88,18 @@ func (w *Wazero) Finish(ref Ref) error {
 // AwaitWaiting implements Session: calls settle, nothing to wait for.
 func (w *Wazero) AwaitWaiting(Ref, string) error { return nil }
 
-// Publish implements Session.
+// Publish implements Session: the publication reports where the instance
+// it reached stands.
 func (w *Wazero) Publish(ref Ref, name, key string) error {
 	r := ref.(*hostRef)
 	r.jobs, r.done = nil, false
-	return w.engines[r.engine].PublishMessage(context.Background(), engine.Message{Name: name, CorrelationKey: key})
+	reached, err := w.engines[r.engine].PublishMessageReached(context.Background(), engine.Message{Name: name, CorrelationKey: key})
+	for _, s := range reached {
+		if s.Key == r.key {
+			r.jobs, r.done = s.Jobs, s.State == engine.Completed
+		}
+	}
+	return err
 }
 
 // CompleteJob implements Session: the job comes from what the last call

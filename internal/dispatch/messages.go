@@ -8,9 +8,10 @@ import (
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
-// publishMessage and broadcastSignal deliver inbound events to the engine.
-func publishMessage(ctx context.Context, eng *engine.Engine, req wire.MessageRequest) error {
-	return eng.PublishMessage(ctx, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey,
+// publishMessage and broadcastSignal deliver inbound events to the engine;
+// publishMessage returns the instances the message reached.
+func publishMessage(ctx context.Context, eng *engine.Engine, req wire.MessageRequest) ([]*engine.Instance, error) {
+	return eng.PublishMessageReached(ctx, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey,
 		Variables: req.Variables, TTL: time.Duration(req.TTLMs * float64(time.Millisecond)), MessageID: req.MessageID})
 }
 

@@ -157,7 +157,24 @@ func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) 
 			maxAdvanceMs, req.TTLMs, formatTime(clock.Max))
 	}
 	m.markUsed()
-	return nil, publishMessage(ctx, m.eng, req)
+	reached, err := publishMessage(ctx, m.eng, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(reached) == 0 {
+		return wire.MessageResult{}, nil
+	}
+	if err := m.eng.Settle(ctx); err != nil {
+		return nil, err
+	}
+	res := wire.MessageResult{Instances: make([]wire.CompleteJobResult, len(reached))}
+	for i, inst := range reached {
+		// The instance is at hand, so its state is known even once it
+		// finished and is no longer retained.
+		st := inst.State()
+		res.Instances[i] = wire.CompleteJobResult{InstanceKey: inst.Key(), State: st, Jobs: m.jobsOf(inst.Key(), st)}
+	}
+	return res, nil
 }
 
 func opBroadcastSignal(ctx context.Context, m *Module, data []byte) (any, error) {
@@ -186,12 +203,19 @@ func opCompleteJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	res := wire.CompleteJobResult{InstanceKey: job.InstanceKey}
-	if inst, ok := m.eng.Instance(job.InstanceKey); ok {
+	return m.progress(job.InstanceKey), nil
+}
+
+// progress says where the instance key stands once settled, with its
+// activatable jobs (complete_job's result); no state once it finished and
+// is no longer retained.
+func (m *Module) progress(key int64) wire.CompleteJobResult {
+	res := wire.CompleteJobResult{InstanceKey: key}
+	if inst, ok := m.eng.Instance(key); ok {
 		res.State = inst.State()
-		res.Jobs = m.jobsOf(job.InstanceKey, res.State)
+		res.Jobs = m.jobsOf(key, res.State)
 	}
-	return res, nil
+	return res
 }
 
 // jobsOf returns the activatable jobs of the instance key, which is in

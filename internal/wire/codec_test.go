@@ -52,7 +52,8 @@ func TestAppenders_MatchEncodingJSON(t *testing.T) {
 		CompleteJobResult{InstanceKey: 2, State: engine.Active, Jobs: jobs}, DeployResult{Name: "x"},
 		InstanceResult{Key: 1, ProcessID: "p", State: engine.Terminated, Message: "why<>", Variables: vars, Incidents: []engine.Incident{}},
 		InstanceResult{Key: 1, Incidents: []engine.Incident{{Key: 3, InstanceKey: 1, ElementID: "e", JobKey: 2, Message: "m"}}},
-		InstanceResult{Variables: map[string]any{}}} {
+		InstanceResult{Variables: map[string]any{}}, MessageResult{}, MessageResult{Instances: []CompleteJobResult{}},
+		MessageResult{Instances: []CompleteJobResult{{InstanceKey: 2, State: engine.Active, Jobs: jobs}, {InstanceKey: 9, State: engine.Completed}, {InstanceKey: 10}}}} {
 		got, err := AppendResult(nil, r)
 		marshalsAlike(t, r, got, err)
 	}
@@ -97,6 +98,16 @@ func TestDecodeResponse_MatchesEncodingJSON(t *testing.T) {
 		assert.Equal(t, serr == nil, ferr == nil, "%q", data)
 		assert.Equal(t, cslow, cfast, "%q", data)
 	}
+	for _, data := range []string{`{}`, `{"instances":[]}`, `{"instances":null}`, `{"instances":[{}]}`,
+		`{"instances":[{"instanceKey":2,"state":"active","jobs":[{"key":3,"type":"t","processId":"p","elementId":"e","instanceKey":2,"retries":3,"created":"2026-01-01T00:00:00Z"}]},{"instanceKey":9,"state":"completed"},{"instanceKey":10}]}`,
+		`{"instances":[{"instanceKey":1,"instanceKey":2}]}`, `{"instances":[{"state":"other"}]}`, `{"instances":[{"other":1}]}`,
+		`{"instances":[{"instanceKey":1}],"instances":[]}`, `{"instances":{}}`, `{"instances":[1]}`, `{"other":[]}`, ``, `[]`,
+	} {
+		var fast, slow MessageResult
+		ferr, serr := DecodeMessageResult([]byte(data), &fast), json.Unmarshal([]byte(data), &slow)
+		assert.Equal(t, serr == nil, ferr == nil, "%q: %v / %v", data, ferr, serr)
+		assert.Equal(t, slow, fast, "%q", data)
+	}
 	for _, data := range []string{
 		`{"key":1,"processId":"p","state":"completed","message":"","variables":{"a":[1,"\u00e9",{"b":null}]},"incidents":[]}`,
 		`{"key":1,"processId":"p","state":"active","message":"m","variables":{},"incidents":[{"key":3,"instanceKey":1,"elementId":"e","jobKey":2,"message":"m"}]}`,
@@ -126,10 +137,11 @@ func FuzzDecodeResponse(f *testing.F) {
 	})
 }
 
-// FuzzDecodeStartResult holds start's, complete_job's and instance's result decoders
+// FuzzDecodeStartResult holds start's, complete_job's, publish_message's and instance's result decoders
 // to encoding/json on arbitrary bytes.
 func FuzzDecodeStartResult(f *testing.F) {
 	f.Add([]byte(`{"instanceKey":2,"state":"active","jobs":[{"key":3,"type":"t","processId":"p","elementId":"e","instanceKey":2,"retries":3,"headers":{"h":"v"},"variables":{"a":[1.5,"x",true,null,{}]},"errorMessage":"m","created":"2026-01-01T00:00:00Z"}]}`))
+	f.Add([]byte(`{"instances":[{"instanceKey":2,"state":"active","jobs":[]},{"instanceKey":3}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var fast, slow StartResult
 		if err := DecodeStartResult(data, &fast); err == nil {
@@ -140,6 +152,11 @@ func FuzzDecodeStartResult(f *testing.F) {
 		if err := DecodeCompleteJobResult(data, &cfast); err == nil {
 			require.NoError(t, json.Unmarshal(data, &cslow), "fast path accepted %q", data)
 			assert.Equal(t, cslow, cfast, "%q", data)
+		}
+		var mfast, mslow MessageResult
+		if err := DecodeMessageResult(data, &mfast); err == nil {
+			require.NoError(t, json.Unmarshal(data, &mslow), "fast path accepted %q", data)
+			assert.Equal(t, mslow, mfast, "%q", data)
 		}
 		var ifast, islow InstanceResult
 		if err := DecodeInstanceResult(data, &ifast); err == nil {

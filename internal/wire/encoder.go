@@ -27,20 +27,41 @@ func AppendResult(buf []byte, result any) ([]byte, error) {
 	case InstanceResult:
 		return appendInstanceResult(buf, &r)
 	case CompleteJobResult:
-		buf = append(buf, `{"instanceKey":`...)
-		buf = strconv.AppendInt(buf, r.InstanceKey, 10)
-		if r.State != "" {
-			buf = append(buf, `,"state":`...)
-			buf = jsontext.AppendString(buf, string(r.State))
+		return appendCompleteJobResult(buf, r)
+	case MessageResult:
+		if len(r.Instances) == 0 {
+			return append(buf, "{}"...), nil
 		}
-		buf, err := appendJobs(buf, r.Jobs)
-		return append(buf, '}'), err
+		buf = append(buf, `{"instances":[`...)
+		for i, p := range r.Instances {
+			if i > 0 {
+				buf = append(buf, ',')
+			}
+			var err error
+			if buf, err = appendCompleteJobResult(buf, p); err != nil {
+				return nil, err
+			}
+		}
+		return append(buf, "]}"...), nil
 	case NowResult:
 		buf = append(buf, `{"now":`...)
 		return append(jsontext.AppendString(buf, r.Now), '}'), nil
 	}
 	part, err := json.Marshal(result)
 	return append(buf, part...), err
+}
+
+// appendCompleteJobResult appends complete_job's result, also an element
+// of publish_message's.
+func appendCompleteJobResult(buf []byte, r CompleteJobResult) ([]byte, error) {
+	buf = append(buf, `{"instanceKey":`...)
+	buf = strconv.AppendInt(buf, r.InstanceKey, 10)
+	if r.State != "" {
+		buf = append(buf, `,"state":`...)
+		buf = jsontext.AppendString(buf, string(r.State))
+	}
+	buf, err := appendJobs(buf, r.Jobs)
+	return append(buf, '}'), err
 }
 
 // AppendStartResult appends start's result.

@@ -105,23 +105,96 @@ func DecodeCompleteJobResult(data []byte, r *CompleteJobResult) error {
 	return json.Unmarshal(data, r)
 }
 
+// DecodeMessageResult decodes publish_message's result.
+func DecodeMessageResult(data []byte, r *MessageResult) error {
+	d := NewDecoder(data, responseDepth)
+	if !d.end() && d.Document(func(k []byte) bool {
+		if string(k) != "instances" {
+			return false
+		}
+		var ok bool
+		r.Instances, ok = d.progressList()
+		return ok
+	}) {
+		return nil
+	}
+	*r = MessageResult{}
+	return json.Unmarshal(data, r)
+}
+
 // decodeProgress decodes the shape start and complete_job share (where an
 // instance stands and its activatable jobs), reporting whether data was
 // plain enough for the fast path.
 func decodeProgress(data []byte, key *int64, state *engine.State, jobs *[]engine.Job) bool {
 	d := NewDecoder(data, responseDepth)
-	return !d.end() && d.Document(func(k []byte) bool {
-		var ok bool
-		switch string(k) {
-		case "instanceKey":
-			*key, ok = d.Int64()
-		case "state":
-			*state, ok = d.state()
-		case "jobs":
-			*jobs, ok = d.jobs()
+	return !d.end() && d.Document(func(k []byte) bool { return d.progressField(k, key, state, jobs) })
+}
+
+// progressField decodes the value of one field of the shape
+// decodeProgress reads; an unknown key is declined.
+func (d *Decoder) progressField(k []byte, key *int64, state *engine.State, jobs *[]engine.Job) bool {
+	var ok bool
+	switch string(k) {
+	case "instanceKey":
+		*key, ok = d.Int64()
+	case "state":
+		*state, ok = d.state()
+	case "jobs":
+		*jobs, ok = d.jobs()
+	}
+	return ok
+}
+
+// progressList decodes a list of complete_job results (publish_message's
+// instances), or null; repeated keys are declined.
+func (d *Decoder) progressList() ([]CompleteJobResult, bool) {
+	if d.Null() {
+		return nil, true
+	}
+	if d.peek() != '[' || d.depth >= d.limit {
+		return nil, false
+	}
+	d.depth++
+	d.pos++
+	list := []CompleteJobResult{}
+	if d.peek() == ']' {
+		d.pos++
+		d.depth--
+		return list, true
+	}
+	for {
+		var p CompleteJobResult
+		var seen uint8
+		if !d.Object(func(k []byte) bool {
+			var bit uint8
+			switch string(k) {
+			case "instanceKey":
+				bit = 1
+			case "state":
+				bit = 2
+			case "jobs":
+				bit = 4
+			}
+			if bit == 0 || seen&bit != 0 {
+				return false
+			}
+			seen |= bit
+			return d.progressField(k, &p.InstanceKey, &p.State, &p.Jobs)
+		}) {
+			return nil, false
 		}
-		return ok
-	})
+		list = append(list, p)
+		switch d.peek() {
+		case ',':
+			d.pos++
+		case ']':
+			d.pos++
+			d.depth--
+			return list, true
+		default:
+			return nil, false
+		}
+	}
 }
 
 // DecodeInstanceResult decodes instance's result; incidents, rare, go

@@ -44,7 +44,7 @@ type Operation struct {
 var Operations = []Operation{
 	{"deploy", DeployRequest{}, DeployResult{}, "Parses, validates and registers the executable processes of a BPMN 2.0 XML document."},
 	{"start", StartRequest{}, StartResult{}, "Starts an instance of the newest version of a process at its none start event."},
-	{"publish_message", MessageRequest{}, nil, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs."},
+	{"publish_message", MessageRequest{}, MessageResult{}, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs; answers where the instances it reached stand."},
 	{"broadcast_signal", SignalRequest{}, nil, "Broadcasts a signal to every instance waiting for it."},
 	{"complete_job", CompleteJobRequest{}, CompleteJobResult{}, "Completes a job; its variables are merged into the instance."},
 	{"fail_job", FailJobRequest{}, nil, "Reports a failed attempt at a job; with retries 0 an incident holds the token."},
@@ -330,6 +330,18 @@ type CompleteJobResult struct {
 	// Jobs are the instance's activatable jobs, ordered by key (absent
 	// when there are none).
 	Jobs []engine.Job `json:"jobs,omitempty"`
+}
+
+// MessageResult is publish_message's result: where each instance the
+// message reached stands once settled, as complete_job answers for a job's
+// instance, so that a caller that goes on with them needs no instance or
+// jobs call.
+type MessageResult struct {
+	// Instances are those the message was correlated to (at most one per
+	// process definition), then those it started, in that order; absent
+	// when it reached none (buffered for later, or dropped). A buffered
+	// message that correlates later is not reported.
+	Instances []CompleteJobResult `json:"instances,omitempty"`
 }
 
 // DefinitionXMLResult is the document of one process version.

@@ -623,6 +623,22 @@ export interface CompletedJob {
   jobs?: Job[];
 }
 
+/**
+ * PublishedMessage is publish_message's result: where each instance the
+ * message reached stands once settled, as complete_job answers for a job's
+ * instance, so that a caller that goes on with them needs no instance or
+ * jobs call.
+ */
+export interface PublishedMessage {
+  /**
+   * Instances are those the message was correlated to (at most one per
+   * process definition), then those it started, in that order; absent
+   * when it reached none (buffered for later, or dropped). A buffered
+   * message that correlates later is not reported.
+   */
+  instances?: CompletedJob[];
+}
+
 /** InstanceInfo is instance's result. */
 export interface InstanceInfo<V extends Variables = Variables> {
   key: number;
@@ -1090,8 +1106,8 @@ export interface Results {
   deploy: Deployment;
   /** Starts an instance of the newest version of a process at its none start event. */
   start: StartedInstance;
-  /** Publishes a message: it correlates, starts instances, or is buffered for ttlMs. */
-  publish_message: null;
+  /** Publishes a message: it correlates, starts instances, or is buffered for ttlMs; answers where the instances it reached stand. */
+  publish_message: PublishedMessage;
   /** Broadcasts a signal to every instance waiting for it. */
   broadcast_signal: null;
   /** Completes a job; its variables are merged into the instance. */

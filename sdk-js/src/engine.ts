@@ -26,6 +26,7 @@ import type {
   Metrics,
   StartedInstance,
   CompletedJob,
+  PublishedMessage,
   Token,
   Variables,
 } from './types.js';
@@ -423,8 +424,17 @@ export class Engine {
     }
   }
 
-  /** publishMessage correlates a message to an instance waiting for it, or buffers it for `ttl`. */
-  async publishMessage(message: Message): Promise<void> {
+  /**
+   * publishMessage correlates a message to the instances waiting for it
+   * (at most one per process), starts instances at matching message start
+   * events, or buffers it for `ttl`. It returns where the instances it
+   * reached stand once settled (those it was correlated to, then those it
+   * started; `instances` absent when it reached none), as completeJob does
+   * for a job's instance, so that a caller that goes on with one needs no
+   * `jobs` or `state` call; when job handlers (`handle`) ran after the
+   * call, they moved the instances on, and only their keys are returned.
+   */
+  async publishMessage(message: Message): Promise<PublishedMessage> {
     const { name, correlationKey, variables, ttl, messageId, ...unknown } = message ?? ({} as Message);
     const extra = Object.keys(unknown);
     if (extra.length > 0) {
@@ -435,7 +445,9 @@ export class Engine {
     if (variables !== undefined) req.variables = variables;
     if (ttl !== undefined) req.ttlMs = toMs(ttl, 'publishMessage ttl');
     if (messageId !== undefined) req.messageId = messageId;
-    await this.#call('publish_message', req);
+    const res = ((await this.#exec('publish_message', req)) ?? {}) as PublishedMessage;
+    if (!(await this.#runHandlers()) || res.instances === undefined) return res;
+    return { instances: res.instances.map(({ instanceKey }) => ({ instanceKey })) };
   }
 
   /** broadcastSignal wakes every instance waiting for the signal (a no-op if none). */
@@ -787,14 +799,22 @@ export class Engine {
   // #call runs an operation, then lets the handlers work.
   async #call(op: Operation, request: unknown): Promise<unknown> {
     const result = await this.#exec(op, request);
+    await this.#runHandlers();
+    return result;
+  }
+
+  // #runHandlers runs the job handlers on the jobs a call made available
+  // (and on those whose retry back-off ran out), and says whether any ran.
+  async #runHandlers(): Promise<boolean> {
     for (const [type, at] of this.#retryAt) {
       if (this.#now.getTime() >= at) {
         this.#retryAt.delete(type);
         this.#pendingTypes.add(type);
       }
     }
-    if (this.#pendingTypes.size > 0) await this.#drain();
-    return result;
+    if (this.#pendingTypes.size === 0) return false;
+    await this.#drain();
+    return true;
   }
 
   // #exec runs one operation and absorbs its envelope.

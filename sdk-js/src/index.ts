@@ -57,6 +57,7 @@ export type {
   Metrics,
   Problem,
   ProcessMetrics,
+  PublishedMessage,
   Stats,
   StartedInstance,
   Token,

@@ -21,6 +21,7 @@ export type {
   Metrics,
   Problem,
   ProcessMetrics,
+  PublishedMessage,
   Stats,
   StartedInstance,
   Token,

@@ -656,7 +656,8 @@ describe('messages and signals', () => {
     const a = await e.start('message', { key: 'a' });
     const b = await e.start('message', { key: 'b' });
     assert.deepEqual((await e.tokens(a.instanceKey)).map((t) => t.waiting), ['message']);
-    await e.publishMessage({ name: 'go', correlationKey: 'b', variables: { paid: true } });
+    const res = await e.publishMessage({ name: 'go', correlationKey: 'b', variables: { paid: true } });
+    assert.deepEqual(res, { instances: [{ instanceKey: b.instanceKey, state: 'completed' }] }, 'it reports the instance it reached, settled');
     assert.equal(await e.state(a.instanceKey), 'active');
     assert.equal(await e.state(b.instanceKey), 'completed');
     assert.equal((await e.variables(b.instanceKey)).paid, true);
@@ -665,7 +666,7 @@ describe('messages and signals', () => {
 
   it('buffer a message for its ttl', async () => {
     const e = await engineWith('message.bpmn');
-    await e.publishMessage({ name: 'go', correlationKey: 'early', ttl: 'PT1M', messageId: 'm1' });
+    assert.deepEqual(await e.publishMessage({ name: 'go', correlationKey: 'early', ttl: 'PT1M', messageId: 'm1' }), {}, 'buffered: it reached nobody yet');
     const { state } = await e.start('message', { key: 'early' });
     assert.equal(state, 'completed');
     e.close();
@@ -677,7 +678,8 @@ describe('messages and signals', () => {
     const paid = await e.start('payment', { amount: 10, orderId: 'A-1' });
     const late = await e.start('payment', { amount: 10, orderId: 'A-2' });
     assert.deepEqual(await e.tokens(paid.instanceKey), [{ id: 1, elementId: 'Gateway_wait', waiting: 'event' }]);
-    await e.publishMessage({ name: 'payment', correlationKey: 'A-1' });
+    const res = await e.publishMessage({ name: 'payment', correlationKey: 'A-1' });
+    assert.deepEqual(res, { instances: [{ instanceKey: paid.instanceKey, state: 'completed' }] }, 'no handler ran after it: where it stands');
     assert.equal(await e.state(paid.instanceKey), 'completed');
     await e.advanceTime('PT24H');
     assert.deepEqual((await e.tokens(late.instanceKey)).map((t) => `${t.elementId}:${t.waiting}`), ['Task_call:job']);

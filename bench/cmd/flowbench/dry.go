@@ -56,15 +56,22 @@ func dry(dirs workload.Dirs, n int, mode string) DryResult {
 	return res
 }
 
-func dryRun(dirs workload.Dirs, n int, mode string, res *DryResult) error {
-	ctx := context.Background()
-	r := engine.ResumeGoroutines
+// resumptionOf reads the -resumption flag.
+func resumptionOf(mode string) (engine.Resumption, error) {
 	switch mode {
 	case "goroutines":
+		return engine.ResumeGoroutines, nil
 	case "direct":
-		r = engine.ResumeDirect
-	default:
-		return fmt.Errorf("resumption %q: want goroutines or direct", mode)
+		return engine.ResumeDirect, nil
+	}
+	return 0, fmt.Errorf("resumption %q: want goroutines or direct", mode)
+}
+
+func dryRun(dirs workload.Dirs, n int, mode string, res *DryResult) error {
+	ctx := context.Background()
+	r, err := resumptionOf(mode)
+	if err != nil {
+		return err
 	}
 	w, _ := workload.Find("message")
 	xml, err := dirs.XML(w)

@@ -31,9 +31,12 @@ import (
 	"strings"
 
 	"github.com/flowtrack/flowtrack/bench/workload"
+	"github.com/flowtrack/flowtrack/engine"
 )
 
 func main() {
+	exit := 0
+	defer func() { os.Exit(exit) }()
 	if len(os.Args) < 2 {
 		usage()
 	}
@@ -44,24 +47,52 @@ func main() {
 	modes := fs.String("modes", "seq,conc", "comma-separated modes")
 	n := fs.Int("n", 100_000, "scale, dry: instances to park")
 	dryN := fs.Int("dry-n", 1_000_000, "all: instances the dry runs park and dehydrate")
-	resumption := fs.String("resumption", "goroutines", "dry: goroutines or direct")
+	resumption := fs.String("resumption", "goroutines", "native, scale, dry: goroutines or direct")
 	fixedN := fs.Int("fixed-n", 0, "instances per run instead of calibrating")
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
 	sizes := fs.String("sizes", "1,2,3", "cluster: comma-separated node counts")
 	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,browser,scale,cold,cluster)")
+	cpuProfile := fs.String("cpuprofile", "", "native, wazero, store, scale: write a CPU profile of the run to this file")
+	memProfile := fs.String("memprofile", "", "native, wazero, store, scale: write an allocation profile of the run to this file")
 	_ = fs.Parse(args)
+	if *cpuProfile != "" {
+		stop, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flowbench:", err)
+			os.Exit(2)
+		}
+		defer stop()
+	}
+	if *memProfile != "" {
+		runtime.MemProfileRate = 4096
+		defer writeMemProfile(*memProfile)
+	}
 	dirs := workload.DefaultDirs(*root)
 	enc := json.NewEncoder(os.Stdout)
 	ok := true
 	switch cmd {
 	case "native", "wazero", "store", "store-nosync":
-		for _, r := range throughput(cmd, dirs, pick(*names), split(*modes), *fixedN) {
+		r, err := resumptionOf(*resumption)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flowbench:", err)
+			os.Exit(2)
+		}
+		results := throughput(cmd, dirs, pick(*names), split(*modes), *fixedN, r)
+		if cmd == "native" && contains(split(*modes), string(workload.Seq)) {
+			results = append(results, floor(*fixedN))
+		}
+		for _, r := range results {
 			ok = ok && r.OK
 			_ = enc.Encode(r)
 		}
 	case "scale":
-		r := scale(dirs, *n)
+		rs, err := resumptionOf(*resumption)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "flowbench:", err)
+			os.Exit(2)
+		}
+		r := scale(dirs, *n, rs)
 		ok = r.OK
 		_ = enc.Encode(r)
 	case "dry":
@@ -98,7 +129,7 @@ func main() {
 		usage()
 	}
 	if !ok {
-		os.Exit(1)
+		exit = 1
 	}
 }
 
@@ -134,26 +165,36 @@ func pick(names string) []workload.Workload {
 }
 
 // throughput measures each workload in each mode on a fresh target.
-func throughput(hostName string, dirs workload.Dirs, ws []workload.Workload, modes []string, fixedN int) []workload.Result {
+// Native engines resume tokens as r says.
+func throughput(hostName string, dirs workload.Dirs, ws []workload.Workload, modes []string, fixedN int, r engine.Resumption) []workload.Result {
 	var out []workload.Result
 	for _, w := range ws {
 		xml, err := dirs.XML(w)
 		for _, m := range modes {
-			r := workload.Result{Kind: "throughput", Host: hostName, Workload: w.Name, Mode: workload.Mode(m)}
+			res := workload.Result{Kind: "throughput", Host: hostName, Workload: w.Name, Mode: workload.Mode(m)}
 			if err == nil {
-				r = measureOne(hostName, w, workload.Mode(m), xml, fixedN)
+				res = measureOne(hostName, w, workload.Mode(m), xml, fixedN, r)
 			} else {
-				r.Error = err.Error()
+				res.Error = err.Error()
 			}
 			fmt.Fprintf(os.Stderr, "%-7s %-10s %-4s %10.0f inst/s  p50 %8.1fµs  p99 %8.1fµs  cpu %7.1fµs/inst  %s\n",
-				hostName, w.Name, m, r.Median, r.P50us, r.P99us, r.CPUus, r.Error)
-			out = append(out, r)
+				hostName, w.Name, m, res.Median, res.P50us, res.P99us, res.CPUus, res.Error)
+			out = append(out, res)
 		}
 	}
 	return out
 }
 
-func measureOne(hostName string, w workload.Workload, mode workload.Mode, xml []byte, fixedN int) workload.Result {
+// floor measures the goroutine floor one instance at a time, in the same
+// process and run as the native workloads it is the floor of.
+func floor(fixedN int) workload.Result {
+	r := workload.Measure("floor", workload.Floor{}, workload.FloorWorkload, workload.Seq, workload.Options{FixedN: fixedN})
+	fmt.Fprintf(os.Stderr, "%-7s %-10s %-4s %10.0f inst/s  p50 %8.1fµs  p99 %8.1fµs  cpu %7.1fµs/inst  %s\n",
+		"floor", "goroutine", workload.Seq, r.Median, r.P50us, r.P99us, r.CPUus, r.Error)
+	return r
+}
+
+func measureOne(hostName string, w workload.Workload, mode workload.Mode, xml []byte, fixedN int, r engine.Resumption) workload.Result {
 	fail := func(err error) workload.Result {
 		return workload.Result{Kind: "throughput", Host: hostName, Workload: w.Name, Mode: mode, Error: err.Error()}
 	}
@@ -161,7 +202,7 @@ func measureOne(hostName string, w workload.Workload, mode workload.Mode, xml []
 	var err error
 	switch hostName {
 	case "native":
-		t, err = workload.NewNative()
+		t, err = workload.NewNative(engine.WithResumption(r))
 	case "store", "store-nosync":
 		t, err = workload.NewNativeStore(hostName == "store-nosync")
 	default:
@@ -178,11 +219,11 @@ func measureOne(hostName string, w workload.Workload, mode workload.Mode, xml []
 		_ = t.Close()
 		return fail(err)
 	}
-	r := workload.Measure(hostName, t, w, mode, workload.Options{FixedN: fixedN})
-	if err := t.Close(); err != nil && r.OK {
-		r.OK, r.Error = false, "close: "+err.Error()
+	res := workload.Measure(hostName, t, w, mode, workload.Options{FixedN: fixedN})
+	if err := t.Close(); err != nil && res.OK {
+		res.OK, res.Error = false, "close: "+err.Error()
 	}
-	return r
+	return res
 }
 
 // readLines decodes JSON lines into generic records.

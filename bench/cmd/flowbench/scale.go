@@ -41,10 +41,10 @@ const samples = 500
 // scale parks n instances of the message workload on their catch event,
 // measures memory per parked instance and correlation latency with 1,000
 // and with n waiting, then correlates all and checks every one completed
-// and no goroutine is left.
-func scale(dirs workload.Dirs, n int) ScaleResult {
+// and no goroutine is left. The engine resumes tokens as r says.
+func scale(dirs workload.Dirs, n int, r engine.Resumption) ScaleResult {
 	res := ScaleResult{Kind: "scale", Host: "native", Parked: n}
-	if err := scaleRun(dirs, n, &res); err != nil {
+	if err := scaleRun(dirs, n, r, &res); err != nil {
 		res.Error = err.Error()
 		return res
 	}
@@ -56,7 +56,7 @@ func scale(dirs workload.Dirs, n int) ScaleResult {
 	return res
 }
 
-func scaleRun(dirs workload.Dirs, n int, res *ScaleResult) error {
+func scaleRun(dirs workload.Dirs, n int, r engine.Resumption, res *ScaleResult) error {
 	ctx := context.Background()
 	w, _ := workload.Find("message")
 	xml, err := dirs.XML(w)
@@ -64,7 +64,7 @@ func scaleRun(dirs workload.Dirs, n int, res *ScaleResult) error {
 		return err
 	}
 	baseG := runtime.NumGoroutine()
-	nat, err := workload.NewNative()
+	nat, err := workload.NewNative(engine.WithResumption(r))
 	if err != nil {
 		return err
 	}

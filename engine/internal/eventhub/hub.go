@@ -101,12 +101,17 @@ type sub struct {
 }
 
 type message struct {
-	key        msgKey
-	id         string
-	vars       map[string]any
-	expires    time.Time // zero: not buffered
-	correlated map[string]bool
+	key     msgKey
+	id      string
+	vars    map[string]any
+	expires time.Time // zero: not buffered
+	// correlated are the definitions it was correlated to, each once:
+	// one or two, so a list costs less than a map.
+	correlated []string
 }
+
+// served reports whether m was correlated to definition def.
+func (m *message) served(def string) bool { return slices.Contains(m.correlated, def) }
 
 // New returns a hub on clk.
 func New(clk clock.Clock) *Hub {
@@ -169,24 +174,34 @@ func (h *Hub) remove(id int64) {
 	}
 }
 
+// Published is what PublishMessage did with a message.
+type Published struct {
+	// Served are the definitions the message was correlated to, each
+	// once; the caller uses them to skip message start events of
+	// definitions already served.
+	Served []string
+	// Reached are the receivers that took the message, in the order they
+	// took it (at most one per definition).
+	Reached []Receiver
+}
+
 // PublishMessage correlates a message to the oldest waiting subscription
 // of every definition, by name and correlation key. With a TTL > 0 it is
 // also buffered until the TTL runs out on the hub's clock, and correlates
 // to matching subscriptions opened meanwhile (still at most once per
 // definition). id, if not empty, deduplicates while buffered. It returns
-// the definitions it was correlated to; the caller uses them to skip
-// message start events of definitions already served.
-func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) (map[string]bool, error) {
+// the definitions it was correlated to and the receivers that took it.
+func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) (Published, error) {
 	h.mu.Lock()
 	now := h.clock.Now()
 	h.expire(msgKey{name, key}, now)
 	if id != "" {
 		if old := h.bufferIDs[id]; old != nil && old.expires.After(now) {
 			h.mu.Unlock()
-			return nil, ErrDuplicateMessage
+			return Published{}, ErrDuplicateMessage
 		}
 	}
-	m := &message{key: msgKey{name, key}, id: id, vars: vars, correlated: map[string]bool{}}
+	m := &message{key: msgKey{name, key}, id: id, vars: vars}
 	deliveries := h.correlate(m)
 	if ttl > 0 {
 		m.expires = now.Add(ttl)
@@ -197,19 +212,28 @@ func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Dur
 		h.bufGen++
 	}
 	h.mu.Unlock()
-	h.send(deliveries)
-	return m.correlated, nil
+	reached := h.send(deliveries, nil)
+	// What it served once delivered (a rejected delivery may have handed
+	// it on), read under the lock: loops reject concurrently.
+	h.mu.Lock()
+	served := slices.Clone(m.correlated)
+	h.mu.Unlock()
+	return Published{Served: served, Reached: reached}, nil
 }
 
 // correlate takes, for every definition not yet served by m, the oldest
 // subscription waiting for m. Called with h.mu held.
 func (h *Hub) correlate(m *message) []target {
 	var out []target
-	for _, s := range append([]*sub(nil), h.byMessage[m.key]...) {
-		if m.correlated[s.def] {
+	waiting := h.byMessage[m.key]
+	if len(waiting) > 1 {
+		waiting = slices.Clone(waiting) // h.remove changes the list
+	}
+	for _, s := range waiting {
+		if m.served(s.def) {
 			continue
 		}
-		m.correlated[s.def] = true
+		m.correlated = append(m.correlated, s.def)
 		h.remove(s.id)
 		out = append(out, target{s, Delivery{Sub: s.id, Kind: Message, Name: m.key.name, CorrelationKey: m.key.key, Variables: m.vars, msg: m, def: s.def}})
 	}
@@ -221,29 +245,37 @@ type target struct {
 	d Delivery
 }
 
-// send delivers outside the lock. A message whose receiver is gone is
-// handed back so that it may serve another subscription.
-func (h *Hub) send(ts []target) {
+// send delivers outside the lock and appends the receivers that took
+// their delivery to reached. A message whose receiver is gone is handed
+// back so that it may serve another subscription.
+func (h *Hub) send(ts []target, reached []Receiver) []Receiver {
 	for _, t := range ts {
-		if !t.s.r.Deliver(t.d) && t.d.Kind == Message {
-			h.Reject(t.d)
+		if t.s.r.Deliver(t.d) {
+			reached = append(reached, t.s.r)
+		} else if t.d.Kind == Message {
+			reached = h.reject(t.d, reached)
 		}
 	}
+	return reached
 }
 
 // Reject hands back a message delivery its receiver could not use (the
 // token had moved on through another event). The message correlates
 // again as if just published, for the rest of its TTL.
-func (h *Hub) Reject(d Delivery) {
+func (h *Hub) Reject(d Delivery) { h.reject(d, nil) }
+
+// reject is Reject, appending the receivers that took the message then
+// to reached.
+func (h *Hub) reject(d Delivery, reached []Receiver) []Receiver {
 	m := d.msg
 	if m == nil {
-		return
+		return reached
 	}
 	h.mu.Lock()
-	delete(m.correlated, d.def) // the definition was not served after all
+	m.correlated = slices.DeleteFunc(m.correlated, func(def string) bool { return def == d.def }) // not served after all
 	deliveries := h.correlate(m)
 	h.mu.Unlock()
-	h.send(deliveries)
+	return h.send(deliveries, reached)
 }
 
 // expire drops buffered messages of key whose TTL has run out.
@@ -277,12 +309,12 @@ func (h *Hub) SubscribeMessage(name, key, def string, r Receiver) int64 {
 	id := h.add(s)
 	h.expire(s.mkey, h.clock.Now())
 	for _, m := range h.buffer[s.mkey] {
-		if !m.correlated[def] {
-			m.correlated[def] = true
+		if !m.served(def) {
+			m.correlated = append(m.correlated, def)
 			h.bufGen++
 			delete(h.subs, id)
 			h.mu.Unlock()
-			h.send([]target{{s, Delivery{Sub: id, Kind: Message, Name: name, CorrelationKey: key, Variables: m.vars, msg: m, def: def}}})
+			h.send([]target{{s, Delivery{Sub: id, Kind: Message, Name: name, CorrelationKey: key, Variables: m.vars, msg: m, def: def}}}, nil)
 			return id
 		}
 	}
@@ -319,7 +351,7 @@ func (h *Hub) BroadcastSignal(name string, vars map[string]any) int {
 	// Deliver in subscription order so runs are reproducible (ids are
 	// unique, so the order is total).
 	slices.SortFunc(ts, func(a, b target) int { return cmp.Compare(a.d.Sub, b.d.Sub) })
-	h.send(ts)
+	h.send(ts, nil)
 	return len(ts)
 }
 

@@ -46,9 +46,10 @@ func TestHub_MessageCorrelatesByNameAndKeyOncePerDefinition(t *testing.T) {
 	h.SubscribeMessage("go", "k", "procA", a2)
 	h.SubscribeMessage("go", "k", "procB", b)
 	h.SubscribeMessage("go", "other", "procB", &inbox{})
-	served, err := h.PublishMessage("go", "k", nil, 0, "")
+	pub, err := h.PublishMessage("go", "k", nil, 0, "")
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"procA": true, "procB": true}, served)
+	assert.Equal(t, []string{"procA", "procB"}, pub.Served)
+	assert.Equal(t, []Receiver{a1, b}, pub.Reached, "the receivers that took it, in order")
 	assert.Equal(t, []string{"go/k"}, a1.names(), "the oldest subscription of a definition wins")
 	assert.Empty(t, a2.names())
 	assert.Equal(t, []string{"go/k"}, b.names(), "other definitions are served too")
@@ -58,8 +59,9 @@ func TestHub_MessageCorrelatesByNameAndKeyOncePerDefinition(t *testing.T) {
 func TestHub_BufferedMessageTTLAndDedup(t *testing.T) {
 	clk := clock.NewVirtual(clock.Epoch)
 	h := New(clk)
-	_, err := h.PublishMessage("go", "k", map[string]any{"v": 1.0}, time.Minute, "id-1")
+	pub, err := h.PublishMessage("go", "k", map[string]any{"v": 1.0}, time.Minute, "id-1")
 	require.NoError(t, err)
+	assert.Empty(t, pub.Reached, "buffered, nobody reached yet")
 	_, err = h.PublishMessage("go", "k", nil, time.Minute, "id-1")
 	require.ErrorIs(t, err, ErrDuplicateMessage)
 
@@ -84,9 +86,10 @@ func TestHub_RejectedMessageServesAnotherSubscription(t *testing.T) {
 	gone, alive := &inbox{gone: true}, &inbox{}
 	h.SubscribeMessage("go", "k", "p", gone)
 	h.SubscribeMessage("go", "k", "p", alive)
-	_, err := h.PublishMessage("go", "k", nil, 0, "")
+	pub, err := h.PublishMessage("go", "k", nil, 0, "")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"go/k"}, alive.names(), "a receiver that is gone hands the message on")
+	assert.Equal(t, []Receiver{alive}, pub.Reached, "only the receiver that took it reached")
 }
 
 func TestHub_SignalNameIndex(t *testing.T) {

@@ -3,6 +3,7 @@ package eventhub
 import (
 	"container/heap"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -109,10 +110,10 @@ func (h *Hub) buffered() []Buffered {
 				continue // expired: it correlates to nothing and deduplicates nothing any more
 			}
 			b := Buffered{Name: k.name, Key: k.key, ID: m.id, Variables: m.vars, Expires: m.expires}
-			for def := range m.correlated {
-				b.Correlated = append(b.Correlated, def)
+			if len(m.correlated) > 0 {
+				b.Correlated = slices.Clone(m.correlated)
+				sort.Strings(b.Correlated)
 			}
-			sort.Strings(b.Correlated)
 			out = append(out, b)
 		}
 	}
@@ -161,9 +162,11 @@ func (h *Hub) Restore(st State) error {
 		h.subs[s.ID] = ns
 	}
 	for _, b := range st.Messages {
-		m := &message{key: msgKey{b.Name, b.Key}, id: b.ID, vars: b.Variables, expires: b.Expires, correlated: map[string]bool{}}
+		m := &message{key: msgKey{b.Name, b.Key}, id: b.ID, vars: b.Variables, expires: b.Expires}
 		for _, def := range b.Correlated {
-			m.correlated[def] = true
+			if !m.served(def) {
+				m.correlated = append(m.correlated, def)
+			}
 		}
 		h.buffer[m.key] = append(h.buffer[m.key], m)
 		if m.id != "" {

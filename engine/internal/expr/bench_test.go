@@ -45,3 +45,28 @@ func BenchmarkEval_Arithmetic(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEval_Name measures a correlation key that reads one variable
+// ("= key"), with the lone-name path and through the VM.
+func BenchmarkEval_Name(b *testing.B) {
+	p, err := Compile(model.Expression{Text: `= key`}, Static, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	vm := *p
+	vm.name = ""
+	vars := map[string]any{"key": "k-42", "amount": 150.0}
+	for _, tc := range []struct {
+		name string
+		p    *Program
+	}{{"LoneName", p}, {"VM", &vm}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if s, err := tc.p.EvalString(vars); err != nil || s != "k-42" {
+					b.Fatal(s, err)
+				}
+			}
+		})
+	}
+}

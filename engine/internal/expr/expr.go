@@ -133,6 +133,14 @@ type Program struct {
 	static  bool
 	literal any
 	prog    *vm.Program
+	// name is set for a program that only reads one variable ("= key",
+	// the usual correlation key): run looks it up without the VM.
+	name string
+	// call is set for a program that is one call of a library function
+	// on variables and constants ("= x > 5", the usual condition): run
+	// calls the function without the VM. The VM's frame is large enough
+	// that running it made each new track goroutine grow its stack.
+	call *loneCall
 	// vars is how many expr-lang variables prog uses, the meter included.
 	vars               int
 	maxSteps, maxBytes int64
@@ -270,6 +278,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		c.lex(0, len(text), false, false)
 		root = c.juelTop()
 	}
+	lone := c.loneCallOf(root)
 	prog, err := c.build(root)
 	if err != nil {
 		// Our parsers only build trees expr-lang accepts, so this is ours.
@@ -277,7 +286,61 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 	}
 	p.prog = prog
 	p.vars = 1 + c.vars
+	if id, ok := root.(*ast.IdentifierNode); ok && plainName(id.Value) {
+		p.name = id.Value
+	}
+	p.call = lone
 	return p, nil
+}
+
+// loneCall is a call of one library function whose arguments are
+// variables and constants: what run does for it without the VM.
+type loneCall struct {
+	fn   func(...any) (any, error) // metered: the meter comes first
+	args []loneArg
+	pos  int // the call's offset, where the VM reports its failure
+}
+
+// loneArg is a variable's name, or a constant when name is empty.
+type loneArg struct {
+	name  string
+	value any
+}
+
+// plainName reports whether an identifier of a tree is one of the
+// variables the expression is evaluated over, not one of ours.
+func plainName(name string) bool {
+	return !strings.HasPrefix(name, funcPrefix) && name != "$env"
+}
+
+// loneCallOf returns root as a loneCall, or nil. It runs before the
+// meter is added to the calls.
+func (c *compiler) loneCallOf(root ast.Node) *loneCall {
+	call, ok := root.(*ast.CallNode)
+	if !ok {
+		return nil
+	}
+	id, ok := call.Callee.(*ast.IdentifierNode)
+	if !ok || !strings.HasPrefix(id.Value, funcPrefix) {
+		return nil
+	}
+	f, ok := c.used[strings.TrimPrefix(id.Value, funcPrefix)]
+	if !ok {
+		return nil
+	}
+	lc := &loneCall{fn: metered(f), pos: call.Location().From}
+	for _, a := range call.Arguments {
+		if v, ok := a.(*ast.IdentifierNode); ok && plainName(v.Value) {
+			lc.args = append(lc.args, loneArg{name: v.Value})
+			continue
+		}
+		v, ok := constValue(a)
+		if !ok {
+			return nil
+		}
+		lc.args = append(lc.args, loneArg{value: v})
+	}
+	return lc
 }
 
 // juelTemplate compiles text holding "${...}" (or "#{...}") parts: one part
@@ -352,6 +415,7 @@ var errInternal = errors.New("internal error")
 type evaluator struct {
 	vm    vm.VM
 	meter meter
+	args  []any // a lone call's arguments
 }
 
 var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
@@ -361,6 +425,10 @@ var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
 func (p *Program) run(vars map[string]any) (out any, err error) {
 	if p.prog == nil {
 		return p.literal, nil
+	}
+	if p.name != "" {
+		// What the VM does for a lone name: the variable, null when absent.
+		return vars[p.name], nil
 	}
 	ev := evaluators.Get().(*evaluator)
 	defer func() {
@@ -372,6 +440,24 @@ func (p *Program) run(vars map[string]any) (out any, err error) {
 		evaluators.Put(ev)
 	}()
 	ev.meter = meter{maxSteps: p.maxSteps, maxBytes: p.maxBytes}
+	if lc := p.call; lc != nil {
+		args := append(ev.args[:0], &ev.meter)
+		for _, a := range lc.args {
+			if a.name != "" {
+				args = append(args, vars[a.name])
+			} else {
+				args = append(args, a.value)
+			}
+		}
+		ev.args = args
+		out, err = lc.fn(args...)
+		clear(args) // drop references to this evaluation's values
+		if err != nil {
+			// As the VM reports a function's error: at the call.
+			return nil, &EvalError{Text: p.text, Pos: lc.pos, Err: err}
+		}
+		return out, nil
+	}
 	ev.vm.MemoryBudget = uint(p.maxSteps)
 	if len(ev.vm.Variables) < p.vars {
 		ev.vm.Variables = make([]any, p.vars)

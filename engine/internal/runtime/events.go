@@ -31,7 +31,7 @@ type subRef struct {
 // (correlation is instance state, SRD-027 FR-8). It only enqueues; the loop
 // resolves the token through its subscription index.
 func (inst *Instance) Deliver(d eventhub.Delivery) bool {
-	return inst.post(report{kind: evDeliver, more: &reportMore{ev: &d}})
+	return inst.post(deliveryReport(0, d))
 }
 
 // trackReceiver is the hub's receiver for a token's signal and timer
@@ -42,7 +42,18 @@ type trackReceiver struct {
 }
 
 func (r trackReceiver) Deliver(d eventhub.Delivery) bool {
-	return r.inst.post(report{kind: evDeliver, token: r.token, more: &reportMore{ev: &d}})
+	return r.inst.post(deliveryReport(r.token, d))
+}
+
+// deliveryReport is the loop's report of delivery d to token (0: to the
+// instance), its details and the delivery in one allocation.
+func deliveryReport(token int, d eventhub.Delivery) report {
+	x := &struct {
+		more reportMore
+		d    eventhub.Delivery
+	}{d: d}
+	x.more.ev = &x.d
+	return report{kind: evDeliver, token: token, more: &x.more}
 }
 
 // post hands m to the loop without blocking: producers outside the
@@ -372,7 +383,7 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 			}
 			key = k
 		}
-		if err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
+		if _, err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
 			tv.wait = WaitIncident
 			inst.openIncident(tv, n, 0, fmt.Sprintf("message thrown at element %s: %v", n.ID, err))
 			return

@@ -67,7 +67,8 @@ func TestInboundDelivery_T3_ParkBeforeRegister(t *testing.T) {
 					}
 				}
 			}
-			require.NoError(t, e.PublishMessage("go", "", nil, time.Minute, ""))
+			_, err := e.PublishMessage("go", "", nil, time.Minute, "")
+			require.NoError(t, err)
 			inst := run(t, e, plan, nil)
 			require.Equal(t, 1, deliveries, "the buffered message fired inside the subscribe call")
 			assert.Equal(t, 1, parked, "the token was parked before its subscription opened")

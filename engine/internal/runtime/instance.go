@@ -489,7 +489,13 @@ func (inst *Instance) loop(start *model.Node, trigger *Event) {
 // begin records the instance's start and creates its first token at
 // start.
 func (inst *Instance) begin(start *model.Node, trigger *Event) {
-	inst.record(Event{Type: InstanceStarted, Variables: cloneVars(inst.root.vars)})
+	// The record shares the root's published view, a snapshot never
+	// changed (scope.go); readers of the history get copies.
+	vars := inst.root.vars
+	if vars != nil {
+		vars = inst.root.visible()
+	}
+	inst.record(Event{Type: InstanceStarted, Variables: vars})
 	if trigger != nil {
 		trigger.ElementID = start.ID
 		inst.record(*trigger)

@@ -4,6 +4,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -11,32 +12,42 @@ import (
 // subscriptions by name and key (at most once per process definition),
 // starts instances of processes with a matching message start event, and
 // with ttl > 0 is buffered for subscriptions opened later. vars are
-// normalized.
-func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) error {
+// normalized. It returns the instances the message reached: those it was
+// handed to, then those it started.
+func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.Duration, id string) ([]*Instance, error) {
 	if err := e.checkOpen(); err != nil {
-		return err
+		return nil, err
 	}
 	return e.publishMessage(name, key, vars, ttl, id, new(cause))
 }
 
 // publishMessage is PublishMessage for an input c. When the instances the
 // message could start would exceed c's budget, nothing is published.
-func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) error {
+func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) ([]*Instance, error) {
 	e.mu.Lock()
 	could := len(e.messageStarts[name])
 	e.mu.Unlock()
-	if err := c.reserve(could, e.opts.MaxStartsPerInput, fmt.Sprintf("message %q", name)); err != nil {
-		return err
+	if could > 0 { // the budget's text is not built for every publication
+		if err := c.reserve(could, e.opts.MaxStartsPerInput, fmt.Sprintf("message %q", name)); err != nil {
+			return nil, err
+		}
 	}
-	served, err := e.hub.PublishMessage(name, key, vars, ttl, id)
+	pub, err := e.hub.PublishMessage(name, key, vars, ttl, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var reached []*Instance
+	for _, r := range pub.Reached {
+		if inst, ok := r.(*Instance); ok { // message subscriptions are held by instances
+			reached = append(reached, inst)
+		}
+	}
+	served := pub.Served
 	e.mu.Lock()
 	var starts []startTarget
 	for _, t := range e.messageStarts[name] {
 		pid := t.plan.Process.ID
-		if served[pid] || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
+		if slices.Contains(served, pid) || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
 			continue
 		}
 		if key != "" {
@@ -47,16 +58,18 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 	e.mu.Unlock()
 	for _, t := range starts {
 		trigger := &Event{Type: MessageCorrelated, Name: name, CorrelationKey: key, Variables: cloneVars(vars)}
-		if _, err := e.startAt(t, vars, trigger, key, c); err != nil {
+		inst, err := e.startAt(t, vars, trigger, key, c)
+		if err != nil {
 			if key != "" {
 				e.mu.Lock()
 				e.keyedStarts[[2]string{t.plan.Process.ID, key}]--
 				e.mu.Unlock()
 			}
-			return err
+			return reached, err
 		}
+		reached = append(reached, inst)
 	}
-	return nil
+	return reached, nil
 }
 
 // BroadcastSignal delivers a signal to every subscription of its name and

@@ -57,6 +57,7 @@ var named = []struct {
 	{wire.DeployResult{}, "Deployment"},
 	{wire.StartResult{}, "StartedInstance"},
 	{wire.CompleteJobResult{}, "CompletedJob"},
+	{wire.MessageResult{}, "PublishedMessage"},
 	{wire.InstanceResult{}, "InstanceInfo"},
 	{wire.NowResult{}, "NowResult"},
 	{wire.StateResult{}, "StateResult"},
