@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +87,76 @@ func (inst *Instance) jobRecOf(t *testing.T, key int64) *Job {
 	cmd := &command{op: cmdIncidents} // any command: it runs on the loop, after which the loop is idle again
 	require.NoError(t, inst.call(ctxT(t), cmd))
 	return inst.jobs[key].job
+}
+
+// TestDehydrate_KeptInStore: with a store (KeepDryIn), a dry instance
+// lets go of its document only once a commit has written it unchanged,
+// reads it back from the store when a delivery comes, and goes on from
+// it; a store that fails the read fails the instance rather than leave it
+// hanging with its input.
+func TestDehydrate_KeptInStore(t *testing.T) {
+	for _, mode := range []Resumption{ResumeGoroutines, ResumeDirect} {
+		e := NewEngine(Options{Resumption: mode, Durable: true})
+		stored := map[int64][]byte{} // by instance key: the document a commit wrote
+		reads := 0
+		var fail error
+		e.KeepDryIn(func(key int64) ([]byte, error) {
+			reads++
+			if fail != nil {
+				return nil, fail
+			}
+			return stored[key], nil
+		}, func() {})
+		commit := func() {
+			d, err := e.CheckpointDirty(ctxT(t), func(int64) int { return 0 }, 0)
+			require.NoError(t, err)
+			for _, doc := range d.Doc.Live {
+				raw, err := json.Marshal(doc)
+				require.NoError(t, err)
+				stored[doc.Key] = raw
+			}
+			e.Stored(d)
+		}
+		plan := newGraph(t, "jobs").node("s:startEvent", "a:serviceTask", "b:serviceTask", "end:endEvent").flow("s>a", "a>b", "b>end").plan(CompileOptions{})
+		inst := run(t, e, plan, map[string]any{"x": 1.0})
+		other := run(t, e, plan, nil)
+		require.NoError(t, inst.Dehydrate(ctxT(t)))
+		require.NoError(t, other.Dehydrate(ctxT(t)))
+		inst.mailMu.Lock()
+		assert.NotNil(t, inst.dry.doc, "mode %d: in memory until a commit writes it", mode)
+		inst.mailMu.Unlock()
+
+		commit()
+		inst.mailMu.Lock()
+		assert.Nil(t, inst.dry.doc, "mode %d: the store holds it now", mode)
+		inst.mailMu.Unlock()
+		assert.Equal(t, map[string]any{"x": 1.0}, inst.Variables(), "read from the store")
+		assert.Positive(t, reads)
+
+		jobs := e.Jobs(JobFilter{InstanceKey: inst.Key()})
+		require.Len(t, jobs, 1)
+		require.NoError(t, e.CompleteJob(ctxT(t), jobs[0].Key, map[string]any{"y": 2.0}))
+		require.NoError(t, inst.Dehydrate(ctxT(t)))
+		inst.mailMu.Lock()
+		assert.NotNil(t, inst.dry.doc, "mode %d: changed since the commit: the store's copy is stale, the memory one stays", mode)
+		inst.mailMu.Unlock()
+		commit()
+		jobs = e.Jobs(JobFilter{InstanceKey: inst.Key()})
+		require.Len(t, jobs, 1)
+		require.Equal(t, "b", jobs[0].ElementID)
+		require.NoError(t, e.CompleteJob(ctxT(t), jobs[0].Key, nil))
+		st, err := inst.Wait(ctxT(t))
+		require.NoError(t, err)
+		assert.Equal(t, Completed, st, "mode %d", mode)
+		assert.Equal(t, map[string]any{"x": 1.0, "y": 2.0}, inst.Variables())
+
+		fail = errors.New("disk gone")
+		job := e.Jobs(JobFilter{InstanceKey: other.Key()})[0]
+		require.ErrorIs(t, e.CompleteJob(ctxT(t), job.Key, nil), ErrUnknownJob)
+		st, err = other.Wait(ctxT(t))
+		require.NoError(t, err)
+		assert.Equal(t, Failed, st, "mode %d", mode)
+		assert.Contains(t, other.Message(), "disk gone")
+		require.NoError(t, e.Close(ctxT(t)))
+	}
 }

@@ -302,7 +302,7 @@ func (inst *Instance) Variables() map[string]any {
 	root, dry := inst.root, inst.dry
 	inst.mailMu.Unlock()
 	if dry != nil {
-		return dry.variables() // decoded afresh: a copy
+		return dry.variables(inst) // decoded afresh: a copy
 	}
 	return cloneVars(root.visible())
 }
