@@ -118,6 +118,9 @@ type Engine struct {
 	dirty   []*Instance
 	// dryStore, when set (KeepDryIn), reads a dehydrated instance's
 	// document back from the store that holds it (dehydrate.go).
+	// restoreMu makes one RestoreInstance at a time check the keys it
+	// brings and take them (restore_instance.go).
+	restoreMu  sync.Mutex
 	dryStore   atomic.Pointer[DryReader]
 	dryChanged atomic.Pointer[func()]
 	// evicted are the finished instances dropped from the ring since the
