@@ -160,3 +160,48 @@ func TestDehydrate_KeptInStore(t *testing.T) {
 		require.NoError(t, e.Close(ctxT(t)))
 	}
 }
+
+// TestRehydrate_TrackOnTheLoop: with goroutine tracks, the track of a
+// dehydrated instance that a delivery wakes runs on the loop's goroutine
+// and stays a continuation the loop holds when it parks again, instead of
+// getting a goroutine of its own (RATIONALE.md, "Why does a woken track
+// run on its loop's goroutine?").
+func TestRehydrate_TrackOnTheLoop(t *testing.T) {
+	e := NewEngine(Options{Resumption: ResumeGoroutines})
+	plan := newGraph(t, "chain").node("s:startEvent", "a:serviceTask", "b:serviceTask", "fork:parallelGateway", "c:serviceTask", "d:serviceTask", "end:endEvent").
+		flow("s>a", "a>b", "b>fork", "fork>c", "fork>d", "c>end", "d>end").plan(CompileOptions{})
+	inst := run(t, e, plan, nil)
+	require.NoError(t, inst.Dehydrate(ctxT(t)))
+	complete := func(element string) {
+		t.Helper()
+		for _, j := range e.Jobs(JobFilter{InstanceKey: inst.Key()}) {
+			if j.ElementID == element {
+				require.NoError(t, e.CompleteJob(ctxT(t), j.Key, nil))
+				require.NoError(t, e.Settle(ctxT(t)))
+				return
+			}
+		}
+		t.Fatalf("no job at %s", element)
+	}
+	complete("a")
+	require.Len(t, inst.tokens, 1)
+	for _, tv := range inst.tokens {
+		require.NotNil(t, tv.track, "the woken track parked at b on the loop, without a goroutine")
+		assert.Nil(t, tv.track.ch, "the loop drives it")
+		assert.Equal(t, "b", tv.node.ID)
+	}
+	complete("b")
+	require.Len(t, inst.tokens, 2)
+	for _, tv := range inst.tokens {
+		require.NotNil(t, tv.track, "parked at %s: the loop holds it", tv.node.ID)
+		if tv.node.ID == "c" {
+			assert.Nil(t, tv.track.ch, "the token that came from b went on on the loop")
+		}
+	}
+	complete("c")
+	complete("d")
+	st, err := inst.Wait(ctxT(t))
+	require.NoError(t, err)
+	assert.Equal(t, Completed, st)
+	require.NoError(t, e.Close(ctxT(t)))
+}
