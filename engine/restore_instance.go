@@ -41,8 +41,10 @@ var ErrKeyInUse = runtime.ErrKeyInUse
 // does not hold together (a called instance whose caller it lacks
 // included); one wrapping ErrKeyInUse when an instance, job or incident
 // key of it is in use here; a *DeployError when a deployment of it does
-// not deploy here; ErrClosed; ErrNotAcknowledged (see WithStore). Nothing
-// is added on an error but ErrNotAcknowledged.
+// not deploy here; ErrClosed; ErrNotAcknowledged (see WithStore). On an
+// error but ErrNotAcknowledged no instance is added; a deployment of the
+// document that was deployed before the error stays, as if deployed by
+// Deploy.
 func (e *Engine) RestoreInstance(ctx context.Context, state []byte) (*Instance, error) {
 	doc, err := decodeState(state)
 	if err != nil {

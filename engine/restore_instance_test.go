@@ -1,7 +1,9 @@
 package engine_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -286,4 +288,58 @@ func TestEngine_RestoreInstance_Durable(t *testing.T) {
 	st, err := back.Wait(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, engine.Completed, st)
+}
+
+// FuzzRestoreInstance feeds RestoreInstance one-instance documents mutated
+// from a real one, into an engine in use: it must refuse what it cannot
+// take with ErrBadState, ErrKeyInUse or a *DeployError, never panic, and
+// leave the engine as it was when it refuses.
+func FuzzRestoreInstance(f *testing.F) {
+	ctx := context.Background()
+	src, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer src.Close(ctx)
+	if _, err := src.Deploy("p.bpmn", []byte(twoStepsXML)); err != nil {
+		f.Fatal(err)
+	}
+	for range 3 {
+		if _, err := src.Start(ctx, "p", map[string]any{"key": "k1"}); err != nil {
+			f.Fatal(err)
+		}
+	}
+	inst, err := src.Start(ctx, "p", map[string]any{"key": "k2"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	doc, err := src.CheckpointInstance(ctx, inst.Key())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(doc)
+	f.Add([]byte(strings.Replace(string(doc), `"at":"waitState"`, `"at":"join"`, 1)))
+	f.Add([]byte(strings.Replace(string(doc), `"parent":-1`, `"parent":3`, 1)))
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(engine.ResumeDirect))
+		require.NoError(t, err)
+		defer e.Close(ctx)
+		_, err = e.Deploy("p.bpmn", []byte(twoStepsXML))
+		require.NoError(t, err)
+		mine, err := e.Start(ctx, "p", map[string]any{"key": "k1"})
+		require.NoError(t, err)
+		before := e.Stats()
+		_, err = e.RestoreInstance(ctx, doc)
+		if err == nil {
+			return
+		}
+		var de *engine.DeployError
+		if !errors.Is(err, engine.ErrBadState) && !errors.Is(err, engine.ErrKeyInUse) && !errors.As(err, &de) {
+			t.Fatalf("unexpected error: %v", err)
+		}
+		if de == nil {
+			require.Equal(t, before, e.Stats(), "refused: nothing added")
+		}
+		require.Equal(t, engine.Active, mine.State())
+	})
 }
