@@ -103,6 +103,18 @@ var restoreCases = []restoreCase{
 		drive: func(t *testing.T, e *engine.Engine, inst *engine.Instance) {
 			completeJobOf(t, e, inst.Key(), "b", map[string]any{"b": 2.0})
 		}},
+	{name: "inclusive join", xml: strings.Replace(defs("", `<bpmn:startEvent id="s"/><bpmn:inclusiveGateway id="fork"/>`+task("a", "a")+task("b", "b")+task("c", "c")+
+		`<bpmn:inclusiveGateway id="join"/><bpmn:endEvent id="e"/>`+flows("s", "fork", "a", "join", "b", "join", "c", "join", "join", "e")+
+		`<bpmn:sequenceFlow id="toA" sourceRef="fork" targetRef="a"><bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">= true</bpmn:conditionExpression></bpmn:sequenceFlow>`+
+		`<bpmn:sequenceFlow id="toB" sourceRef="fork" targetRef="b"><bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">= true</bpmn:conditionExpression></bpmn:sequenceFlow>`+
+		`<bpmn:sequenceFlow id="toC" sourceRef="fork" targetRef="c"><bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">= false</bpmn:conditionExpression></bpmn:sequenceFlow>`),
+		`<bpmn:definitions `, `<bpmn:definitions xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" `, 1),
+		before: func(t *testing.T, e *engine.Engine, inst *engine.Instance) {
+			completeJobOf(t, e, inst.Key(), "a", nil) // waits at the OR-join for b, not for c
+		},
+		drive: func(t *testing.T, e *engine.Engine, inst *engine.Instance) {
+			completeJobOf(t, e, inst.Key(), "b", nil)
+		}},
 	{name: "sub-process with a boundary timer", xml: defs("", `<bpmn:startEvent id="s"/><bpmn:subProcess id="sub"><bpmn:startEvent id="ss"/>`+task("in", "work")+
 		`<bpmn:endEvent id="se"/>`+flows("ss", "in", "in", "se")+`</bpmn:subProcess>`+
 		`<bpmn:boundaryEvent id="late" attachedToRef="sub"><bpmn:timerEventDefinition><bpmn:timeDuration>PT2H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:boundaryEvent>`+
