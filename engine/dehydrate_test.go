@@ -204,6 +204,47 @@ func TestWithDehydration_Negative(t *testing.T) {
 // message catch, awake and dehydrated: the difference is what rehydrating
 // costs the first input after an instance was dehydrated (dehydrating it
 // again, outside the timer, is not counted).
+// BenchmarkCorrelateDry measures a message correlated to an instance
+// parked on a catch, awake or dehydrated, until the instance completes:
+// the wake path with its delivery to the track, which BenchmarkRehydrate
+// (a read) does not take.
+func BenchmarkCorrelateDry(b *testing.B) {
+	for _, m := range modes {
+		for _, dry := range []bool{false, true} {
+			name := m.name + "/awake"
+			if dry {
+				name = m.name + "/dehydrated"
+			}
+			b.Run(name, func(b *testing.B) {
+				ctx := context.Background()
+				e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(m.r))
+				require.NoError(b, err)
+				defer e.Close(ctx)
+				_, err = e.Deploy("catch.bpmn", []byte(catchProcess))
+				require.NoError(b, err)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					b.StopTimer()
+					key := fmt.Sprint("k", i)
+					i++
+					inst, err := e.Start(ctx, "p", map[string]any{"key": key})
+					require.NoError(b, err)
+					require.NoError(b, e.Settle(ctx))
+					if dry {
+						require.NoError(b, inst.Dehydrate(ctx))
+					}
+					b.StartTimer()
+					require.NoError(b, e.PublishMessage(ctx, engine.Message{Name: "go", CorrelationKey: key}))
+					if _, err := inst.Wait(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 func BenchmarkRehydrate(b *testing.B) {
 	for _, m := range modes {
 		for _, dry := range []bool{false, true} {
