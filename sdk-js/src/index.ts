@@ -19,6 +19,7 @@ export {
   FlowtrackError,
   InstanceEndedError,
   InternalError,
+  KeyInUseError,
   NoNoneStartError,
   ObserverError,
   StaleActivationError,
