@@ -13,9 +13,11 @@ all: build
 
 # wasm builds the WebAssembly module from wasm/ (go generate ./host): into
 # host/flowtrack.wasm.gz, which host/ embeds and git keeps so that a plain
-# clone builds, and host/flowtrack.wasm for the SDK and the benchmarks. Go's
-# build cache makes a rebuild of an unchanged module take well under a
-# second. wasm-check fails when the committed module is not what the
+# clone builds, and host/flowtrack.wasm for the SDK and the benchmarks. The
+# module is pre-initialised (host/internal/modulegen/preinit.go runs its
+# _initialize in wazero's interpreter and keeps the result: about 0.9 s of
+# CPU), so with Go's build cache a rebuild of an unchanged module takes
+# about a second. wasm-check fails when the committed module is not what the
 # sources build (run make wasm and commit host/flowtrack.wasm.gz); make
 # test runs it first, before anything rebuilds the module.
 WASM := host/flowtrack.wasm
@@ -53,13 +55,15 @@ race: wasm
 	$(GO) test -race -count=1 ./...
 	$(GO) test -race -count=1 -tags flowtrack_direct ./engine/...
 
-# restore-hosts moves every scenario between the native engine and the
-# module in wazero after every step (conformance/checkpoint_test.go), and
+# restore-hosts moves every scenario, after every step, from the native
+# engine to the module in wazero, to the SDK in Node (one node process on
+# sdk-js/dist, hence sdk) and back to the native engine in the other
+# resumption mode (conformance/checkpoint_test.go, node_test.go), and
 # plays it on the embedded store reopened after every step
-# (conformance/store_test.go); both skip themselves under -race, where a
+# (conformance/store_test.go); they skip themselves under -race, where a
 # module or a store file per step takes too long.
-restore-hosts: wasm
-	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestScenariosStored)$$' ./conformance
+restore-hosts: sdk
+	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestNodeRotation(Protocol|Document|Stuck)|TestScenariosStored)$$' ./conformance
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking).
@@ -76,8 +80,10 @@ fuzz:
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a
-# row under -race, as SRD-027 and SRD-028 require, kills the store's
-# crash-test child 40 times (make test's race run kills it 4 times), plays every
+# row under -race, as SRD-027 and SRD-028 require, kills each store's
+# crash-test child 40 times (make test's race run kills it 4 times), kills
+# and restarts (or cuts off) a random member of the 3-node cluster 12 times
+# (make test: 2), plays every
 # conformance scenario 20 times per host, requiring one history order
 # (the SDK's share is stress-sdk; with three Go runners that takes about
 # ten minutes on a loaded 2-core machine, past go test's default timeout).
@@ -93,7 +99,8 @@ stress:
 	$(GO) test -race -count=40 -tags flowtrack_direct ./engine/internal/runtime
 	$(GO) test -count=1 -timeout 30m -run TestScenarioOrder ./conformance -conformance.repeat=10 -conformance.all-hosts
 	$(GO) test -race -count=5 -run '$(HOSTILE_RUN)' ./engine ./internal/dispatch
-	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore -crash.kills=40
+	$(GO) test -count=1 -run '^TestStore_Crash$$' ./engine/boltstore ./engine/jetstore -crash.kills=40
+	$(GO) test -count=1 -timeout 20m -run '^TestCluster_KillRestart$$' ./cluster -cluster.kills=12
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=30s ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=30s ./internal/dispatch
 	$(MAKE) stress-sdk

@@ -2,7 +2,10 @@
 // server) over NATS, with the API shape of host.Engine and engine.Engine:
 // the same operations, the same results, and errors that match the same
 // sentinels (errors.Is(err, engine.ErrUnknownJob)...). Requests and
-// responses are those of the wire contract (wasm/ABI.md).
+// responses are those of the wire contract (wasm/ABI.md). It speaks to a
+// partitioned cluster (flowtrack serve --node, package cluster) the same
+// way: any node answers, and keys, partitions and failover stay the
+// cluster's business.
 package client
 
 import (
@@ -35,8 +38,9 @@ var ErrUnsupported = wire.ErrUnsupported
 // DefaultTimeout bounds a request whose context has no deadline.
 const DefaultTimeout = 30 * time.Second
 
-// Client is a connection to the server of one cluster. It is safe for
-// concurrent use; the server runs operations one at a time.
+// Client is a connection to the server (or the nodes) of one cluster. It
+// is safe for concurrent use; the server runs the operations that only
+// call the engine concurrently, and the others one at a time.
 type Client struct {
 	nc      *nats.Conn
 	cluster string

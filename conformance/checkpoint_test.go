@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -21,7 +22,25 @@ type rotating struct {
 	Runner
 	rotation []target
 	next     int
-	restores int
+	restores map[string]restoreCount // by target name
+}
+
+// restoreCount is how many restores a target made and how long they took
+// (restoring, and writing the document again).
+type restoreCount struct {
+	n    int
+	took time.Duration
+}
+
+func (c restoreCount) add(o restoreCount) restoreCount {
+	return restoreCount{c.n + o.n, c.took + o.took}
+}
+
+func (c restoreCount) String() string {
+	if c.n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%v, %v each)", c.n, c.took.Round(time.Millisecond), (c.took / time.Duration(c.n)).Round(10*time.Microsecond))
 }
 
 // target is a host a rotation restores onto.
@@ -59,6 +78,8 @@ func checkpoint(ctx context.Context, r Runner) ([]byte, error) {
 		return r.e.Checkpoint(ctx)
 	case *Host:
 		return r.e.Checkpoint(ctx)
+	case *Node:
+		return r.Checkpoint(ctx)
 	}
 	return nil, fmt.Errorf("conformance: runner %T cannot checkpoint", r)
 }
@@ -73,6 +94,7 @@ func (r *rotating) Settle(ctx context.Context) error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	to := r.rotation[r.next%len(r.rotation)]
+	began := time.Now()
 	next, err := to.restore(ctx, doc)
 	if err != nil {
 		return fmt.Errorf("restore on %s: %w", to.name, err)
@@ -91,18 +113,19 @@ func (r *rotating) Settle(ctx context.Context) error {
 	}
 	r.Runner = next
 	r.next++
-	r.restores++
+	r.restores[to.name] = r.restores[to.name].add(restoreCount{1, time.Since(began)})
 	return nil
 }
 
 // playRotating plays s from a fresh native engine in mode, restoring after
-// every step onto the hosts of rotation in turn.
-func playRotating(t *testing.T, s *Scenario, mode engine.Resumption, rotation ...target) (*Result, int, error) {
+// every step onto the hosts of rotation in turn, and counts the restores
+// by target name.
+func playRotating(t *testing.T, s *Scenario, mode engine.Resumption, rotation ...target) (*Result, map[string]restoreCount, error) {
 	e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(mode))
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	r := &rotating{Runner: &Native{e: e, insts: map[int64]*engine.Instance{}}, rotation: rotation}
+	r := &rotating{Runner: &Native{e: e, insts: map[int64]*engine.Instance{}}, rotation: rotation, restores: map[string]restoreCount{}}
 	res, err := Run(ctxT(t), r, s)
 	if cerr := r.Close(context.Background()); cerr != nil && err == nil {
 		err = fmt.Errorf("close: %w", cerr)
@@ -137,27 +160,40 @@ func TestScenariosRestored(t *testing.T) {
 }
 
 // TestScenariosAcrossHosts plays every scenario moving, after every step,
-// from the native engine to the WebAssembly module in wazero and back
-// (native → wazero → native in the other mode → wazero → ...), and
-// requires the observations of the uninterrupted native run.
+// round the hosts: native → wazero → Node (the SDK, in one node process
+// for the test binary, nodeFor) → native in the other resumption mode →
+// wazero → ..., and requires the observations of the uninterrupted native
+// run. The run starting in goroutine mode goes to wazero first, the one
+// in direct mode to Node first, so the first step of every scenario is
+// taken over by each. It fails, saying what to build, without node or the
+// SDK build (make sdk).
 func TestScenariosAcrossHosts(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("a wazero module per step: too long for -short and -race (make test runs it without, as restore-hosts)")
 	}
-	compareRotations(t, func(mode engine.Resumption) []target {
-		other := engine.ResumeDirect
+	node := onNode(nodeFor(t))
+	restores := compareRotations(t, func(mode engine.Resumption) []target {
 		if mode == engine.ResumeDirect {
-			other = engine.ResumeGoroutines
+			return []target{node, onNative(engine.ResumeGoroutines), onHost, node, onNative(engine.ResumeDirect), onHost}
 		}
-		return []target{onHost, onNative(other), onHost, onNative(mode)}
+		return []target{onHost, node, onNative(engine.ResumeDirect), onHost, node, onNative(engine.ResumeGoroutines)}
 	})
+	var all restoreCount
+	for _, c := range restores {
+		all = all.add(c)
+	}
+	t.Logf("%v restores: %v", all, restores)
 }
 
-func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) {
+// compareRotations plays every scenario in both resumption modes, once
+// uninterrupted and once in the rotation for that mode, requires the same
+// observations, and returns how many restores each target made.
+func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) map[string]restoreCount {
 	scenarios, err := Load("scenarios")
 	if err != nil {
 		t.Fatal(err)
 	}
+	total := map[string]restoreCount{}
 	for _, s := range scenarios {
 		if _, ok := s.Skip["native"]; ok {
 			continue
@@ -172,12 +208,18 @@ func compareRotations(t *testing.T, rotation func(engine.Resumption) []target) {
 				if err != nil {
 					t.Fatalf("mode %d: restored after every step: %v", mode, err)
 				}
+				n := 0
+				for name, c := range restores {
+					total[name] = total[name].add(c)
+					n += c.n
+				}
 				want, _ := json.Marshal(plain.Observations)
 				got, _ := json.Marshal(res.Observations)
 				if !bytes.Equal(got, want) {
-					t.Errorf("mode %d: restored after every step (%d restores) observed\n%s\nuninterrupted\n%s", mode, restores, got, want)
+					t.Errorf("mode %d: restored after every step (%d restores) observed\n%s\nuninterrupted\n%s", mode, n, got, want)
 				}
 			}
 		})
 	}
+	return total
 }

@@ -33,6 +33,7 @@ func reportf(format string, args ...any) {
 func TestMain(m *testing.M) {
 	flag.Parse()
 	code := m.Run()
+	stopNode()
 	if *report {
 		for _, l := range reportLines {
 			fmt.Println(l)

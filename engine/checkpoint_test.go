@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,29 @@ func TestRestore_KeepsClockAndKeys(t *testing.T) {
 	for _, j := range r.Jobs(engine.JobFilter{}) {
 		assert.Greater(t, j.Key, first.Key(), "keys go on after the document's last key")
 	}
+}
+
+// TestRestore_NegativeZeroIsZero: a Go -0 given as a variable is held as
+// 0, as FEEL's decimals have no negative zero and a document's "-0" is read
+// as 0; held as -0 it was written "-0" and read back 0, so the restored
+// engine wrote another document than the one it came from.
+func TestRestore_NegativeZeroIsZero(t *testing.T) {
+	ctx := ctxT(t)
+	e := newEngine(t)
+	_, err := e.Deploy("p.bpmn", []byte(twoStepsXML))
+	require.NoError(t, err)
+	inst, err := e.Start(ctx, "p", map[string]any{"z": math.Copysign(0, -1), "list": []any{math.Copysign(0, -1)}})
+	require.NoError(t, err)
+	require.NoError(t, e.Settle(ctx))
+	z, ok := inst.Variables()["z"].(float64)
+	require.True(t, ok, "z is %T", inst.Variables()["z"])
+	assert.False(t, math.Signbit(z), "-0 is held as 0")
+	assert.False(t, math.Signbit(inst.Variables()["list"].([]any)[0].(float64)), "nested too")
+
+	r, doc := restored(t, e)
+	again, err := r.Checkpoint(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, string(doc), string(again), "the restored engine writes the document it came from")
 }
 
 func TestRestore_RefusesBadDocuments(t *testing.T) {

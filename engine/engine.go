@@ -342,6 +342,9 @@ type config struct {
 	store          Store
 	dehydrate      bool
 	dehydrateAfter time.Duration
+	partition      int
+	// noTimerSignalStarts: WithoutTimerAndSignalStarts.
+	noTimerSignalStarts bool
 }
 
 // budgets are what the WithMax...PerInput and WithMaxTokens options set.
@@ -568,6 +571,9 @@ func newEngine(opts []Option) (*Engine, error) {
 	if cfg.dehydrateAfter < 0 {
 		return nil, fmt.Errorf("WithDehydration(%s): must not be negative", cfg.dehydrateAfter)
 	}
+	if cfg.partition < 0 || cfg.partition > MaxPartitions {
+		return nil, fmt.Errorf("WithKeySpace(%d): a partition is 1 to %d (0: none)", cfg.partition, MaxPartitions)
+	}
 	if cfg.maxEvalSteps < 0 {
 		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
 	}
@@ -579,7 +585,8 @@ func newEngine(opts []Option) (*Engine, error) {
 		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
 		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
 		Resumption: cfg.resumption, OnError: cfg.onError, Durable: cfg.store != nil,
-		Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter,
+		Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter, Partition: cfg.partition,
+		NoTimerSignalStarts: cfg.noTimerSignalStarts,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
 		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,

@@ -17,19 +17,27 @@ import (
 // without history and its history in chunks (appended, never
 // rewritten).
 //
-// engine/boltstore is the embedded implementation (one local file). A
-// Store is used by one engine at a time; the engine calls Commit from one
-// goroutine, never concurrently with itself.
+// engine/boltstore is the embedded implementation (one local file),
+// engine/jetstore keeps the state in a NATS JetStream stream, and
+// engine/storetest is the conformance suite both run: a new Store runs it
+// too. A Store is used by one engine at a time; the engine calls Commit
+// from one goroutine, never concurrently with itself.
 type Store interface {
 	// Load returns everything the store holds; an empty store returns a
 	// StoreState with a nil Engine.
 	Load(ctx context.Context) (*StoreState, error)
 	// Instance returns one instance's document and history, or an error
 	// wrapping ErrUnknownInstance when the store holds none by that key.
+	// It may run while a Commit does (the engine reads an instance back
+	// while it commits others) and returns what the last commit that
+	// wrote the instance wrote.
 	Instance(ctx context.Context, key int64) (*StoredInstance, error)
-	// Commit applies b atomically: after a crash the store holds all of
-	// it or none of it. Unless the store was opened without syncing, it
-	// is on stable storage when Commit returns.
+	// Commit applies b atomically, whatever its size (a Restore commits
+	// every instance at once): after a crash the store holds all of it
+	// or none of it. Unless the store was opened without syncing, it is
+	// on stable storage when Commit returns. A batch without Engine is
+	// refused with ErrNoEngineDocument, and one whose context has ended
+	// with the context's error; neither writes anything.
 	Commit(ctx context.Context, b *StoreBatch) error
 }
 
@@ -95,6 +103,11 @@ type FinishedInstance struct {
 	Key int64
 	Doc []byte
 }
+
+// ErrNoEngineDocument is returned by a Store's Commit for a batch
+// without the engine-level document, which every commit of the engine
+// carries: a store refuses it rather than write a state it could not load.
+var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
 
 // ErrStoreNotEmpty is returned by Restore given WithStore with a store that
 // already holds state: New opens such a store.

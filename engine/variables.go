@@ -50,7 +50,8 @@ func normalize(vars map[string]any) (map[string]any, error) {
 // as every call that takes variables stores them: numbers of any Go type
 // become float64 when a float64 holds them exactly and json.Number with
 // their exact text otherwise (12345678901234567890, 0.1 with twenty more
-// digits), structs and typed containers their JSON form. Errors are those
+// digits), -0 becomes 0 (FEEL's decimals have none), structs and typed
+// containers their JSON form. Errors are those
 // of CheckVariables. The Go host applies it to the variables it decodes
 // from the module (numbers kept as json.Number), so that they are the
 // values a native engine returns.

@@ -33,15 +33,12 @@ package host
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -54,30 +51,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
-
-//go:generate go run ./internal/modulegen
-
-// moduleGzip is the WebAssembly module built from ../wasm, compressed. It is
-// committed, so that a plain clone builds and `go install` works; `make
-// test` fails when it is not what the sources build (RATIONALE.md).
-//
-//go:embed flowtrack.wasm.gz
-var moduleGzip []byte
-
-// Module returns the flowtrack WebAssembly module this package embeds, the
-// one New runs unless WithModule says otherwise. The slice is shared: do
-// not modify it.
-var Module = sync.OnceValue(func() []byte {
-	zr, err := gzip.NewReader(bytes.NewReader(moduleGzip))
-	if err != nil {
-		panic("flowtrack host: embedded module: " + err.Error()) // the build embedded a broken file
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		panic("flowtrack host: embedded module: " + err.Error())
-	}
-	return b
-})
 
 // ABIVersion is the wasm/ABI.md version this package speaks. New refuses a
 // module that reports another.
@@ -186,8 +159,8 @@ func sharedRuntime(ctx context.Context) (*compiled, error) {
 // defaultCache is a disk cache under the user cache directory, or an
 // in-memory one when there is no usable directory.
 func defaultCache() wazero.CompilationCache {
-	if dir, err := os.UserCacheDir(); err == nil {
-		if cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "flowtrack", "wazero")); err == nil {
+	if dir := cacheDir(); dir != "" {
+		if cache, err := wazero.NewCompilationCacheWithDir(filepath.Join(dir, "wazero")); err == nil {
 			return cache
 		}
 	}

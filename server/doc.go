@@ -11,7 +11,8 @@
 //	flowtrack.C.events.<instance>   every event of instance <instance>, one
 //	                                JSON event (Event.AppendJSON) a message
 //
-// This is the single-node foundation of a cluster: one server owns all
-// instances. Partitions (instances spread over servers, each partition's
-// ownership a lease in JetStream) are a later step; see RATIONALE.md.
+// A server alone owns all of a cluster's instances. With Config.Partition
+// it is instead one partition of a partitioned cluster (package cluster),
+// answering flowtrack.C.p.<partition>.<operation> for the node that holds
+// the partition's lease.
 package server

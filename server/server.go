@@ -28,6 +28,20 @@ type Config struct {
 	// Engine are further engine options (limits, WithRetainFinished...).
 	// The server sets the store and the real clock.
 	Engine []engine.Option
+	// Partition, when above 0, makes the server one partition of a
+	// cluster (package cluster): its engine hands out the partition's
+	// keys (engine.WithKeySpace), it serves wire.PartitionOpSubject
+	// rather than wire.OpSubject, and it does not ask whether the cluster
+	// is served, for the partition's lease guards its store.
+	Partition int
+	// Store, when set, is the engine's store instead of the jetstore
+	// named after the cluster (the cluster package's fenced partition
+	// stores). It stays the caller's.
+	Store engine.Store
+	// Prepare, when set, runs on the engine once it has opened, before
+	// the server answers anything (a cluster partition applies the
+	// deployments it misses); an error fails New.
+	Prepare func(context.Context, *engine.Engine) error
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -37,6 +51,7 @@ type Config struct {
 type Server struct {
 	nc      *nats.Conn
 	cluster string
+	prefix  string // the operations' subject less the operation
 	eng     *engine.Engine
 	mod     *dispatch.Module
 	mu      sync.RWMutex // held for reading by concurrent operations, for writing by the others
@@ -75,35 +90,53 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	if !validCluster.MatchString(cfg.Cluster) {
 		return nil, fmt.Errorf("server: %w %q: only letters, digits, \"_\" and \"-\" are allowed", ErrBadCluster, cfg.Cluster)
 	}
-	// Until partitions come with leases, this check (racy: two servers
-	// starting at the same instant both pass it) is the guard.
-	_, err := nc.Request(wire.OpSubject(cfg.Cluster, "now"), nil, time.Second)
-	switch {
-	case err == nil:
-		return nil, fmt.Errorf("server: cluster %q: %w", cfg.Cluster, ErrClusterServed)
-	case !errors.Is(err, nats.ErrNoResponders):
-		return nil, fmt.Errorf("server: cluster %q: ask whether it is served: %w", cfg.Cluster, err)
+	subject := wire.OpSubject(cfg.Cluster, "")
+	opts := cfg.Engine
+	if cfg.Partition > 0 {
+		subject = wire.PartitionOpSubject(cfg.Cluster, cfg.Partition, "")
+		opts = append(opts[:len(opts):len(opts)], engine.WithKeySpace(cfg.Partition))
+	} else {
+		// Without a cluster's leases, this check (racy: two servers
+		// starting at the same instant both pass it) is the guard.
+		_, err := nc.Request(wire.OpSubject(cfg.Cluster, "now"), nil, time.Second)
+		switch {
+		case err == nil:
+			return nil, fmt.Errorf("server: cluster %q: %w", cfg.Cluster, ErrClusterServed)
+		case !errors.Is(err, nats.ErrNoResponders):
+			return nil, fmt.Errorf("server: cluster %q: ask whether it is served: %w", cfg.Cluster, err)
+		}
 	}
-	store, err := jetstore.Open(ctx, nc, &jetstore.Options{Name: cfg.Cluster, Replicas: cfg.Replicas})
-	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+	store := cfg.Store
+	if store == nil {
+		js, err := jetstore.Open(ctx, nc, &jetstore.Options{Name: cfg.Cluster, Replicas: cfg.Replicas})
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		store = js
 	}
 	clk := clock.Real{}
-	eng, err := engine.New(append(cfg.Engine, engine.WithClock(clk), engine.WithStore(store))...)
+	eng, err := engine.New(append(opts, engine.WithClock(clk), engine.WithStore(store))...)
 	if err != nil {
 		return nil, fmt.Errorf("server: start the engine: %w", err)
 	}
-	s := &Server{nc: nc, cluster: cfg.Cluster, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight)}
+	if cfg.Prepare != nil {
+		if err := cfg.Prepare(ctx, eng); err != nil {
+			_ = eng.Close(ctx)
+			return nil, fmt.Errorf("server: prepare the engine: %w", err)
+		}
+	}
+	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight)}
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
+	s.cluster = cfg.Cluster
 	s.unsub = eng.Subscribe(s.publish)
-	s.sub, err = nc.Subscribe(wire.OpSubject(cfg.Cluster, "*"), s.accept)
+	s.sub, err = nc.Subscribe(subject+"*", s.accept)
 	if err == nil {
 		err = nc.Flush()
 	}
 	if err != nil {
 		_ = s.Close(ctx)
-		return nil, fmt.Errorf("server: subscribe to %s: %w", wire.OpSubject(cfg.Cluster, "*"), err)
+		return nil, fmt.Errorf("server: subscribe to %s*: %w", subject, err)
 	}
 	return s, nil
 }
@@ -139,7 +172,7 @@ var closedResponse, _ = json.Marshal(wire.Response[any]{Error: &wire.Error{Code:
 // serve answers one request: the last token of the subject names the
 // operation, the data is its request, the reply the response envelope.
 func (s *Server) serve(m *nats.Msg) {
-	op := m.Subject[len(wire.OpSubject(s.cluster, "")):]
+	op := m.Subject[len(s.prefix):]
 	var out []byte
 	if dispatch.Concurrent(op) {
 		s.mu.RLock()

@@ -13,5 +13,6 @@
 package main
 
 // main is not called in a reactor: hosts call _initialize, which runs
-// package initialisation only.
+// package initialisation only (in the module make wasm builds, it already
+// ran at build time: host/internal/modulegen's preinit).
 func main() {}

@@ -21,7 +21,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -183,17 +182,13 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 	return si, nil
 }
 
-// ErrNoEngineDocument is returned by Commit for a batch without the
-// engine-level document, which every commit carries.
-var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
-
 // Commit writes b in one transaction (one sync unless NoSync).
 func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if b.Engine == nil {
-		return ErrNoEngineDocument
+		return engine.ErrNoEngineDocument
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketEngine).Put(keyState, b.Engine); err != nil {

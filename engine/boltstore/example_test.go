@@ -23,7 +23,7 @@ func Example() {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "flowtrack.db")
-	xml, err := os.ReadFile("testdata/mixed.bpmn")
+	xml, err := os.ReadFile("../storetest/testdata/mixed.bpmn")
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -19,3 +19,11 @@ func EventSubject(cluster string, key int64) string {
 
 // AllEventsSubject matches the events of every instance of cluster.
 func AllEventsSubject(cluster string) string { return "flowtrack." + cluster + ".events.*" }
+
+// PartitionOpSubject is the subject operation op of partition p of
+// cluster is served on: only by the node holding the partition's lease
+// (package cluster), which clients never address themselves; they request
+// OpSubject, and the node that takes the request forwards it here.
+func PartitionOpSubject(cluster string, p int, op string) string {
+	return "flowtrack." + cluster + ".p." + strconv.Itoa(p) + "." + op
+}

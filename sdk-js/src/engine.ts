@@ -6,7 +6,7 @@ import { addDuration, parseDuration, toMs } from './duration.js';
 import { BadRequestError, BadStateError, BpmnError, ClosedError, errorFromData, FlowtrackError, ObserverError, StaleActivationError, TimeOutOfRangeError, TooManyJobsError, UnknownJobError } from './errors.js';
 import type { StateResult } from './contract.js';
 import { ModuleInstance, type Envelope, type Operation } from './module.js';
-import { parseJSON, stringifyJSON } from './numbers.js';
+import { parseJSON, stringifyDocument } from './numbers.js';
 import { LocalTransport, WorkerTransport, type Transport } from './transport.js';
 import type {
   AnyFlowEvent,
@@ -629,7 +629,9 @@ export class Engine {
    */
   async checkpoint(): Promise<Uint8Array> {
     const res = (await this.#exec('checkpoint', {})) as StateResult;
-    return new TextEncoder().encode(stringifyJSON(res.state)); // Decimals as the exact numbers they are
+    // Decimals as the exact numbers they are, strings escaped as the module
+    // escapes them: the bytes the module (and every other host) writes.
+    return new TextEncoder().encode(stringifyDocument(res.state));
   }
 
   /**
@@ -656,7 +658,7 @@ export class Engine {
    */
   async checkpointInstance(instanceKey: number): Promise<Uint8Array> {
     const res = (await this.#exec('checkpoint', { instanceKey })) as StateResult;
-    return new TextEncoder().encode(stringifyJSON(res.state));
+    return new TextEncoder().encode(stringifyDocument(res.state)); // as checkpoint writes it
   }
 
   /**

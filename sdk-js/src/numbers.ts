@@ -221,12 +221,14 @@ const tagged = new RegExp(`"${JSON.stringify(tag).slice(1, -1).replace(/\\/g, '\
 
 /**
  * stringifyJSON is JSON.stringify, except that a Decimal or a bigint is
- * written as its exact JSON number.
+ * written as its exact JSON number. onObject, if given, sees every object
+ * and array on the way.
  */
-export function stringifyJSON(value: unknown): string {
+export function stringifyJSON(value: unknown, onObject?: (o: object) => void): string {
   let marked = false;
   const text = JSON.stringify(value, function (this: Record<string, unknown>, key: string, v: unknown) {
     const raw = this[key]; // before toJSON
+    if (onObject && raw !== null && typeof raw === 'object') onObject(raw);
     if (raw instanceof Decimal) {
       marked = true;
       return tag + raw.text;
@@ -238,4 +240,60 @@ export function stringifyJSON(value: unknown): string {
     return v;
   });
   return marked ? text.replace(tagged, '$1') : text;
+}
+
+// Characters the engine's JSON writer (Go's encoding/json) escapes inside
+// strings and JSON.stringify writes raw. JSON text holds them only inside
+// strings, so replacing them anywhere in the text escapes exactly those.
+const goEscaped = /[<>&\u2028\u2029]/g;
+
+// An array index: JavaScript puts such keys first in an object, in numeric
+// order, whatever order they were written in.
+const arrayIndex = /^(?:0|[1-9][0-9]{0,9})$/;
+const isIndex = (k: string): boolean => arrayIndex.test(k) && Number(k) < 4294967295;
+
+/**
+ * stringifyDocument is stringifyJSON writing a document read from the
+ * module as the module wrote it: strings escaped as Go's encoding/json
+ * escapes them (`<`, `>`, `&`, U+2028 and U+2029 as \u escapes), and the
+ * keys of an object JavaScript reordered (a map with keys like "10" and
+ * "2", which Go writes sorted byte-wise) sorted again. A state document
+ * read and written here is then the very bytes every other host writes.
+ */
+export function stringifyDocument(value: unknown): string {
+  let reordered = false;
+  const text = stringifyJSON(value, (o) => {
+    if (Array.isArray(o)) return;
+    for (const k in o) {
+      reordered ||= isIndex(k); // index keys come first, if any
+      break;
+    }
+  });
+  return (reordered ? writeSorted(value) : text).replace(goEscaped, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// writeSorted writes v as stringifyJSON does, except that an object with an
+// array-index key has all its keys in code point (UTF-8 byte) order.
+function writeSorted(v: unknown): string {
+  if (v instanceof Decimal) return v.text;
+  if (typeof v === 'bigint') return v.toString();
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : writeSorted(x))).join(',')}]`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o).filter((k) => o[k] !== undefined);
+  if (keys.length > 0 && isIndex(keys[0]!)) keys.sort(byCodePoint);
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${writeSorted(o[k])}`).join(',')}}`;
+}
+
+// byCodePoint orders strings by code point, which is UTF-8 byte order
+// (Go's), where < on UTF-16 code units is not.
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0, j = 0; i < a.length && j < b.length; ) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(j)!;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+    j += y > 0xffff ? 2 : 1;
+  }
+  return a.length - b.length;
 }

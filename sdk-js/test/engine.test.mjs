@@ -195,6 +195,21 @@ describe('checkpoint and restore', () => {
     dst.close();
   });
 
+  it('writes the very bytes the module writes: strings escaped, map keys ordered as the module has them', async () => {
+    const e = await engineWith('order.bpmn');
+    // JavaScript puts "2" before "10" (array indexes first); Go sorts map keys byte-wise.
+    await e.start('order', { amount: 50, note: '<a & b>\u2028\u2029', byId: { 10: 'x', 2: 'y', '\u{1F600}': 1, '\uFFFD': 2 } });
+    const doc = new TextDecoder().decode(await e.checkpoint());
+    e.close();
+    // The module's own document, as it wrote it in its response.
+    const m = await ModuleInstance.instantiate(await Engine.compile());
+    assert.equal(m.call('restore', { state: JSON.parse(doc) }).ok, true);
+    const raw = m.callText('checkpoint', '{}');
+    m.close();
+    assert.ok(raw.includes(doc), `the module wrote\n${raw}\nthe SDK\n${doc}`);
+    assert.ok(doc.includes('"note":"\\u003ca \\u0026 b\\u003e\\u2028\\u2029"'), doc);
+  });
+
   it('refuses a document it cannot read and keeps its state', async () => {
     const e = await engineWith('order.bpmn');
     await e.start('order', { amount: 1 });

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -14,6 +18,34 @@ import (
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/host"
 )
+
+// freshProcessMs runs `flowbench cold-process` and returns what it
+// measured; the caller times the whole child too, process start included.
+func freshProcessMs(self string) (float64, error) {
+	out, err := exec.Command(self, "cold-process").Output()
+	if err != nil {
+		return 0, fmt.Errorf("flowbench cold-process: %w", err)
+	}
+	return strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+}
+
+// coldProcess is the child of freshProcessMs: one host.New on the default
+// runtime, closed, and the milliseconds that took (Module() included),
+// printed on stdout.
+func coldProcess() error {
+	ctx := context.Background()
+	t0 := time.Now()
+	e, err := host.New(ctx)
+	if err != nil {
+		return err
+	}
+	ms := float64(time.Since(t0)) / 1e6
+	if err := e.Close(ctx); err != nil {
+		return err
+	}
+	_, err = fmt.Println(ms)
+	return err
+}
 
 // ColdResult is a JSON line of the cold-start measurements.
 type ColdResult struct {
@@ -67,6 +99,16 @@ func cold(dirs workload.Dirs) []ColdResult {
 			}
 			defer c.Close(ctx)
 			return newWith(host.WithCompilationCache(c))
+		})
+	}
+	// A fresh process's first New on the default runtime (the embedded
+	// module, the disk cache under the user cache directory): what a CLI
+	// run or a service start pays. The first child fills the caches.
+	if self, err := os.Executable(); err == nil {
+		_, _ = freshProcessMs(self)
+		timeIt("wazero", "fresh process, disk cache", 5, func() error {
+			_, err := freshProcessMs(self)
+			return err
 		})
 	}
 	_ = newWith() // compile the shared module once

@@ -69,6 +69,11 @@ func main() {
 			ok = ok && r.Error == ""
 			_ = enc.Encode(r)
 		}
+	case "cold-process": // the child of cold's fresh-process measurement
+		if err := coldProcess(); err != nil {
+			fmt.Fprintln(os.Stderr, "flowbench cold-process:", err)
+			ok = false
+		}
 	case "all":
 		ok = all(*root, dirs, *out, *node, split(*skip), *n, *dryN, *fixedN)
 	default:

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
@@ -241,7 +240,7 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 	if e.child(nsBPMN, "supportedInterfaceRef") != nil && e.child(nsBPMN, "ioBinding") == nil {
 		c.problem(e, process, "EXT.064", "bpmn:%s is exposed as a service (supportedInterfaceRef) but has no ioBinding: add one or remove the interface", e.local)
 	}
-	if f, ok := e.attr("textFormat"); ok && !mimeType().MatchString(f) {
+	if f, ok := e.attr("textFormat"); ok && !mimeType.MatchString(f) {
 		rule := "EXT.010"
 		if e.local == "documentation" {
 			rule = "EXT.004"
@@ -252,11 +251,10 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 }
 
 // mimeType matches a MIME type (RFC 2045: type/subtype, parameters
-// allowed). Compiled on first use, like variableName in the runtime:
-// package initialisation is paid by every module instance.
-var mimeType = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$`)
-})
+// allowed). Compiled at package initialisation, which the wasm module runs
+// at build time (pre-initialisation, RATIONALE.md): compiled on first use
+// instead, it cost every module instance's first deploy.
+var mimeType = regexp.MustCompile(`^[A-Za-z0-9][\w!#$&^.+-]*/[A-Za-z0-9][\w!#$&^.+-]*(\s*;.*)?$`)
 
 // activity checks the rules about one activity.
 func (c *catalogueCheck) activity(e, process, parent *element) {
@@ -660,7 +658,7 @@ func literalKind(text string) string {
 		}
 	}
 	switch {
-	case numberLiteral().MatchString(text):
+	case numberLiteral.MatchString(text):
 		return "number"
 	case len(text) >= 2 && (text[0] == '"' || text[0] == '\'') && text[len(text)-1] == text[0] && !strings.ContainsRune(text[1:len(text)-1], rune(text[0])):
 		return "string"
@@ -668,10 +666,9 @@ func literalKind(text string) string {
 	return ""
 }
 
-// numberLiteral matches a decimal number.
-var numberLiteral = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
-})
+// numberLiteral matches a decimal number (compiled at package
+// initialisation, like mimeType).
+var numberLiteral = regexp.MustCompile(`^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$`)
 
 // countChildren counts e's BPMN children named local.
 func countChildren(e *element, local string) int {

@@ -308,7 +308,7 @@ func numSub(x, y float64) any {
 func numMul(x, y float64) any {
 	if wholeExact(x, y) {
 		if r := x * y; math.Abs(r) < maxExact {
-			return r
+			return r + 0 // 0 * -1 is -0 in float64; a FEEL number has no negative zero
 		}
 	}
 	return decArith(x, y, opMul)
@@ -319,7 +319,7 @@ func numDiv(x, y float64) any {
 		// A whole quotient of integers below 2^53 is exact when it
 		// multiplies back.
 		if r := x / y; r == math.Trunc(r) && r*y == x {
-			return r
+			return r + 0 // 0 / -5 is -0 in float64, as for numMul
 		}
 	}
 	return decArith(x, y, opQuo)

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"testing"
 
@@ -104,6 +105,25 @@ func TestFEEL_NumberLiteralOutOfRange(t *testing.T) {
 	var se *SyntaxError
 	require.ErrorAs(t, err, &se)
 	assert.Contains(t, se.Msg, "number out of range")
+}
+
+// An expression's number has no negative zero (decimal128 zeros compare
+// and print alike): the float64 fast paths of * and / in FEEL, and JUEL's
+// double arithmetic, made one from 0 * -1, which a checkpoint wrote "-0"
+// and read back as 0.
+func TestEval_NoNegativeZero(t *testing.T) {
+	for _, text := range []string{`= 0 * -1`, `= -1 * 0`, `= 0.0 * -1`, `= 0 / -5`, `= 0 - 0`, `= -0`, `= -(0)`, `= 0 * -1.5`, `= 0 * -9007199254740993`, `= modulo(0, -5)`, `= abs(-0)`, `= sum([0, -0])`, `= product([0, -1])`, `= -1 * 0 + 0`, `${0 * -1}`, `${0 / -5}`, `${0.0 - 0.0 * -1}`, `${-1 * 0 % 5}`} {
+		t.Run(text, func(t *testing.T) {
+			p, err := Compile(model.Expression{Text: text}, Value, Options{})
+			require.NoError(t, err)
+			got, err := p.Eval(nil)
+			require.NoError(t, err)
+			f, ok := got.(float64)
+			require.True(t, ok, "%s is %T %v", text, got, got)
+			assert.Equal(t, 0.0, f)
+			assert.False(t, math.Signbit(f), "%s gives -0", text)
+		})
+	}
 }
 
 // setFloat must give the shortest decimal form strconv gives, on its fast

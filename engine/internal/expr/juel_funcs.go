@@ -287,11 +287,13 @@ const opDouble arithOp = 255
 
 var errDivZero = errors.New("division by zero")
 
+// finite returns f, the result of double arithmetic, as an engine number:
+// an error for an infinity or NaN, 0 for -0.
 func finite(f float64) (float64, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return 0, errors.New("result is not a finite number")
 	}
-	return f, nil
+	return f + 0, nil // -0 + 0 is 0
 }
 
 // juelGet is a.b and a["b"]: a map entry (null when absent), a list

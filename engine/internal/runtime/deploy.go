@@ -79,8 +79,14 @@ func (e *Engine) registerStarts(plan *Plan) {
 		case model.EventMessage:
 			e.messageStarts[c.name()] = append(e.messageStarts[c.name()], t)
 		case model.EventSignal:
+			if e.opts.NoTimerSignalStarts {
+				continue
+			}
 			e.signalStarts[c.name()] = append(e.signalStarts[c.name()], t)
 		case model.EventTimer:
+			if e.opts.NoTimerSignalStarts {
+				continue
+			}
 			s, err := c.timer.evaluate(nil, e.clock.Now())
 			if err != nil {
 				continue // a timer start that cannot be evaluated never fires; Validate reports bad values

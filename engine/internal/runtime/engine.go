@@ -75,6 +75,13 @@ type Options struct {
 	// reaches it.
 	Dehydrate      bool
 	DehydrateAfter time.Duration
+	// Partition is the engine's key space (keyspace.go): its keys are
+	// Partition<<KeySpaceBits plus a counter. Zero counts from 1.
+	Partition int
+	// NoTimerSignalStarts leaves timer and signal start events out of
+	// the start events deploy registers: a cluster partition other than
+	// the first, where another engine starts those instances.
+	NoTimerSignalStarts bool
 }
 
 // Resumption says how an engine runs its tokens.
@@ -228,6 +235,7 @@ func NewEngine(opts Options) *Engine {
 	if opts.RetainFinished > 0 {
 		e.finished = make([]*Instance, opts.RetainFinished)
 	}
+	e.keys.Store(keyBase(opts.Partition))
 	e.subs.Store(new([]*subscriber))
 	e.eventLog.Store(opts.EventLog)
 	e.hub = eventhub.New(opts.Clock)

@@ -3,7 +3,6 @@ package runtime
 import (
 	"fmt"
 	"regexp"
-	"sync"
 
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -76,12 +75,10 @@ type multiBody struct {
 }
 
 // variableName matches an output element that is just a variable, in
-// FEEL ("= result") or as a bare name ("result"). It is compiled on first
-// use, not at package initialisation, which every engine start pays
-// (in the wasm module, every module instance).
-var variableName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^=?\s*([A-Za-z_][A-Za-z0-9_]*)\s*$`)
-})
+// FEEL ("= result") or as a bare name ("result"). It is compiled at
+// package initialisation, which the wasm module runs at build time
+// (pre-initialisation, RATIONALE.md), so no module instance compiles it.
+var variableName = regexp.MustCompile(`^=?\s*([A-Za-z_][A-Za-z0-9_]*)\s*$`)
 
 // compileMulti compiles the multi-instance characteristics of np's node.
 func compileMulti(np *nodePlan, opts CompileOptions) error {
@@ -129,7 +126,7 @@ func compileMulti(np *nodePlan, opts CompileOptions) error {
 	if ms.outputElement, err = compile("output element", mi.OutputElement, expr.Value); err != nil {
 		return err
 	}
-	if m := variableName().FindStringSubmatch(mi.OutputElement.Text); m != nil {
+	if m := variableName.FindStringSubmatch(mi.OutputElement.Text); m != nil {
 		ms.outputLocal = m[1]
 	}
 	if ms.behavior, err = compileBehavior(mi, opts); err != nil {

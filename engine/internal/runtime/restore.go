@@ -80,10 +80,13 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	if doc.LastKey < rs.maxKey {
 		return fmt.Errorf("%w: lastKey %d is below key %d in use", ErrBadState, doc.LastKey, rs.maxKey)
 	}
+	if p := e.opts.Partition; doc.LastKey != 0 && PartitionOf(doc.LastKey) != p {
+		return fmt.Errorf("%w: lastKey %d is a key of partition %d, not of the engine's key space (partition %d)", ErrBadState, doc.LastKey, PartitionOf(doc.LastKey), p)
+	}
 	// Keys go on from the document's before any timer can fire: on the
 	// real clock an overdue timer start fires, starting an instance, as
 	// soon as the hub holds it.
-	e.keys.Store(doc.LastKey)
+	e.keys.Store(max(doc.LastKey, keyBase(e.opts.Partition)))
 	hub, err := rs.hub(doc)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrBadState, err)
@@ -623,6 +626,9 @@ func (rs *restorer) hub(doc *Document) (eventhub.State, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, td := range doc.Hub.TimerStarts {
+		if e.opts.NoTimerSignalStarts {
+			break // another engine starts these instances (Options)
+		}
 		x := rs.plans[td.ProcessKey]
 		if x == nil {
 			return st, fmt.Errorf("timer start %d: no process with key %d", td.Sub, td.ProcessKey)

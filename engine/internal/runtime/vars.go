@@ -22,9 +22,9 @@ import (
 const MaxValueDepth = 64
 
 // Normalize returns a deep copy of vars in the engine's value model, the
-// JSON data model: numbers become float64, or json.Number with their exact
-// text when no float64 holds them (expr.Number: 2^60 + 1, 0.1 with 20 more
-// digits), objects map[string]any, arrays []any. Every host then sees the
+// JSON data model: numbers become float64 (-0 as 0), or json.Number with
+// their exact text when no float64 holds them (expr.Number: 2^60 + 1, 0.1
+// with 20 more digits), objects map[string]any, arrays []any. Every host then sees the
 // same values (a wasm host receives JSON).
 // Values JSON cannot carry (channels, functions, NaN) and values nested
 // deeper than MaxValueDepth are an error naming the variable.
@@ -58,6 +58,11 @@ func normalizeValue(v any, depth int) (any, error) {
 	case float64:
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("%v is not a JSON number", v)
+		}
+		if v == 0 {
+			// -0 as 0: FEEL's decimals have no negative zero, a document's
+			// "-0" is read as 0, and JavaScript writes -0 as 0.
+			return 0.0, nil
 		}
 		return v, nil
 	case float32, int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64, json.Number:

@@ -5,7 +5,8 @@
 //	flowtrack validate [--json] model.bpmn
 //	flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
-//	flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
+//	flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
+//	flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
 //
 // run deploys the model (and the other files given, positional or
 // --with, so its call activities can call their processes), starts an instance, completes every job it
@@ -47,7 +48,9 @@
 // serve runs the native engine (not the module: a server runs on the real
 // clock, with a store, and needs neither the sandbox nor portability) as
 // a long-running server over NATS, durable in JetStream (package server;
-// README.md, "flowtrack serve").
+// README.md, "flowtrack serve"); with --node, one node of a partitioned
+// cluster (package cluster, docs/cluster.md), whose state cluster status
+// prints.
 //
 // Exit codes: 0 the instance completed (validate: the model is valid; a
 // state command: it succeeded); 1 the instance failed, was terminated,
@@ -85,7 +88,8 @@ var usage = `usage:
   flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
   flowtrack validate [--json] model.bpmn
   flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
-  flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
+  flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
+  flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
 ` + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
 itself, and writes the file back when it changed the engine; --json prints
@@ -133,6 +137,8 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code, err = validateCmd(ctx, args[1:], stdout)
 		case "serve":
 			code, err = serveCmd(ctx, args[1:], stdout)
+		case "cluster":
+			code, err = clusterCmd(ctx, args[1:], stdout)
 		case "sim":
 			code, err = simCmd(ctx, args[1:], stdin, stdout)
 		default:

@@ -8,14 +8,18 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/server"
+	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
-const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL] [--port N] [--cluster NAME] [--replicas N]
+const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N]
+                       [--node ID --partitions P [--routes URL,URL... --route-port N] [--lease-ttl D] [--business-key VAR]]
 
 Runs the native engine as a long-running server: the operations of the wasm
 ABI (wasm/ABI.md) on NATS subjects flowtrack.NAME.op.OPERATION (request:
@@ -25,6 +29,14 @@ so a restarted server goes on where it stopped. By default it embeds a
 single-node NATS server with JetStream in --data, listening on 127.0.0.1;
 with --nats it connects to an existing NATS system instead. It stops on
 SIGINT or SIGTERM.
+
+With --node it is one node of a cluster (docs/cluster.md): the cluster's
+instances are spread over P partitions (fixed when the cluster is created),
+each owned by one node through a lease in JetStream and taken over by
+another when its node dies; every node answers the same subjects. With
+--routes, the embedded NATS server (named after the node, client port
+--port, route port --route-port on 127.0.0.1) joins the others' as one NATS
+cluster whose streams are replicated --replicas times.
 `
 
 // serveCmd runs flowtrack serve until ctx is done or a signal arrives. It
@@ -33,21 +45,31 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	data := fs.String("data", "flowtrack-data", "directory of the embedded NATS server's JetStream state")
-	natsURL := fs.String("nats", "", "URL of an existing NATS system with JetStream (no embedded server)")
+	natsURL := fs.String("nats", "", "URLs of an existing NATS system with JetStream, comma-separated (no embedded server)")
 	port := fs.Int("port", 4222, "port of the embedded NATS server on 127.0.0.1 (0 picks a free one)")
-	cluster := fs.String("cluster", "default", "cluster name: subjects flowtrack.NAME.* and store FLOWTRACK_STORE_NAME")
-	replicas := fs.Int("replicas", 1, "replicas of the store's stream (3 in a NATS cluster)")
+	clusterName := fs.String("cluster", "default", "cluster name: subjects flowtrack.NAME.* and store FLOWTRACK_STORE_NAME")
+	replicas := fs.Int("replicas", 1, "replicas of the store's streams (3 in a NATS cluster)")
+	node := fs.String("node", "", "this node's name, unique in the cluster: serve as one node of a partitioned cluster")
+	partitions := fs.Int("partitions", 0, "the cluster's partition count (with --node; 0 reads an existing cluster's)")
+	routes := fs.String("routes", "", "route URLs of the other embedded NATS servers, comma-separated (nats-route://127.0.0.1:PORT)")
+	routePort := fs.Int("route-port", 6222, "route port of the embedded NATS server on 127.0.0.1 (with --routes)")
+	leaseTTL := fs.Duration("lease-ttl", cluster.DefaultLeaseTTL, "lease TTL of a cluster created by this node (with --node)")
+	businessKey := fs.String("business-key", "", "start variable whose value places an instance on its messages' partition (with --node)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, helpError{serveUsage}
 		}
 		return exitUsage, usageError{"serve: " + err.Error()}
 	}
-	if fs.NArg() > 0 {
+	switch {
+	case fs.NArg() > 0:
 		return exitUsage, usageError{fmt.Sprintf("serve: unexpected argument %q", fs.Arg(0))}
-	}
-	if *port < 0 || *port > 65535 {
+	case *port < 0 || *port > 65535:
 		return exitUsage, usageError{fmt.Sprintf("serve: --port %d is not a port", *port)}
+	case *node == "" && (*partitions != 0 || *routes != "" || *businessKey != ""):
+		return exitUsage, usageError{"serve: --partitions, --routes and --business-key need --node"}
+	case *routes != "" && *natsURL != "":
+		return exitUsage, usageError{"serve: --routes configures the embedded NATS server; --nats connects to another"}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -57,31 +79,64 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return exitUsage, fmt.Errorf("serve: --data %s: %w", *data, err)
 		}
-		ns, err := server.StartNATS(*data, *port)
+		ns, err := startEmbedded(*data, *port, *node, *routePort, *routes)
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 		url = ns.ClientURL()
 	}
-	nc, err := nats.Connect(url, nats.Name("flowtrack serve"))
+	// Nothing is buffered while reconnecting: a cluster node's commit
+	// must not reach its stream after the node was fenced off it.
+	nc, err := nats.Connect(url, nats.Name("flowtrack serve"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
 	if err != nil {
 		return exitUsage, fmt.Errorf("serve: connect to %s: %w", url, err)
 	}
 	defer nc.Close()
-	srv, err := server.New(ctx, nc, server.Config{Cluster: *cluster, Replicas: *replicas})
-	if err != nil {
-		return exitUsage, fmt.Errorf("serve: %w", err)
+	var closer func(context.Context) error
+	if *node == "" {
+		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas})
+		if err != nil {
+			return exitUsage, fmt.Errorf("serve: %w", err)
+		}
+		closer = srv.Close
+		fmt.Fprintf(stdout, "flowtrack: serving cluster %s on %s\n", *clusterName, url)
+	} else {
+		// A clustered JetStream serves once a majority of its servers
+		// run: the first node started waits for the others.
+		wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		err := server.WaitForJetStream(wctx, nc)
+		cancel()
+		if err != nil {
+			return exitUsage, fmt.Errorf("serve: %w", err)
+		}
+		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: *clusterName, Node: *node, Partitions: *partitions,
+			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey,
+			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }})
+		if err != nil {
+			return exitUsage, fmt.Errorf("serve: %w", err)
+		}
+		closer = n.Close
+		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
 	}
-	fmt.Fprintf(stdout, "flowtrack: serving cluster %s on %s\n", *cluster, url)
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.Close(closeCtx); err != nil {
+	if err := closer(closeCtx); err != nil {
 		return exitProcess, fmt.Errorf("serve: %w", err)
 	}
 	if err := nc.Drain(); err != nil {
 		return exitProcess, fmt.Errorf("serve: %w", err)
 	}
 	return exitOK, nil
+}
+
+// startEmbedded starts the embedded NATS server: single-node, or with
+// routes one server of a NATS cluster named after the node.
+func startEmbedded(dir string, port int, node string, routePort int, routes string) (*natsserver.Server, error) {
+	if routes == "" {
+		return server.StartNATS(dir, port)
+	}
+	return server.StartClusteredNATS(server.NATSNode{Name: node, Dir: dir, Port: port, ClusterPort: routePort,
+		Routes: strings.Split(routes, ",")})
 }

@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowtrack/flowtrack/client"
+	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -123,5 +126,86 @@ func TestServe_ExistingNATS(t *testing.T) {
 	}
 	if _, err := client.New(nc, "ext").Now(context.Background()); !errors.Is(err, client.ErrNoServer) {
 		t.Errorf("now after serve stopped: %v, want ErrNoServer", err)
+	}
+}
+
+// TestServe_ClusterNode: flowtrack serve --node runs a node of a
+// partitioned cluster, which takes every partition while it is alone and
+// serves the one contract over them; cluster status reports it; a node
+// started with another partition count is refused.
+func TestServe_ClusterNode(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	xml, err := os.ReadFile("testdata/message.bpmn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop := serving(t, "--data", dir, "--port", "0", "--cluster", "cn", "--node", "a", "--partitions", "3", "--lease-ttl", "1s")
+	defer func() {
+		if code := stop(); code != exitOK {
+			t.Errorf("serve exited %d", code)
+		}
+	}()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	cl := client.New(nc, "cn")
+	if _, err := cl.Deploy(ctx, "message.bpmn", xml); err != nil {
+		t.Fatal(err)
+	}
+	parts := map[int]bool{}
+	for range 6 {
+		key, err := cl.Start(ctx, "message", map[string]any{"key": "k"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts[engine.PartitionOf(key)] = true
+	}
+	if len(parts) != 3 {
+		t.Errorf("six starts round robin reached partitions %v, want all 3", parts)
+	}
+	// The lone node owns every partition once its leases are written.
+	var out strings.Builder
+	var st struct {
+		Partitions int
+		Nodes      []struct{ Name string }
+		Owners     []struct {
+			ID    int
+			Owner string
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for ; ; <-tick.C {
+		out.Reset()
+		code, err := clusterCmd(ctx, []string{"status", "--nats", url, "--cluster", "cn", "--json"}, &out)
+		if err != nil || code != exitOK {
+			t.Fatalf("cluster status: %d %v", code, err)
+		}
+		if err := json.Unmarshal([]byte(out.String()), &st); err != nil {
+			t.Fatal(err)
+		}
+		owned := 0
+		for _, o := range st.Owners {
+			if o.Owner == "a" {
+				owned++
+			}
+		}
+		if owned == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the lone node does not own every partition: %s", out.String())
+		}
+	}
+	if st.Partitions != 3 || len(st.Nodes) != 1 || st.Nodes[0].Name != "a" {
+		t.Errorf("status %s", out.String())
+	}
+	code, err := serveCmd(ctx, []string{"--nats", url, "--cluster", "cn", "--node", "b", "--partitions", "4"}, io.Discard)
+	if code != exitUsage || !errors.Is(err, cluster.ErrPartitions) {
+		t.Errorf("a node with another partition count: exit %d, %v; want %d, ErrPartitions", code, err, exitUsage)
 	}
 }

@@ -23,43 +23,22 @@ const maxZeroGap = 64 << 10
 // nothing. The memory image is the same byte for byte. Only what Go
 // emits is accepted: active segments for memory 0 at i32.const offsets.
 func mergeData(wasm []byte) ([]byte, error) {
-	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
-		return nil, errors.New("merge data segments: not a WebAssembly module")
+	secs, err := sections(wasm)
+	if err != nil {
+		return nil, fmt.Errorf("merge data segments: %w", err)
 	}
-	type section struct {
-		id   byte
-		body []byte
-	}
-	var secs []section
 	var segs []segment
-	for p := 8; p < len(wasm); {
-		id := wasm[p]
-		size, n := binary.Uvarint(wasm[p+1:])
-		if n <= 0 || size > uint64(len(wasm)-p-1-n) {
-			return nil, fmt.Errorf("merge data segments: section %d at offset %d: bad size", id, p)
+	if i := find(secs, secData); i >= 0 {
+		if segs, err = dataSegments(secs[i].body); err != nil {
+			return nil, fmt.Errorf("merge data segments: %w", err)
 		}
-		body := wasm[p+1+n : p+1+n+int(size)]
-		p += 1 + n + int(size)
-		if id == 11 {
-			var err error
-			if segs, err = dataSegments(body); err != nil {
-				return nil, fmt.Errorf("merge data segments: %w", err)
-			}
-			segs = joinSegments(segs, maxZeroGap)
-			body = encodeSegments(segs)
-		}
-		secs = append(secs, section{id, body})
+		segs = joinSegments(segs, maxZeroGap)
+		secs[i].body = encodeSegments(segs)
 	}
-	out := slices.Clone(wasm[:8])
-	for _, s := range secs {
-		if s.id == 12 { // data count (Go emits none): it must match
-			s.body = binary.AppendUvarint(nil, uint64(len(segs)))
-		}
-		out = append(out, s.id)
-		out = binary.AppendUvarint(out, uint64(len(s.body)))
-		out = append(out, s.body...)
+	if i := find(secs, secDataCnt); i >= 0 { // Go emits none; it must match
+		secs[i].body = binary.AppendUvarint(nil, uint64(len(segs)))
 	}
-	return out, nil
+	return encodeModule(secs), nil
 }
 
 // segment is an active data segment: bytes at an offset of memory 0.
@@ -122,37 +101,6 @@ func joinSegments(segs []segment, maxGap uint64) []segment {
 		out = append(out, segment{offset: s.offset, data: slices.Clone(s.data)})
 	}
 	return out
-}
-
-// readSLEB reads a signed LEB128 number (wasm's, not Go's zigzag varint).
-func readSLEB(r *bytes.Reader) (int64, error) {
-	var v int64
-	for shift := 0; shift < 64; shift += 7 {
-		b, err := r.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		v |= int64(b&0x7f) << shift
-		if b&0x80 == 0 {
-			if shift+7 < 64 && b&0x40 != 0 {
-				v |= -1 << (shift + 7)
-			}
-			return v, nil
-		}
-	}
-	return 0, errors.New("LEB128 too long")
-}
-
-// appendSLEB appends v as a signed LEB128 number.
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }
 
 // encodeSegments writes a data section's body.

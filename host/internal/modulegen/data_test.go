@@ -24,16 +24,15 @@ func dataModule(segs []segment, withCount bool) []byte {
 // sectionBody returns the body of the module's section id.
 func sectionBody(t *testing.T, wasm []byte, id byte) []byte {
 	t.Helper()
-	for p := 8; p < len(wasm); {
-		size, n := binary.Uvarint(wasm[p+1:])
-		body := wasm[p+1+n : p+1+n+int(size)]
-		if wasm[p] == id {
-			return body
-		}
-		p += 1 + n + int(size)
+	secs, err := sections(wasm)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no section %d", id)
-	return nil
+	i := find(secs, id)
+	if i < 0 {
+		t.Fatalf("no section %d", id)
+	}
+	return secs[i].body
 }
 
 // image is the memory the module's data segments write, and their count.

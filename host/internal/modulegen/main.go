@@ -18,6 +18,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -77,7 +78,10 @@ func run(dir string, check bool) error {
 
 // build compiles the module as a WASI reactor, reproducibly, with the
 // build tags in tags (comma-separated, or empty), and joins its data
-// segments (mergeData).
+// segments (mergeData). The engine module (no tags) is also
+// pre-initialised (preinit), so that it starts with Go's runtime and
+// package initialisation already done; the Extism plug-in is left as Go
+// links it, since Extism's hosts and go-pdk own its start-up.
 func build(dir, out, tags string) ([]byte, error) {
 	// go generate puts the go command that runs it first on PATH.
 	cmd := exec.Command("go", "build", "-tags="+tags, "-buildmode=c-shared", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, "../wasm")
@@ -94,6 +98,11 @@ func build(dir, out, tags string) ([]byte, error) {
 	wasm, err := mergeData(linked)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", out, err)
+	}
+	if tags == "" {
+		if wasm, err = preinit(context.Background(), wasm); err != nil {
+			return nil, fmt.Errorf("%s: pre-initialise: %w", out, err)
+		}
 	}
 	return wasm, os.WriteFile(out, wasm, 0o644)
 }

@@ -1,0 +1,92 @@
+// Package cluster runs flowtrack as several nodes on one NATS JetStream
+// system: the engine's instances are spread over a fixed number of
+// partitions, each a native engine with a store of its own
+// (engine/jetstore, one stream per partition, replicated), each owned by
+// one node at a time through a lease, and every node answers the one wire
+// contract on flowtrack.<cluster>.op.<operation>, forwarding what it takes
+// to the partition that owns it.
+//
+// # Keys and partitions
+//
+// A cluster is created with P partitions, numbered 1 to P, and P never
+// changes: the first node writes it once (compare-and-set) in the KV
+// bucket flowtrack_<cluster>, and a node started with another P is refused
+// (ErrPartitions). Partition p's engine hands out keys of p's key space
+// (engine.WithKeySpace), so every instance, job, incident and process
+// version key names its partition (engine.PartitionOf), as Zeebe's keys
+// do.
+//
+// # Leases
+//
+// Membership and ownership are KV entries in flowtrack_<cluster>_leases, a
+// bucket whose entries expire LeaseTTL after their last write:
+// node.<id> (a node is live while its entry is) and partition.<p> (the
+// node holding the partition). A node renews its entries every LeaseTTL/4
+// with a revision compare-and-set; a node that has not renewed a
+// partition's lease for LeaseTTL/2 is fenced: its store refuses every
+// commit from then on (ErrFenced), and it stops serving and closes the
+// partition, long before the entry can expire and another node take the
+// partition. Each node takes free partitions (no lease entry) up to its
+// fair share, ceil(P / live nodes); a node above its share (a node
+// joined) releases the surplus cleanly: it stops serving, closes the
+// engine (its last commit) and deletes the lease. When a node dies, its
+// leases expire after LeaseTTL and the others take its partitions: the
+// partition's engine opens from its stream (instances resume where their
+// last commit left them, overdue timers fire) and serves.
+//
+// # Routing
+//
+// Every node answers flowtrack.<cluster>.op.* in one NATS queue group and
+// forwards to flowtrack.<cluster>.p.<p>.<operation>, served only by the
+// partition's lease holder (package server, Config.Partition):
+//
+//   - an operation naming an instance, job or incident key goes to the
+//     key's partition;
+//   - start goes to the partition of its business key (Config.BusinessKey,
+//     the start variable whose value is the correlation key of the
+//     instance's messages) or, without one, round robin over partitions;
+//   - publish_message goes to the partition of its correlation key,
+//     hash(correlationKey) mod P (see Messages);
+//   - broadcast_signal goes to every partition;
+//   - jobs, activate_jobs, incidents and metrics merge the answers of every
+//     partition; definitions, definition_xml and now ask one partition,
+//     for all hold the same deployments;
+//   - deploy is validated, appended to the cluster's deployment log (the
+//     stream FLOWTRACK_<cluster>_DEPLOYMENTS) and applied by every
+//     partition in the log's order, so every partition holds the same
+//     process versions; a partition applies what it has not yet before it
+//     serves;
+//   - advance, configure, checkpoint, restore and call are UNSUPPORTED.
+//
+// A partition without an owner at the moment (moving, or its owner dead
+// and its lease not yet expired) does not answer; the forwarding node
+// retries until the request's deadline, then answers CLOSED.
+//
+// # Messages
+//
+// A message is published on one partition only, the partition of its
+// correlation key, which buffers it (TTL) and deduplicates its message id:
+// a message is never correlated twice. It correlates with the instances
+// of that partition, and starts instances there. An instance waiting for
+// a message with correlation key K receives it only if it lives on K's
+// partition: start instances with their business key in the variable
+// Config.BusinessKey names (as Zeebe users correlate by business key), and
+// they live where their messages go. Subscriptions opened on the
+// partition of the correlation key for instances of other partitions, as
+// Zeebe has them, are not built yet; a wait that breaks the rule is
+// logged and counted (Partition.Misplaced), never silently left.
+// MessagePartition computes a key's partition.
+//
+// # Timer and signal start events
+//
+// Every partition holds every deployment, but only partition 1 starts
+// instances by timer start events and signal start events, as Zeebe
+// starts timer-started instances on partition 1: one firing or one
+// broadcast starts one instance. A broadcast still reaches the waiting
+// instances of every partition.
+//
+// # Call activities
+//
+// A call activity's child instance runs on its parent's partition, in
+// the parent's engine: no call crosses partitions.
+package cluster

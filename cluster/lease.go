@@ -1,0 +1,317 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// fence guards a partition's store: after its deadline (or once tripped)
+// every commit is refused with ErrFenced, for good. The deadline is half
+// a lease TTL after the last renewal was sent, on the node's monotonic
+// clock: the lease entry cannot expire before a full TTL after the bucket
+// stored that renewal, which is after it was sent, so a fenced node has
+// stopped writing for at least half a TTL before anyone else may start.
+//
+// A fence never reopens, even when a late renewal shows the lease was
+// still the node's: the commands whose commits it refused took effect in
+// the engine's memory only, and were answered as not taken (the router
+// sends them again), so the engine must never commit them. The partition
+// is closed and opened again from its store.
+type fence struct {
+	epoch time.Time
+	until atomic.Int64 // nanoseconds since epoch; -1 once closed
+}
+
+func newFence(epoch time.Time, sent time.Time, ttl time.Duration) *fence {
+	f := &fence{epoch: epoch}
+	f.until.Store(int64(sent.Sub(epoch) + ttl/2))
+	return f
+}
+
+// extend moves the deadline to half a TTL after a renewal sent at sent,
+// and reports whether the fence is still open.
+func (f *fence) extend(sent time.Time, ttl time.Duration) bool {
+	until := int64(sent.Sub(f.epoch) + ttl/2)
+	for {
+		if !f.open() {
+			return false
+		}
+		cur := f.until.Load()
+		if until <= cur || f.until.CompareAndSwap(cur, until) {
+			return true
+		}
+	}
+}
+
+func (f *fence) trip() { f.until.Store(-1) }
+
+// open reports whether the partition may still be written; past the
+// deadline it closes the fence for good.
+func (f *fence) open() bool {
+	cur := f.until.Load()
+	if cur >= 0 && int64(time.Since(f.epoch)) < cur {
+		return true
+	}
+	f.trip()
+	return false
+}
+
+// fencedStore is a partition's store behind its fence.
+type fencedStore struct {
+	engine.Store
+	fence *fence
+}
+
+func (s fencedStore) Commit(ctx context.Context, b *engine.StoreBatch) error {
+	if !s.fence.open() {
+		return ErrFenced
+	}
+	return s.Store.Commit(ctx, b)
+}
+
+// run is the lease loop: every TTL/4 it renews the node's entry and its
+// partitions' leases, fences what it could not renew in time, and takes
+// or releases partitions toward its fair share.
+func (n *Node) run() {
+	defer close(n.done)
+	tick := time.NewTicker(n.ttl / 4)
+	defer tick.Stop()
+	n.tick()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+			n.tick()
+		}
+	}
+}
+
+// tick is one round of the lease loop.
+func (n *Node) tick() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.ttl/4)
+	defer cancel()
+	n.renewNode(ctx)
+	for _, id := range n.ownedIDs() {
+		n.renewPartition(ctx, id)
+	}
+	n.balance(ctx)
+}
+
+// renewNode keeps the node's membership entry alive, registering the node
+// again if it expired (the node was cut off longer than a TTL).
+func (n *Node) renewNode(ctx context.Context) {
+	val := []byte(time.Now().UTC().Format(time.RFC3339Nano))
+	rev, err := n.leases.Update(ctx, nodeKey(n.cfg.Node), val, n.nodeRev)
+	if err != nil {
+		rev, err = n.leases.Create(ctx, nodeKey(n.cfg.Node), val)
+	}
+	if err == nil {
+		n.nodeRev = rev
+	}
+}
+
+// renewPartition renews partition id's lease. A lease another node holds
+// now (the revision moved) is lost at once; one that could not be renewed
+// is lost once its fence closes.
+func (n *Node) renewPartition(ctx context.Context, id int) {
+	n.mu.Lock()
+	o := n.owned[id]
+	n.mu.Unlock()
+	if o == nil {
+		return
+	}
+	sent := time.Now()
+	rev, err := n.leases.Update(ctx, partitionKey(id), []byte(n.cfg.Node), o.rev)
+	switch {
+	case err == nil:
+		n.mu.Lock()
+		o.rev = rev
+		n.mu.Unlock()
+		if o.fence.extend(sent, n.ttl) {
+			return
+		}
+		// Renewed too late: the fence closed meanwhile. Reopen the
+		// partition from its store, on this node or another.
+		n.logf("partition %d: lease renewed after its fence closed: released to be opened again from its store", id)
+		_ = n.release(ctx, id)
+		return
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
+		n.logf("partition %d: lease lost (%v): fenced", id, err)
+		o.fence.trip()
+	}
+	if !o.fence.open() {
+		n.logf("partition %d: lease not renewed in time (%v): fenced", id, err)
+		n.dropFenced(o)
+	}
+}
+
+// balance takes free partitions up to the node's fair share and releases
+// the partitions above it.
+func (n *Node) balance(ctx context.Context) {
+	keys, err := n.leases.Keys(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+		return
+	}
+	live, taken := 0, map[string]bool{}
+	for _, k := range keys {
+		if strings.HasPrefix(k, "node.") {
+			live++
+		}
+		taken[k] = true
+	}
+	live = max(live, 1)
+	share := (n.parts + live - 1) / live
+	ids := n.ownedIDs()
+	if len(ids) > share {
+		// Release the newest-numbered surplus; the others take them.
+		for _, id := range ids[share:] {
+			n.logf("partition %d: released for rebalance (%d live nodes, share %d)", id, live, share)
+			_ = n.release(ctx, id)
+		}
+		return
+	}
+	for _, id := range n.preference() {
+		if len(ids) >= share {
+			return
+		}
+		if taken[partitionKey(id)] || slices.Contains(ids, id) {
+			continue
+		}
+		if n.take(ctx, id) {
+			ids = append(ids, id)
+		}
+	}
+}
+
+// preference is the order the node tries free partitions in: from a
+// point its name picks, so that nodes starting together try different
+// partitions first.
+func (n *Node) preference() []int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(n.cfg.Node))
+	start := int(h.Sum32() % uint32(n.parts))
+	out := make([]int, n.parts)
+	for i := range out {
+		out[i] = (start+i)%n.parts + 1
+	}
+	return out
+}
+
+// take acquires partition id's lease and opens it in the background.
+func (n *Node) take(ctx context.Context, id int) bool {
+	sent := time.Now()
+	rev, err := n.leases.Create(ctx, partitionKey(id), []byte(n.cfg.Node))
+	if err != nil {
+		return false
+	}
+	o := &owned{id: id, rev: rev, fence: newFence(n.epoch, sent, n.ttl), opening: make(chan struct{})}
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		_ = n.leases.Delete(ctx, partitionKey(id), jetstream.LastRevision(rev))
+		return false
+	}
+	n.owned[id] = o
+	n.mu.Unlock()
+	n.logf("partition %d: lease taken", id)
+	go func() {
+		defer close(o.opening)
+		p, err := n.open(context.Background(), id, o.fence)
+		n.mu.Lock()
+		if err == nil {
+			o.part = p
+			n.mu.Unlock()
+			n.logf("partition %d: serving", id)
+			return
+		}
+		// Give the lease up, so that this node or another tries again.
+		if n.owned[id] == o {
+			delete(n.owned, id)
+		}
+		rev := o.rev
+		n.mu.Unlock()
+		n.logf("partition %d: open: %v; lease given up", id, err)
+		dctx, cancel := context.WithTimeout(context.Background(), n.ttl/2)
+		defer cancel()
+		_ = n.leases.Delete(dctx, partitionKey(id), jetstream.LastRevision(rev))
+	}()
+	return true
+}
+
+// release hands partition id over cleanly: it stops serving and closes
+// (a last commit, under the lease still), then deletes the lease.
+func (n *Node) release(ctx context.Context, id int) error {
+	n.mu.Lock()
+	o := n.owned[id]
+	n.mu.Unlock()
+	if o == nil {
+		return nil
+	}
+	err := n.drop(ctx, o)
+	n.mu.Lock()
+	rev := o.rev
+	n.mu.Unlock()
+	// The revision guards the delete: a lease another node took since
+	// is not touched.
+	if derr := n.leases.Delete(ctx, partitionKey(id), jetstream.LastRevision(rev)); derr != nil {
+		err = errors.Join(err, derr)
+	}
+	return err
+}
+
+// drop forgets partition o, so that the lease loop no longer renews it
+// and Owned no longer lists it, then stops serving it and closes it
+// (after its opening, if it is opening).
+func (n *Node) drop(ctx context.Context, o *owned) error {
+	n.forget(o)
+	return n.closeOwned(ctx, o)
+}
+
+func (n *Node) forget(o *owned) {
+	n.mu.Lock()
+	if n.owned[o.id] == o {
+		delete(n.owned, o.id)
+	}
+	n.mu.Unlock()
+}
+
+// closeOwned closes what o opened, once.
+func (n *Node) closeOwned(ctx context.Context, o *owned) error {
+	<-o.opening
+	n.mu.Lock()
+	p := o.part
+	o.part = nil
+	n.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.close(ctx)
+}
+
+// dropFenced drops a fenced partition: it is forgotten at once and closed
+// in the background, for its close may wait for a commit the fence did
+// not stop in time to time out, and the loop must go on renewing the
+// other partitions meanwhile.
+func (n *Node) dropFenced(o *owned) {
+	n.forget(o)
+	n.closing.Go(func() { _ = n.closeOwned(context.Background(), o) })
+}
+
+// MessagePartition returns the partition, 1 to parts, that owns
+// correlation key key: where publish_message goes, and where a start with
+// that business key goes (Config.BusinessKey). It is FNV-1a of the key's
+// text, mod parts, plus 1, so clients in any language can compute it.
+func MessagePartition(key string, parts int) int {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return int(h.Sum32()%uint32(parts)) + 1
+}
