@@ -45,12 +45,14 @@ const retire = capture + 1
 var errBusy = errors.New("input arrived")
 
 // dryState is what a dehydrated instance keeps of its loop state. Its
-// document is read only through document. It is never changed once made:
-// whoever read inst.dry under mailMu may use it without the lock.
+// document is read only through document. Once made, only doc changes
+// (Stored): inst.dry itself is changed only by whoever rehydrates, which
+// a driver reads without the lock (drive.go).
 type dryState struct {
 	// doc is the instance's state document (InstDoc), encoded
 	// (drydoc.go); nil once a store holds exactly that document
-	// (KeepDryIn), which document then reads back.
+	// (KeepDryIn), which document then reads back. Guarded by the
+	// instance's mailMu.
 	doc []byte
 	// kids are the instances its tokens' call activities wait for, by
 	// token: the document names them by key, and one may end (leaving
@@ -293,7 +295,7 @@ func (e *Engine) Stored(d *Dirty) {
 		// (the loop lists it before it handles any input), so the
 		// store holds its state; not waking: no rehydration reads it.
 		if dry := inst.dry; dry != nil && dry.doc != nil && !inst.waking && !inst.dirty.Load() && !inst.mailClosed {
-			inst.dry = &dryState{kids: dry.kids}
+			dry.doc = nil
 		}
 		inst.mailMu.Unlock()
 	}
@@ -412,7 +414,10 @@ func (inst *Instance) dryDoc(from int) (d InstDoc, ok bool, err error) {
 // memory, or from the store that holds it.
 func (dry *dryState) document(inst *Instance) (InstDoc, error) {
 	var d InstDoc
-	if dry.doc == nil {
+	inst.mailMu.Lock()
+	doc := dry.doc
+	inst.mailMu.Unlock()
+	if doc == nil {
 		read := inst.eng.dryStore.Load()
 		if read == nil {
 			return d, fmt.Errorf("instance %d: its dehydrated state is in a store the engine no longer reads", inst.key)
@@ -431,7 +436,7 @@ func (dry *dryState) document(inst *Instance) (InstDoc, error) {
 		}
 		return d, d.exactNumbers()
 	}
-	if err := decodeDry(dry.doc, &d); err != nil {
+	if err := decodeDry(doc, &d); err != nil {
 		return d, err
 	}
 	// A dry instance keeps every digit of its decimals, as a restore does.
