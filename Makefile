@@ -75,7 +75,8 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=5s ./engine/internal/runtime
 	$(FUZZ) -fuzz=FuzzRequest -fuzztime=5s ./internal/dispatch
 	$(FUZZ) -fuzz=FuzzAppendString -fuzztime=5s ./internal/jsontext
-	$(FUZZ) -fuzz=FuzzRestore -fuzztime=10s ./engine
+	$(FUZZ) -fuzz='^FuzzRestore$$' -fuzztime=10s ./engine
+	$(FUZZ) -fuzz='^FuzzRestoreInstance$$' -fuzztime=10s ./engine
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a

@@ -120,8 +120,9 @@ func Restore(state []byte, opts ...Option) (*Engine, error) {
 	return e, nil
 }
 
-// restore is Restore leaving a store aside.
-func restore(state []byte, opts []Option) (*Engine, error) {
+// decodeState reads a state document strictly: a newer version, an
+// unknown field or a clock out of range is refused with ErrBadState.
+func decodeState(state []byte) (*runtime.Document, error) {
 	var head struct {
 		Format  string `json:"format"`
 		Version int    `json:"version"`
@@ -144,6 +145,15 @@ func restore(state []byte, opts []Option) (*Engine, error) {
 	}
 	if err := clock.CheckRange(doc.Clock.Now); err != nil {
 		return nil, fmt.Errorf("%w: clock: %v", ErrBadState, err)
+	}
+	return &doc, nil
+}
+
+// restore is Restore leaving a store aside.
+func restore(state []byte, opts []Option) (*Engine, error) {
+	doc, err := decodeState(state)
+	if err != nil {
+		return nil, err
 	}
 	var cfg config
 	for _, o := range opts {
@@ -168,7 +178,7 @@ func restore(state []byte, opts []Option) (*Engine, error) {
 		return nil, err
 	}
 	copts := runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict}
-	if err := e.rt.Restore(&doc, parseDeployment, copts); err != nil {
+	if err := e.rt.Restore(doc, parseDeployment, copts); err != nil {
 		_ = e.Close(context.Background())
 		return nil, err
 	}

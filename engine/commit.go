@@ -119,6 +119,18 @@ func (e *Engine) attach(s Store, stored map[int64]int, deploys int) {
 	d := &durability{store: s, kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 		report: report, stored: stored, deploys: deploys}
 	e.dur = d
+	// A dehydrated instance's document lives in the store once a commit
+	// has written it (runtime.Engine.KeepDryIn).
+	// Instances the idle sweep dehydrates are committed as a fired timer
+	// is: a change no command waits for.
+	e.rt.KeepDryIn(func(key int64) ([]byte, error) {
+		si, err := s.Instance(context.Background(), key)
+		if err != nil {
+			return nil, err
+		}
+		raw, _, err := instanceDocument(key, si)
+		return raw, err
+	}, d.timerFired)
 	// A virtual clock fires timers only inside Advance and AdvanceTo,
 	// commands whose commit holds what the timers did.
 	if _, virtual := e.rt.Clock().(*clock.Virtual); !virtual {
@@ -177,6 +189,7 @@ func (d *durability) commit(e *Engine, dirty *runtime.Dirty) error {
 		return err
 	}
 	d.committed(b, w)
+	e.rt.Stored(dirty)
 	return nil
 }
 

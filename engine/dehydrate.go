@@ -37,25 +37,55 @@ func WithDehydration(idle time.Duration) Option {
 // dehydrated. An instance stays dehydrated until input reaches it; with
 // WithDehydration it is dehydrated again when it is next idle.
 //
+// With WithStore, a dehydrated instance's document is kept in the store
+// only, not in memory, once a commit has written it: Dehydrate returns
+// after that commit, so the instances it dehydrated then cost only their
+// handle in memory (a delivery reads the document back from the store).
+//
 // # Errors
 //
-// ErrClosed after Close; the context's error if ctx ends first.
+// ErrClosed after Close; the context's error if ctx ends first; with a
+// store, an error wrapping ErrNotAcknowledged when the commit failed (the
+// instances are dehydrated, their documents still in memory).
 func (e *Engine) Dehydrate(ctx context.Context) (int, error) {
 	n, err := e.rt.Dehydrate(ctx)
 	if err != nil {
 		return n, fmt.Errorf("dehydrate: %w", err)
 	}
+	if err := e.committedDry(ctx, n); err != nil {
+		return n, err
+	}
 	return n, nil
 }
 
 // Dehydrate waits until the instance is idle, then dehydrates it (see
-// WithDehydration). A dehydrated instance returns nil at once.
+// WithDehydration, and Engine.Dehydrate for a store). A dehydrated
+// instance returns nil at once.
 //
 // # Errors
 //
 // ErrInstanceEnded when the instance ends first; the context's error if
-// ctx ends first.
-func (i *Instance) Dehydrate(ctx context.Context) error { return i.rt.Dehydrate(ctx) }
+// ctx ends first; with a store, an error wrapping ErrNotAcknowledged when
+// the commit failed.
+func (i *Instance) Dehydrate(ctx context.Context) error {
+	if err := i.rt.Dehydrate(ctx); err != nil {
+		return err
+	}
+	return i.e.committedDry(ctx, 1)
+}
+
+// committedDry waits, with a store, for a commit that writes the n
+// instances just dehydrated, after which their documents live in the
+// store only.
+func (e *Engine) committedDry(ctx context.Context, n int) error {
+	if e.dur == nil || n == 0 {
+		return nil
+	}
+	if err := e.dur.await(ctx); err != nil {
+		return fmt.Errorf("dehydrate: %w: %w", ErrNotAcknowledged, err)
+	}
+	return nil
+}
 
 // Dehydrated reports whether the instance is dehydrated now.
 func (i *Instance) Dehydrated() bool { return i.rt.Dehydrated() }

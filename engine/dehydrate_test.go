@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/boltstore"
 	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
@@ -112,47 +114,65 @@ func TestInstance_Dehydrate(t *testing.T) {
 // again and again: the first delivery wakes it, once, and exactly one arm
 // wins (SRD-027: first delivery wins, as when it was awake). Run under
 // -race, where two loops woken for one instance would be caught writing
-// its state.
+// its state. With a store, the dry instance's document is in the store
+// only, and the wake reads it from there.
 func TestDehydration_Race(t *testing.T) {
 	const rounds = 150
 	for _, m := range modes {
-		t.Run(m.name, func(t *testing.T) {
-			e := newEngine(t, engine.WithResumption(m.r), engine.WithDehydration(0))
-			deploy(t, e, gatewayThenJobProcess)
-			wins := map[string]int{}
-			for i := range rounds {
-				key := fmt.Sprint("k", i)
-				inst := start(t, e, map[string]any{"key": key})
-				require.True(t, inst.Dehydrated(), "round %d: dry once idle", i)
-				var wg sync.WaitGroup
-				wg.Add(5)
-				go func() {
-					defer wg.Done()
-					assert.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: key}))
-				}()
-				go func() { defer wg.Done(); assert.NoError(t, e.Advance(ctxT(t), time.Hour)) }()
-				go func() { defer wg.Done(); assert.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) }()
-				go func() { defer wg.Done(); _, err := inst.Tokens(ctxT(t)); assert.NoError(t, err) }()
-				go func() { defer wg.Done(); assert.NotNil(t, inst.Variables()) }()
-				wg.Wait()
-				require.NoError(t, e.Settle(ctxT(t)))
-				require.Equal(t, openSubs{}, openSubsOf(e), "round %d: the losing arms' subscriptions are gone", i)
-				require.True(t, inst.Dehydrated(), "round %d: dry again once idle", i)
-				completeAfter(t, e)
-				st, _ := inst.Wait(ctxT(t))
-				require.Equal(t, engine.Completed, st)
-				won := 0
-				for _, end := range []string{"endMsg", "endTimer", "endSignal"} {
-					if leftSet(inst)[end] {
-						won++
-						wins[end]++
-					}
-				}
-				require.Equal(t, 1, won, "round %d: exactly one arm wins", i)
+		for _, stored := range []bool{false, true} {
+			name := m.name
+			if stored {
+				name += "/stored"
 			}
-			t.Logf("wins over %d rounds: %v", rounds, wins)
-		})
+			t.Run(name, func(t *testing.T) {
+				dehydrationRace(t, m.r, stored, rounds)
+			})
+		}
 	}
+}
+
+func dehydrationRace(t *testing.T, r engine.Resumption, stored bool, rounds int) {
+	opts := []engine.Option{engine.WithResumption(r), engine.WithDehydration(0)}
+	if stored {
+		s, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"), &boltstore.Options{NoSync: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) }) // after the engine's Close
+		opts = append(opts, engine.WithStore(s))
+	}
+	e := newEngine(t, opts...)
+	deploy(t, e, gatewayThenJobProcess)
+	wins := map[string]int{}
+	for i := range rounds {
+		key := fmt.Sprint("k", i)
+		inst := start(t, e, map[string]any{"key": key})
+		require.True(t, inst.Dehydrated(), "round %d: dry once idle", i)
+		var wg sync.WaitGroup
+		wg.Add(5)
+		go func() {
+			defer wg.Done()
+			assert.NoError(t, e.PublishMessage(ctxT(t), engine.Message{Name: "go", CorrelationKey: key}))
+		}()
+		go func() { defer wg.Done(); assert.NoError(t, e.Advance(ctxT(t), time.Hour)) }()
+		go func() { defer wg.Done(); assert.NoError(t, e.BroadcastSignal(ctxT(t), "stop", nil)) }()
+		go func() { defer wg.Done(); _, err := inst.Tokens(ctxT(t)); assert.NoError(t, err) }()
+		go func() { defer wg.Done(); assert.NotNil(t, inst.Variables()) }()
+		wg.Wait()
+		require.NoError(t, e.Settle(ctxT(t)))
+		require.Equal(t, openSubs{}, openSubsOf(e), "round %d: the losing arms' subscriptions are gone", i)
+		require.True(t, inst.Dehydrated(), "round %d: dry again once idle", i)
+		completeAfter(t, e)
+		st, _ := inst.Wait(ctxT(t))
+		require.Equal(t, engine.Completed, st)
+		won := 0
+		for _, end := range []string{"endMsg", "endTimer", "endSignal"} {
+			if leftSet(inst)[end] {
+				won++
+				wins[end]++
+			}
+		}
+		require.Equal(t, 1, won, "round %d: exactly one arm wins", i)
+	}
+	t.Logf("wins over %d rounds: %v", rounds, wins)
 }
 
 // TestWithDehydration_IdleTime: with an idle time, an idle instance is
@@ -184,6 +204,47 @@ func TestWithDehydration_Negative(t *testing.T) {
 // message catch, awake and dehydrated: the difference is what rehydrating
 // costs the first input after an instance was dehydrated (dehydrating it
 // again, outside the timer, is not counted).
+// BenchmarkCorrelateDry measures a message correlated to an instance
+// parked on a catch, awake or dehydrated, until the instance completes:
+// the wake path with its delivery to the track, which BenchmarkRehydrate
+// (a read) does not take.
+func BenchmarkCorrelateDry(b *testing.B) {
+	for _, m := range modes {
+		for _, dry := range []bool{false, true} {
+			name := m.name + "/awake"
+			if dry {
+				name = m.name + "/dehydrated"
+			}
+			b.Run(name, func(b *testing.B) {
+				ctx := context.Background()
+				e, err := engine.New(engine.WithClock(clock.NewVirtual(clock.Epoch)), engine.WithResumption(m.r))
+				require.NoError(b, err)
+				defer e.Close(ctx)
+				_, err = e.Deploy("catch.bpmn", []byte(catchProcess))
+				require.NoError(b, err)
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					b.StopTimer()
+					key := fmt.Sprint("k", i)
+					i++
+					inst, err := e.Start(ctx, "p", map[string]any{"key": key})
+					require.NoError(b, err)
+					require.NoError(b, e.Settle(ctx))
+					if dry {
+						require.NoError(b, inst.Dehydrate(ctx))
+					}
+					b.StartTimer()
+					require.NoError(b, e.PublishMessage(ctx, engine.Message{Name: "go", CorrelationKey: key}))
+					if _, err := inst.Wait(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
 func BenchmarkRehydrate(b *testing.B) {
 	for _, m := range modes {
 		for _, dry := range []bool{false, true} {

@@ -19,7 +19,13 @@ func opCheckpoint(ctx context.Context, m *Module, data []byte) (any, error) {
 	if err := decode("checkpoint", data, &req); err != nil {
 		return nil, err
 	}
-	doc, err := m.eng.Checkpoint(ctx)
+	var doc []byte
+	var err error
+	if req.InstanceKey != 0 {
+		doc, err = m.eng.CheckpointInstance(ctx, req.InstanceKey)
+	} else {
+		doc, err = m.eng.Checkpoint(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -28,10 +34,18 @@ func opCheckpoint(ctx context.Context, m *Module, data []byte) (any, error) {
 
 // opRestore replaces the module's engine by one restored from a state
 // document, on a virtual clock reading the document's time, with the
-// module's limits. A document it cannot read leaves the engine as it was.
-func opRestore(_ context.Context, m *Module, data []byte) (any, error) {
+// module's limits; or, with instance, adds the instance of a one-instance
+// document to it. A document it cannot read leaves the engine as it was.
+func opRestore(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.RestoreRequest
 	if err := decodeNested("restore", data, &req, maxStateDepth); err != nil {
+		return nil, err
+	}
+	if req.Instance {
+		if len(req.State) == 0 {
+			return nil, badRequest("restore: field \"state\" is required")
+		}
+		_, err := m.eng.RestoreInstance(ctx, req.State)
 		return nil, err
 	}
 	if m.served {

@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"testing"
 
@@ -43,4 +44,48 @@ func TestModule_CheckpointRestore(t *testing.T) {
 	}
 	assert.Equal(t, wire.CodeBadRequest, errCode(callT(t, m2, "restore", `{}`)))
 	assert.Equal(t, jobs, callT(t, m2, "jobs", `{}`)["result"])
+}
+
+// TestModule_CheckpointRestoreInstance: checkpoint with instanceKey writes
+// one instance's document, and restore with instance adds it to a module
+// that runs instances of its own; a second time is KEY_IN_USE.
+func TestModule_CheckpointRestoreInstance(t *testing.T) {
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
+	require.NoError(t, err)
+	deploy, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
+	module := func() *Module {
+		m := New()
+		t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
+		require.Equal(t, true, callT(t, m, "deploy", string(deploy))["ok"])
+		return m
+	}
+	src, dst := module(), module()
+	for range 3 {
+		require.Equal(t, true, callT(t, src, "start", `{"processId":"order","variables":{"amount":1}}`)["ok"])
+	}
+	started := callT(t, src, "start", `{"processId":"order","variables":{"amount":5}}`)
+	require.Equal(t, true, started["ok"], "%v", started)
+	key := int64(started["result"].(map[string]any)["instanceKey"].(float64))
+	require.Equal(t, true, callT(t, dst, "start", `{"processId":"order","variables":{"amount":7}}`)["ok"])
+
+	env := callT(t, src, "checkpoint", fmt.Sprintf(`{"instanceKey":%d}`, key))
+	require.Equal(t, true, env["ok"], "%v", env)
+	state, err := json.Marshal(env["result"].(map[string]any)["state"])
+	require.NoError(t, err)
+	var doc struct {
+		Instances []struct {
+			Key int64 `json:"key"`
+		} `json:"instances"`
+	}
+	require.NoError(t, json.Unmarshal(state, &doc))
+	require.Len(t, doc.Instances, 1, "one instance's document")
+
+	env = callT(t, dst, "restore", `{"instance":true,"state":`+string(state)+`}`)
+	require.Equal(t, true, env["ok"], "%v", env)
+	inst := callT(t, dst, "instance", fmt.Sprintf(`{"instanceKey":%d}`, key))
+	require.Equal(t, true, inst["ok"], "%v", inst)
+	assert.Equal(t, "active", inst["result"].(map[string]any)["state"])
+	assert.Equal(t, wire.CodeKeyInUse, errCode(callT(t, dst, "restore", `{"instance":true,"state":`+string(state)+`}`)))
+	assert.Equal(t, wire.CodeUnknownInstance, errCode(callT(t, src, "checkpoint", `{"instanceKey":999}`)))
+	assert.Equal(t, wire.CodeBadRequest, errCode(callT(t, dst, "restore", `{"instance":true}`)))
 }

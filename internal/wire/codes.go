@@ -30,6 +30,7 @@ const (
 	CodeTooManyFirings   Code = "TOO_MANY_FIRINGS"
 	CodeUnsupported      Code = "UNSUPPORTED"
 	CodeBadState         Code = "BAD_STATE"
+	CodeKeyInUse         Code = "KEY_IN_USE"
 	CodeInternal         Code = "INTERNAL"
 
 	CodeTrapped     Code = "TRAPPED"
@@ -101,6 +102,8 @@ var Codes = []CodeInfo{
 		"the operation exists in the ABI but this build's engine cannot do it."},
 	{CodeBadState, engine.ErrBadState, "BadStateError", false,
 		"`restore` of a document the engine cannot read: not a state document, a newer state version, or one that does not hold together. The engine is left as it was."},
+	{CodeKeyInUse, engine.ErrKeyInUse, "KeyInUseError", false,
+		"`restore` with `instance` of an instance whose key the engine holds already (restored here before). Nothing is added."},
 	{CodeInternal, nil, "InternalError", false,
 		"a bug: the operation panicked; the panic was recovered and the engine stays usable."},
 	{CodeTrapped, ErrTrapped, "TrappedError", true,

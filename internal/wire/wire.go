@@ -68,8 +68,8 @@ var Operations = []Operation{
 	{"metrics", MetricsRequest{}, engine.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
-	{"checkpoint", CheckpointRequest{}, StateResult{}, "Writes the engine's state document: deployments, clock, messages and every instance where it stands."},
-	{"restore", RestoreRequest{}, nil, "Replaces the engine by one in the state of a checkpoint document; its instances go on where they stand."},
+	{"checkpoint", CheckpointRequest{}, StateResult{}, "Writes the engine's state document: deployments, clock, messages and every instance where it stands; or one instance's with its call tree."},
+	{"restore", RestoreRequest{}, nil, "Replaces the engine by one in the state of a checkpoint document, or adds one instance's to it; its instances go on where they stand."},
 	{"call", CallRequest{}, nil, "Runs the operation named by op with request as its request."},
 }
 
@@ -285,13 +285,22 @@ type ConfigureRequest struct {
 	Limits *engine.Limits `json:"limits,omitempty"`
 }
 
-// CheckpointRequest is checkpoint's request: an empty object.
-type CheckpointRequest struct{}
+// CheckpointRequest is checkpoint's request: an empty object for the
+// whole engine.
+type CheckpointRequest struct {
+	// InstanceKey, when set, writes the document of that live instance
+	// with its whole call tree only (engine.Engine.CheckpointInstance).
+	InstanceKey int64 `json:"instanceKey,omitempty"`
+}
 
 // RestoreRequest is restore's request.
 type RestoreRequest struct {
 	// State is a state document (engine/STATE.md) as a JSON value.
 	State json.RawMessage `json:"state"`
+	// Instance adds the instance of a one-instance document (checkpoint
+	// with instanceKey) to the running engine instead of replacing the
+	// engine (engine.Engine.RestoreInstance).
+	Instance bool `json:"instance,omitempty"`
 }
 
 // CallRequest is call's request.

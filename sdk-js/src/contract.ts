@@ -1051,14 +1051,28 @@ export interface ConfigureRequest {
   limits?: Limits;
 }
 
-/** CheckpointRequest is checkpoint's request: an empty object. */
+/**
+ * CheckpointRequest is checkpoint's request: an empty object for the
+ * whole engine.
+ */
 export interface CheckpointRequest {
+  /**
+   * InstanceKey, when set, writes the document of that live instance
+   * with its whole call tree only (engine.Engine.CheckpointInstance).
+   */
+  instanceKey?: number;
 }
 
 /** RestoreRequest is restore's request. */
 export interface RestoreRequest {
   /** State is a state document (engine/STATE.md) as a JSON value. */
   state: unknown;
+  /**
+   * Instance adds the instance of a one-instance document (checkpoint
+   * with instanceKey) to the running engine instead of replacing the
+   * engine (engine.Engine.RestoreInstance).
+   */
+  instance?: boolean;
 }
 
 /** CallRequest is call's request. */
@@ -1154,16 +1168,16 @@ export interface Results {
   now: NowResult;
   /** Sets whether responses carry events, and the engine's limits. */
   configure: null;
-  /** Writes the engine's state document: deployments, clock, messages and every instance where it stands. */
+  /** Writes the engine's state document: deployments, clock, messages and every instance where it stands; or one instance's with its call tree. */
   checkpoint: StateResult;
-  /** Replaces the engine by one in the state of a checkpoint document; its instances go on where they stand. */
+  /** Replaces the engine by one in the state of a checkpoint document, or adds one instance's to it; its instances go on where they stand. */
   restore: null;
   /** Runs the operation named by op with request as its request. */
   call: null;
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1284,6 +1298,11 @@ export class BadStateError extends FlowtrackError {
   override readonly name: string = 'BadStateError';
 }
 
+/** KEY_IN_USE: `restore` with `instance` of an instance whose key the engine holds already (restored here before). Nothing is added. */
+export class KeyInUseError extends FlowtrackError {
+  override readonly name: string = 'KeyInUseError';
+}
+
 /** INTERNAL: a bug: the operation panicked; the panic was recovered and the engine stays usable. */
 export class InternalError extends FlowtrackError {
   override readonly name: string = 'InternalError';
@@ -1323,6 +1342,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   TOO_MANY_FIRINGS: TooManyFiringsError,
   UNSUPPORTED: UnsupportedError,
   BAD_STATE: BadStateError,
+  KEY_IN_USE: KeyInUseError,
   INTERNAL: InternalError,
   TRAPPED: TrappedError,
   CLOSED: ClosedError,

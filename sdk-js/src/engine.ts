@@ -698,6 +698,35 @@ export class Engine {
     await this.#call('restore', { state: doc });
   }
 
+  /**
+   * checkpointInstance returns the state document of one live instance
+   * with its whole call tree (UTF-8 bytes): restoreInstance, here or on any
+   * other host, adds it to a running engine. Throws UnknownInstanceError for
+   * a key that names no live instance.
+   */
+  async checkpointInstance(instanceKey: number): Promise<Uint8Array> {
+    const res = (await this.#exec('checkpoint', { instanceKey })) as StateResult;
+    return new TextEncoder().encode(stringifyDocument(res.state)); // as checkpoint writes it
+  }
+
+  /**
+   * restoreInstance adds the instance of a checkpointInstance document to
+   * this engine, which goes on running its own: the instance keeps its key,
+   * its jobs and incidents get keys of this engine. Throws KeyInUseError when
+   * the engine holds the instance's key already, BadStateError for a
+   * document it cannot take; nothing is added then.
+   */
+  async restoreInstance(state: Uint8Array | string): Promise<void> {
+    const text = typeof state === 'string' ? state : new TextDecoder().decode(state);
+    let doc: unknown;
+    try {
+      doc = parseJSON(text);
+    } catch (err) {
+      throw new BadStateError({ code: 'BAD_STATE', message: `restoreInstance: the state is not JSON: ${(err as Error).message}` });
+    }
+    await this.#call('restore', { state: doc, instance: true });
+  }
+
   /** cancel terminates an instance: its tokens are withdrawn, its jobs cancelled. */
   async cancel(instanceKey: number): Promise<void> {
     await this.#call('cancel', { instanceKey });

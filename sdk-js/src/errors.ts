@@ -16,6 +16,7 @@ export {
   FlowtrackError,
   InstanceEndedError,
   InternalError,
+  KeyInUseError,
   NoNoneStartError,
   StaleActivationError,
   TimeOutOfRangeError,

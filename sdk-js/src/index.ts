@@ -20,6 +20,7 @@ export {
   FlowtrackError,
   InstanceEndedError,
   InternalError,
+  KeyInUseError,
   NoNoneStartError,
   ObserverError,
   StaleActivationError,

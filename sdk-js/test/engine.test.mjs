@@ -15,6 +15,7 @@ import {
   Engine,
   FlowtrackError,
   InstanceEndedError,
+  KeyInUseError,
   MAX_VARIABLE_DEPTH,
   ObserverError,
   StaleActivationError,
@@ -167,6 +168,31 @@ describe('checkpoint and restore', () => {
     const r = await Engine.create({ state });
     assert.deepEqual(await r.variables(instanceKey), { amount: 50, deep });
     r.close();
+  });
+
+  it('moves one instance into an engine that runs its own', async () => {
+    const src = await engineWith('order.bpmn');
+    for (let i = 0; i < 3; i++) await src.start('order', { amount: 1 });
+    const { instanceKey } = await src.start('order', { amount: 50 });
+    const state = await src.checkpointInstance(instanceKey);
+    await assert.rejects(src.checkpointInstance(999999), UnknownInstanceError);
+    const history = await src.history(instanceKey);
+    src.close();
+
+    const dst = await engineWith('order.bpmn');
+    const own = await dst.start('order', { amount: 7 });
+    await dst.restoreInstance(state);
+    await assert.rejects(dst.restoreInstance(state), KeyInUseError, 'restored twice');
+    await assert.rejects(dst.restoreInstance('not json'), BadStateError);
+    assert.deepEqual((await dst.history(instanceKey)).map((r) => `${r.type} ${r.elementId ?? ''}`),
+      history.map((r) => `${r.type} ${r.elementId ?? ''}`), 'the same records');
+    const [check] = await dst.jobs({ instanceKey });
+    await dst.completeJob(check.key, { valid: true });
+    for (const job of await dst.jobs({ instanceKey })) await dst.completeJob(job.key);
+    assert.equal(await dst.state(instanceKey), 'completed');
+    assert.deepEqual(await dst.variables(instanceKey), { amount: 50, valid: true });
+    assert.equal(await dst.state(own.instanceKey), 'active', 'its own instance waits on');
+    dst.close();
   });
 
   it('writes the very bytes the module writes: strings escaped, map keys ordered as the module has them', async () => {

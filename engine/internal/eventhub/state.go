@@ -133,33 +133,8 @@ func (h *Hub) Restore(st State) error {
 	}
 	h.timers = nil
 	h.unarmed = nil
-	subs := append([]Subscription(nil), st.Subs...)
-	sort.Slice(subs, func(i, j int) bool { return subs[i].ID < subs[j].ID })
-	for i, s := range subs {
-		switch {
-		case s.ID <= 0 || s.ID > st.LastID:
-			return fmt.Errorf("eventhub: subscription %d is outside 1..%d, the ids given so far", s.ID, st.LastID)
-		case i > 0 && subs[i-1].ID == s.ID:
-			return fmt.Errorf("eventhub: subscription %d appears twice", s.ID)
-		case s.R == nil:
-			return fmt.Errorf("eventhub: subscription %d has no receiver", s.ID)
-		}
-		ns := &sub{id: s.ID, kind: s.Kind, def: s.Def, mkey: msgKey{s.Name, s.Key}, r: s.R, due: s.Due}
-		switch s.Kind {
-		case Message:
-			h.byMessage[ns.mkey] = append(h.byMessage[ns.mkey], ns)
-		case Signal:
-			if h.bySignal[s.Name] == nil {
-				h.bySignal[s.Name] = make(map[int64]*sub)
-			}
-			h.bySignal[s.Name][s.ID] = ns
-		case Timer:
-			heap.Push(&h.timers, timerEntry{due: s.Due, id: s.ID})
-			h.unarmed = append(h.unarmed, timerEntry{due: s.Due, id: s.ID})
-		default:
-			return fmt.Errorf("eventhub: subscription %d has kind %d, which the hub does not hold", s.ID, s.Kind)
-		}
-		h.subs[s.ID] = ns
+	if err := h.insert(st.Subs, st.LastID); err != nil {
+		return err
 	}
 	for _, b := range st.Messages {
 		m := &message{key: msgKey{b.Name, b.Key}, id: b.ID, vars: b.Variables, expires: b.Expires}
@@ -176,6 +151,61 @@ func (h *Hub) Restore(st State) error {
 	}
 	h.nextID = st.LastID
 	return nil
+}
+
+// insert opens subs, whose ids must be new and within 1..last, in id
+// order; timers wait for Arm.
+func (h *Hub) insert(subs []Subscription, last int64) error {
+	subs = append([]Subscription(nil), subs...)
+	sort.Slice(subs, func(i, j int) bool { return subs[i].ID < subs[j].ID })
+	for i, s := range subs {
+		switch {
+		case s.ID <= 0 || s.ID > last:
+			return fmt.Errorf("eventhub: subscription %d is outside 1..%d, the ids given so far", s.ID, last)
+		case i > 0 && subs[i-1].ID == s.ID || h.subs[s.ID] != nil:
+			return fmt.Errorf("eventhub: subscription %d appears twice", s.ID)
+		case s.R == nil:
+			return fmt.Errorf("eventhub: subscription %d has no receiver", s.ID)
+		case s.Kind != Message && s.Kind != Signal && s.Kind != Timer:
+			return fmt.Errorf("eventhub: subscription %d has kind %d, which the hub does not hold", s.ID, s.Kind)
+		}
+	}
+	for _, s := range subs {
+		ns := &sub{id: s.ID, kind: s.Kind, def: s.Def, mkey: msgKey{s.Name, s.Key}, r: s.R, due: s.Due}
+		switch s.Kind {
+		case Message:
+			h.byMessage[ns.mkey] = append(h.byMessage[ns.mkey], ns)
+		case Signal:
+			if h.bySignal[s.Name] == nil {
+				h.bySignal[s.Name] = make(map[int64]*sub)
+			}
+			h.bySignal[s.Name][s.ID] = ns
+		case Timer:
+			heap.Push(&h.timers, timerEntry{due: s.Due, id: s.ID})
+			h.unarmed = append(h.unarmed, timerEntry{due: s.Due, id: s.ID})
+		}
+		h.subs[s.ID] = ns
+	}
+	return nil
+}
+
+// Reserve gives n fresh subscription ids, first to first+n-1, for Adopt.
+func (h *Hub) Reserve(n int) (first int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	first = h.nextID + 1
+	h.nextID += int64(n)
+	return first
+}
+
+// Adopt opens, in a hub in use, subscriptions a restore of one instance
+// brings (under ids from Reserve), as Restore opens them: a message
+// subscription does not look at the buffer, and timers wait for Arm.
+// Nothing is opened when it returns an error.
+func (h *Hub) Adopt(subs []Subscription) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.insert(subs, h.nextID)
 }
 
 // Arm starts the timers of Restore still open, once their receivers can

@@ -69,3 +69,34 @@ func TestHub_RestoreRefuses(t *testing.T) {
 	h.SubscribeSignal("s", r)
 	assert.Error(t, h.Restore(State{LastID: 1}), "a hub in use is not restored into")
 }
+
+// TestHub_ReserveAdopt: a hub in use opens subscriptions a one-instance
+// restore brings under ids it reserved, after its own; signals reach them
+// in id order, their timers fire once armed, and a set that cannot be
+// opened opens nothing.
+func TestHub_ReserveAdopt(t *testing.T) {
+	clk := clock.NewVirtual(clock.Epoch)
+	h := New(clk)
+	own, adopted := &inbox{}, &inbox{}
+	h.SubscribeSignal("s", own)
+	first := h.Reserve(2)
+	assert.Equal(t, int64(2), first, "after the hub's own")
+	assert.Error(t, h.Adopt([]Subscription{{ID: first, Kind: Signal, Name: "s", R: adopted}, {ID: first + 2, Kind: Signal, Name: "s", R: adopted}}),
+		"an id not reserved")
+	assert.Error(t, h.Adopt([]Subscription{{ID: first, Kind: Signal, Name: "s", R: adopted}, {ID: 1, Kind: Signal, Name: "s", R: adopted}}),
+		"an id the hub holds")
+	assert.Equal(t, 1, h.BroadcastSignal("s", nil), "nothing opened by a refused set")
+
+	require.NoError(t, h.Adopt([]Subscription{{ID: first, Kind: Signal, Name: "s", R: adopted},
+		{ID: first + 1, Kind: Timer, Due: clock.Epoch.Add(time.Minute), R: adopted}}))
+	assert.Equal(t, 2, h.BroadcastSignal("s", nil))
+	assert.Equal(t, int64(4), h.SubscribeSignal("t", own), "ids go on after the reserved")
+	h.Arm()
+	require.NoError(t, clk.Advance(time.Minute))
+	adopted.mu.Lock()
+	defer adopted.mu.Unlock()
+	require.Len(t, adopted.got, 2)
+	assert.Equal(t, Signal, adopted.got[0].Kind)
+	assert.Equal(t, Timer, adopted.got[1].Kind)
+	assert.Equal(t, first+1, adopted.got[1].Sub)
+}

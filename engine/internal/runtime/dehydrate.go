@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	goruntime "runtime"
@@ -43,12 +45,14 @@ const retire = capture + 1
 var errBusy = errors.New("input arrived")
 
 // dryState is what a dehydrated instance keeps of its loop state. Its
-// document is read only through document: that is the seam where a store
-// could keep the document instead (the instance would then hold only its
-// key here, and a store read would replace the decompression).
+// document is read only through document. Once made, only doc changes
+// (Stored): inst.dry itself is changed only by whoever rehydrates, which
+// a driver reads without the lock (drive.go).
 type dryState struct {
 	// doc is the instance's state document (InstDoc), encoded
-	// (drydoc.go).
+	// (drydoc.go); nil once a store holds exactly that document
+	// (KeepDryIn), which document then reads back. Guarded by the
+	// instance's mailMu.
 	doc []byte
 	// kids are the instances its tokens' call activities wait for, by
 	// token: the document names them by key, and one may end (leaving
@@ -156,8 +160,11 @@ func (e *Engine) sweep(idle time.Duration, stop <-chan struct{}) {
 			return
 		case <-tick.C:
 			ctx, cancel := context.WithTimeout(context.Background(), max(idle, time.Second))
-			_, _ = e.dehydrateIdle(ctx, idle) // an instance busy past the timeout dehydrates at its next idle point
+			n, _ := e.dehydrateIdle(ctx, idle) // an instance busy past the timeout dehydrates at its next idle point
 			cancel()
+			if changed := e.dryChanged.Load(); n > 0 && changed != nil {
+				(*changed)()
+			}
 		}
 	}
 }
@@ -242,9 +249,56 @@ func (inst *Instance) dehydrate() error {
 	inst.history, inst.details = nil, nil
 	inst.loopState = nil
 	inst.mailMu.Unlock()
+	if inst.eng.dryStore.Load() != nil {
+		// The next commit writes it, after which its document lives
+		// only in the store (Stored).
+		inst.markDirty()
+	}
 	// Released once dry, so that Settle returns only then.
 	inst.eng.busy.add(-released)
 	return nil
+}
+
+// DryReader reads the state document of the live instance key (InstDoc,
+// with its whole history, as JSON) from the store the engine commits to.
+type DryReader func(key int64) ([]byte, error)
+
+// KeepDryIn makes the documents of dehydrated instances live in the
+// store read reads from, rather than in memory: once a commit has
+// written a dry instance (Stored), it keeps only its *Instance and read
+// brings its document back when something reaches it. changed is
+// called after the idle sweep (an idle time) dehydrated instances, which
+// no command's commit would write soon. The engine's store calls it when
+// it attaches.
+//
+// # Why
+//
+// Dry in memory, an instance still costs its compressed document (about
+// 1 KB for a message catch); the store holds that same document after a
+// commit, so a second copy in memory only bounds by RAM how many
+// instances can wait, which is what dehydration is for.
+func (e *Engine) KeepDryIn(read DryReader, changed func()) {
+	e.dryChanged.Store(&changed)
+	e.dryStore.Store(&read)
+}
+
+// Stored tells the engine that d, from CheckpointDirty, is in the store:
+// a dehydrated instance it wrote that has not changed since lets go of its
+// document, which the store now holds as it is (KeepDryIn).
+func (e *Engine) Stored(d *Dirty) {
+	if e.dryStore.Load() == nil {
+		return
+	}
+	for _, inst := range d.taken {
+		inst.mailMu.Lock()
+		// Not dirty: nothing reached it since its document was taken
+		// (the loop lists it before it handles any input), so the
+		// store holds its state; not waking: no rehydration reads it.
+		if dry := inst.dry; dry != nil && dry.doc != nil && !inst.waking && !inst.dirty.Load() && !inst.mailClosed {
+			dry.doc = nil
+		}
+		inst.mailMu.Unlock()
+	}
 }
 
 // wakeDry is a goroutine-track instance's loop after a post found it
@@ -265,8 +319,9 @@ func (inst *Instance) rehydrate() {
 	inst.mailMu.Lock()
 	defer inst.mailMu.Unlock()
 	if err != nil {
-		// The document is the engine's own: failing to read it is a bug.
-		// The instance fails rather than hang with its input, and takes
+		// The document is the engine's own: failing to read it is a bug,
+		// or the store that holds it failed (KeepDryIn). The instance
+		// fails rather than hang with its input, and takes
 		// its jobs and incidents out of the engine's indexes.
 		inst.tokens = map[int]*tokenView{}
 		root = newScope(0, nil, nil, nil)
@@ -302,7 +357,7 @@ func (inst *Instance) load(dry *dryState) (*scope, error) {
 	inst.loopState = &loopState{}
 	inst.reports = inst.reportBuf[:0]
 	inst.final, inst.finalMsg = Completed, ""
-	d, err := dry.document()
+	d, err := dry.document(inst)
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +400,7 @@ func (inst *Instance) dryDoc(from int) (d InstDoc, ok bool, err error) {
 	if dry == nil {
 		return d, false, nil
 	}
-	if d, err = dry.document(); err != nil {
+	if d, err = dry.document(inst); err != nil {
 		return d, true, fmt.Errorf("checkpoint: instance %d: reading its dehydrated state: %w", inst.key, err)
 	}
 	if from < 0 || from > len(d.History) {
@@ -355,10 +410,33 @@ func (inst *Instance) dryDoc(from int) (d InstDoc, ok bool, err error) {
 	return d, true, nil
 }
 
-// document returns the instance's state document.
-func (dry *dryState) document() (InstDoc, error) {
+// document returns the state document of inst, dry as dry says: from
+// memory, or from the store that holds it.
+func (dry *dryState) document(inst *Instance) (InstDoc, error) {
 	var d InstDoc
-	if err := decodeDry(dry.doc, &d); err != nil {
+	inst.mailMu.Lock()
+	doc := dry.doc
+	inst.mailMu.Unlock()
+	if doc == nil {
+		read := inst.eng.dryStore.Load()
+		if read == nil {
+			return d, fmt.Errorf("instance %d: its dehydrated state is in a store the engine no longer reads", inst.key)
+		}
+		raw, err := (*read)(inst.key)
+		if err != nil {
+			return d, fmt.Errorf("instance %d: reading its dehydrated state from the store: %w", inst.key, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&d); err != nil {
+			return d, fmt.Errorf("instance %d: its dehydrated state in the store: %w", inst.key, err)
+		}
+		if d.Key != inst.key {
+			return d, fmt.Errorf("instance %d: the store holds instance %d in its place", inst.key, d.Key)
+		}
+		return d, d.exactNumbers()
+	}
+	if err := decodeDry(doc, &d); err != nil {
 		return d, err
 	}
 	// A dry instance keeps every digit of its decimals, as a restore does.
@@ -367,8 +445,8 @@ func (dry *dryState) document() (InstDoc, error) {
 
 // variables returns a copy of the process variables of a dry instance,
 // read from its document.
-func (dry *dryState) variables() map[string]any {
-	d, err := dry.document()
+func (dry *dryState) variables(inst *Instance) map[string]any {
+	d, err := dry.document(inst)
 	if err != nil {
 		return nil
 	}

@@ -123,6 +123,13 @@ type Engine struct {
 	// (Instance.dirty), live or finished since.
 	dirtyMu sync.Mutex
 	dirty   []*Instance
+	// dryStore, when set (KeepDryIn), reads a dehydrated instance's
+	// document back from the store that holds it (dehydrate.go).
+	// restoreMu makes one RestoreInstance at a time check the keys it
+	// brings and take them (restore_instance.go).
+	restoreMu  sync.Mutex
+	dryStore   atomic.Pointer[DryReader]
+	dryChanged atomic.Pointer[func()]
 	// evicted are the finished instances dropped from the ring since the
 	// last CheckpointDirty (with Options.Durable); guarded by mu.
 	evicted  []int64

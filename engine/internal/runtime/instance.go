@@ -302,7 +302,7 @@ func (inst *Instance) Variables() map[string]any {
 	root, dry := inst.root, inst.dry
 	inst.mailMu.Unlock()
 	if dry != nil {
-		return dry.variables() // decoded afresh: a copy
+		return dry.variables(inst) // decoded afresh: a copy
 	}
 	return cloneVars(root.visible())
 }
@@ -514,13 +514,13 @@ func (inst *Instance) begin(start *model.Node, trigger *Event) {
 // reports false when there is none. The work it finishes is released
 // when the loop next waits (release), not step by step.
 func (inst *Instance) proceed() bool {
-	if inst.direct && inst.driveDirect() {
+	if inst.driveDirect() {
 		return true
 	}
 	if inst.nextTurn() {
 		// A goroutine track given the turn runs on its own, and the loop
-		// waits for its reports; a direct one runs at the next call.
-		return inst.direct
+		// waits for its reports; one the loop drives runs at the next call.
+		return inst.running != nil
 	}
 	if len(inst.inputs) == 0 {
 		return false

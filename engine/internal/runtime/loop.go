@@ -241,7 +241,7 @@ func (inst *Instance) wakeToExit(tv *tokenView) {
 	tv.closed = true
 	if inst.turn == tv.id {
 		// It has the turn still: it moved onto a wait state.
-		if inst.direct {
+		if tv.track != nil { // the loop drives it
 			inst.resumeDirect(tv, notice{kind: exit})
 		} else {
 			close(tv.ch)

@@ -97,6 +97,13 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	for _, inst := range finished {
 		e.finish(inst)
 	}
+	return e.adopt(insts)
+}
+
+// adopt indexes the jobs, incidents and message starts of restored
+// instances in the engine and sets them going, then arms the hub's
+// timers, every receiver being in place.
+func (e *Engine) adopt(insts []*Instance) error {
 	e.mu.Lock()
 	for _, inst := range insts {
 		for key, js := range inst.jobs {
@@ -114,13 +121,13 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 	}
 	e.mu.Unlock()
 	for _, inst := range insts {
-		// Every restored track is parked: the loop keeps it, and a
-		// goroutine track gets its goroutine when first woken (give).
+		// Every restored track is parked: the loop keeps it, and runs
+		// it when first woken (give).
 		if err := e.resume(inst); err != nil {
 			return err
 		}
 	}
-	e.hub.Arm() // every receiver is in place: timers may fire
+	e.hub.Arm()
 	return nil
 }
 
@@ -615,26 +622,7 @@ func (rs *restorer) finished(d InstDoc) (*Instance, error) {
 // the timer start events and the message buffer.
 func (rs *restorer) hub(doc *Document) (eventhub.State, error) {
 	e := rs.e
-	st := eventhub.State{LastID: doc.Hub.LastSubscription}
-	for _, d := range doc.Live {
-		inst := rs.live[d.Key]
-		for _, sd := range d.Subs {
-			if sd.Gone || sd.Kind == kindConditional {
-				continue
-			}
-			ref := inst.subs[sd.ID]
-			s := eventhub.Subscription{ID: sd.ID, Due: ref.due}
-			switch sd.Kind {
-			case kindMessage:
-				s.Kind, s.Name, s.Key, s.Def, s.R = eventhub.Message, ref.spec.name(), ref.key, inst.plan.Process.ID, inst
-			case kindSignal:
-				s.Kind, s.Name, s.R = eventhub.Signal, ref.spec.name(), trackReceiver{inst, ref.token}
-			default:
-				s.Kind, s.R = eventhub.Timer, trackReceiver{inst, ref.token}
-			}
-			st.Subs = append(st.Subs, s)
-		}
-	}
+	st := eventhub.State{LastID: doc.Hub.LastSubscription, Subs: rs.subscriptions(doc.Live)}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, td := range doc.Hub.TimerStarts {
@@ -659,6 +647,33 @@ func (rs *restorer) hub(doc *Document) (eventhub.State, error) {
 			Variables: m.Variables, Expires: m.Expires, Correlated: m.Correlated})
 	}
 	return st, nil
+}
+
+// subscriptions returns the hub subscriptions of the restored instances
+// docs describe, bar conditions (the instances' own) and those gone from
+// the hub.
+func (rs *restorer) subscriptions(docs []InstDoc) []eventhub.Subscription {
+	var subs []eventhub.Subscription
+	for _, d := range docs {
+		inst := rs.live[d.Key]
+		for _, sd := range d.Subs {
+			if sd.Gone || sd.Kind == kindConditional {
+				continue
+			}
+			ref := inst.subs[sd.ID]
+			s := eventhub.Subscription{ID: sd.ID, Due: ref.due}
+			switch sd.Kind {
+			case kindMessage:
+				s.Kind, s.Name, s.Key, s.Def, s.R = eventhub.Message, ref.spec.name(), ref.key, inst.plan.Process.ID, inst
+			case kindSignal:
+				s.Kind, s.Name, s.R = eventhub.Signal, ref.spec.name(), trackReceiver{inst, ref.token}
+			default:
+				s.Kind, s.R = eventhub.Timer, trackReceiver{inst, ref.token}
+			}
+			subs = append(subs, s)
+		}
+	}
+	return subs
 }
 
 // exactNumbers brings every value the document holds to the engine's

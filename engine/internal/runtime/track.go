@@ -32,7 +32,7 @@ import (
 type track struct {
 	inst  *Instance
 	id    int
-	ch    chan notice // goroutine tracks only
+	ch    chan notice // a track on a goroutine of its own only; nil when the loop drives it
 	scope *scope      // read-only here: the track reads its published view
 
 	// The continuation.
@@ -103,7 +103,7 @@ func newTrack(inst *Instance, tv *tokenView, n *model.Node, via *model.Flow) *tr
 
 func (t *track) emit(m report) {
 	m.token = t.id
-	if t.inst.direct {
+	if t.ch == nil { // the loop drives it (turns.go, give)
 		t.inst.reports = append(t.inst.reports, m)
 		return
 	}

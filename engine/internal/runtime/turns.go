@@ -53,7 +53,14 @@ func (inst *Instance) ready(w wakeup) {
 // give hands the turn to w's track.
 func (inst *Instance) give(w wakeup) {
 	inst.turn = w.tv.id
-	if inst.direct {
+	if inst.direct || w.tv.track != nil {
+		// With goroutine tracks too, a track the loop holds as a
+		// continuation (it started parked, was restored, or its instance
+		// was dehydrated) runs on the loop's goroutine, as with direct
+		// resumption, instead of getting a goroutine: waking a dehydrated
+		// instance then starts one goroutine, its loop's, not two
+		// (RATIONALE.md, "Why does a woken track run on its loop's
+		// goroutine?").
 		d := w.d
 		switch w.kind {
 		case wakeStart:
@@ -61,13 +68,9 @@ func (inst *Instance) give(w wakeup) {
 		case wakeClose:
 			d = notice{kind: exit}
 		}
+		w.tv.track.ch = nil // the loop drives it: it reports to inst.reports
 		inst.resumeDirect(w.tv, d)
 		return
-	}
-	if t := w.tv.track; t != nil {
-		// It started parked and has had no goroutine until now.
-		w.tv.track = nil
-		go t.run()
 	}
 	switch w.kind {
 	case wakeStart:
@@ -85,10 +88,11 @@ func (inst *Instance) resumeDirect(tv *tokenView, d notice) {
 	inst.running, inst.handOver = tv, d
 }
 
-// driveDirect does the next piece of work of direct resumption: it
+// driveDirect does the next piece of work of a track the loop drives
+// (direct resumption, or a loop-held track of a goroutine instance): it
 // handles the oldest report of the track with the turn, or, when all are
 // handled, runs that track one step on. It reports false when there was
-// nothing to do: no track has the turn.
+// nothing to do: no track the loop drives has the turn.
 func (inst *Instance) driveDirect() bool {
 	if len(inst.reports) > 0 {
 		m := inst.reports[0]

@@ -385,6 +385,37 @@ var stateCommands = []stateCommand{
 				return nil, e.SetVariables(ctx, key, v, scope())
 			}
 		}},
+	{name: "export-instance", args: "INSTANCE", nargs: 1, doc: "write one instance with its call tree to --out FILE, a state document import-instance adds to another state file",
+		setup: func(fs *flag.FlagSet) action {
+			out := fs.String("out", "", "the `FILE` to write (required)")
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				key, err := keyArg("instance", args[0])
+				if err != nil {
+					return nil, err
+				}
+				if *out == "" {
+					return nil, fmt.Errorf("%w: export-instance needs --out FILE", errInput)
+				}
+				doc, err := e.CheckpointInstance(ctx, key)
+				if err != nil {
+					return nil, err
+				}
+				if err := os.WriteFile(*out, doc, 0o600); err != nil { // it holds process variables
+					return nil, fmt.Errorf("export-instance: %w", err)
+				}
+				return nil, nil
+			}
+		}},
+	{name: "import-instance", args: "FILE", nargs: 1, doc: "add the instance of an export-instance document to the state: it keeps its key, its jobs and incidents get new ones", mutates: true,
+		setup: func(fs *flag.FlagSet) action {
+			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
+				doc, err := os.ReadFile(args[0])
+				if err != nil {
+					return nil, fmt.Errorf("%w: import-instance: %v", errInput, err)
+				}
+				return nil, e.RestoreInstance(ctx, doc)
+			}
+		}},
 }
 
 // errNoTimer is advance --next with no timer pending.

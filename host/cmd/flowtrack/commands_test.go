@@ -392,3 +392,35 @@ func TestStateFile_Decimals(t *testing.T) {
 	p := ft(t, exitOK, state, "publish", "paid", "--key", "12345678901234567891")
 	assert.Contains(t, types(p), engine.MessageCorrelated, "the correlation key is next's full text")
 }
+
+// TestStateFile_ExportImportInstance moves one instance from one state
+// file to another that holds instances of its own: export-instance writes
+// it, import-instance adds it, and it goes on there; a second import is
+// refused.
+func TestStateFile_ExportImportInstance(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	from, to, doc := filepath.Join(dir, "from.json"), filepath.Join(dir, "to.json"), filepath.Join(dir, "instance.json")
+	ft(t, exitOK, from, "deploy", "testdata/shipment.bpmn")
+	ft(t, exitOK, from, "start", "shipment", "--vars", `{"orderId":"o-0"}`)
+	key := result[started](t, ft(t, exitOK, from, "start", "shipment", "--vars", `{"orderId":"o-1"}`)).InstanceKey
+	ft(t, exitOK, to, "deploy", "testdata/shipment.bpmn")
+	ft(t, exitOK, to, "start", "shipment", "--vars", `{"orderId":"o-9"}`)
+
+	ft(t, exitOK, from, "export-instance", itoa(key), "--out", doc)
+	ft(t, exitOK, to, "import-instance", doc)
+	p := ft(t, exitProcess, to, "import-instance", doc)
+	assert.Equal(t, "KEY_IN_USE", p.Error.Code)
+	assert.Equal(t, "BAD_INPUT", ft(t, exitUsage, to, "export-instance", itoa(key)).Error.Code, "--out is required")
+
+	jobs := result[[]engine.Job](t, ft(t, exitOK, to, "jobs", "--type", "pack"))
+	var mine []engine.Job
+	for _, j := range jobs {
+		if j.InstanceKey == key {
+			mine = append(mine, j)
+		}
+	}
+	require.Len(t, mine, 1, "the imported instance waits on its job in the other state file")
+	assert.Equal(t, map[string]any{"orderId": "o-1"}, mine[0].Variables)
+	ft(t, exitOK, to, "complete", itoa(mine[0].Key))
+}

@@ -1,0 +1,95 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowtrack/flowtrack/engine/internal/runtime"
+)
+
+// ErrKeyInUse is wrapped by RestoreInstance's error when a key of the
+// document (an instance, a job, an incident) names one the engine holds:
+// the instance is there already, or the document comes from an engine
+// whose keys overlap this one's.
+var ErrKeyInUse = runtime.ErrKeyInUse
+
+// RestoreInstance adds to the engine, while it runs, the instance of a
+// document CheckpointInstance wrote (on this engine or another, on any
+// host), with the whole call tree it belongs to, its tokens parked where
+// they were: it goes on here as it would have there. It returns the
+// handle of the tree's top instance (the others: Engine.Instance).
+//
+// The document's deployments are matched to the engine's by name and
+// source: one deployed with exactly that source is used as is, another is
+// deployed (a new version, as Deploy would make it). Keys stay what the
+// document says, since outside parties hold them (a worker its job key,
+// the user the instance key), and the engine's key counter moves past
+// the document's so that no later key takes one of them; subscription
+// ids, internal to the engine, are given afresh in their old order.
+// Timers keep their absolute due times, on this engine's clock: on the
+// real clock one that fell due fires at once. A message buffered here
+// before the restore does not correlate with it (as with Restore);
+// messages published from now on do.
+//
+// With WithStore it is durable when it returns, as a command is.
+//
+// # Errors
+//
+// An error wrapping ErrBadState for a document that is not a state
+// document, is a whole engine's (it holds finished instances, buffered
+// messages or timer start events: use Restore), has no live instance, or
+// does not hold together (a called instance whose caller it lacks
+// included); one wrapping ErrKeyInUse when an instance, job or incident
+// key of it is in use here; a *DeployError when a deployment of it does
+// not deploy here; ErrClosed; ErrNotAcknowledged (see WithStore). On an
+// error but ErrNotAcknowledged no instance is added; a deployment of the
+// document that was deployed before the error stays, as if deployed by
+// Deploy.
+func (e *Engine) RestoreInstance(ctx context.Context, state []byte) (*Instance, error) {
+	doc, err := decodeState(state)
+	if err != nil {
+		return nil, fmt.Errorf("restore instance: %w", err)
+	}
+	var top *runtime.Instance
+	err = e.durably(ctx, func() error {
+		plans, err := e.plansOf(doc.Deploys)
+		if err != nil {
+			return err
+		}
+		top, err = e.rt.RestoreInstance(doc, plans)
+		return err
+	})
+	if top == nil {
+		return nil, fmt.Errorf("restore instance: %w", err)
+	}
+	if err != nil {
+		err = fmt.Errorf("restore instance: %w", err)
+	}
+	return e.instanceOf(top), err // with ErrNotAcknowledged, it is restored (WithStore)
+}
+
+// plansOf returns the plans of the engine that the processes of deploys
+// run on, by the document's process keys: a deployment with the same
+// name and source is used, else the source is deployed.
+func (e *Engine) plansOf(deploys []runtime.Deploy) (map[int64]*runtime.Plan, error) {
+	plans := map[int64]*runtime.Plan{}
+	for _, d := range deploys {
+		got := e.rt.DeployedSource(d.Name, []byte(d.Source))
+		if got == nil {
+			if _, err := e.deploy(d.Name, []byte(d.Source)); err != nil {
+				return nil, err
+			}
+			got = e.rt.DeployedSource(d.Name, []byte(d.Source))
+		}
+		if len(got) != len(d.Processes) {
+			return nil, fmt.Errorf("%w: deployment %s: the source has %d executable processes, the document lists %d", ErrBadState, d.Name, len(got), len(d.Processes))
+		}
+		for i, p := range d.Processes {
+			if got[i].Process.ID != p.ID {
+				return nil, fmt.Errorf("%w: deployment %s: process %d is %q in the source, %q in the document", ErrBadState, d.Name, i+1, got[i].Process.ID, p.ID)
+			}
+			plans[p.Key] = got[i]
+		}
+	}
+	return plans, nil
+}
