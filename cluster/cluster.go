@@ -274,8 +274,13 @@ func (n *Node) setup(ctx context.Context) error {
 
 // refuseSingleServer refuses to join a cluster whose subjects a single
 // flowtrack serve (no --node) answers: it would take requests meant for
-// the partitions. Nodes answer too, so only an answer while no node is
-// live tells a single server.
+// the partitions. Nodes answer too, naming themselves (NodeHeader); their
+// lease entries may all have expired while they still answer (a restart
+// after the others lost NATS for a while), and a router whose partitions
+// have no owner answers only after ForwardTimeout. So a live node entry,
+// an answer naming a node or no answer within a second lets the node
+// join; only an answer without the header tells a single server, which
+// answers "now" at once.
 func (n *Node) refuseSingleServer(ctx context.Context) error {
 	keys, err := n.leases.Keys(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
@@ -288,11 +293,13 @@ func (n *Node) refuseSingleServer(ctx context.Context) error {
 	}
 	rctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	_, err = n.nc.RequestWithContext(rctx, wire.OpSubject(n.cfg.Cluster, "now"), nil)
+	reply, err := n.nc.RequestWithContext(rctx, wire.OpSubject(n.cfg.Cluster, "now"), nil)
 	switch {
+	case err == nil && reply.Header.Get(NodeHeader) != "":
+		return nil
 	case err == nil:
 		return fmt.Errorf("cluster %s: %w (a single flowtrack serve without --node)", n.cfg.Cluster, server.ErrClusterServed)
-	case errors.Is(err, nats.ErrNoResponders):
+	case errors.Is(err, nats.ErrNoResponders), errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		return nil
 	}
 	return fmt.Errorf("cluster %s: ask whether a single server answers: %w", n.cfg.Cluster, err)

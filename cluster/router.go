@@ -28,6 +28,10 @@ const MaxInFlight = 256
 // of the cluster reaches one node.
 const routerQueue = "flowtrack-router"
 
+// NodeHeader is the header a cluster node's answers carry, naming the
+// node: an answer without it comes from a single flowtrack serve.
+const NodeHeader = "Flowtrack-Node"
+
 // router answers the cluster's operations on one node by forwarding them
 // to the partitions that own them (see the package doc, Routing).
 type router struct {
@@ -72,7 +76,7 @@ func (r *router) accept(m *nats.Msg) {
 	if r.closed {
 		r.gate.Unlock()
 		<-r.slots
-		_ = m.Respond(errorResponse(wire.CodeClosed, "the flowtrack node is closing"))
+		r.respond(m, errorResponse(wire.CodeClosed, "the flowtrack node is closing"))
 		return
 	}
 	r.running.Add(1)
@@ -81,11 +85,17 @@ func (r *router) accept(m *nats.Msg) {
 		defer func() { <-r.slots; r.running.Done() }()
 		ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
 		defer cancel()
-		out := r.route(ctx, m.Subject[len(r.prefix):], m.Data)
-		if m.Reply != "" {
-			_ = m.Respond(out)
-		}
+		r.respond(m, r.route(ctx, m.Subject[len(r.prefix):], m.Data))
 	}()
+}
+
+// respond answers m, if it asks for an answer, naming this node
+// (NodeHeader); a requester that went away has no one to tell.
+func (r *router) respond(m *nats.Msg, out []byte) {
+	if m.Reply == "" {
+		return
+	}
+	_ = m.RespondMsg(&nats.Msg{Data: out, Header: nats.Header{NodeHeader: []string{r.n.cfg.Node}}})
 }
 
 // keyField names the key that routes each keyed operation.
