@@ -933,6 +933,23 @@ var ErrTooManyFirings = runtime.ErrTooManyFirings
 // started by the same key is still active), and with a TTL buffers it for
 // subscriptions opened later.
 func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
+	if err := e.checkMessage(ctx, m); err != nil {
+		return err
+	}
+	norm, err := normalize(m.Variables)
+	if err != nil {
+		return fmt.Errorf("publish message %q: %w", m.Name, err)
+	}
+	if err := e.durably(ctx, func() error {
+		return e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
+	}); err != nil {
+		return fmt.Errorf("publish message %q: %w", m.Name, err)
+	}
+	return nil
+}
+
+// checkMessage refuses a message PublishMessage cannot publish.
+func (e *Engine) checkMessage(ctx context.Context, m Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -944,15 +961,6 @@ func (e *Engine) PublishMessage(ctx context.Context, m Message) error {
 	}
 	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
 		return fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
-	}
-	norm, err := normalize(m.Variables)
-	if err != nil {
-		return fmt.Errorf("publish message %q: %w", m.Name, err)
-	}
-	if err := e.durably(ctx, func() error {
-		return e.rt.PublishMessage(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
-	}); err != nil {
-		return fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
 	return nil
 }

@@ -372,7 +372,7 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 			}
 			key = k
 		}
-		if err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
+		if _, err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
 			tv.wait = WaitIncident
 			inst.openIncident(tv, n, 0, fmt.Sprintf("message thrown at element %s: %v", n.ID, err))
 			return

@@ -16,21 +16,23 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
-	return e.publishMessage(name, key, vars, ttl, id, new(cause))
+	_, err := e.publishMessage(name, key, vars, ttl, id, new(cause))
+	return err
 }
 
 // publishMessage is PublishMessage for an input c. When the instances the
-// message could start would exceed c's budget, nothing is published.
-func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) error {
+// message could start would exceed c's budget, nothing is published. It
+// returns the process definitions the message was correlated to.
+func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) (map[string]bool, error) {
 	e.mu.Lock()
 	could := len(e.messageStarts[name])
 	e.mu.Unlock()
 	if err := c.reserve(could, e.opts.MaxStartsPerInput, fmt.Sprintf("message %q", name)); err != nil {
-		return err
+		return nil, err
 	}
 	served, err := e.hub.PublishMessage(name, key, vars, ttl, id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	e.mu.Lock()
 	var starts []startTarget
@@ -53,10 +55,10 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 				e.keyedStarts[[2]string{t.plan.Process.ID, key}]--
 				e.mu.Unlock()
 			}
-			return err
+			return served, err
 		}
 	}
-	return nil
+	return served, nil
 }
 
 // BroadcastSignal delivers a signal to every subscription of its name and
