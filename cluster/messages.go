@@ -124,7 +124,11 @@ type messages struct {
 	subsc   []*nats.Subscription
 	watcher jetstream.KeyWatcher
 	stop    chan struct{}
-	wg      sync.WaitGroup
+	// ctx ends when the partition closes: requests under way give up (a
+	// correlation's intent stays for the next owner).
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 type indexed struct {
@@ -140,18 +144,30 @@ func (p *Partition) startMessages(ctx context.Context) error {
 	n := p.n
 	m := &messages{p: p, subs: n.subs, done: n.corr, kick: make(chan struct{}, 1), have: map[string]bool{},
 		index: map[[2]string][]indexed{}, stop: make(chan struct{})}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
 	p.msgs = m
-	w, err := m.subs.Watch(ctx, "s."+strconv.Itoa(p.id)+".>")
+	// The watcher lives as long as the partition, not ctx: close stops it.
+	w, err := m.subs.Watch(context.Background(), "s."+strconv.Itoa(p.id)+".>")
 	if err != nil {
 		return fmt.Errorf("partition %d: watch the waits registered at it: %w", p.id, err)
 	}
 	m.watcher = w
 	// The initial values end with a nil entry.
-	for e := range w.Updates() {
-		if e == nil {
-			break
+loaded:
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return fmt.Errorf("partition %d: the watch of the waits registered at it ended while loading them", p.id)
+			}
+			if e == nil {
+				break loaded
+			}
+			m.apply(e)
+		case <-ctx.Done():
+			_ = w.Stop()
+			return fmt.Errorf("partition %d: load the waits registered at it: %w", p.id, ctx.Err())
 		}
-		m.apply(e)
 	}
 	lister, err := m.subs.ListKeysFiltered(ctx, "s.*."+strconv.Itoa(p.id)+".>")
 	if err != nil {
@@ -189,7 +205,10 @@ func (m *messages) close() {
 		_ = s.Unsubscribe()
 	}
 	close(m.stop)
-	_ = m.watcher.Stop()
+	m.cancel()
+	if m.watcher != nil {
+		_ = m.watcher.Stop()
+	}
 	m.wg.Wait()
 }
 
@@ -248,7 +267,7 @@ func (m *messages) reconcile() error {
 		rs := remoteSub{Partition: m.p.id, InstanceKey: s.InstanceKey, ProcessID: s.ProcessID, Name: s.Name, CorrelationKey: s.CorrelationKey}
 		want[subKey(owner, rs)] = rs
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 	defer cancel()
 	for k, rs := range want {
 		if m.have[k] {
@@ -282,6 +301,11 @@ func (m *messages) watch() {
 			return
 		case e, ok := <-m.watcher.Updates():
 			if !ok {
+				select {
+				case <-m.stop:
+				default:
+					m.p.n.logf("partition %d: the watch of the waits registered at it ended: messages reach only its own waits until it is opened again", m.p.id)
+				}
 				return
 			}
 			if e == nil {
@@ -363,7 +387,7 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 		_ = msg.Respond(errorResponse(wire.CodeBadRequest, fmt.Sprintf("publish_message: field \"ttlMs\" must not be negative, got %v", req.TTLMs)))
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	mu := m.stripe(req.Name, req.CorrelationKey)
 	mu.Lock()
@@ -387,7 +411,7 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 		if id == "" {
 			id = nonce()
 		}
-		m.offer(ctx, req.Name, req.CorrelationKey, pid, req.Variables, id)
+		_, _ = m.offer(ctx, req.Name, req.CorrelationKey, pid, req.Variables, id) // an error is logged; its intent stays
 	}
 	_ = msg.Respond(okResponse(json.RawMessage("null"), nil))
 }
@@ -407,7 +431,7 @@ func processes(subs []remoteSub) []string {
 // drain offers the buffered messages for name and key to the registered
 // waits of process pid, until none is left or no wait takes one.
 func (m *messages) drain(name, key, pid string) {
-	ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	mu := m.stripe(name, key)
 	mu.Lock()
@@ -429,8 +453,11 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) boo
 	if id == "" {
 		id = nonce()
 	}
-	if m.offer(ctx, name, key, pid, b.Variables(), id) {
-		return true
+	took, err := m.offer(ctx, name, key, pid, b.Variables(), id)
+	if took || err != nil {
+		// Taken, or the outcome is unknown: the correlation's intent stays
+		// for the partition's next owner, and the claim with it.
+		return took
 	}
 	if err := b.Release(ctx); err != nil {
 		m.p.n.logf("partition %d: hand message %q back to the buffer: %v", m.p.id, name, err)
@@ -439,9 +466,10 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) boo
 }
 
 // offer correlates a message to the oldest registered wait of process pid
-// that takes it, each asked in turn; it reports whether one did. Called
-// with the stripe held.
-func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[string]any, id string) bool {
+// that takes it, each asked in turn; it reports whether one did, or an
+// error when the outcome is unknown (the intent stays for the next
+// owner). Called with the stripe held.
+func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[string]any, id string) (bool, error) {
 	for _, s := range m.candidates(name, key) {
 		if s.ProcessID != pid {
 			continue
@@ -449,13 +477,13 @@ func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[st
 		took, err := m.correlate(ctx, intent{Sub: s, Variables: vars, ID: id})
 		if err != nil {
 			m.p.n.logf("partition %d: correlate message %q to instance %d of partition %d: %v", m.p.id, name, s.InstanceKey, s.Partition, err)
-			return false // the outcome is unknown: the intent stays for the next owner
+			return false, err
 		}
 		if took {
-			return true
+			return true, nil
 		}
 	}
-	return false
+	return false, nil
 }
 
 // correlate writes the intent, asks the wait's partition to correlate
@@ -464,7 +492,11 @@ func (m *messages) correlate(ctx context.Context, in intent) (bool, error) {
 	ikey := "i." + strconv.Itoa(m.p.id) + "." + hash64(in.ID, strconv.FormatInt(in.Sub.InstanceKey, 10))
 	data, _ := json.Marshal(in)
 	if _, err := m.subs.Put(ctx, ikey, data); err != nil {
-		return false, fmt.Errorf("write the correlation under way: %w", err)
+		// Not asked: the wait is treated as not taking it (a buffered
+		// message goes back to the buffer, for the next publication or
+		// registration of its key).
+		m.p.n.logf("partition %d: write the correlation under way %s, so it is not sent: %v", m.p.id, ikey, err)
+		return false, nil
 	}
 	took, err := m.ask(ctx, in)
 	if err != nil {
@@ -500,7 +532,7 @@ func (m *messages) ask(ctx context.Context, in intent) (bool, error) {
 // answers a repeated request as the first time); a message the wait no
 // longer takes is offered to the other waits of its process.
 func (m *messages) finishIntents() {
-	ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	lister, err := m.subs.ListKeysFiltered(ctx, "i."+strconv.Itoa(m.p.id)+".*")
 	if err != nil {
@@ -522,7 +554,7 @@ func (m *messages) finishIntents() {
 		if err == nil {
 			_ = m.subs.Delete(ctx, k)
 			if !took {
-				m.offer(ctx, in.Sub.Name, in.Sub.CorrelationKey, in.Sub.ProcessID, in.Variables, in.ID)
+				_, _ = m.offer(ctx, in.Sub.Name, in.Sub.CorrelationKey, in.Sub.ProcessID, in.Variables, in.ID) // an error is logged; its intent stays
 			}
 		}
 		mu.Unlock()
@@ -543,7 +575,7 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 		respond(correlateResponse{Error: "correlate: " + err.Error()})
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
+	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	dkey := "c." + strconv.Itoa(m.p.id) + "." + strconv.FormatInt(req.InstanceKey, 10) + "." + hash64(req.ID)
 	if _, err := m.done.Get(ctx, dkey); err == nil {
