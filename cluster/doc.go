@@ -97,8 +97,10 @@
 //     it asks A and deletes it once answered; a new owner of B asks again.
 //     A answers a request it has answered yes before (same instance, same
 //     message id, or B's id for a message without one) yes again, from
-//     the bucket flowtrack_<cluster>_msgdone, whose entries live DoneTTL:
-//     the request is delivered at least once, the correlation made once.
+//     the bucket flowtrack_<cluster>_msgdone, whose entries live DoneTTL
+//     and are written pending before A's engine correlates (a retry after
+//     A died in between reads the instance's history): the request is
+//     delivered at least once, the correlation made once.
 //
 // Messages an instance throws itself (intermediate message throw events)
 // reach only its own partition's waits.

@@ -561,14 +561,31 @@ func (m *messages) finishIntents() {
 	}
 }
 
+// Values of a correlation's entry in the done bucket.
+const (
+	// corrPending is written before the engine is asked: a request sent
+	// again that finds it knows an earlier attempt may have correlated.
+	corrPending = "pending"
+	// corrDone is written once the engine correlated.
+	corrDone = "done"
+)
+
 // answerCorrelate answers a correlate request for an instance of the
-// partition: a request answered before (same id, same instance) gets the
-// same answer; otherwise the engine correlates the message to the
-// instance's open wait, if it still has it.
+// partition, the same way however often it is sent: a request answered
+// yes before (same id, same instance) is answered yes again; otherwise the
+// engine correlates the message to the instance's open wait, if it still
+// has it. The entry is written pending before the engine is asked, so
+// that a request sent again after this owner died between the engine's
+// commit and the entry's completion looks at the instance's history
+// instead of answering no (which would give the message to another
+// instance of the process).
 func (m *messages) answerCorrelate(msg *nats.Msg) {
 	respond := func(r correlateResponse) {
 		out, _ := json.Marshal(r)
 		_ = msg.Respond(out)
+	}
+	retry := func(what string, err error) {
+		_ = msg.Respond(errorResponse(wire.CodeClosed, "correlate: "+what+": "+err.Error())) // sent again by the asker
 	}
 	var req correlateRequest
 	if err := json.Unmarshal(msg.Data, &req); err != nil {
@@ -578,29 +595,68 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	dkey := "c." + strconv.Itoa(m.p.id) + "." + strconv.FormatInt(req.InstanceKey, 10) + "." + hash64(req.ID)
-	if _, err := m.done.Get(ctx, dkey); err == nil {
+	earlier := false
+	switch e, err := m.done.Get(ctx, dkey); {
+	case err == nil && string(e.Value()) == corrDone:
 		respond(correlateResponse{Correlated: true})
 		return
-	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
-		_ = msg.Respond(errorResponse(wire.CodeClosed, "correlate: read the correlations made: "+err.Error())) // retried
+	case err == nil:
+		earlier = true
+	case !errors.Is(err, jetstream.ErrKeyNotFound):
+		retry("read the correlations made", err)
 		return
+	default:
+		if _, err := m.done.Put(ctx, dkey, []byte(corrPending)); err != nil {
+			retry("write the correlation under way", err)
+			return
+		}
 	}
-	ok, err := m.p.Engine().CorrelateMessageTo(ctx, req.InstanceKey, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables})
+	eng := m.p.Engine()
+	ok, err := eng.CorrelateMessageTo(ctx, req.InstanceKey, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables})
 	if err != nil {
-		if errors.Is(err, engine.ErrClosed) || errors.Is(err, ErrFenced) {
-			_ = msg.Respond(errorResponse(wire.CodeClosed, "correlate: "+err.Error())) // not taken: retried
+		if errors.Is(err, engine.ErrClosed) || errors.Is(err, ErrFenced) || errors.Is(err, engine.ErrNotAcknowledged) {
+			retry("the engine", err) // not taken, or taken by an engine that is reopened from its store
 			return
 		}
 		respond(correlateResponse{Error: err.Error()})
 		return
 	}
+	if !ok && earlier {
+		ok = m.correlatedBefore(ctx, req)
+	}
 	if ok {
-		if _, err := m.done.Put(ctx, dkey, []byte("1")); err != nil {
+		if _, err := m.done.Put(ctx, dkey, []byte(corrDone)); err != nil {
 			m.p.n.logf("partition %d: remember correlation %s: %v", m.p.id, dkey, err)
 		}
+	} else if err := m.done.Delete(ctx, dkey); err != nil {
+		m.p.n.logf("partition %d: forget correlation %s: %v", m.p.id, dkey, err)
 	}
 	m.kickNow()
 	respond(correlateResponse{Correlated: ok})
+}
+
+// correlatedBefore reports whether the instance's history holds a
+// correlation of req's message (name, key and variables): an earlier
+// attempt of the same request that committed before its owner died.
+func (m *messages) correlatedBefore(ctx context.Context, req correlateRequest) bool {
+	inst, ok := m.p.Engine().Instance(req.InstanceKey)
+	if !ok {
+		return false
+	}
+	h, err := inst.History(ctx)
+	if err != nil {
+		return false
+	}
+	want, _ := json.Marshal(req.Variables)
+	for _, ev := range h {
+		if ev.Type != engine.MessageCorrelated || ev.Name != req.Name || ev.CorrelationKey != req.CorrelationKey {
+			continue
+		}
+		if got, _ := json.Marshal(ev.Variables); string(got) == string(want) {
+			return true
+		}
+	}
+	return false
 }
 
 // nonce identifies a correlation of a message without a message id.
