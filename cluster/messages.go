@@ -112,6 +112,13 @@ type messages struct {
 	// the engine's open remote waits by reconcile.
 	kick chan struct{}
 	have map[string]bool
+	// tracked are the instances with waits registered elsewhere, or just
+	// opened: only their events kick a reconcile pass.
+	trackMu sync.Mutex
+	tracked map[int64]bool
+	// fresh are the instances that opened such a wait since the current
+	// pass began: the pass keeps tracking them.
+	fresh map[int64]bool
 
 	// The index: waits of other partitions for this partition's keys,
 	// by name and key, oldest first.
@@ -142,7 +149,7 @@ type indexed struct {
 // engine, and answers publish and correlate requests.
 func (p *Partition) startMessages(ctx context.Context) error {
 	n := p.n
-	m := &messages{p: p, subs: n.subs, done: n.corr, kick: make(chan struct{}, 1), have: map[string]bool{},
+	m := &messages{p: p, subs: n.subs, done: n.corr, kick: make(chan struct{}, 1), have: map[string]bool{}, tracked: map[int64]bool{}, fresh: map[int64]bool{},
 		index: map[[2]string][]indexed{}, stop: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	p.msgs = m
@@ -220,14 +227,32 @@ func (m *messages) kickNow() {
 	}
 }
 
-// onEvent kicks a reconcile pass on the events that open or close message
-// waits.
+// onEvent kicks a reconcile pass on the events that open a wait for
+// another partition's key, and on those that may close one (an element
+// left or terminated, a correlation, the instance's end) of the instances
+// holding such waits: other instances cost a map lookup.
 func (m *messages) onEvent(ev engine.Event) {
 	switch ev.Type {
-	case engine.MessageSubscribed, engine.MessageCorrelated, engine.ElementLeft, engine.ElementTerminated,
+	case engine.MessageSubscribed:
+		if MessagePartition(ev.CorrelationKey, m.p.n.parts) == m.p.id {
+			return
+		}
+		m.trackMu.Lock()
+		m.tracked[ev.InstanceKey] = true
+		m.fresh[ev.InstanceKey] = true
+		m.trackMu.Unlock()
+	case engine.MessageCorrelated, engine.ElementLeft, engine.ElementTerminated,
 		engine.InstanceCompleted, engine.InstanceTerminated, engine.InstanceFailed:
-		m.kickNow()
+		m.trackMu.Lock()
+		tracked := m.tracked[ev.InstanceKey]
+		m.trackMu.Unlock()
+		if !tracked {
+			return
+		}
+	default:
+		return
 	}
+	m.kickNow()
 }
 
 // reconcileLoop keeps the waits registered at other partitions equal to
@@ -258,6 +283,9 @@ func (m *messages) reconcileLoop() {
 // partition just runs a pass.
 func (m *messages) reconcile() error {
 	n := m.p.n
+	m.trackMu.Lock()
+	m.fresh = map[int64]bool{}
+	m.trackMu.Unlock()
 	want := map[string]remoteSub{}
 	for _, s := range m.p.Engine().MessageSubscriptions() {
 		owner := MessagePartition(s.CorrelationKey, n.parts)
@@ -288,6 +316,15 @@ func (m *messages) reconcile() error {
 		}
 		delete(m.have, k)
 	}
+	// Instances without waits elsewhere any more stop kicking passes,
+	// unless they opened one during this pass.
+	m.trackMu.Lock()
+	insts := m.fresh
+	for _, rs := range want {
+		insts[rs.InstanceKey] = true
+	}
+	m.tracked, m.fresh = insts, map[int64]bool{}
+	m.trackMu.Unlock()
 	return nil
 }
 
