@@ -102,19 +102,13 @@ func (b *BufferedMessage) Release(ctx context.Context) error {
 // It reports false when no such message is buffered. The claim is
 // committed before it returns (with a store).
 func (e *Engine) ClaimBufferedMessage(ctx context.Context, name, key, processID string) (*BufferedMessage, bool, error) {
-	var c *eventhub.Claim
-	var ok bool
-	if err := e.durably(ctx, func() error {
-		c, ok = e.rt.ClaimBufferedMessage(name, key, processID)
-		return nil
-	}); err != nil {
-		if ok {
-			c.Release()
-		}
-		return nil, false, fmt.Errorf("claim a buffered message %q for process %s: %w", name, processID, err)
-	}
+	c, ok := e.rt.ClaimBufferedMessage(name, key, processID)
 	if !ok {
-		return nil, false, nil
+		return nil, false, nil // nothing changed: no commit to wait for
+	}
+	if err := e.durably(ctx, func() error { return nil }); err != nil {
+		c.Release()
+		return nil, false, fmt.Errorf("claim a buffered message %q for process %s: %w", name, processID, err)
 	}
 	return &BufferedMessage{c: c, e: e}, true, nil
 }
