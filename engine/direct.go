@@ -54,9 +54,11 @@ func (e *Engine) CorrelateMessageTo(ctx context.Context, instanceKey int64, m Me
 }
 
 // PublishMessageServed is PublishMessage that also returns the process
-// ids the message was correlated to on this engine (at most one instance
-// each): a cluster partition correlates it to the waits other partitions
-// hold only for the other processes.
+// ids the message reached on this engine, each with one instance: those
+// it was correlated to, and those whose message start event it started.
+// A cluster partition correlates it to the waits other partitions hold
+// only for the other processes, since a message reaches at most one
+// instance per process.
 func (e *Engine) PublishMessageServed(ctx context.Context, m Message) (map[string]bool, error) {
 	if err := e.checkMessage(ctx, m); err != nil {
 		return nil, err

@@ -83,4 +83,22 @@ func TestDirectCorrelation(t *testing.T) {
 	_, ok, err = e.ClaimBufferedMessage(ctx, "m", "b", "p")
 	require.NoError(t, err)
 	assert.False(t, ok)
+
+	// A message start event counts as reaching its process.
+	_, err = e.Deploy("start.bpmn", []byte(messageStarted))
+	require.NoError(t, err)
+	served, err = e.PublishMessageServed(ctx, engine.Message{Name: "go", CorrelationKey: "s"})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"started": true}, served)
 }
+
+// messageStarted starts on message "go".
+const messageStarted = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d2" targetNamespace="t">
+  <bpmn:message id="Go" name="go"/>
+  <bpmn:process id="started" isExecutable="true">
+    <bpmn:startEvent id="s"><bpmn:messageEventDefinition messageRef="Go"/></bpmn:startEvent>
+    <bpmn:endEvent id="e"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="e"/>
+  </bpmn:process>
+</bpmn:definitions>`

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"container/heap"
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -196,9 +197,11 @@ func (h *Hub) PublishMessage(name, key string, vars map[string]any, ttl time.Dur
 		}
 		h.bufGen++
 	}
+	// A copy: a buffered message's set changes under h.mu later on.
+	served := maps.Clone(m.correlated)
 	h.mu.Unlock()
 	h.send(deliveries)
-	return m.correlated, nil
+	return served, nil
 }
 
 // correlate takes, for every definition not yet served by m, the oldest

@@ -51,7 +51,7 @@ func (e *Engine) CorrelateMessageTo(instanceKey int64, name, key string, vars ma
 }
 
 // PublishMessageServed is PublishMessage that also returns the process
-// definitions the message was correlated to.
+// definitions the message reached (correlated to, or started).
 func (e *Engine) PublishMessageServed(name, key string, vars map[string]any, ttl time.Duration, id string) (map[string]bool, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err

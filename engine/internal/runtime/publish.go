@@ -22,7 +22,8 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 
 // publishMessage is PublishMessage for an input c. When the instances the
 // message could start would exceed c's budget, nothing is published. It
-// returns the process definitions the message was correlated to.
+// returns the process definitions the message reached: correlated to, or
+// started an instance of.
 func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) (map[string]bool, error) {
 	e.mu.Lock()
 	could := len(e.messageStarts[name])
@@ -44,6 +45,7 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 		if key != "" {
 			e.keyedStarts[[2]string{pid, key}]++
 		}
+		served[pid] = true
 		starts = append(starts, t)
 	}
 	e.mu.Unlock()
