@@ -135,6 +135,9 @@ type messages struct {
 	// correlation's intent stays for the next owner).
 	ctx    context.Context
 	cancel context.CancelFunc
+	// gate orders the requests' start against close.
+	gate   sync.Mutex
+	closed bool
 	wg     sync.WaitGroup
 }
 
@@ -189,7 +192,14 @@ loaded:
 			handler = m.answerCorrelate
 		}
 		s, err := n.nc.Subscribe(msgSubject(n.cfg.Cluster, p.id, what), func(msg *nats.Msg) {
+			m.gate.Lock()
+			if m.closed {
+				m.gate.Unlock()
+				_ = msg.Respond(errorResponse(wire.CodeClosed, "the partition is closing")) // sent again to its next owner
+				return
+			}
 			m.wg.Add(1)
+			m.gate.Unlock()
 			go func() { defer m.wg.Done(); handler(msg) }()
 		})
 		if err != nil {
@@ -211,6 +221,9 @@ func (m *messages) close() {
 	for _, s := range m.subsc {
 		_ = s.Unsubscribe()
 	}
+	m.gate.Lock()
+	m.closed = true
+	m.gate.Unlock()
 	close(m.stop)
 	m.cancel()
 	if m.watcher != nil {
