@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,17 +142,25 @@ func TestCluster_RemoteWaitsClosed(t *testing.T) {
 // was refused as a duplicate.
 func publishUntilTaken(t testing.TB, cl *client.Client, m engine.Message) int {
 	t.Helper()
+	dup, err := publishAgain(t, cl, m)
+	require.NoError(t, err)
+	return dup
+}
+
+// publishAgain is publishUntilTaken for any goroutine: it returns the
+// last error after five attempts.
+func publishAgain(t testing.TB, cl *client.Client, m engine.Message) (int, error) {
 	for attempt := 1; ; attempt++ {
 		ctx, cancel := reqCtx()
 		err := cl.PublishMessage(ctx, m)
 		cancel()
 		switch {
 		case err == nil:
-			return 0
+			return 0, nil
 		case errors.Is(err, engine.ErrDuplicateMessage):
-			return 1
+			return 1, nil
 		case attempt == 5:
-			t.Fatalf("publish %s: %v", m.MessageID, err)
+			return 0, fmt.Errorf("publish %s: %w", m.MessageID, err)
 		}
 		t.Logf("publish %s, attempt %d: %v; again", m.MessageID, attempt, err)
 	}
@@ -213,10 +222,25 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 		publishUntilTaken(t, cl, engine.Message{Name: "m", CorrelationKey: "shared", TTL: time.Minute,
 			MessageID: fmt.Sprintf("shared-%d", j), Variables: map[string]any{"n": 100 + j}})
 	}
+	// The last third is published by four publishers while the member is
+	// killed and its partitions move: correlations are under way when it
+	// dies.
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 2*n/3 + w; i < n; i += 4 {
+				_, err := publishAgain(t, cl, msg(i))
+				errs <- err
+			}
+		})
+	}
 	killed := time.Now()
 	tc.kill(1)
-	for i := 2 * n / 3; i < n; i++ { // while and after the victim's partitions move
-		publishUntilTaken(t, cl, msg(i))
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
 	}
 	tc.waitServed(60 * time.Second)
 	takeover := time.Since(killed)
