@@ -135,6 +135,10 @@ type messages struct {
 	// correlation's intent stays for the next owner).
 	ctx    context.Context
 	cancel context.CancelFunc
+	// What retryLoop does next (later).
+	retryMu      sync.Mutex
+	retryDrains  map[[3]string]bool
+	retryIntents bool
 	// gate orders the requests' start against close.
 	gate   sync.Mutex
 	closed bool
@@ -153,7 +157,7 @@ type indexed struct {
 func (p *Partition) startMessages(ctx context.Context) error {
 	n := p.n
 	m := &messages{p: p, subs: n.subs, done: n.corr, kick: make(chan struct{}, 1), have: map[string]bool{}, tracked: map[int64]bool{}, fresh: map[int64]bool{},
-		index: map[[2]string][]indexed{}, stop: make(chan struct{})}
+		index: map[[2]string][]indexed{}, retryDrains: map[[3]string]bool{}, stop: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	p.msgs = m
 	// The watcher lives as long as the partition, not ctx: close stops it.
@@ -207,13 +211,43 @@ loaded:
 		}
 		m.subsc = append(m.subsc, s)
 	}
-	m.wg.Add(2)
+	m.wg.Add(3)
 	go m.watch()
 	go m.reconcileLoop()
+	go m.retryLoop()
 	m.wg.Add(1)
-	go func() { defer m.wg.Done(); m.finishIntents() }()
+	go func() {
+		defer m.wg.Done()
+		m.finishIntents()
+		// A previous owner may have buffered a message and died before it
+		// offered it to the registered waits (the publisher, publishing it
+		// again, is told it is a duplicate): every registered wait is
+		// offered the buffered messages of its process once.
+		for _, d := range m.registered() {
+			m.drain(d[0], d[1], d[2])
+		}
+	}()
 	m.kickNow()
 	return nil
+}
+
+// registered returns the name, key and process of the registered waits,
+// each once.
+func (m *messages) registered() [][3]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[[3]string]bool{}
+	var out [][3]string
+	for _, list := range m.index {
+		for _, x := range list {
+			d := [3]string{x.sub.Name, x.sub.CorrelationKey, x.sub.ProcessID}
+			if !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
 
 // close stops the protocol's goroutines and handlers.
@@ -461,7 +495,12 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 		if id == "" {
 			id = nonce()
 		}
-		_, _ = m.offer(ctx, req.Name, req.CorrelationKey, pid, req.Variables, id) // an error is logged; its intent stays
+		if _, err := m.offer(ctx, req.Name, req.CorrelationKey, pid, req.Variables, id); err != nil && !errors.Is(err, errNotSent) {
+			m.later(nil) // the outcome is unknown: its intent is finished later
+		}
+		// A message without TTL whose correlation could not be written is
+		// not kept anywhere: it is logged, as one published while no wait
+		// is open.
 	}
 	_ = msg.Respond(okResponse(json.RawMessage("null"), nil))
 }
@@ -492,27 +531,105 @@ func (m *messages) drain(name, key, pid string) {
 
 // offerBuffered claims the oldest buffered message for name and key that
 // process pid has not had, and offers it to pid's registered waits; it
-// reports whether one took it. Called with the stripe held.
+// reports whether one took it. The correlation's intent is written before
+// the claim is committed, so that an owner dying in between leaves either
+// no claim or an intent its next owner finishes. Called with the stripe
+// held.
 func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) bool {
-	eng := m.p.Engine()
-	b, ok, err := eng.ClaimBufferedMessage(ctx, name, key, pid)
-	if err != nil || !ok {
+	var first *remoteSub
+	for _, s := range m.candidates(name, key) {
+		if s.ProcessID == pid {
+			first = &s
+			break
+		}
+	}
+	if first == nil {
+		return false
+	}
+	b, ok := m.p.Engine().ClaimBufferedMessage(name, key, pid)
+	if !ok {
 		return false
 	}
 	id := b.MessageID()
 	if id == "" {
 		id = nonce()
 	}
-	took, err := m.offer(ctx, name, key, pid, b.Variables(), id)
-	if took || err != nil {
-		// Taken, or the outcome is unknown: the correlation's intent stays
-		// for the partition's next owner, and the claim with it.
-		return took
+	in := intent{Sub: *first, Variables: b.Variables(), ID: id}
+	ikey, err := m.writeIntent(ctx, in)
+	if err == nil {
+		if err = b.Commit(ctx); err != nil {
+			m.later(nil) // the claim may be committed: the intent decides
+			return false
+		}
+		var took bool
+		took, err = m.finish(ctx, ikey, in)
+		if err != nil {
+			m.later(nil) // the outcome is unknown: the intent stays, and the claim with it
+			return false
+		}
+		if took {
+			return true
+		}
+		// That wait is gone: the next ones.
+		took, err = m.offer(ctx, name, key, pid, in.Variables, id)
+		switch {
+		case took:
+			return true
+		case err != nil && !errors.Is(err, errNotSent):
+			m.later(nil)
+			return false
+		}
 	}
 	if err := b.Release(ctx); err != nil {
 		m.p.n.logf("partition %d: hand message %q back to the buffer: %v", m.p.id, name, err)
 	}
+	if err != nil { // not sent: offered again shortly
+		m.later(&[3]string{name, key, pid})
+	}
 	return false
+}
+
+// errNotSent is a correlation not asked for: its intent could not be
+// written.
+var errNotSent = errors.New("the correlation under way could not be written, so it was not sent")
+
+// later asks retryLoop to offer the buffered messages for name, key and
+// process again (drain non-nil), or to finish the correlations under way.
+func (m *messages) later(drain *[3]string) {
+	m.retryMu.Lock()
+	defer m.retryMu.Unlock()
+	if drain != nil {
+		m.retryDrains[*drain] = true
+	} else {
+		m.retryIntents = true
+	}
+}
+
+// retryLoop finishes, a little later, what failed on the way: correlations
+// whose outcome was unknown (their intents) and buffered messages that
+// could not be offered. A partition that opens finishes its intents
+// anyway; this covers an owner that stays.
+func (m *messages) retryLoop() {
+	defer m.wg.Done()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-m.stop:
+			return
+		case <-tick.C:
+		}
+		m.retryMu.Lock()
+		drains, intents := m.retryDrains, m.retryIntents
+		m.retryDrains, m.retryIntents = map[[3]string]bool{}, false
+		m.retryMu.Unlock()
+		if intents {
+			m.finishIntents()
+		}
+		for d := range drains {
+			m.drain(d[0], d[1], d[2])
+		}
+	}
 }
 
 // offer correlates a message to the oldest registered wait of process pid
@@ -526,7 +643,9 @@ func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[st
 		}
 		took, err := m.correlate(ctx, intent{Sub: s, Variables: vars, ID: id})
 		if err != nil {
-			m.p.n.logf("partition %d: correlate message %q to instance %d of partition %d: %v", m.p.id, name, s.InstanceKey, s.Partition, err)
+			if !errors.Is(err, errNotSent) {
+				m.p.n.logf("partition %d: correlate message %q to instance %d of partition %d: %v", m.p.id, name, s.InstanceKey, s.Partition, err)
+			}
 			return false, err
 		}
 		if took {
@@ -539,15 +658,26 @@ func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[st
 // correlate writes the intent, asks the wait's partition to correlate
 // the message and deletes the intent once answered.
 func (m *messages) correlate(ctx context.Context, in intent) (bool, error) {
+	ikey, err := m.writeIntent(ctx, in)
+	if err != nil {
+		return false, err
+	}
+	return m.finish(ctx, ikey, in)
+}
+
+// writeIntent writes a correlation under way; errNotSent if it cannot.
+func (m *messages) writeIntent(ctx context.Context, in intent) (string, error) {
 	ikey := "i." + strconv.Itoa(m.p.id) + "." + hash64(in.ID, strconv.FormatInt(in.Sub.InstanceKey, 10))
 	data, _ := json.Marshal(in)
 	if _, err := m.subs.Put(ctx, ikey, data); err != nil {
-		// Not asked: the wait is treated as not taking it (a buffered
-		// message goes back to the buffer, for the next publication or
-		// registration of its key).
 		m.p.n.logf("partition %d: write the correlation under way %s, so it is not sent: %v", m.p.id, ikey, err)
-		return false, nil
+		return "", fmt.Errorf("%w: %w", errNotSent, err)
 	}
+	return ikey, nil
+}
+
+// finish asks the wait's partition and deletes the intent once answered.
+func (m *messages) finish(ctx context.Context, ikey string, in intent) (bool, error) {
 	took, err := m.ask(ctx, in)
 	if err != nil {
 		return false, err
@@ -558,14 +688,29 @@ func (m *messages) correlate(ctx context.Context, in intent) (bool, error) {
 	return took, nil
 }
 
+// askAttempt bounds one attempt of a correlate request: a request to an
+// owner that just died can get no answer at all (its interest lingers in
+// NATS for a moment) rather than no responders, and the request is
+// idempotent, so it is sent again.
+const askAttempt = 2 * time.Second
+
 // ask sends a correlate request to the wait's partition, again while it
-// has no owner, until ctx ends.
+// has no owner or does not answer, until ctx ends.
 func (m *messages) ask(ctx context.Context, in intent) (bool, error) {
 	body, _ := json.Marshal(correlateRequest{InstanceKey: in.Sub.InstanceKey, Name: in.Sub.Name,
 		CorrelationKey: in.Sub.CorrelationKey, Variables: in.Variables, ID: in.ID})
-	out, err := m.p.n.router.request(ctx, msgSubject(m.p.n.cfg.Cluster, in.Sub.Partition, "correlate"), body)
-	if err != nil {
-		return false, err
+	var out []byte
+	for {
+		actx, cancel := context.WithTimeout(ctx, askAttempt)
+		var err error
+		out, err = m.p.n.router.request(actx, msgSubject(m.p.n.cfg.Cluster, in.Sub.Partition, "correlate"), body)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return false, err
+		}
 	}
 	var resp correlateResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
@@ -587,6 +732,7 @@ func (m *messages) finishIntents() {
 	lister, err := m.subs.ListKeysFiltered(ctx, "i."+strconv.Itoa(m.p.id)+".*")
 	if err != nil {
 		m.p.n.logf("partition %d: list the correlations under way: %v", m.p.id, err)
+		m.later(nil)
 		return
 	}
 	for k := range lister.Keys() {
@@ -601,11 +747,15 @@ func (m *messages) finishIntents() {
 		mu := m.stripe(in.Sub.Name, in.Sub.CorrelationKey)
 		mu.Lock()
 		took, err := m.ask(ctx, in)
-		if err == nil {
+		if err == nil && !took {
+			// The wait is gone: the next wait of the process. The intent
+			// stays until that one is written (or none is left).
+			_, err = m.offer(ctx, in.Sub.Name, in.Sub.CorrelationKey, in.Sub.ProcessID, in.Variables, in.ID)
+		}
+		if err != nil {
+			m.later(nil) // still unknown, or not sent: again later
+		} else {
 			_ = m.subs.Delete(ctx, k)
-			if !took {
-				_, _ = m.offer(ctx, in.Sub.Name, in.Sub.CorrelationKey, in.Sub.ProcessID, in.Variables, in.ID) // an error is logged; its intent stays
-			}
 		}
 		mu.Unlock()
 	}

@@ -266,14 +266,25 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 		}
 		return res.State, res.Variables, correlated
 	}
-	require.Eventually(t, func() bool {
-		for _, k := range append(keys[:n:n], shared...) {
+	var waiting []string
+	assert.Eventually(t, func() bool {
+		waiting = waiting[:0]
+		for i, k := range append(keys[:n:n], shared...) {
 			if s, _, _ := state(k); s != engine.Completed {
-				return false
+				key := "shared"
+				if i < n {
+					key = fmt.Sprintf("order-%d", i)
+				}
+				waiting = append(waiting, fmt.Sprintf("%d (partition %d, key %s of partition %d)", k, engine.PartitionOf(k), key, cluster.MessagePartition(key, cfg.Partitions)))
 			}
 		}
-		return true
-	}, 60*time.Second, 50*time.Millisecond, "every instance correlated")
+		return len(waiting) == 0
+	}, 20*time.Second, 50*time.Millisecond, "every instance correlated")
+	if len(waiting) > 0 {
+		js, err := jetstream.New(tc.conns[0])
+		require.NoError(t, err)
+		t.Fatalf("still waiting: %v; registered waits: %v", waiting, remoteWaits(t, js, cfg.Cluster))
+	}
 	for i, k := range keys {
 		_, vars, correlated := state(k)
 		assert.Equal(t, float64(i), vars["n"], "instance %d received its own message", i)

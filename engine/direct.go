@@ -97,20 +97,23 @@ func (b *BufferedMessage) Release(ctx context.Context) error {
 	return b.e.durably(ctx, func() error { b.c.Release(); return nil })
 }
 
+// Commit waits until the claim (or its release) is committed (with a
+// store; without one it returns at once).
+func (b *BufferedMessage) Commit(ctx context.Context) error {
+	return b.e.durably(ctx, func() error { return nil })
+}
+
 // ClaimBufferedMessage takes the oldest buffered message (PublishMessage
 // with a TTL) for name and key that has not been correlated to process
 // processID, and marks it as correlated to it: a cluster partition holds
 // the message while a wait of that process is open on another partition.
 // It reports false when no such message is buffered. The claim is
-// committed before it returns (with a store).
-func (e *Engine) ClaimBufferedMessage(ctx context.Context, name, key, processID string) (*BufferedMessage, bool, error) {
+// committed with the engine's next commit; the caller records what it
+// does with the message first, then waits for it (BufferedMessage.Commit).
+func (e *Engine) ClaimBufferedMessage(name, key, processID string) (*BufferedMessage, bool) {
 	c, ok := e.rt.ClaimBufferedMessage(name, key, processID)
 	if !ok {
-		return nil, false, nil // nothing changed: no commit to wait for
+		return nil, false
 	}
-	if err := e.durably(ctx, func() error { return nil }); err != nil {
-		c.Release()
-		return nil, false, fmt.Errorf("claim a buffered message %q for process %s: %w", name, processID, err)
-	}
-	return &BufferedMessage{c: c, e: e}, true, nil
+	return &BufferedMessage{c: c, e: e}, true
 }
