@@ -92,7 +92,7 @@ func (b *BufferedMessage) MessageID() string { return b.c.ID() }
 
 // Release hands the message back to the buffer: the wait it was taken
 // for had closed, so it may serve its process again for the rest of its
-// TTL. The change is committed with the engine's next commit.
+// TTL. It returns once the release is committed (with a store).
 func (b *BufferedMessage) Release(ctx context.Context) error {
 	return b.e.durably(ctx, func() error { b.c.Release(); return nil })
 }
