@@ -285,6 +285,21 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 		require.NoError(t, err)
 		t.Fatalf("still waiting: %v; registered waits: %v", waiting, remoteWaits(t, js, cfg.Cluster))
 	}
+	// Every wait ended, so every registration is gone, and no correlation
+	// is left under way.
+	js, err := jetstream.New(tc.conns[0])
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return len(remoteWaits(t, js, cfg.Cluster)) == 0 }, 10*time.Second, 20*time.Millisecond,
+		"registrations left: %v", remoteWaits(t, js, cfg.Cluster))
+	kctx, kcancel := reqCtx()
+	defer kcancel()
+	kv, err := js.KeyValue(kctx, "flowtrack_"+cfg.Cluster+"_msgsubs")
+	require.NoError(t, err)
+	left, err := kv.Keys(kctx)
+	if !errors.Is(err, jetstream.ErrNoKeysFound) {
+		require.NoError(t, err)
+	}
+	assert.Empty(t, left, "correlations left under way")
 	for i, k := range keys {
 		_, vars, correlated := state(k)
 		assert.Equal(t, float64(i), vars["n"], "instance %d received its own message", i)
