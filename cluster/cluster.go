@@ -104,9 +104,12 @@ type Node struct {
 	js     jetstream.JetStream
 	leases jetstream.KeyValue
 	deploy jetstream.Stream
-	ttl    time.Duration
-	parts  int
-	epoch  time.Time // the node's monotonic origin for lease deadlines
+	// subs and corr are the buckets of the message protocol (messages.go).
+	subs  jetstream.KeyValue
+	corr  jetstream.KeyValue
+	ttl   time.Duration
+	parts int
+	epoch time.Time // the node's monotonic origin for lease deadlines
 
 	router *router
 
@@ -268,6 +271,16 @@ func (n *Node) setup(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("cluster %s: deployment log: %w", c.Cluster, err)
+	}
+	n.subs, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subsBucket(c.Cluster),
+		Description: "flowtrack cluster message waits across partitions (package cluster)", Replicas: c.Replicas})
+	if err != nil {
+		return fmt.Errorf("cluster %s: message subscription bucket: %w", c.Cluster, err)
+	}
+	n.corr, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: doneBucket(c.Cluster),
+		Description: "flowtrack cluster correlations made on request (package cluster)", TTL: DoneTTL, Replicas: c.Replicas})
+	if err != nil {
+		return fmt.Errorf("cluster %s: correlation bucket: %w", c.Cluster, err)
 	}
 	return nil
 }

@@ -71,18 +71,46 @@
 //
 // # Messages
 //
-// A message is published on one partition only, the partition of its
-// correlation key, which buffers it (TTL) and deduplicates its message id:
-// a message is never correlated twice. It correlates with the instances
-// of that partition, and starts instances there. An instance waiting for
-// a message with correlation key K receives it only if it lives on K's
-// partition: start instances with their business key in the variable
-// Config.BusinessKey names (as Zeebe users correlate by business key), and
-// they live where their messages go. Subscriptions opened on the
-// partition of the correlation key for instances of other partitions, as
-// Zeebe has them, are not built yet; a wait that breaks the rule is
-// logged and counted (Partition.Misplaced), never silently left.
-// MessagePartition computes a key's partition.
+// Messages go to the partition of their correlation key (MessagePartition:
+// FNV-1a of the key, mod P, plus 1), which buffers them (TTL),
+// deduplicates their message ids and starts instances by message start
+// events; message waits of instances on other partitions are registered
+// there, as Zeebe's process message subscriptions are opened on the
+// message partition:
+//
+//   - Partition A registers each open message wait (catch event, receive
+//     task, boundary, event-based gateway arm, event sub-process start) of
+//     its instances whose key belongs to partition B≠A as an entry of the
+//     KV bucket flowtrack_<cluster>_msgsubs, key s.<B>.<A>.<instance>.<hash
+//     of process, name and key>, and deletes it when the wait ends
+//     (correlated, interrupted, cancelled, instance ended). A keeps the
+//     entries equal to its engine's open waits (Engine.MessageSubscriptions)
+//     on every event that opens or closes one, so opening and closing are
+//     idempotent, and a new owner of A confirms and cleans them up with one
+//     pass.
+//   - B watches its entries into an index by name and key, oldest first.
+//     publish_message on B correlates to B's own waits first, then, for
+//     each process no own wait served, to the oldest registered wait of
+//     that process that takes it: B asks A (flowtrack.<cluster>.msg.<A>.correlate)
+//     to correlate the message to that instance (Engine.CorrelateMessageTo,
+//     only while the wait is open); a wait that has closed meanwhile
+//     answers no, and the next is asked. At most one instance per process
+//     takes a message, as in Zeebe.
+//   - A message published with a TTL that no wait took stays buffered on B;
+//     a wait registered later is offered the buffered messages its process
+//     has not had (Engine.ClaimBufferedMessage), as a wait opened on B
+//     would be.
+//   - B writes each correlation under way (an intent, i.<B>.<hash>) before
+//     it asks A and deletes it once answered; a new owner of B asks again.
+//     A answers a request it has answered yes before (same instance, same
+//     message id, or B's id for a message without one) yes again, from
+//     the bucket flowtrack_<cluster>_msgdone, whose entries live DoneTTL
+//     and are written pending before A's engine correlates (a retry after
+//     A died in between reads the instance's history): the request is
+//     delivered at least once, the correlation made once.
+//
+// Messages an instance throws itself (intermediate message throw events)
+// reach only its own partition's waits.
 //
 // # Timer and signal start events
 //

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -24,11 +23,10 @@ type Partition struct {
 	srv   *server.Server
 	stops []func(context.Context) error
 	sync  *nats.Subscription
-	// unwatch ends watch.
+	// unwatch ends the engine observer that drives msgs.
 	unwatch func() error
-	// Misplaced counts the message subscriptions opened on this
-	// partition for a correlation key another partition owns (watch).
-	misplaced atomic.Int64
+	// msgs is the partition's side of the message protocol (messages.go).
+	msgs *messages
 
 	// deployMu orders the deployments the partition applies from the
 	// cluster's log; applied is how many it holds (the log's first
@@ -95,7 +93,11 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 		}
 		p.stops = append(p.stops, stop)
 	}
-	p.unwatch = p.Engine().Subscribe(p.watch)
+	if err := p.startMessages(ctx); err != nil {
+		_ = p.close(ctx)
+		return nil, err
+	}
+	p.unwatch = p.Engine().Subscribe(p.msgs.onEvent)
 	p.sync, err = n.nc.Subscribe(syncSubject(c.Cluster, id), p.answerSync)
 	if err == nil {
 		err = n.nc.Flush()
@@ -106,28 +108,6 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	}
 	return p, nil
 }
-
-// watch reports each message subscription an instance of the partition
-// opens for a correlation key of another partition: publish_message goes
-// to the key's partition, so that message will not reach the instance
-// (see the package doc, Messages). It is the only sign of a model or a
-// business key that does not fit the cluster's rule, so the node says it.
-func (p *Partition) watch(ev engine.Event) {
-	if ev.Type != engine.MessageSubscribed {
-		return
-	}
-	if owner := MessagePartition(ev.CorrelationKey, p.n.parts); owner != p.id {
-		p.misplaced.Add(1)
-		p.n.logf("partition %d: instance %d waits at %s for message %q with correlation key %q, which partition %d owns: "+
-			"a message published for that key will not reach it (start it with the key as its business key)",
-			p.id, ev.InstanceKey, ev.ElementID, ev.Name, ev.CorrelationKey, owner)
-	}
-}
-
-// Misplaced returns how many message subscriptions instances of the
-// partition opened for correlation keys other partitions own: waits no
-// published message can end (see the package doc, Messages).
-func (p *Partition) Misplaced() int64 { return p.misplaced.Load() }
 
 // close stops the partition's services, stops serving and closes its
 // engine (a last commit, unless fenced).
@@ -140,6 +120,9 @@ func (p *Partition) close(ctx context.Context) error {
 		if err := p.unwatch(); err != nil && !errors.Is(err, engine.ErrObserverDropped) {
 			errs = append(errs, err)
 		}
+	}
+	if p.msgs != nil {
+		p.msgs.close()
 	}
 	for i := len(p.stops) - 1; i >= 0; i-- {
 		errs = append(errs, p.stops[i](ctx))

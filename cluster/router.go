@@ -130,7 +130,14 @@ func (r *router) route(ctx context.Context, op string, data []byte) []byte {
 		if json.Unmarshal(data, &req) != nil {
 			return r.forward(ctx, 1, op, data) // its BAD_REQUEST
 		}
-		return r.forward(ctx, MessagePartition(req.CorrelationKey, r.n.parts), op, data)
+		// The key's partition correlates it to its own instances, then
+		// to the waits other partitions registered there (messages.go).
+		p := MessagePartition(req.CorrelationKey, r.n.parts)
+		out, err := r.request(ctx, msgSubject(r.n.cfg.Cluster, p, "publish"), data)
+		if err != nil {
+			return errorResponse(wire.CodeClosed, fmt.Sprintf("%s: partition %d: %v", op, p, err))
+		}
+		return out
 	case "broadcast_signal":
 		return r.merge(ctx, op, data, func([]json.RawMessage) (json.RawMessage, error) { return json.RawMessage("null"), nil })
 	case "jobs":

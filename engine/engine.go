@@ -962,17 +962,8 @@ func (e *Engine) PublishMessageReached(ctx context.Context, m Message) ([]*Insta
 // publishMessage is PublishMessageReached with the runtime's instances,
 // which PublishMessage does not wrap.
 func (e *Engine) publishMessage(ctx context.Context, m Message) ([]*runtime.Instance, error) {
-	if err := ctx.Err(); err != nil {
+	if err := e.checkMessage(ctx, m); err != nil {
 		return nil, err
-	}
-	if m.Name == "" {
-		return nil, invalid("publish message: the name is empty")
-	}
-	if m.TTL < 0 {
-		return nil, invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
-	}
-	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
-		return nil, fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
 	}
 	norm, err := normalize(m.Variables)
 	if err != nil {
@@ -989,6 +980,23 @@ func (e *Engine) publishMessage(ctx context.Context, m Message) ([]*runtime.Inst
 		return nil, fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
 	return reached, nil
+}
+
+// checkMessage refuses a message PublishMessage cannot publish.
+func (e *Engine) checkMessage(ctx context.Context, m Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if m.Name == "" {
+		return invalid("publish message: the name is empty")
+	}
+	if m.TTL < 0 {
+		return invalid("publish message %q: negative TTL %s", m.Name, m.TTL)
+	}
+	if err := clock.CheckRange(e.Now().Add(m.TTL)); err != nil {
+		return fmt.Errorf("publish message %q: TTL %s: %w", m.Name, m.TTL, err)
+	}
+	return nil
 }
 
 // BroadcastSignal delivers a signal to every instance waiting for it and

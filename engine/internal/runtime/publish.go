@@ -18,41 +18,52 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	return e.publishMessage(name, key, vars, ttl, id, new(cause))
+	pub, err := e.publishMessage(name, key, vars, ttl, id, new(cause))
+	return pub.reached, err
+}
+
+// publication is what a published message reached.
+type publication struct {
+	// reached are the instances it was handed to, then those it started.
+	reached []*Instance
+	// served are the process definitions it reached: correlated to, or
+	// started an instance of.
+	served []string
 }
 
 // publishMessage is PublishMessage for an input c. When the instances the
 // message could start would exceed c's budget, nothing is published.
-func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) ([]*Instance, error) {
+func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) (publication, error) {
 	e.mu.Lock()
 	could := len(e.messageStarts[name])
 	e.mu.Unlock()
 	if could > 0 { // the budget's text is not built for every publication
 		if err := c.reserve(could, e.opts.MaxStartsPerInput, fmt.Sprintf("message %q", name)); err != nil {
-			return nil, err
+			return publication{}, err
 		}
 	}
-	pub, err := e.hub.PublishMessage(name, key, vars, ttl, id)
+	hubPub, err := e.hub.PublishMessage(name, key, vars, ttl, id)
 	if err != nil {
-		return nil, err
+		return publication{}, err
 	}
-	var reached []*Instance
-	for _, r := range pub.Reached {
+	var pub publication
+	for _, r := range hubPub.Reached {
 		if inst, ok := r.(*Instance); ok { // message subscriptions are held by instances
-			reached = append(reached, inst)
+			pub.reached = append(pub.reached, inst)
 		}
 	}
-	served := pub.Served
+	pub.served = hubPub.Served
 	e.mu.Lock()
 	var starts []startTarget
 	for _, t := range e.messageStarts[name] {
 		pid := t.plan.Process.ID
-		if slices.Contains(served, pid) || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
+		if slices.Contains(pub.served, pid) || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
 			continue
 		}
 		if key != "" {
 			e.keyedStarts[[2]string{pid, key}]++
 		}
+		pub.served = append(pub.served, pid)
 		starts = append(starts, t)
 	}
 	e.mu.Unlock()
@@ -65,11 +76,11 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 				e.keyedStarts[[2]string{t.plan.Process.ID, key}]--
 				e.mu.Unlock()
 			}
-			return reached, err
+			return pub, err
 		}
-		reached = append(reached, inst)
+		pub.reached = append(pub.reached, inst)
 	}
-	return reached, nil
+	return pub, nil
 }
 
 // BroadcastSignal delivers a signal to every subscription of its name and

@@ -1,0 +1,100 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/server"
+)
+
+const waitForM = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:message id="M" name="m"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>
+  <bpmn:process id="keyed" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="M"/></bpmn:intermediateCatchEvent>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="done"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// A correlate request is answered the same way however often it is sent:
+// yes again after a yes, with the instance correlated once; and a request
+// sent again after its first attempt committed but died before recording
+// its yes (a pending entry) finds the correlation in the instance's
+// history and answers yes, instead of no, which would give the message to
+// another instance of the process.
+func TestCorrelateIdempotent(t *testing.T) {
+	ns, err := server.StartNATS(t.TempDir(), 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := nats.Connect(ns.ClientURL(), nats.ReconnectBufSize(-1))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := Start(ctx, nc, Config{Cluster: "idem", Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	require.Eventually(t, func() bool { return n.Partition(1) != nil }, 10*time.Second, 10*time.Millisecond)
+	p := n.Partition(1)
+	eng := p.Engine()
+	_, err = eng.Deploy("keyed.bpmn", []byte(waitForM))
+	require.NoError(t, err)
+	first, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
+	require.NoError(t, err)
+	second, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
+	require.NoError(t, err)
+	require.NoError(t, eng.Settle(ctx))
+
+	ask := func(inst int64, id string, num int) correlateResponse {
+		body, _ := json.Marshal(correlateRequest{InstanceKey: inst, Name: "m", CorrelationKey: "k", Variables: map[string]any{"n": num}, ID: id})
+		out, err := nc.RequestWithContext(ctx, msgSubject("idem", 1, "correlate"), body)
+		require.NoError(t, err)
+		var resp correlateResponse
+		require.NoError(t, json.Unmarshal(out.Data, &resp), "%s", out.Data)
+		return resp
+	}
+	correlations := func(inst *engine.Instance) int {
+		h, err := inst.History(ctx)
+		require.NoError(t, err)
+		c := 0
+		for _, ev := range h {
+			if ev.Type == engine.MessageCorrelated {
+				c++
+			}
+		}
+		return c
+	}
+	assert.True(t, ask(first.Key(), "r1", 1).Correlated)
+	assert.True(t, ask(first.Key(), "r1", 1).Correlated, "the same request again")
+	assert.False(t, ask(first.Key(), "r2", 5).Correlated, "another message: the wait is gone")
+	require.NoError(t, eng.Settle(ctx))
+	assert.Equal(t, 1, correlations(first))
+	assert.Equal(t, 1.0, first.Variables()["n"])
+
+	// The first attempt of r3 committed and died before recording its yes.
+	ok, err := eng.CorrelateMessageTo(ctx, second.Key(), engine.Message{Name: "m", CorrelationKey: "k", Variables: map[string]any{"n": 3}})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, eng.Settle(ctx))
+	dkey := "c.1." + strconv.FormatInt(second.Key(), 10) + "." + hash64("r3")
+	_, err = p.msgs.done.Put(ctx, dkey, []byte(corrPending))
+	require.NoError(t, err)
+	assert.True(t, ask(second.Key(), "r3", 3).Correlated, "found in the history")
+	e, err := p.msgs.done.Get(ctx, dkey)
+	require.NoError(t, err)
+	assert.Equal(t, corrDone, string(e.Value()))
+	assert.Equal(t, 1, correlations(second))
+	// Without a pending entry, a gone wait is a no.
+	assert.False(t, ask(second.Key(), "r4", 3).Correlated)
+}
