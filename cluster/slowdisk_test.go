@@ -186,9 +186,9 @@ func TestCluster_SlowDisk(t *testing.T) {
 			start := time.Now()
 			tc.cutOff(slow)
 			close(stopStarts)
-			starter.Wait()
 			require.Eventually(t, func() bool { return tc.survivorsServe(slow) }, 60*time.Second, 10*time.Millisecond)
 			takeovers = append(takeovers, time.Since(start))
+			starter.Wait() // its last start may wait out its deadline
 			batch(4)
 			tc.startNATS(slow)
 		} else {
