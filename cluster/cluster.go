@@ -56,6 +56,14 @@ type Config struct {
 	// Logf receives what the node does with leases and partitions (taken,
 	// released, fenced); nil logs nothing.
 	Logf func(format string, args ...any)
+	// WrapStore, for tests and fault injection only, wraps the store of
+	// every partition the node opens (a slow disk: commits delayed). It
+	// sits beneath the partition's fence: the fence checks a commit
+	// before the wrapper sees it, so a delay in the wrapper is a commit
+	// under way while the fence may close and another node take the
+	// partition over (TestCluster_SlowDisk). The wrapper must pass every
+	// call on to s, with its result. Nil wraps nothing.
+	WrapStore func(partition int, s engine.Store) engine.Store
 }
 
 // Service is started on a partition the node comes to own (Config.

@@ -29,7 +29,44 @@ type testCluster struct {
 	ns    []*natsserver.Server
 	conns []*nats.Conn
 	nodes []*cluster.Node
+	// tweak, if set, changes member i's node config before it starts
+	// (TestCluster_SlowDisk wraps one node's stores).
+	tweak func(i int, cfg *cluster.Config)
 	mu    sync.Mutex
+	// logged counts the nodes' log lines by what they report (see
+	// logPatterns).
+	logged map[string]int
+}
+
+// logPatterns are the lease events the harness counts in the nodes'
+// logs.
+var logPatterns = []string{"lease taken", ": fenced", "lease renewed after its fence closed", "released for rebalance"}
+
+// logf logs a node's line and counts it.
+func (c *testCluster) logf(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	c.mu.Lock()
+	for _, p := range logPatterns {
+		if !strings.Contains(line, p) {
+			continue
+		}
+		c.logged[p]++
+		for _, n := range c.nats {
+			if strings.Contains(line, " node "+n.Name+": ") {
+				c.logged[p+"@"+n.Name]++ // by node
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.t.Log(line)
+}
+
+// counted returns how many log lines reported pattern; pattern@NODE
+// counts node NODE's only.
+func (c *testCluster) counted(pattern string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.logged[pattern]
 }
 
 func freePort(t testing.TB) int {
@@ -45,7 +82,14 @@ func freePort(t testing.TB) int {
 // partitions are rebalanced), and waits until every partition is served.
 func newTestCluster(t testing.TB, size int, cfg cluster.Config) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, cfg: cfg}
+	return newTestClusterWith(t, size, cfg, nil)
+}
+
+// newTestClusterWith is newTestCluster with tweak changing each member's
+// node config (nil: none).
+func newTestClusterWith(t testing.TB, size int, cfg cluster.Config, tweak func(i int, cfg *cluster.Config)) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t, cfg: cfg, tweak: tweak, logged: map[string]int{}}
 	cports := make([]int, size)
 	for i := range cports {
 		cports[i] = freePort(t)
@@ -94,7 +138,10 @@ func (c *testCluster) startNode(i int) {
 	require.NoError(c.t, server.WaitForJetStream(ctx, nc))
 	cfg := c.cfg
 	cfg.Node = c.nats[i].Name
-	cfg.Logf = c.t.Logf
+	cfg.Logf = c.logf
+	if c.tweak != nil {
+		c.tweak(i, &cfg)
+	}
 	n, err := cluster.Start(ctx, nc, cfg)
 	require.NoError(c.t, err)
 	c.mu.Lock()

@@ -65,6 +65,10 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	if err != nil {
 		return nil, err
 	}
+	var store engine.Store = st
+	if c.WrapStore != nil {
+		store = c.WrapStore(id, st)
+	}
 	p := &Partition{id: id, n: n, applied: applied, results: map[uint64][]byte{}}
 	// The partition applies the deployments it misses before it answers;
 	// one logged meanwhile reaches it through the router (deploy, and a
@@ -76,7 +80,7 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 		opts = append(opts[:len(opts):len(opts)], engine.WithoutTimerAndSignalStarts())
 	}
 	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: opts,
-		Store: fencedStore{Store: st, fence: f},
+		Store: fencedStore{Store: store, fence: f},
 		Jobs:  server.JobsConfig{OnError: func(err error) { n.logf("partition %d: %v", id, err) }},
 		Prepare: func(ctx context.Context, eng *engine.Engine) error {
 			_, err := p.syncTo(ctx, eng, 0)
