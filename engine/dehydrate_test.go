@@ -3,7 +3,6 @@ package engine_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
-	"github.com/flowtrack/flowtrack/engine/boltstore"
 	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
@@ -118,8 +116,12 @@ func TestInstance_Dehydrate(t *testing.T) {
 // only, and the wake reads it from there.
 func TestDehydration_Race(t *testing.T) {
 	const rounds = 150
+	variants := []bool{false} // without a store, then with one where bbolt builds
+	if openBoltStore != nil {
+		variants = append(variants, true)
+	}
 	for _, m := range modes {
-		for _, stored := range []bool{false, true} {
+		for _, stored := range variants {
 			name := m.name
 			if stored {
 				name += "/stored"
@@ -134,10 +136,7 @@ func TestDehydration_Race(t *testing.T) {
 func dehydrationRace(t *testing.T, r engine.Resumption, stored bool, rounds int) {
 	opts := []engine.Option{engine.WithResumption(r), engine.WithDehydration(0)}
 	if stored {
-		s, err := boltstore.Open(filepath.Join(t.TempDir(), "state.db"), &boltstore.Options{NoSync: true})
-		require.NoError(t, err)
-		t.Cleanup(func() { require.NoError(t, s.Close()) }) // after the engine's Close
-		opts = append(opts, engine.WithStore(s))
+		opts = append(opts, engine.WithStore(openBoltStore(t)))
 	}
 	e := newEngine(t, opts...)
 	deploy(t, e, gatewayThenJobProcess)
