@@ -125,12 +125,20 @@ run: wasm
 # (flowbench cluster), and prints one table (bench/README.md); results in
 # bench/results/.
 # The Go benchmarks run once each (-benchtime=1x) so they keep working.
-bench: sdk
+# bench-peer installs the peer engine for the peer rows (issue #21).
+bench: sdk bench-peer
 	@mkdir -p bench/results
 	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... ./host/... > bench/results/go-bench.txt
 	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
 	bin/flowbench all
 	$(MAKE) bench-extism
+
+# bench-peer installs bench/peer's driver dependencies: bpmn-engine, the
+# JavaScript BPMN engine, at the version package-lock.json pins. Without
+# them flowbench all skips its peer part and says so.
+.PHONY: bench-peer
+bench-peer:
+	cd bench/peer && $(NPM_CI)
 
 # size prints the module's size raw and gzipped, then where its bytes go
 # (sections, the largest packages and functions) from a build of the same

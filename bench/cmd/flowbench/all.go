@@ -37,6 +37,9 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dr
 		name string
 		cmd  []string
 	}
+	// A part missing something it needs is skipped with the reason, on
+	// stderr and as a "skipped" record that the report shows.
+	missing := map[string]string{"peer": peerMissing(root)}
 	parts := []part{
 		{"native", append([]string{self, "native"}, common...)},
 		{"wazero", append([]string{self, "wazero"}, common...)},
@@ -44,6 +47,8 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dr
 		{"store-nosync", append([]string{self, "store-nosync"}, common...)},
 		{"node", []string{node, filepath.Join(root, "bench", "node", "bench.mjs"),
 			"--shared", dirs.Shared, "--own", dirs.Own, "--fixed-n", strconv.Itoa(fixedN)}},
+		{"peer", []string{node, filepath.Join(root, "bench", "peer", "bench.mjs"),
+			"--shared", dirs.Shared, "--fixed-n", strconv.Itoa(fixedN)}},
 		{"browser", []string{node, filepath.Join(root, "bench", "browser", "startup.mjs")}},
 		{"scale", append([]string{self, "scale", "-n", strconv.Itoa(n)}, common...)},
 		{"dry", append([]string{self, "dry", "-n", strconv.Itoa(dryN), "-resumption", "goroutines"}, common...)},
@@ -55,6 +60,11 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dr
 	var failures []string
 	for _, p := range parts {
 		if contains(skip, p.name) {
+			continue
+		}
+		if why := missing[p.name]; why != "" {
+			fmt.Fprintf(os.Stderr, "%s: %s\n", p.name, why)
+			recs = append(recs, map[string]any{"kind": "skipped", "part": p.name, "reason": why})
 			continue
 		}
 		fmt.Fprintf(os.Stderr, "== %s\n", p.name)

@@ -15,6 +15,11 @@
 //	flowbench cluster [-sizes 1,2,3] [-modes seq,conc]     JSON lines: straight and message
 //	                  through package client on 1-3 in-process cluster nodes, beside the bbolt store
 //
+// all also runs the Node drivers: bench/node/bench.mjs (the SDK),
+// bench/peer/bench.mjs (the peer engine bpmn-engine on the shared
+// workloads; skipped until npm ci in bench/peer) and
+// bench/browser/startup.mjs.
+//
 // Each host runs in a process of its own (all starts one per host) so that
 // peak memory is per host. Times never fail a run; an instance that does
 // not complete, a leaked goroutine or a failed call does.
@@ -52,7 +57,7 @@ func main() {
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
 	sizes := fs.String("sizes", "1,2,3", "cluster: comma-separated node counts")
-	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,browser,scale,cold,cluster)")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,peer,browser,scale,dry,cold,cluster)")
 	cpuProfile := fs.String("cpuprofile", "", "native, wazero, store, scale: write a CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "native, wazero, store, scale: write an allocation profile of the run to this file")
 	_ = fs.Parse(args)

@@ -128,6 +128,7 @@ func render(recs []map[string]any, failures []string) string {
 		}
 		fmt.Fprintf(&b, "| module size | raw · gzip -9 · brotli 11 | | %.2f MB · %.2f MB · %s | | | | | | | ≤ 1.2 MB gzip %s |\n", num(raw["bytes"])/1e6, g, brotli, mark(g <= 1.2))
 	}
+	renderPeers(&b, recs, find)
 	renderStore(&b, find)
 	renderCluster(&b, find)
 	if len(failures) > 0 {
