@@ -98,7 +98,9 @@ var (
 	ErrReconnectBuffer = errors.New("cluster: the NATS connection buffers while reconnecting; connect with nats.ReconnectBufSize(-1)")
 	// ErrFenced is what a partition's store answers to a commit once the
 	// node can no longer be sure it holds the partition's lease.
-	ErrFenced = errors.New("cluster: the partition's lease is lost or about to expire; the node no longer writes its store")
+	// It wraps engine.ErrStoreLost: the partition's engine takes no
+	// command after it.
+	ErrFenced = fmt.Errorf("cluster: the partition's lease is lost or about to expire; the node no longer writes its store: %w", engine.ErrStoreLost)
 )
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -41,6 +42,7 @@ type workload struct {
 	// completed counts the acknowledged completions of each job key.
 	completed map[int64]int
 	failures  atomic.Int64 // commands not acknowledged (outcome unknown)
+	errors    []string     // what they were and why, for a failing test to tell
 }
 
 func newWorkload(cl *client.Client) *workload {
@@ -52,27 +54,43 @@ func reqCtx() (context.Context, context.CancelFunc) {
 }
 
 // start starts order i and publishes its confirmation, buffered until
-// the instance waits for it.
+// the instance waits for it. A confirmation not acknowledged is sent
+// again with the same message id, as a client that wants it delivered
+// does (a duplicate is refused as such), for up to a minute.
 func (w *workload) start(i int) {
 	id := fmt.Sprintf("order-%d", i)
 	ctx, cancel := reqCtx()
-	defer cancel()
 	key, err := w.cl.Start(ctx, "order", map[string]any{"orderId": id})
+	cancel()
 	if err != nil {
-		w.failures.Add(1)
+		w.failed("start "+id, err)
 		return
 	}
 	w.mu.Lock()
 	w.started[key] = id
 	w.mu.Unlock()
-	for attempt := 0; attempt < 3; attempt++ {
+	for limit := time.Now().Add(time.Minute); ; {
+		ctx, cancel := reqCtx()
 		err = w.cl.PublishMessage(ctx, engine.Message{Name: "confirm", CorrelationKey: id, MessageID: id, TTL: time.Hour,
 			Variables: map[string]any{"confirmed": true}})
+		cancel()
 		if err == nil || errors.Is(err, engine.ErrDuplicateMessage) {
 			return
 		}
-		w.failures.Add(1)
+		w.failed("confirm "+id, err)
+		if time.Now().After(limit) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// failed records a command not acknowledged (its outcome is unknown).
+func (w *workload) failed(what string, err error) {
+	w.failures.Add(1)
+	w.mu.Lock()
+	w.errors = append(w.errors, what+": "+err.Error())
+	w.mu.Unlock()
 }
 
 // work completes every job it finds until ctx ends: "pay" with the
@@ -110,6 +128,13 @@ func (w *workload) work(ctx context.Context) {
 // job completed once.
 func (w *workload) check(t *testing.T, limit time.Duration) {
 	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			w.mu.Lock()
+			t.Logf("commands not acknowledged:\n%s", strings.Join(w.errors, "\n"))
+			w.mu.Unlock()
+		}
+	})
 	w.mu.Lock()
 	started := make(map[int64]string, len(w.started))
 	for k, v := range w.started {

@@ -154,7 +154,7 @@ func (n *Node) renewPartition(ctx context.Context, id int) {
 		// Renewed too late: the fence closed meanwhile. Reopen the
 		// partition from its store, on this node or another.
 		n.logf("partition %d: lease renewed after its fence closed: released to be opened again from its store", id)
-		_ = n.release(ctx, id)
+		n.handOver(o)
 		return
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
 		n.logf("partition %d: lease lost (%v): fenced", id, err)
@@ -187,7 +187,10 @@ func (n *Node) balance(ctx context.Context) {
 		// Release the newest-numbered surplus; the others take them.
 		for _, id := range ids[share:] {
 			n.logf("partition %d: released for rebalance (%d live nodes, share %d)", id, live, share)
-			_ = n.release(ctx, id)
+			n.mu.Lock()
+			o := n.owned[id]
+			n.mu.Unlock()
+			n.handOver(o)
 		}
 		return
 	}
@@ -307,6 +310,36 @@ func (n *Node) closeOwned(ctx context.Context, o *owned) error {
 		return nil
 	}
 	return p.close(ctx)
+}
+
+// handOver releases partition o from the lease loop: it is forgotten at
+// once (no longer renewed, listed or taken again while its lease stands)
+// and closed in the background, and its lease is deleted once it has
+// closed, so that this node or another takes it then. The loop must not
+// wait for the close: it may wait for an opening, for operations under
+// way and for a last commit, and meanwhile the leases of the node's other
+// partitions would go unrenewed and their fences close in turn.
+func (n *Node) handOver(o *owned) {
+	if o == nil {
+		return
+	}
+	n.forget(o)
+	n.closing.Go(func() {
+		err := n.closeOwned(context.Background(), o)
+		n.mu.Lock()
+		rev := o.rev
+		n.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), n.ttl/2)
+		defer cancel()
+		// The revision guards the delete: a lease another node took
+		// since (this one expired meanwhile) is not touched.
+		if derr := n.leases.Delete(ctx, partitionKey(o.id), jetstream.LastRevision(rev)); derr != nil {
+			err = errors.Join(err, derr)
+		}
+		if err != nil {
+			n.logf("partition %d: hand over: %v", o.id, err)
+		}
+	})
 }
 
 // dropFenced drops a fenced partition: it is forgotten at once and closed

@@ -23,6 +23,7 @@ type durability struct {
 	pending []chan error // the commands waiting for the next commit
 	fired   bool         // a timer fired since the last commit
 	closed  bool         // set under the gate too: no command is taken after
+	lost    bool         // a commit failed with ErrStoreLost: no command is taken after
 	kick    chan struct{}
 	// final is the result of the last commit, Close's; set before stop
 	// closes, read after done has.
@@ -49,11 +50,15 @@ func (e *Engine) durably(ctx context.Context, apply func() error) error {
 	}
 	d.gate.RLock()
 	d.mu.Lock()
-	closed := d.closed
+	closed, lost := d.closed, d.lost
 	d.mu.Unlock()
-	if closed {
+	switch {
+	case closed:
 		d.gate.RUnlock()
 		return ErrClosed // not taken: Close's commit has begun
+	case lost:
+		d.gate.RUnlock()
+		return fmt.Errorf("%w: %w", ErrClosed, ErrStoreLost) // not taken: no commit would hold it
 	}
 	err := apply()
 	d.gate.RUnlock()
@@ -165,6 +170,11 @@ func (d *durability) run(e *Engine) {
 		d.gate.Unlock() // the documents are copies: encoding and syncing them holds no command back
 		if err == nil {
 			err = d.commit(e, dirty)
+		}
+		if errors.Is(err, ErrStoreLost) {
+			d.mu.Lock()
+			d.lost = true
+			d.mu.Unlock()
 		}
 		for _, ch := range batch {
 			ch <- err

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -419,4 +420,82 @@ func TestWithStore_MessageBufferPiece(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, r.Close(ctx)) }()
 	require.ErrorIs(t, r.PublishMessage(ctx, msg), ErrDuplicateMessage, "the buffer came back from its piece")
+}
+
+// TestWithStore_KeysNotCommittedAreNotReused: keys an engine handed out
+// but never committed (a job a query showed while its commits failed)
+// are not handed out again by the next engine on the store, even when
+// that one too dies before its first command is committed: a worker that
+// completes the job it saw must not complete another.
+func TestWithStore_KeysNotCommittedAreNotReused(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	errDisk := errors.New("disk gone")
+	m.mu.Lock()
+	m.fail = errDisk
+	m.mu.Unlock()
+	_, err = e.Start(ctx, "p", nil)
+	require.ErrorIs(t, err, ErrNotAcknowledged)
+	seen := e.Jobs(JobFilter{Type: "work"})
+	require.Len(t, seen, 1, "a query shows the job no commit holds")
+
+	crashed := m.crashCopy()            // the process dies here
+	defer func() { _ = e.Close(ctx) }() // (its goroutines end with the test)
+	next, err := New(WithStore(crashed), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	// The next one dies too after handing out keys it did not commit.
+	crashed.mu.Lock()
+	crashed.fail = errDisk
+	crashed.mu.Unlock()
+	_, err = next.Start(ctx, "p", nil)
+	require.ErrorIs(t, err, ErrNotAcknowledged)
+	seen = append(seen, next.Jobs(JobFilter{Type: "work"})...)
+	image := crashed.crashCopy() // and dies here
+	defer func() { _ = next.Close(ctx) }()
+
+	last, err := New(WithStore(image), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, last.Close(ctx)) }()
+	inst, err := last.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	jobs := last.Jobs(JobFilter{Type: "work"})
+	require.Len(t, jobs, 1)
+	for _, s := range seen {
+		require.NotEqual(t, s.Key, inst.Key(), "an instance key handed out before is handed out again")
+		require.NotEqual(t, s.InstanceKey, inst.Key(), "an instance key handed out before is handed out again")
+		require.NotEqual(t, s.Key, jobs[0].Key, "a job key handed out before is handed out again")
+		require.ErrorIs(t, last.CompleteJob(ctx, s.Key, nil), ErrUnknownJob, "the job seen before is not this engine's")
+	}
+}
+
+// TestWithStore_StoreLost: once a commit fails with ErrStoreLost (the
+// store is another engine's now), the engine takes no command: each is
+// refused with ErrClosed, not taken, so that its caller may give it to
+// the store's next owner.
+func TestWithStore_StoreLost(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer func() { _ = e.Close(ctx) }()
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	m.mu.Lock()
+	m.fail = fmt.Errorf("lease gone: %w", ErrStoreLost)
+	m.mu.Unlock()
+	_, err = e.Start(ctx, "p", nil)
+	require.ErrorIs(t, err, ErrNotAcknowledged, "the command under way when the store was lost was taken")
+	require.ErrorIs(t, err, ErrStoreLost)
+	before := len(e.Instances())
+
+	_, err = e.Start(ctx, "p", nil)
+	require.ErrorIs(t, err, ErrClosed, "a command after the store was lost is not taken")
+	require.ErrorIs(t, err, ErrStoreLost)
+	require.NotErrorIs(t, err, ErrNotAcknowledged)
+	require.Len(t, e.Instances(), before, "the refused start started nothing")
+	require.ErrorIs(t, e.PublishMessage(ctx, Message{Name: "m", CorrelationKey: "k"}), ErrClosed)
 }

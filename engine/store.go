@@ -119,6 +119,26 @@ var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
 // for the commit.
 var ErrNotAcknowledged = errors.New("command taken but not acknowledged as durable")
 
+// ErrStoreLost is wrapped by the error of a Store's Commit that no later
+// commit of this engine can follow: another engine took the store over
+// (jetstore.ErrSuperseded), or the engine's owner can no longer be sure it
+// may write it (a cluster partition's fence, cluster.ErrFenced). From
+// then on the engine takes no command: each is refused with ErrClosed,
+// not taken, so that its caller may give it to the store's next owner.
+var ErrStoreLost = errors.New("the store is no longer this engine's to write")
+
+// storeKeyGap is how far past the stored key counter an engine opened
+// from its store (New with WithStore) hands out keys. Keys handed out but
+// never committed (an instance or job a query or an event showed before
+// a crash, or before the store was lost) are gone from the store; the
+// next engine on it must not give them to something else, for a caller
+// that saw one would then act on the wrong instance or job. A command
+// hands out a few keys and every acknowledged command is committed, so
+// no engine runs 2^20 keys ahead of its store; the gap is committed
+// before the engine takes a command, and 2^43 keys of a partition
+// (WithKeySpace) last 8 million openings.
+const storeKeyGap = 1 << 20
+
 // WithStore makes the engine durable in s. New with a store that holds
 // state resumes it: every instance goes on where it was (as Restore does,
 // so the clock rules of Restore apply), and on the real clock timers that
@@ -146,6 +166,13 @@ var ErrNotAcknowledged = errors.New("command taken but not acknowledged as durab
 // instance; a second CompleteJob finds no job): Start and Deploy return
 // their result beside the error so that it can tell. Commands refused
 // with ErrClosed were not taken. Close returns the error of its commit.
+//
+// Keys handed out but never committed (an instance or a job that a query
+// or an event showed before a crash) are never handed out again: an
+// engine opened from a store that holds state counts its keys on from
+// 2^20 past the stored key counter, and commits that before it takes a
+// command. Once a commit fails with ErrStoreLost, commands are refused
+// with ErrClosed.
 //
 // The engine does not close s; close it after the engine. A commit
 // settles the engine without waiting for observers (Subscribe) to catch

@@ -160,8 +160,9 @@ var ErrBadRecord = errors.New("the store's commit record does not hold together"
 // is in the stream) or, for a commit whose record landed first, the rest
 // of its writes (the new owner rolled the record forward when it
 // opened). The engine's state in memory is no longer the stream's, so it
-// must be dropped; the stream is the new owner's.
-var ErrSuperseded = errors.New("the stream was taken over by another store")
+// must be dropped; the stream is the new owner's. It wraps
+// engine.ErrStoreLost: the engine takes no command after it.
+var ErrSuperseded = fmt.Errorf("the stream was taken over by another store: %w", engine.ErrStoreLost)
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 

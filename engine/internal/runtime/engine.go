@@ -256,6 +256,11 @@ func (e *Engine) Clock() clock.Clock { return e.clock }
 // NextKey returns a fresh key, unique within this engine.
 func (e *Engine) NextKey() int64 { return e.keys.Add(1) }
 
+// SkipKeys moves the key counter n keys on, so that no key up to there is
+// handed out (engine.New opening a store: keys handed out but never
+// committed are not handed out again).
+func (e *Engine) SkipKeys(n int64) { e.keys.Add(n) }
+
 // checkOpen returns ErrClosed once Close has begun, so that calls which
 // would otherwise hand their input to a closing engine report it instead
 // of dropping it.
