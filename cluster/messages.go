@@ -464,14 +464,13 @@ func (m *messages) stripe(name, key string) *sync.Mutex {
 	return &m.stripes[h.Sum32()%uint32(len(m.stripes))]
 }
 
-// answerPublish answers publish_message routed to the partition: the
-// engine correlates the message to its own instances (and starts
-// instances by message start events, and buffers it), then the message
-// goes to the oldest wait registered at the partition of every other
-// process, as long as one takes it. The answer is a single engine's
-// (wire.MessageResult): the instances the message was correlated to,
-// here then on other partitions, then those it started, each where it
-// stands once settled.
+// answerPublish answers publish_message routed to the partition (see
+// publish), as one engine does (wire.MessageResult): the instances the
+// message was correlated to, here then on other partitions, then those it
+// started, each where it stands once settled. The message is published
+// once publish returns: a settling cut short (the request's time is up,
+// the partition closes) answers where the instances stand then, not an
+// error a caller would publish it again for.
 func (m *messages) answerPublish(msg *nats.Msg) {
 	var req wire.MessageRequest
 	if err := json.Unmarshal(msg.Data, &req); err != nil {
@@ -484,16 +483,45 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
+	pub, remote, err := m.publish(ctx, req)
+	if err != nil {
+		_ = msg.Respond(errorResponse(wire.CodeOf(err), err.Error()))
+		return
+	}
+	eng := m.p.Engine()
+	var res wire.MessageResult
+	if len(pub.Correlated)+len(remote)+len(pub.Started) > 0 {
+		// The remote instances were settled by their partitions.
+		if err := eng.Settle(ctx); err != nil {
+			m.p.n.logf("partition %d: settle after publishing message %q: %v; answered unsettled", m.p.id, req.Name, err)
+		}
+		for _, inst := range pub.Correlated {
+			res.Instances = append(res.Instances, dispatch.Reached(eng, inst))
+		}
+		res.Instances = append(res.Instances, remote...)
+		for _, inst := range pub.Started {
+			res.Instances = append(res.Instances, dispatch.Reached(eng, inst))
+		}
+	}
+	out, _ := json.Marshal(res)
+	_ = msg.Respond(okResponse(out, nil))
+}
+
+// publish publishes a message on the partition: the engine correlates it
+// to its own instances (and starts instances by message start events, and
+// buffers it), then it goes to the oldest wait registered at the
+// partition of every other process, as long as one takes it. It returns
+// what the engine did, and where the instances on other partitions that
+// took it stand, in the order of their processes' oldest waits.
+func (m *messages) publish(ctx context.Context, req wire.MessageRequest) (engine.Publication, []wire.CompleteJobResult, error) {
 	mu := m.stripe(req.Name, req.CorrelationKey)
 	mu.Lock()
 	defer mu.Unlock()
 	em := engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables,
 		TTL: time.Duration(req.TTLMs * float64(time.Millisecond)), MessageID: req.MessageID}
-	eng := m.p.Engine()
-	pub, err := eng.PublishMessageServed(ctx, em)
+	pub, err := m.p.Engine().PublishMessageServed(ctx, em)
 	if err != nil {
-		_ = msg.Respond(errorResponse(wire.CodeOf(err), err.Error()))
-		return
+		return pub, nil, err
 	}
 	var remote []wire.CompleteJobResult
 	for _, pid := range processes(m.candidates(req.Name, req.CorrelationKey)) {
@@ -519,24 +547,7 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 			remote = append(remote, *took)
 		}
 	}
-	var res wire.MessageResult
-	if len(pub.Correlated)+len(remote)+len(pub.Started) > 0 {
-		// As dispatch answers publish_message: where the instances stand
-		// once settled (the remote ones were settled by their partitions).
-		if err := eng.Settle(ctx); err != nil {
-			_ = msg.Respond(errorResponse(wire.CodeOf(err), "publish_message: "+err.Error()))
-			return
-		}
-		for _, inst := range pub.Correlated {
-			res.Instances = append(res.Instances, dispatch.Reached(eng, inst))
-		}
-		res.Instances = append(res.Instances, remote...)
-		for _, inst := range pub.Started {
-			res.Instances = append(res.Instances, dispatch.Reached(eng, inst))
-		}
-	}
-	out, _ := json.Marshal(res)
-	_ = msg.Respond(okResponse(out, nil))
+	return pub, remote, nil
 }
 
 // processes lists the processes of subs, in the order of their oldest
