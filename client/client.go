@@ -125,8 +125,22 @@ func (c *Client) Start(ctx context.Context, processID string, vars map[string]an
 
 // PublishMessage publishes msg as engine.Engine.PublishMessage does.
 func (c *Client) PublishMessage(ctx context.Context, msg engine.Message) error {
-	return c.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
-		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, nil)
+	_, err := c.PublishMessageReached(ctx, msg)
+	return err
+}
+
+// PublishMessageReached is PublishMessage that also returns where the
+// instances the message reached stand once settled (publish_message's
+// result), as engine.Engine.PublishMessageReached returns them: those it
+// was correlated to (at most one per process), then those it started,
+// each with its state and activatable jobs; empty when it reached none
+// (buffered for later, or dropped). A cluster answers the instances of
+// every partition the message reached.
+func (c *Client) PublishMessageReached(ctx context.Context, msg engine.Message) ([]wire.CompleteJobResult, error) {
+	var res wire.MessageResult
+	err := c.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
+		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, &res)
+	return res.Instances, err
 }
 
 // BroadcastSignal delivers a signal to every instance waiting for it.

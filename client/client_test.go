@@ -126,8 +126,12 @@ func TestClient_EndToEnd(t *testing.T) {
 	}
 	s.start()
 
-	if err := c.PublishMessage(ctx, engine.Message{Name: "paid", CorrelationKey: "o-1", Variables: map[string]any{"paid": 40}}); err != nil {
+	reached, err := c.PublishMessageReached(ctx, engine.Message{Name: "paid", CorrelationKey: "o-1", Variables: map[string]any{"paid": 40}})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(reached) != 1 || reached[0].InstanceKey != key || reached[0].State != engine.Active {
+		t.Fatalf("the message reached %+v, want instance %d, active (its timer or ship job ahead)", reached, key)
 	}
 	await(t, evs, key, engine.TimerFired, "cooling")
 	ship := await(t, evs, key, engine.JobCreated, "ship")

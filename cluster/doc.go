@@ -95,7 +95,11 @@
 //     to correlate the message to that instance (Engine.CorrelateMessageTo,
 //     only while the wait is open); a wait that has closed meanwhile
 //     answers no, and the next is asked. At most one instance per process
-//     takes a message, as in Zeebe.
+//     takes a message, as in Zeebe. A's yes says where the instance stands
+//     once settled (state, activatable jobs), so that B answers
+//     publish_message as one engine does: the instances the message was
+//     correlated to (B's own, then the other partitions'), then those it
+//     started.
 //   - A message published with a TTL that no wait took stays buffered on B;
 //     a wait registered later is offered the buffered messages its process
 //     has not had (Engine.ClaimBufferedMessage), as a wait opened on B

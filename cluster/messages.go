@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/dispatch"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -84,11 +85,18 @@ type correlateRequest struct {
 	ID             string         `json:"id"`
 }
 
-// correlateResponse is the answer: whether the instance took the message.
+// correlateResponse is the answer: whether the instance took the message,
+// and then where it stands once settled (publish_message answers it).
 // Error is set when the partition could not tell (its engine refused).
 type correlateResponse struct {
-	Correlated bool   `json:"correlated"`
-	Error      string `json:"error,omitempty"`
+	Correlated bool `json:"correlated"`
+	// Instance is where the instance stands, with its activatable jobs,
+	// when Correlated; only its key and state now when the request was
+	// answered before (no state once the partition no longer holds the
+	// instance). Absent from the answers of nodes before it: the asker
+	// then knows the key only.
+	Instance *wire.CompleteJobResult `json:"instance,omitempty"`
+	Error    string                  `json:"error,omitempty"`
 }
 
 // intent is a correlation under way on the message's partition, written
@@ -456,11 +464,13 @@ func (m *messages) stripe(name, key string) *sync.Mutex {
 	return &m.stripes[h.Sum32()%uint32(len(m.stripes))]
 }
 
-// answerPublish answers publish_message routed to the partition: the
-// engine correlates the message to its own instances (and starts
-// instances by message start events, and buffers it), then the message
-// goes to the oldest wait registered at the partition of every other
-// process, as long as one takes it.
+// answerPublish answers publish_message routed to the partition (see
+// publish), as one engine does (wire.MessageResult): the instances the
+// message was correlated to, here then on other partitions, then those it
+// started, each where it stands once settled. The message is published
+// once publish returns: a settling cut short (the request's time is up,
+// the partition closes) answers where the instances stand then, not an
+// error a caller would publish it again for.
 func (m *messages) answerPublish(msg *nats.Msg) {
 	var req wire.MessageRequest
 	if err := json.Unmarshal(msg.Data, &req); err != nil {
@@ -473,36 +483,71 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
+	pub, remote, err := m.publish(ctx, req)
+	if err != nil {
+		_ = msg.Respond(errorResponse(wire.CodeOf(err), err.Error()))
+		return
+	}
+	eng := m.p.Engine()
+	var res wire.MessageResult
+	if len(pub.Correlated)+len(remote)+len(pub.Started) > 0 {
+		// The remote instances were settled by their partitions.
+		if err := eng.Settle(ctx); err != nil {
+			m.p.n.logf("partition %d: settle after publishing message %q: %v; answered unsettled", m.p.id, req.Name, err)
+		}
+		for _, inst := range pub.Correlated {
+			res.Instances = append(res.Instances, dispatch.Reached(eng, inst))
+		}
+		res.Instances = append(res.Instances, remote...)
+		for _, inst := range pub.Started {
+			res.Instances = append(res.Instances, dispatch.Reached(eng, inst))
+		}
+	}
+	out, _ := json.Marshal(res)
+	_ = msg.Respond(okResponse(out, nil))
+}
+
+// publish publishes a message on the partition: the engine correlates it
+// to its own instances (and starts instances by message start events, and
+// buffers it), then it goes to the oldest wait registered at the
+// partition of every other process, as long as one takes it. It returns
+// what the engine did, and where the instances on other partitions that
+// took it stand, in the order of their processes' oldest waits.
+func (m *messages) publish(ctx context.Context, req wire.MessageRequest) (engine.Publication, []wire.CompleteJobResult, error) {
 	mu := m.stripe(req.Name, req.CorrelationKey)
 	mu.Lock()
 	defer mu.Unlock()
 	em := engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables,
 		TTL: time.Duration(req.TTLMs * float64(time.Millisecond)), MessageID: req.MessageID}
-	served, err := m.p.Engine().PublishMessageServed(ctx, em)
+	pub, err := m.p.Engine().PublishMessageServed(ctx, em)
 	if err != nil {
-		_ = msg.Respond(errorResponse(wire.CodeOf(err), err.Error()))
-		return
+		return pub, nil, err
 	}
+	var remote []wire.CompleteJobResult
 	for _, pid := range processes(m.candidates(req.Name, req.CorrelationKey)) {
-		if served[pid] {
+		if pub.Served[pid] {
 			continue // at most one instance per process: a wait of B's took it
 		}
+		var took *wire.CompleteJobResult
 		if em.TTL > 0 {
-			m.offerBuffered(ctx, req.Name, req.CorrelationKey, pid)
-			continue
+			took = m.offerBuffered(ctx, req.Name, req.CorrelationKey, pid)
+		} else {
+			id := req.MessageID
+			if id == "" {
+				id = nonce()
+			}
+			if took, err = m.offer(ctx, req.Name, req.CorrelationKey, pid, req.Variables, id); err != nil && !errors.Is(err, errNotSent) {
+				m.later(nil) // the outcome is unknown: its intent is finished later
+			}
+			// A message without TTL whose correlation could not be written
+			// is not kept anywhere: it is logged, as one published while no
+			// wait is open.
 		}
-		id := req.MessageID
-		if id == "" {
-			id = nonce()
+		if took != nil {
+			remote = append(remote, *took)
 		}
-		if _, err := m.offer(ctx, req.Name, req.CorrelationKey, pid, req.Variables, id); err != nil && !errors.Is(err, errNotSent) {
-			m.later(nil) // the outcome is unknown: its intent is finished later
-		}
-		// A message without TTL whose correlation could not be written is
-		// not kept anywhere: it is logged, as one published while no wait
-		// is open.
 	}
-	_ = msg.Respond(okResponse(json.RawMessage("null"), nil))
+	return pub, remote, nil
 }
 
 // processes lists the processes of subs, in the order of their oldest
@@ -525,17 +570,18 @@ func (m *messages) drain(name, key, pid string) {
 	mu := m.stripe(name, key)
 	mu.Lock()
 	defer mu.Unlock()
-	for m.offerBuffered(ctx, name, key, pid) {
+	for m.offerBuffered(ctx, name, key, pid) != nil {
 	}
 }
 
 // offerBuffered claims the oldest buffered message for name and key that
 // process pid has not had, and offers it to pid's registered waits; it
-// reports whether one took it. The correlation's intent is written before
+// returns where the instance that took it stands, nil if none did. The
+// correlation's intent is written before
 // the claim is committed, so that an owner dying in between leaves either
 // no claim or an intent its next owner finishes. Called with the stripe
 // held.
-func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) bool {
+func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) *wire.CompleteJobResult {
 	var first *remoteSub
 	for _, s := range m.candidates(name, key) {
 		if s.ProcessID == pid {
@@ -544,11 +590,11 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) boo
 		}
 	}
 	if first == nil {
-		return false
+		return nil
 	}
 	b, ok := m.p.Engine().ClaimBufferedMessage(name, key, pid)
 	if !ok {
-		return false
+		return nil
 	}
 	id := b.MessageID()
 	if id == "" {
@@ -559,25 +605,25 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) boo
 	if err == nil {
 		if err = b.Commit(ctx); err != nil {
 			m.later(nil) // the claim may be committed: the intent decides
-			return false
+			return nil
 		}
-		var took bool
+		var took *wire.CompleteJobResult
 		took, err = m.finish(ctx, ikey, in)
 		if err != nil {
 			m.later(nil) // the outcome is unknown: the intent stays, and the claim with it
-			return false
+			return nil
 		}
-		if took {
-			return true
+		if took != nil {
+			return took
 		}
 		// That wait is gone: the next ones.
 		took, err = m.offer(ctx, name, key, pid, in.Variables, id)
 		switch {
-		case took:
-			return true
+		case took != nil:
+			return took
 		case err != nil && !errors.Is(err, errNotSent):
 			m.later(nil)
-			return false
+			return nil
 		}
 	}
 	if err := b.Release(ctx); err != nil {
@@ -586,7 +632,7 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) boo
 	if err != nil { // not sent: offered again shortly
 		m.later(&[3]string{name, key, pid})
 	}
-	return false
+	return nil
 }
 
 // errNotSent is a correlation not asked for: its intent could not be
@@ -633,10 +679,11 @@ func (m *messages) retryLoop() {
 }
 
 // offer correlates a message to the oldest registered wait of process pid
-// that takes it, each asked in turn; it reports whether one did, or an
-// error when the outcome is unknown (the intent stays for the next
-// owner). Called with the stripe held.
-func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[string]any, id string) (bool, error) {
+// that takes it, each asked in turn; it returns where the instance that
+// took it stands (nil if none did), or an error when the outcome is
+// unknown (the intent stays for the next owner). Called with the stripe
+// held.
+func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[string]any, id string) (*wire.CompleteJobResult, error) {
 	for _, s := range m.candidates(name, key) {
 		if s.ProcessID != pid {
 			continue
@@ -646,21 +693,21 @@ func (m *messages) offer(ctx context.Context, name, key, pid string, vars map[st
 			if !errors.Is(err, errNotSent) {
 				m.p.n.logf("partition %d: correlate message %q to instance %d of partition %d: %v", m.p.id, name, s.InstanceKey, s.Partition, err)
 			}
-			return false, err
+			return nil, err
 		}
-		if took {
-			return true, nil
+		if took != nil {
+			return took, nil
 		}
 	}
-	return false, nil
+	return nil, nil
 }
 
 // correlate writes the intent, asks the wait's partition to correlate
 // the message and deletes the intent once answered.
-func (m *messages) correlate(ctx context.Context, in intent) (bool, error) {
+func (m *messages) correlate(ctx context.Context, in intent) (*wire.CompleteJobResult, error) {
 	ikey, err := m.writeIntent(ctx, in)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	return m.finish(ctx, ikey, in)
 }
@@ -677,10 +724,10 @@ func (m *messages) writeIntent(ctx context.Context, in intent) (string, error) {
 }
 
 // finish asks the wait's partition and deletes the intent once answered.
-func (m *messages) finish(ctx context.Context, ikey string, in intent) (bool, error) {
+func (m *messages) finish(ctx context.Context, ikey string, in intent) (*wire.CompleteJobResult, error) {
 	took, err := m.ask(ctx, in)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	if err := m.subs.Delete(ctx, ikey); err != nil {
 		m.p.n.logf("partition %d: delete the correlation under way %s: %v", m.p.id, ikey, err)
@@ -695,8 +742,9 @@ func (m *messages) finish(ctx context.Context, ikey string, in intent) (bool, er
 const askAttempt = 2 * time.Second
 
 // ask sends a correlate request to the wait's partition, again while it
-// has no owner or does not answer, until ctx ends.
-func (m *messages) ask(ctx context.Context, in intent) (bool, error) {
+// has no owner or does not answer, until ctx ends. It returns where the
+// instance stands if it took the message, nil if it did not.
+func (m *messages) ask(ctx context.Context, in intent) (*wire.CompleteJobResult, error) {
 	body, _ := json.Marshal(correlateRequest{InstanceKey: in.Sub.InstanceKey, Name: in.Sub.Name,
 		CorrelationKey: in.Sub.CorrelationKey, Variables: in.Variables, ID: in.ID})
 	var out []byte
@@ -709,17 +757,22 @@ func (m *messages) ask(ctx context.Context, in intent) (bool, error) {
 			break
 		}
 		if ctx.Err() != nil {
-			return false, err
+			return nil, err
 		}
 	}
 	var resp correlateResponse
 	if err := json.Unmarshal(out, &resp); err != nil {
-		return false, fmt.Errorf("partition %d answered %q: %w", in.Sub.Partition, out, err)
+		return nil, fmt.Errorf("partition %d answered %q: %w", in.Sub.Partition, out, err)
 	}
-	if resp.Error != "" {
-		return false, fmt.Errorf("partition %d: %s", in.Sub.Partition, resp.Error)
+	switch {
+	case resp.Error != "":
+		return nil, fmt.Errorf("partition %d: %s", in.Sub.Partition, resp.Error)
+	case !resp.Correlated:
+		return nil, nil
+	case resp.Instance == nil: // a node before answers carried the instance
+		return &wire.CompleteJobResult{InstanceKey: in.Sub.InstanceKey}, nil
 	}
-	return resp.Correlated, nil
+	return resp.Instance, nil
 }
 
 // finishIntents finishes the correlations a previous owner of the
@@ -747,7 +800,7 @@ func (m *messages) finishIntents() {
 		mu := m.stripe(in.Sub.Name, in.Sub.CorrelationKey)
 		mu.Lock()
 		took, err := m.ask(ctx, in)
-		if err == nil && !took {
+		if err == nil && took == nil {
 			// The wait is gone: the next wait of the process. The intent
 			// stays until that one is written (or none is left).
 			_, err = m.offer(ctx, in.Sub.Name, in.Sub.CorrelationKey, in.Sub.ProcessID, in.Variables, in.ID)
@@ -778,7 +831,9 @@ const (
 // that a request sent again after this owner died between the engine's
 // commit and the entry's completion looks at the instance's history
 // instead of answering no (which would give the message to another
-// instance of the process).
+// instance of the process). A yes carries where the instance stands once
+// settled (publish_message's answer lists it); a yes answered again from
+// the entry, where it stands now.
 func (m *messages) answerCorrelate(msg *nats.Msg) {
 	respond := func(r correlateResponse) {
 		out, _ := json.Marshal(r)
@@ -795,10 +850,12 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	dkey := "c." + strconv.Itoa(m.p.id) + "." + strconv.FormatInt(req.InstanceKey, 10) + "." + hash64(req.ID)
+	eng := m.p.Engine()
 	earlier := false
 	switch e, err := m.done.Get(ctx, dkey); {
 	case err == nil && string(e.Value()) == corrDone:
-		respond(correlateResponse{Correlated: true})
+		res := dispatch.Progress(eng, req.InstanceKey)
+		respond(correlateResponse{Correlated: true, Instance: &res})
 		return
 	case err == nil:
 		earlier = true
@@ -811,7 +868,9 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 			return
 		}
 	}
-	eng := m.p.Engine()
+	// The instance at hand, so that its state is known even once the
+	// message ended it and it is no longer retained.
+	inst, held := eng.Instance(req.InstanceKey)
 	ok, err := eng.CorrelateMessageTo(ctx, req.InstanceKey, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables})
 	if err != nil {
 		if errors.Is(err, engine.ErrClosed) || errors.Is(err, ErrFenced) || errors.Is(err, engine.ErrNotAcknowledged) {
@@ -832,7 +891,24 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 		m.p.n.logf("partition %d: forget correlation %s: %v", m.p.id, dkey, err)
 	}
 	m.kickNow()
-	respond(correlateResponse{Correlated: ok})
+	if !ok {
+		respond(correlateResponse{})
+		return
+	}
+	// Where the instance stands once settled, as publish_message answers
+	// on one engine; the settling is bounded so that the answer comes
+	// before the asker sends the request again (it would be answered from
+	// the entry): past the bound, where it stands then.
+	sctx, scancel := context.WithTimeout(ctx, askAttempt/2)
+	if err := eng.Settle(sctx); err != nil {
+		m.p.n.logf("partition %d: settle after correlating message %q to instance %d: %v; answered unsettled", m.p.id, req.Name, req.InstanceKey, err)
+	}
+	scancel()
+	res := dispatch.Progress(eng, req.InstanceKey)
+	if held {
+		res = dispatch.Reached(eng, inst)
+	}
+	respond(correlateResponse{Correlated: true, Instance: &res})
 }
 
 // correlatedBefore reports whether the instance's history holds a

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 )
 
@@ -75,9 +76,16 @@ func TestCorrelateIdempotent(t *testing.T) {
 		}
 		return c
 	}
-	assert.True(t, ask(first.Key(), "r1", 1).Correlated)
-	assert.True(t, ask(first.Key(), "r1", 1).Correlated, "the same request again")
-	assert.False(t, ask(first.Key(), "r2", 5).Correlated, "another message: the wait is gone")
+	// A yes says where the instance stands once settled: the message
+	// ended it. Answered again from the done entry, where it stands now.
+	for _, what := range []string{"the request", "the same request again"} {
+		resp := ask(first.Key(), "r1", 1)
+		assert.True(t, resp.Correlated, what)
+		assert.Equal(t, &wire.CompleteJobResult{InstanceKey: first.Key(), State: engine.Completed}, resp.Instance, what)
+	}
+	no := ask(first.Key(), "r2", 5)
+	assert.False(t, no.Correlated, "another message: the wait is gone")
+	assert.Nil(t, no.Instance)
 	require.NoError(t, eng.Settle(ctx))
 	assert.Equal(t, 1, correlations(first))
 	assert.Equal(t, 1.0, first.Variables()["n"])
@@ -90,11 +98,53 @@ func TestCorrelateIdempotent(t *testing.T) {
 	dkey := "c.1." + strconv.FormatInt(second.Key(), 10) + "." + hash64("r3")
 	_, err = p.msgs.done.Put(ctx, dkey, []byte(corrPending))
 	require.NoError(t, err)
-	assert.True(t, ask(second.Key(), "r3", 3).Correlated, "found in the history")
+	found := ask(second.Key(), "r3", 3)
+	assert.True(t, found.Correlated, "found in the history")
+	assert.Equal(t, &wire.CompleteJobResult{InstanceKey: second.Key(), State: engine.Completed}, found.Instance)
 	e, err := p.msgs.done.Get(ctx, dkey)
 	require.NoError(t, err)
 	assert.Equal(t, corrDone, string(e.Value()))
 	assert.Equal(t, 1, correlations(second))
 	// Without a pending entry, a gone wait is a no.
 	assert.False(t, ask(second.Key(), "r4", 3).Correlated)
+}
+
+// An answer of a node from before answers carried the instance still
+// reads as a yes, for the instance the request named (its key only); an
+// answer with the instance is taken as is, and a no is nil.
+func TestAskOlderAnswer(t *testing.T) {
+	ns, err := server.StartNATS(t.TempDir(), 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	nc, err := nats.Connect(ns.ClientURL(), nats.ReconnectBufSize(-1))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := Start(ctx, nc, Config{Cluster: "older", Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = n.Close(context.Background()) })
+	require.Eventually(t, func() bool { return n.Partition(1) != nil }, 10*time.Second, 10*time.Millisecond)
+	m := n.Partition(1).msgs
+
+	// Partition 7 is played by a responder answering as told.
+	answer := make(chan string, 1)
+	sub, err := nc.Subscribe(msgSubject("older", 7, "correlate"), func(msg *nats.Msg) { _ = msg.Respond([]byte(<-answer)) })
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	in := intent{Sub: remoteSub{Partition: 7, InstanceKey: 42, ProcessID: "keyed", Name: "m", CorrelationKey: "k"}, ID: "x"}
+	for _, c := range []struct {
+		answer string
+		want   *wire.CompleteJobResult
+	}{
+		{`{"correlated":true}`, &wire.CompleteJobResult{InstanceKey: 42}},
+		{`{"correlated":true,"instance":{"instanceKey":42,"state":"active","jobs":[{"key":9,"type":"next","instanceKey":42}]}}`,
+			&wire.CompleteJobResult{InstanceKey: 42, State: engine.Active, Jobs: []engine.Job{{Key: 9, Type: "next", InstanceKey: 42}}}},
+		{`{"correlated":false}`, nil},
+	} {
+		answer <- c.answer
+		got, err := m.ask(ctx, in)
+		require.NoError(t, err, c.answer)
+		assert.Equal(t, c.want, got, c.answer)
+	}
 }

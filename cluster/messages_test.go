@@ -17,6 +17,7 @@ import (
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 //go:embed testdata/waits.bpmn
@@ -313,4 +314,119 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 	}
 	assert.Equal(t, map[float64]int{100: 1, 101: 1, 102: 1}, got, "each shared message reached one instance of the process")
 	t.Logf("run took %s since the kill", time.Since(killed).Round(time.Millisecond))
+}
+
+// reachedBPMN holds two processes waiting for message "m" by their
+// variable key, each with a job after the wait, and a third started by
+// "m", with a job: one message reaches one instance of each.
+const reachedBPMN = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:message id="M" name="m"><bpmn:extensionElements><zeebe:subscription correlationKey="= key"/></bpmn:extensionElements></bpmn:message>
+  <bpmn:process id="here" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:intermediateCatchEvent id="wait"><bpmn:messageEventDefinition messageRef="M"/></bpmn:intermediateCatchEvent>
+    <bpmn:serviceTask id="next"><bpmn:extensionElements><zeebe:taskDefinition type="here-next"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="wait" targetRef="next"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="next" targetRef="done"/>
+  </bpmn:process>
+  <bpmn:process id="there" isExecutable="true">
+    <bpmn:startEvent id="start2"/>
+    <bpmn:intermediateCatchEvent id="wait2"><bpmn:messageEventDefinition messageRef="M"/></bpmn:intermediateCatchEvent>
+    <bpmn:serviceTask id="next2"><bpmn:extensionElements><zeebe:taskDefinition type="there-next"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="done2"/>
+    <bpmn:sequenceFlow id="g1" sourceRef="start2" targetRef="wait2"/>
+    <bpmn:sequenceFlow id="g2" sourceRef="wait2" targetRef="next2"/>
+    <bpmn:sequenceFlow id="g3" sourceRef="next2" targetRef="done2"/>
+  </bpmn:process>
+  <bpmn:process id="started" isExecutable="true">
+    <bpmn:startEvent id="by_m"><bpmn:messageEventDefinition messageRef="M"/></bpmn:startEvent>
+    <bpmn:serviceTask id="next3"><bpmn:extensionElements><zeebe:taskDefinition type="started-next"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="done3"/>
+    <bpmn:sequenceFlow id="h1" sourceRef="by_m" targetRef="next3"/>
+    <bpmn:sequenceFlow id="h2" sourceRef="next3" targetRef="done3"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// TestCluster_MessagesReached checks that publish_message answers, in a
+// cluster as on one engine, the instances the message reached: the one
+// waiting on the key's partition B, the one waiting on the other
+// partition A (through its registered wait), then the one its message
+// start event started on B, in that order, each with its state and next
+// job. With a TTL (the buffered path) the same, and the message id
+// published again is refused as a duplicate.
+func TestCluster_MessagesReached(t *testing.T) {
+	nc := singleNATS(t)
+	const parts = 2
+	cfg := cluster.Config{Cluster: "reach", Partitions: parts, LeaseTTL: 2 * time.Second, BusinessKey: "home"}
+	startNodes(t, nc, cfg, "a")
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	cl := client.New(nc, cfg.Cluster)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err = cl.Deploy(ctx, "reached.bpmn", []byte(reachedBPMN))
+	require.NoError(t, err)
+
+	const b, a = 2, 1
+	onA := keyOn(t, "home", a, parts)
+	// waitOn starts an instance of process on partition home waiting for
+	// key, and waits until a wait on another partition than the key's is
+	// registered there.
+	waitOn := func(process, home, key string) int64 {
+		t.Helper()
+		k, err := cl.Start(ctx, process, map[string]any{"home": home, "key": key})
+		require.NoError(t, err)
+		require.Equal(t, cluster.MessagePartition(home, parts), engine.PartitionOf(k))
+		if engine.PartitionOf(k) != cluster.MessagePartition(key, parts) {
+			require.Eventually(t, func() bool {
+				waits := remoteWaits(t, js, cfg.Cluster)
+				return len(waits) == 1 && strings.Contains(waits[0], fmt.Sprintf(".%d.%d.", engine.PartitionOf(k), k))
+			}, 10*time.Second, 10*time.Millisecond, "the wait of instance %d registered at partition %d", k, b)
+		}
+		return k
+	}
+	// check asserts that r is instance key (0: any new one of partition
+	// b), active, with one job of type jobType.
+	check := func(r wire.CompleteJobResult, key int64, jobType string) {
+		t.Helper()
+		if key != 0 {
+			assert.Equal(t, key, r.InstanceKey)
+		} else {
+			assert.Equal(t, b, engine.PartitionOf(r.InstanceKey), "started on the key's partition")
+		}
+		assert.Equal(t, engine.Active, r.State)
+		if assert.Len(t, r.Jobs, 1, "instance %d", r.InstanceKey) {
+			assert.Equal(t, jobType, r.Jobs[0].Type)
+			assert.Equal(t, r.InstanceKey, r.Jobs[0].InstanceKey)
+		}
+	}
+
+	key := keyOn(t, "order", b, parts)
+	here := waitOn("here", key, key)
+	there := waitOn("there", onA, key)
+	reached, err := cl.PublishMessageReached(ctx, engine.Message{Name: "m", CorrelationKey: key})
+	require.NoError(t, err)
+	require.Len(t, reached, 3, "%+v", reached)
+	check(reached[0], here, "here-next")
+	check(reached[1], there, "there-next")
+	check(reached[2], 0, "started-next")
+
+	// With a TTL: the message is buffered and claimed for the wait on A.
+	key = keyOn(t, "late", b, parts)
+	there = waitOn("there", onA, key)
+	msg := engine.Message{Name: "m", CorrelationKey: key, TTL: time.Minute, MessageID: "late-1"}
+	reached, err = cl.PublishMessageReached(ctx, msg)
+	require.NoError(t, err)
+	require.Len(t, reached, 2, "%+v", reached)
+	check(reached[0], there, "there-next")
+	check(reached[1], 0, "started-next")
+	_, err = cl.PublishMessageReached(ctx, msg)
+	require.ErrorIs(t, err, engine.ErrDuplicateMessage)
+
+	// A message nobody waits for reaches no one.
+	reached, err = cl.PublishMessageReached(ctx, engine.Message{Name: "nobody", CorrelationKey: key})
+	require.NoError(t, err)
+	assert.Empty(t, reached)
 }

@@ -53,28 +53,57 @@ func (e *Engine) CorrelateMessageTo(ctx context.Context, instanceKey int64, m Me
 	return ok, nil
 }
 
-// PublishMessageServed is PublishMessage that also returns the process
-// ids the message reached on this engine, each with one instance: those
-// it was correlated to, and those whose message start event it started.
+// Publication is what PublishMessageServed did with a message on this
+// engine.
+type Publication struct {
+	// Correlated are the instances the message was correlated to, at most
+	// one per process definition; Started those its message start events
+	// started. Correlated then Started is what PublishMessageReached
+	// returns.
+	Correlated, Started []*Instance
+	// Served are the process ids the message reached, each with one
+	// instance: those it was correlated to, and those whose message start
+	// event it started.
+	Served map[string]bool
+}
+
+// PublishMessageServed is PublishMessage that also returns what the
+// message reached on this engine: the instances, and their process ids.
 // A cluster partition correlates it to the waits other partitions hold
 // only for the other processes, since a message reaches at most one
-// instance per process.
-func (e *Engine) PublishMessageServed(ctx context.Context, m Message) (map[string]bool, error) {
+// instance per process, and answers the instances of both, correlated
+// before started, as PublishMessageReached does on one engine.
+//
+// # Errors
+//
+// As PublishMessageReached; with an error wrapping ErrNotAcknowledged the
+// publication comes with it, since the message was published.
+func (e *Engine) PublishMessageServed(ctx context.Context, m Message) (Publication, error) {
 	if err := e.checkMessage(ctx, m); err != nil {
-		return nil, err
+		return Publication{}, err
 	}
 	norm, err := normalize(m.Variables)
 	if err != nil {
-		return nil, fmt.Errorf("publish message %q: %w", m.Name, err)
+		return Publication{}, fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	var served map[string]bool
+	var pub runtime.Publication
 	if err := e.durably(ctx, func() (err error) {
-		served, err = e.rt.PublishMessageServed(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
+		pub, err = e.rt.PublishMessageServed(m.Name, m.CorrelationKey, norm, m.TTL, m.MessageID)
 		return err
 	}); err != nil {
-		return served, fmt.Errorf("publish message %q: %w", m.Name, err)
+		return e.publicationOf(pub), fmt.Errorf("publish message %q: %w", m.Name, err)
 	}
-	return served, nil
+	return e.publicationOf(pub), nil
+}
+
+// publicationOf returns the handles of what the runtime's publication
+// reached.
+func (e *Engine) publicationOf(pub runtime.Publication) Publication {
+	served := make(map[string]bool, len(pub.Served))
+	for _, pid := range pub.Served {
+		served[pid] = true
+	}
+	return Publication{Correlated: e.instancesOf(pub.Correlated), Started: e.instancesOf(pub.Started), Served: served}
 }
 
 // BufferedMessage is a buffered message taken for one process by

@@ -55,18 +55,23 @@ func TestDirectCorrelation(t *testing.T) {
 	_, err = e.CorrelateMessageTo(ctx, first.Key(), engine.Message{})
 	require.ErrorIs(t, err, engine.ErrInvalidArgument)
 
-	served, err := e.PublishMessageServed(ctx, engine.Message{Name: "m", CorrelationKey: "k"})
+	pub, err := e.PublishMessageServed(ctx, engine.Message{Name: "m", CorrelationKey: "k"})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"p": true}, served)
+	assert.Equal(t, map[string]bool{"p": true}, pub.Served)
+	require.Len(t, pub.Correlated, 1)
+	assert.Equal(t, first.Key(), pub.Correlated[0].Key())
+	assert.Empty(t, pub.Started)
 	require.NoError(t, e.Settle(ctx))
 	assert.Equal(t, engine.Completed, first.State())
 	assert.Empty(t, e.MessageSubscriptions())
 
 	// A buffered message: taken for p once, handed back, taken again.
-	served, err = e.PublishMessageServed(ctx, engine.Message{Name: "m", CorrelationKey: "b", TTL: time.Minute, MessageID: "x",
+	pub, err = e.PublishMessageServed(ctx, engine.Message{Name: "m", CorrelationKey: "b", TTL: time.Minute, MessageID: "x",
 		Variables: map[string]any{"n": 3}})
 	require.NoError(t, err)
-	assert.Empty(t, served)
+	assert.Empty(t, pub.Served)
+	assert.Empty(t, pub.Correlated)
+	assert.Empty(t, pub.Started)
 	b, ok := e.ClaimBufferedMessage("m", "b", "p")
 	require.True(t, ok)
 	require.NoError(t, b.Commit(ctx))
@@ -85,9 +90,12 @@ func TestDirectCorrelation(t *testing.T) {
 	// A message start event counts as reaching its process.
 	_, err = e.Deploy("start.bpmn", []byte(messageStarted))
 	require.NoError(t, err)
-	served, err = e.PublishMessageServed(ctx, engine.Message{Name: "go", CorrelationKey: "s"})
+	pub, err = e.PublishMessageServed(ctx, engine.Message{Name: "go", CorrelationKey: "s"})
 	require.NoError(t, err)
-	assert.Equal(t, map[string]bool{"started": true}, served)
+	assert.Equal(t, map[string]bool{"started": true}, pub.Served)
+	assert.Empty(t, pub.Correlated)
+	require.Len(t, pub.Started, 1)
+	assert.Equal(t, "started", pub.Started[0].ProcessID())
 }
 
 // messageStarted starts on message "go".

@@ -141,7 +141,7 @@ func opStart(ctx context.Context, m *Module, data []byte) (any, error) {
 		return nil, err
 	}
 	state := inst.State()
-	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: m.jobsOf(inst.Key(), state)}, nil
+	return wire.StartResult{InstanceKey: inst.Key(), State: state, Jobs: jobsOf(m.eng, inst.Key(), state)}, nil
 }
 
 func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) {
@@ -169,10 +169,7 @@ func opPublishMessage(ctx context.Context, m *Module, data []byte) (any, error) 
 	}
 	res := wire.MessageResult{Instances: make([]wire.CompleteJobResult, len(reached))}
 	for i, inst := range reached {
-		// The instance is at hand, so its state is known even once it
-		// finished and is no longer retained.
-		st := inst.State()
-		res.Instances[i] = wire.CompleteJobResult{InstanceKey: inst.Key(), State: st, Jobs: m.jobsOf(inst.Key(), st)}
+		res.Instances[i] = Reached(m.eng, inst)
 	}
 	return res, nil
 }
@@ -203,28 +200,36 @@ func opCompleteJob(ctx context.Context, m *Module, data []byte) (any, error) {
 	if err := m.eng.Settle(ctx); err != nil {
 		return nil, err
 	}
-	return m.progress(job.InstanceKey), nil
+	return Progress(m.eng, job.InstanceKey), nil
 }
 
-// progress says where the instance key stands once settled, with its
+// Progress says where the instance key stands once settled, with its
 // activatable jobs (complete_job's result); no state once it finished and
-// is no longer retained.
-func (m *Module) progress(key int64) wire.CompleteJobResult {
-	res := wire.CompleteJobResult{InstanceKey: key}
-	if inst, ok := m.eng.Instance(key); ok {
-		res.State = inst.State()
-		res.Jobs = m.jobsOf(key, res.State)
+// is no longer retained. A cluster partition answers it for an instance a
+// message from another partition reached, when it has the key only.
+func Progress(eng *engine.Engine, key int64) wire.CompleteJobResult {
+	if inst, ok := eng.Instance(key); ok {
+		return Reached(eng, inst)
 	}
-	return res
+	return wire.CompleteJobResult{InstanceKey: key}
+}
+
+// Reached says where inst stands once settled, with its activatable jobs:
+// one of publish_message's instances, also as a cluster's partitions
+// answer them. The instance is at hand, so its state is known even once
+// it finished and is no longer retained.
+func Reached(eng *engine.Engine, inst *engine.Instance) wire.CompleteJobResult {
+	st := inst.State()
+	return wire.CompleteJobResult{InstanceKey: inst.Key(), State: st, Jobs: jobsOf(eng, inst.Key(), st)}
 }
 
 // jobsOf returns the activatable jobs of the instance key, which is in
 // state, for the results that spare a worker its jobs call.
-func (m *Module) jobsOf(key int64, state engine.State) []engine.Job {
+func jobsOf(eng *engine.Engine, key int64, state engine.State) []engine.Job {
 	if state != engine.Active {
 		return nil
 	}
-	return m.eng.Jobs(engine.JobFilter{InstanceKey: key})
+	return eng.Jobs(engine.JobFilter{InstanceKey: key})
 }
 
 func opFailJob(ctx context.Context, m *Module, data []byte) (any, error) {

@@ -51,17 +51,13 @@ func (e *Engine) CorrelateMessageTo(instanceKey int64, name, key string, vars ma
 }
 
 // PublishMessageServed is PublishMessage that also returns the process
-// definitions the message reached (correlated to, or started).
-func (e *Engine) PublishMessageServed(name, key string, vars map[string]any, ttl time.Duration, id string) (map[string]bool, error) {
+// definitions the message reached (correlated to, or started), with the
+// instances, correlated and started apart.
+func (e *Engine) PublishMessageServed(name, key string, vars map[string]any, ttl time.Duration, id string) (Publication, error) {
 	if err := e.checkOpen(); err != nil {
-		return nil, err
+		return Publication{}, err
 	}
-	pub, err := e.publishMessage(name, key, vars, ttl, id, new(cause))
-	served := make(map[string]bool, len(pub.served))
-	for _, pid := range pub.served {
-		served[pid] = true
-	}
-	return served, err
+	return e.publishMessage(name, key, vars, ttl, id, new(cause))
 }
 
 // ClaimBufferedMessage takes the oldest buffered message for name and key

@@ -19,51 +19,54 @@ func (e *Engine) PublishMessage(name, key string, vars map[string]any, ttl time.
 		return nil, err
 	}
 	pub, err := e.publishMessage(name, key, vars, ttl, id, new(cause))
-	return pub.reached, err
+	return slices.Concat(pub.Correlated, pub.Started), err
 }
 
-// publication is what a published message reached.
-type publication struct {
-	// reached are the instances it was handed to, then those it started.
-	reached []*Instance
-	// served are the process definitions it reached: correlated to, or
+// Publication is what a published message reached.
+type Publication struct {
+	// Correlated are the instances it was handed to, at most one per
+	// process definition, in the order they took it.
+	Correlated []*Instance
+	// Started are the instances its message start events started.
+	Started []*Instance
+	// Served are the process definitions it reached: correlated to, or
 	// started an instance of.
-	served []string
+	Served []string
 }
 
 // publishMessage is PublishMessage for an input c. When the instances the
 // message could start would exceed c's budget, nothing is published.
-func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) (publication, error) {
+func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.Duration, id string, c *cause) (Publication, error) {
 	e.mu.Lock()
 	could := len(e.messageStarts[name])
 	e.mu.Unlock()
 	if could > 0 { // the budget's text is not built for every publication
 		if err := c.reserve(could, e.opts.MaxStartsPerInput, fmt.Sprintf("message %q", name)); err != nil {
-			return publication{}, err
+			return Publication{}, err
 		}
 	}
 	hubPub, err := e.hub.PublishMessage(name, key, vars, ttl, id)
 	if err != nil {
-		return publication{}, err
+		return Publication{}, err
 	}
-	var pub publication
+	var pub Publication
 	for _, r := range hubPub.Reached {
 		if inst, ok := r.(*Instance); ok { // message subscriptions are held by instances
-			pub.reached = append(pub.reached, inst)
+			pub.Correlated = append(pub.Correlated, inst)
 		}
 	}
-	pub.served = hubPub.Served
+	pub.Served = hubPub.Served
 	e.mu.Lock()
 	var starts []startTarget
 	for _, t := range e.messageStarts[name] {
 		pid := t.plan.Process.ID
-		if slices.Contains(pub.served, pid) || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
+		if slices.Contains(pub.Served, pid) || (key != "" && e.keyedStarts[[2]string{pid, key}] > 0) {
 			continue
 		}
 		if key != "" {
 			e.keyedStarts[[2]string{pid, key}]++
 		}
-		pub.served = append(pub.served, pid)
+		pub.Served = append(pub.Served, pid)
 		starts = append(starts, t)
 	}
 	e.mu.Unlock()
@@ -78,7 +81,7 @@ func (e *Engine) publishMessage(name, key string, vars map[string]any, ttl time.
 			}
 			return pub, err
 		}
-		pub.reached = append(pub.reached, inst)
+		pub.Started = append(pub.Started, inst)
 	}
 	return pub, nil
 }
