@@ -28,13 +28,10 @@ const waitForM = `<?xml version="1.0" encoding="UTF-8"?>
   </bpmn:process>
 </bpmn:definitions>`
 
-// A correlate request is answered the same way however often it is sent:
-// yes again after a yes, with the instance correlated once; and a request
-// sent again after its first attempt committed but died before recording
-// its yes (a pending entry) finds the correlation in the instance's
-// history and answers yes, instead of no, which would give the message to
-// another instance of the process.
-func TestCorrelateIdempotent(t *testing.T) {
+// oneNode starts a one-partition cluster of one node on a NATS server
+// of its own, and waits until the node serves its partition.
+func oneNode(t *testing.T, cluster string) (*Node, *nats.Conn) {
+	t.Helper()
 	ns, err := server.StartNATS(t.TempDir(), 0)
 	require.NoError(t, err)
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
@@ -43,13 +40,26 @@ func TestCorrelateIdempotent(t *testing.T) {
 	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := Start(ctx, nc, Config{Cluster: "idem", Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
+	n, err := Start(ctx, nc, Config{Cluster: cluster, Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(context.Background()) })
 	require.Eventually(t, func() bool { return n.Partition(1) != nil }, 10*time.Second, 10*time.Millisecond)
+	return n, nc
+}
+
+// A correlate request is answered the same way however often it is sent:
+// yes again after a yes, with the instance correlated once; and a request
+// sent again after its first attempt committed but died before recording
+// its yes (a pending entry) finds the correlation in the instance's
+// history and answers yes, instead of no, which would give the message to
+// another instance of the process.
+func TestCorrelateIdempotent(t *testing.T) {
+	n, nc := oneNode(t, "idem")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	p := n.Partition(1)
 	eng := p.Engine()
-	_, err = eng.Deploy("keyed.bpmn", []byte(waitForM))
+	_, err := eng.Deploy("keyed.bpmn", []byte(waitForM))
 	require.NoError(t, err)
 	first, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
 	require.NoError(t, err)
@@ -113,18 +123,9 @@ func TestCorrelateIdempotent(t *testing.T) {
 // reads as a yes, for the instance the request named (its key only); an
 // answer with the instance is taken as is, and a no is nil.
 func TestAskOlderAnswer(t *testing.T) {
-	ns, err := server.StartNATS(t.TempDir(), 0)
-	require.NoError(t, err)
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	nc, err := nats.Connect(ns.ClientURL(), nats.ReconnectBufSize(-1))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
+	n, nc := oneNode(t, "older")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	n, err := Start(ctx, nc, Config{Cluster: "older", Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = n.Close(context.Background()) })
-	require.Eventually(t, func() bool { return n.Partition(1) != nil }, 10*time.Second, 10*time.Millisecond)
 	m := n.Partition(1).msgs
 
 	// Partition 7 is played by a responder answering as told.

@@ -12,3 +12,18 @@ import (
 func OpenFaulty(ctx context.Context, nc *nats.Conn, opts *Options, fault func(step string) error) (*Store, error) {
 	return open(ctx, nc, opts, fault)
 }
+
+// ReaderServer makes the reader read makes for subject and returns the
+// server it landed on ("" for a stream without followers), deleting it.
+func (s *Store) ReaderServer(ctx context.Context, subject string) (string, error) {
+	cons, _, err := s.reader(ctx, subject)
+	if err != nil || cons == nil {
+		return "", err
+	}
+	ci := cons.CachedInfo()
+	defer func() { _ = s.stream.DeleteConsumer(ctx, ci.Name) }()
+	if ci.Cluster == nil {
+		return "", nil
+	}
+	return ci.Cluster.Leader, nil
+}

@@ -843,42 +843,125 @@ func (s *Store) purge(ctx context.Context, subject string) error {
 }
 
 // read calls fn on every message of the stream on subject (a filter), in
-// stream order.
+// stream order, as the stream's leader holds them.
+//
+// A reader that delivers nothing at all within the store's timeout is
+// made again, up to readTries times: a server that restarted a moment ago
+// can leave a new consumer's pull requests unanswered for seconds (seen
+// after a follower's restart), while a new one is served at once. Once a
+// message reached fn a read is not started over.
 func (s *Store) read(ctx context.Context, subject string, fn func(m jetstream.Msg, seq uint64) error) error {
-	if n, err := s.count(ctx, subject); err != nil || n == 0 {
-		return err
-	}
-	cons, err := s.stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		return err
-	}
-	// Pulled many at a time: one request per message made a load of
-	// 3,000 messages take seconds.
-	it, err := cons.Messages(jetstream.PullMaxMessages(readAhead))
-	if err != nil {
-		return err
-	}
-	defer it.Stop()
-	for {
-		m, err := it.Next(jetstream.NextMaxWait(s.timeout))
-		if err != nil {
-			return err
-		}
-		meta, err := m.Metadata()
-		if err != nil {
-			return err
-		}
-		if err := fn(m, meta.Sequence.Stream); err != nil {
-			return err
-		}
-		if meta.NumPending == 0 {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
+	for try := 1; ; try++ {
+		delivered, err := s.readOnce(ctx, subject, fn)
+		if err == nil || delivered || try == readTries || !errors.Is(err, nats.ErrTimeout) || ctx.Err() != nil {
 			return err
 		}
 	}
 }
+
+// readTries bounds how often read makes a reader that delivers nothing.
+const readTries = 3
+
+// readOnce is one attempt of read; it reports whether fn was called.
+func (s *Store) readOnce(ctx context.Context, subject string, fn func(m jetstream.Msg, seq uint64) error) (bool, error) {
+	cons, n, err := s.reader(ctx, subject)
+	if err != nil || n == 0 {
+		return false, err
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+		defer cancel()
+		_ = s.stream.DeleteConsumer(dctx, cons.CachedInfo().Name) // else it goes after readerIdle
+	}()
+	// Pulled many at a time: one request per message made a load of
+	// 3,000 messages take seconds.
+	it, err := cons.Messages(jetstream.PullMaxMessages(readAhead))
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", subject, err)
+	}
+	defer it.Stop()
+	for read := 0; ; read++ {
+		m, err := it.Next(jetstream.NextMaxWait(s.timeout))
+		if err != nil {
+			return read > 0, fmt.Errorf("read %s: message %d of %d: %w", subject, read+1, n, err)
+		}
+		meta, err := m.Metadata()
+		if err != nil {
+			return true, err
+		}
+		if err := fn(m, meta.Sequence.Stream); err != nil {
+			return true, err
+		}
+		if meta.NumPending == 0 {
+			return true, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return true, err
+		}
+	}
+}
+
+// reader returns a consumer of the messages on subject placed on the
+// stream's leader, and how many messages the leader holds there (none:
+// no consumer).
+//
+// A consumer of one replica, as a reader is, lands on a server of the
+// stream's chosen at random, and a follower may lag behind the leader: a
+// server restarted a moment ago may still be catching up, and a read
+// there would miss commits that were acknowledged, or see pieces a later
+// purge removed. So a reader placed elsewhere is deleted and made again,
+// until it lands on the leader (with three replicas, one try in three).
+// The reader is an ordinary consumer rather than an ordered one, which
+// would move itself to another server, unchecked, after a missed
+// heartbeat.
+func (s *Store) reader(ctx context.Context, subject string) (jetstream.Consumer, uint64, error) {
+	for range readerTries {
+		ictx, cancel := context.WithTimeout(ctx, s.timeout)
+		info, err := s.stream.Info(ictx, jetstream.WithSubjectFilter(subject))
+		cancel()
+		if err != nil {
+			return nil, 0, err
+		}
+		n := subjectCount(info, subject)
+		if n == 0 {
+			return nil, 0, nil
+		}
+		cctx, cancel := context.WithTimeout(ctx, s.timeout)
+		cons, err := s.stream.CreateConsumer(cctx, jetstream.ConsumerConfig{
+			FilterSubjects:    []string{subject},
+			AckPolicy:         jetstream.AckNonePolicy,
+			MemoryStorage:     true,
+			Replicas:          1,
+			InactiveThreshold: readerIdle,
+		})
+		cancel()
+		if err != nil {
+			return nil, 0, err
+		}
+		ci := cons.CachedInfo()
+		// A stream without followers (one replica, or a server outside a
+		// cluster) has every reader on its leader.
+		if info.Cluster == nil || len(info.Cluster.Replicas) == 0 || (ci.Cluster != nil && ci.Cluster.Leader == info.Cluster.Leader) {
+			return cons, n, nil
+		}
+		dctx, cancel := context.WithTimeout(ctx, s.timeout)
+		err = s.stream.DeleteConsumer(dctx, ci.Name)
+		cancel()
+		if err != nil {
+			return nil, 0, err
+		}
+	}
+	return nil, 0, fmt.Errorf("no reader of %s landed on the stream's leader in %d tries", subject, readerTries)
+}
+
+// readerTries bounds how often reader makes a consumer again: with three
+// replicas, (2/3)^30 of reads (5 in a million) find no reader on the
+// leader and fail, as a read the server refuses does.
+const readerTries = 30
+
+// readerIdle is how long a reader left behind (its store's process died
+// during a read) outlives its last use on the server.
+const readerIdle = 30 * time.Second
 
 // readAhead is how many messages read asks the server for at once.
 const readAhead = 512
