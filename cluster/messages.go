@@ -863,7 +863,16 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 		retry("read the correlations made", err)
 		return
 	default:
-		if _, err := m.done.Put(ctx, dkey, []byte(corrPending)); err != nil {
+		// Created, not put: a bucket's reads may be served by a replica
+		// behind its leader, and a record the read missed must not be
+		// overwritten as if the request were new. The leader refuses the
+		// create, and the instance's history decides as for a pending
+		// record.
+		_, err := m.done.Create(ctx, dkey, []byte(corrPending))
+		switch {
+		case errors.Is(err, jetstream.ErrKeyExists):
+			earlier = true
+		case err != nil:
 			retry("write the correlation under way", err)
 			return
 		}
