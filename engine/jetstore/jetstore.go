@@ -55,6 +55,11 @@
 // whose record or batch landed before the new owner's marker is the new
 // owner's to settle and load, and one that did not is not in the stream.
 //
+// Every read (Load, Instance, settling a commit) is served by the
+// stream's leader: on a replicated stream a follower may lag behind it (a
+// server restarted a moment ago catches up from the others), and a load
+// there would miss acknowledged commits.
+//
 // It is a native package: the WebAssembly module does not import it.
 package jetstore
 
