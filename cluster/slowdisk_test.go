@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/cluster"
@@ -69,6 +70,8 @@ func (d *slowDisk) failed(err error) {
 		kind = "fenced"
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		kind = "context"
+	case errors.Is(err, nats.ErrReconnectBufExceeded):
+		kind = "connection down"
 	}
 	d.mu.Lock()
 	d.errs[kind]++
