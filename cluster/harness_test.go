@@ -36,6 +36,9 @@ type testCluster struct {
 	// logged counts the nodes' log lines by what they report (see
 	// logPatterns).
 	logged map[string]int
+	// journal records every partition store's loads and commits, printed
+	// when the test fails.
+	journal *journal
 }
 
 // logPatterns are the lease events the harness counts in the nodes'
@@ -89,7 +92,14 @@ func newTestCluster(t testing.TB, size int, cfg cluster.Config) *testCluster {
 // node config (nil: none).
 func newTestClusterWith(t testing.TB, size int, cfg cluster.Config, tweak func(i int, cfg *cluster.Config)) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, cfg: cfg, tweak: tweak, logged: map[string]int{}}
+	c := &testCluster{t: t, cfg: cfg, tweak: tweak, logged: map[string]int{}, journal: newJournal()}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for p := 1; p <= cfg.Partitions; p++ {
+				t.Logf("partition %d's stores:\n%s", p, c.journal.story(p))
+			}
+		}
+	})
 	cports := make([]int, size)
 	for i := range cports {
 		cports[i] = freePort(t)
@@ -142,6 +152,7 @@ func (c *testCluster) startNode(i int) {
 	if c.tweak != nil {
 		c.tweak(i, &cfg)
 	}
+	cfg.WrapStore = c.journal.wrap(cfg.Node, cfg.WrapStore)
 	n, err := cluster.Start(ctx, nc, cfg)
 	require.NoError(c.t, err)
 	c.mu.Lock()

@@ -26,7 +26,8 @@ type journal struct {
 func newJournal() *journal { return &journal{start: time.Now(), lines: map[int][]string{}} }
 
 // wrap returns a WrapStore for node that records into j, beneath
-// whatever inner wraps around it.
+// whatever inner wraps around it (a slow disk: the journal sees a commit
+// when it reaches the store).
 func (j *journal) wrap(node string, inner func(int, engine.Store) engine.Store) func(int, engine.Store) engine.Store {
 	return func(id int, s engine.Store) engine.Store {
 		var st engine.Store = journalStore{Store: s, j: j, node: node, id: id, opened: time.Since(j.start)}
@@ -66,16 +67,38 @@ func lastKey(doc []byte) int64 {
 	return d.LastKey
 }
 
+// buffered lists a message buffer piece's messages as name/key, "" for
+// a commit that leaves the buffer as it was.
+func buffered(piece []byte) string {
+	if piece == nil {
+		return ""
+	}
+	var msgs []struct {
+		Name           string   `json:"name"`
+		CorrelationKey string   `json:"correlationKey"`
+		Correlated     []string `json:"correlated"`
+	}
+	_ = json.Unmarshal(piece, &msgs)
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Name + "/" + m.CorrelationKey
+		if len(m.Correlated) > 0 {
+			out[i] += fmt.Sprint(m.Correlated)
+		}
+	}
+	return fmt.Sprintf(" messages=%v", out)
+}
+
 func (s journalStore) Load(ctx context.Context) (*engine.StoreState, error) {
 	t := time.Since(s.j.start)
 	st, err := s.Store.Load(ctx)
 	var last int64
-	n := 0
+	n, msgs := 0, ""
 	if st != nil {
-		last, n = lastKey(st.Engine), len(st.Instances)
+		last, n, msgs = lastKey(st.Engine), len(st.Instances), buffered(st.Messages)
 	}
-	s.j.add(s.id, "%8.3fs..%8.3fs %s(opened %.3fs) load lastKey=%d instances=%d err=%v", t.Seconds(), time.Since(s.j.start).Seconds(),
-		s.node, s.opened.Seconds(), last, n, err)
+	s.j.add(s.id, "%8.3fs..%8.3fs %s(opened %.3fs) load lastKey=%d instances=%d%s err=%v", t.Seconds(), time.Since(s.j.start).Seconds(),
+		s.node, s.opened.Seconds(), last, n, msgs, err)
 	return st, err
 }
 
@@ -87,7 +110,7 @@ func (s journalStore) Commit(ctx context.Context, b *engine.StoreBatch) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	s.j.add(s.id, "%8.3fs..%8.3fs %s(opened %.3fs) commit lastKey=%d put=%v delete=%v err=%v", t.Seconds(), time.Since(s.j.start).Seconds(),
-		s.node, s.opened.Seconds(), lastKey(b.Engine), keys, b.Delete, err)
+	s.j.add(s.id, "%8.3fs..%8.3fs %s(opened %.3fs) commit lastKey=%d put=%v delete=%v%s err=%v", t.Seconds(), time.Since(s.j.start).Seconds(),
+		s.node, s.opened.Seconds(), lastKey(b.Engine), keys, b.Delete, buffered(b.Messages), err)
 	return err
 }

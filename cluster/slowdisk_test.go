@@ -135,19 +135,9 @@ func TestCluster_SlowDisk(t *testing.T) {
 	cfg := clusterConfig("sd")
 	disk := newSlowDisk(cfg.LeaseTTL)
 	const slow = 0 // the member whose disk is slow
-	jn := newJournal()
 	tc := newTestClusterWith(t, 3, cfg, func(i int, cfg *cluster.Config) {
-		var inner func(int, engine.Store) engine.Store
 		if i == slow {
-			inner = disk.wrap
-		}
-		cfg.WrapStore = jn.wrap(cfg.Node, inner)
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			for p := 1; p <= cfg.Partitions; p++ {
-				t.Logf("partition %d's stores:\n%s", p, jn.story(p))
-			}
+			cfg.WrapStore = disk.wrap
 		}
 	})
 	slowName := tc.nats[slow].Name
