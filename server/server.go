@@ -45,6 +45,13 @@ type Config struct {
 	// Jobs configures the job queues (StartJobs); their stream has the
 	// store's Replicas unless Jobs.Replicas says otherwise.
 	Jobs JobsConfig
+	// Serving, when set, is asked before each request whether the server
+	// may still answer for its engine (a cluster partition: whether its
+	// fence is open). Once it says no, the server stops taking requests:
+	// it answers that one CLOSED and unsubscribes, so that a partition
+	// whose lease lapsed answers no query from state its next owner has
+	// moved past, even before its node has noticed and closed it.
+	Serving func() bool
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -59,8 +66,10 @@ type Server struct {
 	mod     *dispatch.Module
 	mu      sync.RWMutex // held for reading by concurrent operations, for writing by the others
 	slots   chan struct{}
-	gate    sync.Mutex // guards closed, and running's Add against Close's Wait
+	gate    sync.Mutex // guards closed and stopped, and running's Add against Close's Wait
 	closed  bool
+	stopped bool // no longer subscribed (Config.Serving said no, or Close)
+	serving func() bool
 	running sync.WaitGroup
 	sub     *nats.Subscription
 	unsub   func() error
@@ -129,7 +138,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: prepare the engine: %w", err)
 		}
 	}
-	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight)}
+	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight), serving: cfg.Serving}
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
 	s.cluster = cfg.Cluster
@@ -161,7 +170,10 @@ func (s *Server) Engine() *engine.Engine { return s.eng }
 func (s *Server) accept(m *nats.Msg) {
 	s.slots <- struct{}{}
 	s.gate.Lock()
-	if s.closed {
+	if !s.stopped && s.serving != nil && !s.serving() {
+		s.stopLocked()
+	}
+	if s.closed || s.stopped {
 		s.gate.Unlock()
 		<-s.slots
 		if m.Reply != "" {
@@ -175,6 +187,15 @@ func (s *Server) accept(m *nats.Msg) {
 		defer func() { <-s.slots; s.running.Done() }()
 		s.serve(m)
 	}()
+}
+
+// stopLocked stops taking requests, once; the caller holds the gate.
+func (s *Server) stopLocked() error {
+	if s.stopped || s.sub == nil {
+		return nil
+	}
+	s.stopped = true
+	return s.sub.Unsubscribe()
 }
 
 // closedResponse answers the requests that arrive while the server closes.
@@ -219,9 +240,9 @@ func (s *Server) Close(ctx context.Context) error {
 		return nil
 	}
 	var errs []error
-	if s.sub != nil {
-		errs = append(errs, s.sub.Unsubscribe())
-	}
+	s.gate.Lock()
+	errs = append(errs, s.stopLocked())
+	s.gate.Unlock()
 	s.running.Wait() // the operations under way finish before the engine closes
 	if s.jobs != nil {
 		errs = append(errs, s.jobs.Close())
