@@ -159,7 +159,7 @@ func (d *durability) run(e *Engine) {
 		}
 		d.gate.Lock()
 		d.mu.Lock()
-		batch, fired := d.pending, d.fired
+		batch, fired, last := d.pending, d.fired, d.closed
 		d.pending, d.fired = nil, false
 		d.mu.Unlock()
 		if len(batch) == 0 && !fired {
@@ -169,7 +169,7 @@ func (d *durability) run(e *Engine) {
 		dirty, err := d.snapshot(e)
 		d.gate.Unlock() // the documents are copies: encoding and syncing them holds no command back
 		if err == nil {
-			err = d.commit(e, dirty)
+			err = d.commit(e, dirty, last)
 		}
 		if errors.Is(err, ErrStoreLost) {
 			d.mu.Lock()
@@ -186,9 +186,13 @@ func (d *durability) run(e *Engine) {
 }
 
 // commit writes what changed to the store, or gives it back to the engine
-// for the next commit.
-func (d *durability) commit(e *Engine, dirty *runtime.Dirty) error {
+// for the next commit. Close's commit, the last, marks the engine document
+// closed cleanly (closedMark).
+func (d *durability) commit(e *Engine, dirty *runtime.Dirty, last bool) error {
 	b, w, err := d.batchOf(dirty)
+	if err == nil && last {
+		b.Engine = markClosed(b.Engine)
+	}
 	if err == nil {
 		if err = d.store.Commit(context.Background(), b); err != nil {
 			err = fmt.Errorf("commit: %w", err)

@@ -499,3 +499,37 @@ func TestWithStore_StoreLost(t *testing.T) {
 	require.Len(t, e.Instances(), before, "the refused start started nothing")
 	require.ErrorIs(t, e.PublishMessage(ctx, Message{Name: "m", CorrelationKey: "k"}), ErrClosed)
 }
+
+// TestWithStore_ClosedCleanlyKeepsKeys: after a clean Close every key the
+// engine handed out is in the store, so the next engine goes on from the
+// stored counter without a gap (a store reopened after every step plays
+// as one engine); its first commit unmarks the store, so that a crash of
+// that engine is followed by a gap again.
+func TestWithStore_ClosedCleanlyKeepsKeys(t *testing.T) {
+	ctx := context.Background()
+	m := newMemStore()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	first, err := e.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.NoError(t, e.Close(ctx))
+	require.True(t, closedCleanly(m.engineDoc()), "Close's commit marks the store")
+
+	next, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	require.False(t, closedCleanly(m.engineDoc()), "the next engine unmarks the store before it takes a command")
+	second, err := next.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.Less(t, second.Key(), first.Key()+storeKeyGap, "keys go on from the stored counter")
+	image := m.crashCopy() // the next engine dies
+	require.NoError(t, next.Close(ctx))
+
+	last, err := New(WithStore(image), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, last.Close(ctx)) }()
+	third, err := last.Start(ctx, "p", nil)
+	require.NoError(t, err)
+	require.Greater(t, third.Key(), second.Key()+storeKeyGap, "after a crash, keys skip the gap")
+}

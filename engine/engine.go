@@ -525,10 +525,13 @@ func New(opts ...Option) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	e.rt.SkipKeys(storeKeyGap)
+	if !closedCleanly(st.Engine) {
+		e.rt.SkipKeys(storeKeyGap)
+	}
 	e.attach(cfg.store, records, len(st.Deployments))
-	// The moved key counter is stored before a command can take a key, so
-	// that an engine opened again after a crash skips past these keys too.
+	// The key counter (moved, or no longer marked closed) is stored before
+	// a command can take a key, so that an engine opened again after a
+	// crash skips past the keys this one hands out.
 	if err := e.dur.await(context.Background()); err != nil {
 		_ = e.Close(context.Background())
 		return nil, fmt.Errorf("open store: %w", err)

@@ -128,16 +128,41 @@ var ErrNotAcknowledged = errors.New("command taken but not acknowledged as durab
 var ErrStoreLost = errors.New("the store is no longer this engine's to write")
 
 // storeKeyGap is how far past the stored key counter an engine opened
-// from its store (New with WithStore) hands out keys. Keys handed out but
-// never committed (an instance or job a query or an event showed before
-// a crash, or before the store was lost) are gone from the store; the
-// next engine on it must not give them to something else, for a caller
-// that saw one would then act on the wrong instance or job. A command
-// hands out a few keys and every acknowledged command is committed, so
-// no engine runs 2^20 keys ahead of its store; the gap is committed
-// before the engine takes a command, and 2^43 keys of a partition
-// (WithKeySpace) last 8 million openings.
+// from its store (New with WithStore) hands out keys, unless the engine
+// before it closed cleanly. Keys handed out but never committed (an
+// instance or job a query or an event showed before a crash, or before
+// the store was lost) are gone from the store; the next engine on it must
+// not give them to something else, for a caller that saw one would then
+// act on the wrong instance or job. A command hands out a few keys and
+// every acknowledged command is committed, so no engine runs 2^20 keys
+// ahead of its store; the gap is committed before the engine takes a
+// command, and 2^43 keys of a partition (WithKeySpace) last 8 million
+// openings after crashes.
 const storeKeyGap = 1 << 20
+
+// closedMark is the member Close's last commit adds to the store's engine
+// document: everything the engine handed out is in the store, so the next
+// engine needs no key gap. The first commit of the next engine, before it
+// takes a command, writes the document without it.
+const closedMark = "closedCleanly"
+
+// markClosed adds closedMark to an engine document.
+func markClosed(doc []byte) []byte {
+	if len(doc) < 2 || doc[0] != '{' {
+		return doc
+	}
+	mark := `{"` + closedMark + `":true`
+	if doc[1] != '}' {
+		mark += ","
+	}
+	return append([]byte(mark), doc[1:]...)
+}
+
+// closedCleanly reports whether an engine document carries closedMark.
+func closedCleanly(doc []byte) bool {
+	var d map[string]json.RawMessage
+	return json.Unmarshal(doc, &d) == nil && string(d[closedMark]) == "true"
+}
 
 // WithStore makes the engine durable in s. New with a store that holds
 // state resumes it: every instance goes on where it was (as Restore does,
@@ -170,8 +195,9 @@ const storeKeyGap = 1 << 20
 // Keys handed out but never committed (an instance or a job that a query
 // or an event showed before a crash) are never handed out again: an
 // engine opened from a store that holds state counts its keys on from
-// 2^20 past the stored key counter, and commits that before it takes a
-// command. Once a commit fails with ErrStoreLost, commands are refused
+// 2^20 past the stored key counter, unless the engine before it closed
+// cleanly (Close's commit marks the store so), and commits that before it
+// takes a command. Once a commit fails with ErrStoreLost, commands are refused
 // with ErrClosed.
 //
 // The engine does not close s; close it after the engine. A commit
@@ -194,6 +220,7 @@ func documentOf(st *StoreState) ([]byte, map[int64]int, error) {
 	if err := json.Unmarshal(st.Engine, &doc); err != nil {
 		return nil, nil, fmt.Errorf("%w: the store's engine document: %v", ErrBadState, err)
 	}
+	delete(doc, closedMark) // the store's, not the state's (storeKeyGap)
 	if st.Messages != nil {
 		var hub map[string]json.RawMessage
 		if err := json.Unmarshal(doc["hub"], &hub); err != nil {

@@ -127,6 +127,12 @@ func (m *memStore) crashCopy() *memStore {
 	return c
 }
 
+func (m *memStore) engineDoc() []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.st.Engine
+}
+
 func (m *memStore) count() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
