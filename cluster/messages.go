@@ -635,6 +635,10 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) *wi
 	return nil
 }
 
+// intentSweep is how often a partition lists its correlations under way
+// again (retryLoop).
+const intentSweep = 10 * time.Second
+
 // errNotSent is a correlation not asked for: its intent could not be
 // written.
 var errNotSent = errors.New("the correlation under way could not be written, so it was not sent")
@@ -654,19 +658,24 @@ func (m *messages) later(drain *[3]string) {
 // retryLoop finishes, a little later, what failed on the way: correlations
 // whose outcome was unknown (their intents) and buffered messages that
 // could not be offered. A partition that opens finishes its intents
-// anyway; this covers an owner that stays.
+// anyway; this covers an owner that stays. Every intentSweep it lists
+// the intents again whatever happened: the listing at open may come from
+// a bucket replica behind its leader and miss an intent a dead owner
+// wrote just before it died. Finishing an intent twice is harmless (the
+// wait's partition answers a repeated request the same way).
 func (m *messages) retryLoop() {
 	defer m.wg.Done()
-	tick := time.NewTicker(250 * time.Millisecond)
+	const every = 250 * time.Millisecond
+	tick := time.NewTicker(every)
 	defer tick.Stop()
-	for {
+	for n := 1; ; n++ {
 		select {
 		case <-m.stop:
 			return
 		case <-tick.C:
 		}
 		m.retryMu.Lock()
-		drains, intents := m.retryDrains, m.retryIntents
+		drains, intents := m.retryDrains, m.retryIntents || n%int(intentSweep/every) == 0
 		m.retryDrains, m.retryIntents = map[[3]string]bool{}, false
 		m.retryMu.Unlock()
 		if intents {

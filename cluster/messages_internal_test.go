@@ -149,3 +149,27 @@ func TestAskOlderAnswer(t *testing.T) {
 		assert.Equal(t, c.want, got, c.answer)
 	}
 }
+
+// A correlation under way that a partition's listing at open missed (a
+// bucket replica behind its leader) is finished by the sweep that lists
+// the intents again while the owner stays.
+func TestIntentSweep(t *testing.T) {
+	n, _ := oneNode(t, "sweep")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := n.Partition(1)
+	eng := p.Engine()
+	_, err := eng.Deploy("keyed.bpmn", []byte(waitForM))
+	require.NoError(t, err)
+	inst, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
+	require.NoError(t, err)
+	require.NoError(t, eng.Settle(ctx))
+	// Written after the partition opened, as a dead owner's intent an
+	// open's listing did not see.
+	_, err = p.msgs.writeIntent(ctx, intent{Sub: remoteSub{Partition: 1, InstanceKey: inst.Key(), ProcessID: "keyed", Name: "m", CorrelationKey: "k"},
+		Variables: map[string]any{"n": 7}, ID: "swept"})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return inst.State() == engine.Completed }, 3*intentSweep, 20*time.Millisecond,
+		"the intent is finished by a sweep")
+	require.InDelta(t, 7, inst.Variables()["n"], 0)
+}
