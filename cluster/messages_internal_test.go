@@ -47,6 +47,16 @@ func oneNode(t *testing.T, cluster string) (*Node, *nats.Conn) {
 	return n, nc
 }
 
+// keyedPartition is oneNode's partition with waitForM deployed.
+func keyedPartition(t *testing.T, cluster string) (*Partition, *nats.Conn) {
+	t.Helper()
+	n, nc := oneNode(t, cluster)
+	p := n.Partition(1)
+	_, err := p.Engine().Deploy("keyed.bpmn", []byte(waitForM))
+	require.NoError(t, err)
+	return p, nc
+}
+
 // A correlate request is answered the same way however often it is sent:
 // yes again after a yes, with the instance correlated once; and a request
 // sent again after its first attempt committed but died before recording
@@ -54,13 +64,10 @@ func oneNode(t *testing.T, cluster string) (*Node, *nats.Conn) {
 // history and answers yes, instead of no, which would give the message to
 // another instance of the process.
 func TestCorrelateIdempotent(t *testing.T) {
-	n, nc := oneNode(t, "idem")
+	p, nc := keyedPartition(t, "idem")
+	eng := p.Engine()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p := n.Partition(1)
-	eng := p.Engine()
-	_, err := eng.Deploy("keyed.bpmn", []byte(waitForM))
-	require.NoError(t, err)
 	first, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
 	require.NoError(t, err)
 	second, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
@@ -154,13 +161,10 @@ func TestAskOlderAnswer(t *testing.T) {
 // bucket replica behind its leader) is finished by the sweep that lists
 // the intents again while the owner stays.
 func TestIntentSweep(t *testing.T) {
-	n, _ := oneNode(t, "sweep")
+	p, _ := keyedPartition(t, "sweep")
+	eng := p.Engine()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p := n.Partition(1)
-	eng := p.Engine()
-	_, err := eng.Deploy("keyed.bpmn", []byte(waitForM))
-	require.NoError(t, err)
 	inst, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
 	require.NoError(t, err)
 	require.NoError(t, eng.Settle(ctx))

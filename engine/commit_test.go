@@ -105,10 +105,7 @@ func TestWithStore_CommitError(t *testing.T) {
 func TestWithStore_ContextEndsDuringCommit(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
-	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
-	require.NoError(t, err)
-	_, err = e.Deploy("p.bpmn", []byte(jobXML))
-	require.NoError(t, err)
+	e := jobEngine(t, m)
 
 	m.mu.Lock()
 	m.hold, m.held, m.release = true, make(chan struct{}), make(chan struct{})
@@ -145,10 +142,7 @@ func TestWithStore_ContextEndsDuringCommit(t *testing.T) {
 func TestWithStore_CloseDuringCommands(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
-	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
-	require.NoError(t, err)
-	_, err = e.Deploy("p.bpmn", []byte(jobXML))
-	require.NoError(t, err)
+	e := jobEngine(t, m)
 
 	started := make(chan int64, 1024)
 	done := make(chan error, 8)
@@ -430,15 +424,12 @@ func TestWithStore_MessageBufferPiece(t *testing.T) {
 func TestWithStore_KeysNotCommittedAreNotReused(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
-	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
-	require.NoError(t, err)
-	_, err = e.Deploy("p.bpmn", []byte(jobXML))
-	require.NoError(t, err)
+	e := jobEngine(t, m)
 	errDisk := errors.New("disk gone")
 	m.mu.Lock()
 	m.fail = errDisk
 	m.mu.Unlock()
-	_, err = e.Start(ctx, "p", nil)
+	_, err := e.Start(ctx, "p", nil)
 	require.ErrorIs(t, err, ErrNotAcknowledged)
 	seen := e.Jobs(JobFilter{Type: "work"})
 	require.Len(t, seen, 1, "a query shows the job no commit holds")
@@ -508,10 +499,7 @@ func TestWithStore_StoreLost(t *testing.T) {
 func TestWithStore_ClosedCleanlyKeepsKeys(t *testing.T) {
 	ctx := context.Background()
 	m := newMemStore()
-	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
-	require.NoError(t, err)
-	_, err = e.Deploy("p.bpmn", []byte(jobXML))
-	require.NoError(t, err)
+	e := jobEngine(t, m)
 	first, err := e.Start(ctx, "p", nil)
 	require.NoError(t, err)
 	require.NoError(t, e.Close(ctx))
@@ -532,4 +520,14 @@ func TestWithStore_ClosedCleanlyKeepsKeys(t *testing.T) {
 	third, err := last.Start(ctx, "p", nil)
 	require.NoError(t, err)
 	require.Greater(t, third.Key(), second.Key()+storeKeyGap, "after a crash, keys skip the gap")
+}
+
+// jobEngine opens an engine on m, on a virtual clock, with jobXML deployed.
+func jobEngine(t *testing.T, m *memStore) *Engine {
+	t.Helper()
+	e, err := New(WithStore(m), WithClock(clock.NewVirtual(clock.Epoch)))
+	require.NoError(t, err)
+	_, err = e.Deploy("p.bpmn", []byte(jobXML))
+	require.NoError(t, err)
+	return e
 }
