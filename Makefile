@@ -1,13 +1,16 @@
 # flowtrack — build, test and measure.
 #
 #   make run    a real process end to end (see README)
-#   make test   every test: vet, staticcheck, race tests, fuzz smoke, examples
+#   make quick  the loop to run while working: gofmt, vet, staticcheck,
+#               go test -short ./..., the SDK's unit tests (a few minutes)
+#   make test   every test: vet, staticcheck, race tests, fuzz smoke, examples,
+#               wasm, SDK and browser tests (what CI runs; about 20 minutes)
 #   make bench  benchmarks on the reference workloads
 
 GO       ?= go
 export FLOWTRACK_EXTERNAL ?= $(abspath ../shared/conformance)
 
-.PHONY: all build wasm wasm-check check vet staticcheck tidy-check test race restore-hosts stress fuzz examples run bench size clean
+.PHONY: all build wasm wasm-check check fmt-check vet staticcheck tidy-check quick test race restore-hosts stress fuzz examples run bench size clean
 
 all: build
 
@@ -44,9 +47,11 @@ staticcheck: wasm
 tidy-check:
 	$(GO) mod tidy -diff
 
-# check is the quick gate: formatting, vet, staticcheck, tidy go.mod.
-check: vet staticcheck tidy-check
+fmt-check:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1)
+
+# check is the static gate: formatting, vet, staticcheck, tidy go.mod.
+check: vet staticcheck tidy-check fmt-check
 
 # race runs everything under -race, then the engine's own tests again with
 # direct resumption as the default (the conformance corpus plays both modes
@@ -115,7 +120,25 @@ examples: wasm
 		if [ -f $$d/main.go ]; then echo "example $$d"; $(GO) run ./$$d || exit 1; fi; \
 	done
 
-test: wasm-check check race restore-hosts stress fuzz examples
+# test is the full suite, the one .ci/run calls. Its parts run in this
+# order; each is a target of its own, described where it is defined:
+# wasm-check first, before anything rebuilds the committed module.
+# This is the only declaration of test's prerequisites: add a new part
+# here, not on a "test:" line of its own.
+test: wasm-check check race restore-hosts stress fuzz examples \
+	test-wasm test-feelin test-sdk test-browser test-extism
+
+# quick is the loop to run while working: static checks, every Go test
+# in -short mode (the long runs skip themselves there and name the target
+# that runs them: stress, restore-hosts, race), and the SDK's unit tests
+# (SDK_UNIT_TESTS: every test file of sdk-js/test but the conformance
+# corpus, the packed tarball and the remote mode against a server, which
+# test-sdk runs). It builds the module and the SDK first, as vet and the
+# SDK tests need them.
+SDK_UNIT_TESTS = $(filter-out test/conformance.test.mjs test/pack.test.mjs test/remote.test.mjs,$(patsubst sdk-js/%,%,$(wildcard sdk-js/test/*.test.mjs)))
+quick: fmt-check vet staticcheck sdk
+	$(GO) test -short ./...
+	cd sdk-js && node --test $(SDK_UNIT_TESTS)
 
 # run deploys and runs a real order process through the CLI, i.e. through
 # the wasm module in wazero.
@@ -156,7 +179,6 @@ clean:
 
 # --- conformance and single-threaded wasm tests -------------------------
 .PHONY: conformance test-wasm
-test: test-wasm
 
 # conformance prints one line per scenario and runner, the summaries, the
 # betsy table per group and the MIWG import counts (FLOWTRACK_EXTERNAL),
@@ -173,7 +195,6 @@ conformance:
 # (Node runs it once over the whole corpus); every disagreement must be a
 # known class, listed with who is right per the DMN spec.
 .PHONY: test-feelin
-test: test-feelin
 test-feelin:
 	cd engine/internal/expr/feelin && $(NPM_CI)
 	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelin_Differential$$' -args -feelin
@@ -202,7 +223,6 @@ test-wasm: bin/wazero-$(WAZERO_VERSION)
 
 # --- JavaScript SDK, Node example, browser simulator ---------------------
 .PHONY: sdk test-sdk test-browser bench-sdk stress-sdk
-test: test-sdk test-browser
 
 NPM_CI = npm ci --no-audit --no-fund --prefer-offline
 CHROMIUM ?= /usr/bin/chromium
@@ -235,7 +255,6 @@ test-browser: sdk
 # by make wasm) from Node with the Extism JS SDK: examples/extism/main.mjs
 # checks its own result (make examples runs the Go side, main.go).
 .PHONY: test-extism
-test: test-extism
 test-extism: wasm
 	cd examples/extism && $(NPM_CI) && node main.mjs
 
