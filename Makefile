@@ -134,9 +134,10 @@ test: wasm-check check race restore-hosts stress fuzz examples \
 # (SDK_UNIT_TESTS: every test file of sdk-js/test but the conformance
 # corpus, the packed tarball and the remote mode against a server, which
 # test-sdk runs). It builds the module and the SDK first, as vet and the
-# SDK tests need them.
+# SDK tests need them, but installs the SDK's npm dependencies only when
+# package-lock.json changed (sdk-build), where sdk runs npm ci every time.
 SDK_UNIT_TESTS = $(filter-out test/conformance.test.mjs test/pack.test.mjs test/remote.test.mjs,$(patsubst sdk-js/%,%,$(wildcard sdk-js/test/*.test.mjs)))
-quick: fmt-check vet staticcheck sdk
+quick: fmt-check vet staticcheck sdk-build
 	$(GO) test -short ./...
 	cd sdk-js && node --test $(SDK_UNIT_TESTS)
 
@@ -230,6 +231,15 @@ CHROMIUM ?= /usr/bin/chromium
 # sdk builds the npm package (sdk-js/dist, flowtrack.wasm included).
 sdk: wasm
 	cd sdk-js && $(NPM_CI) && npm run build
+
+# sdk-build is sdk for make quick: npm ci only when the lock file is newer
+# than the install it made (npm writes node_modules/.package-lock.json).
+.PHONY: sdk-build
+sdk-build: wasm sdk-js/node_modules/.package-lock.json
+	cd sdk-js && npm run build
+
+sdk-js/node_modules/.package-lock.json: sdk-js/package-lock.json
+	cd sdk-js && $(NPM_CI)
 
 # test-sdk: SDK tests, conformance scenarios through the SDK (compared with
 # the native engine), the packed tarball in a fresh project, the Node example,

@@ -192,7 +192,7 @@ func (w *workload) check(t *testing.T, limit time.Duration) {
 // again and that every acknowledged command took effect exactly once.
 func TestCluster_FailoverUnderLoad(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server cluster")
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
 	tc := newTestCluster(t, 3, clusterConfig("fo"))
 	cl := tc.client()
@@ -269,7 +269,7 @@ var clusterKills = flag.Int("cluster.kills", 2, "how many times TestCluster_Kill
 // cluster.kills times; then checks the workload's invariants.
 func TestCluster_KillRestart(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server cluster")
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
 	tc := newTestCluster(t, 3, clusterConfig("kr"))
 	cl := tc.client()
@@ -325,7 +325,7 @@ func TestCluster_KillRestart(t *testing.T) {
 // takes its share again, and the workload's invariants hold.
 func TestCluster_CutOff(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server cluster")
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
 	tc := newTestCluster(t, 3, clusterConfig("co"))
 	cl := tc.client()

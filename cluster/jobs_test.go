@@ -20,7 +20,7 @@ import (
 // once (the workload's check).
 func TestCluster_JobQueues(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server cluster")
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
 	tc := newTestCluster(t, 3, clusterConfig("jq"))
 	cl := tc.client()

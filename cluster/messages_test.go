@@ -177,7 +177,7 @@ func publishAgain(t testing.TB, cl *client.Client, m engine.Message) (int, error
 // instances of the process wait for reaches one of them.
 func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server cluster")
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
 	cfg := cluster.Config{Cluster: "mx", Partitions: 6, Replicas: 3, LeaseTTL: 2 * time.Second}
 	tc := newTestCluster(t, 3, cfg)

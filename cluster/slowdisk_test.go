@@ -130,7 +130,7 @@ var clusterSlowRounds = flag.Int("cluster.slowrounds", 2, "how many fault rounds
 // the expected variables, no job is completed twice.
 func TestCluster_SlowDisk(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a 3-server cluster")
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
 	cfg := clusterConfig("sd")
 	disk := newSlowDisk(cfg.LeaseTTL)

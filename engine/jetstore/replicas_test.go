@@ -25,7 +25,7 @@ import (
 // document, and it started the partition afresh.
 func TestStore_ReadsFromTheLeader(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts three NATS servers")
+		t.Skip("starts three NATS servers: make race (part of make test) runs it")
 	}
 	nodes := make([]server.NATSNode, 3)
 	ports := freePorts(t, 6)
