@@ -64,11 +64,14 @@ race: wasm
 # engine to the module in wazero, to the SDK in Node (one node process on
 # sdk-js/dist, hence sdk) and back to the native engine in the other
 # resumption mode (conformance/checkpoint_test.go, node_test.go), and
-# plays it on the embedded store reopened after every step
-# (conformance/store_test.go); they skip themselves under -race, where a
-# module or a store file per step takes too long.
+# plays it on the embedded store and on the JetStream store reopened after
+# every step (conformance/store_test.go, jetstore_test.go); they skip
+# themselves under -race, where a module, a store file or a stream per
+# step takes too long, and under -short (make quick). TestScenariosJetStored
+# ran nowhere in make test before (skipped under race, which is where make
+# test runs the conformance package): it is here now.
 restore-hosts: sdk
-	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestNodeRotation(Protocol|Document|Stuck)|TestScenariosStored)$$' ./conformance
+	$(GO) test -count=1 -run '^(TestScenariosAcrossHosts|TestNodeRotation(Protocol|Document|Stuck)|TestScenariosStored|TestScenariosJetStored)$$' ./conformance
 
 # fuzz gives each fuzz target a short run (minimizing a crasher is capped,
 # or the fuzzer spends its whole budget shrinking). Budgets are counts of

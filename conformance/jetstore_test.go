@@ -19,8 +19,8 @@ import (
 // resumption mode (TestScenariosStored covers both on boltstore), and
 // requires the observations of the uninterrupted run.
 func TestScenariosJetStored(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a stream per scenario, reopened after every step: too slow under -race on two cores (make test runs it without)")
+	if testing.Short() || raceEnabled {
+		t.Skip("a stream per scenario, reopened after every step: too long for -short and -race on two cores (make restore-hosts, part of make test, runs it)")
 	}
 	scenarios, err := Load("scenarios")
 	if err != nil {

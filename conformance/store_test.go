@@ -99,8 +99,8 @@ func (r *storing) Close(ctx context.Context) error {
 // each time), and requires the observations of the uninterrupted run:
 // what a store holds is all an engine needs to go on.
 func TestScenariosStored(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a store file per scenario and mode, reopened after every step: over two minutes under -race on two cores (make test runs it without, as restore-hosts)")
+	if testing.Short() || raceEnabled {
+		t.Skip("a store file per scenario and mode, reopened after every step: too long for -short, over two minutes under -race on two cores (make restore-hosts, part of make test, runs it)")
 	}
 	scenarios, err := Load("scenarios")
 	if err != nil {
