@@ -96,8 +96,8 @@ fuzz:
 # crash-test child 40 times (make test's race run kills it 4 times), kills
 # and restarts (or cuts off) a random member of the 3-node cluster 12 times
 # (make test: 2), runs 8 slow-disk fault rounds of it (make test: 2), plays every
-# conformance scenario 20 times per host, requiring one history order
-# (the SDK's share is stress-sdk; with three Go runners that takes about
+# conformance scenario 10 times per Go runner, requiring one history order
+# (the SDK's share, 20 times, is stress-sdk; with three Go runners that takes about
 # ten minutes on a loaded 2-core machine, past go test's default timeout).
 STRESS_RUN = Inbound|EventGateway|Message|Signal|Timer|Observer|Boundary_JobCompletion
 # HOSTILE_RUN is the hostile-input suite (issue #22): budgets, hostile
