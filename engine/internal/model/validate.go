@@ -259,7 +259,9 @@ func (v *validator) node(n *Node) {
 }
 
 // instantiation checks that instantiate="true" and
-// eventGatewayType="Parallel" stand where they mean something. BPMN 2.0
+// eventGatewayType="Parallel" stand where they mean something: an
+// instantiating receive task (EXT.049) or event-based gateway (EXT.142)
+// has no incoming flow. BPMN 2.0
 // lets a receive task start a process only from the process's top level
 // and without incoming flows (§10.4.2, §13.2.2), and allows
 // the Parallel type only on an instantiating gateway (§10.6.6, "the
@@ -267,6 +269,9 @@ func (v *validator) node(n *Node) {
 // true"). flowtrack would otherwise run such an element as an ordinary
 // one, silently dropping what the modeller asked for.
 func (v *validator) instantiation(n *Node) {
+	if n.Kind == KindEventBasedGateway && n.Instantiate && (len(n.Incoming) > 0 || v.loose[n]) {
+		v.report(n.ID, "EXT.142", "event-based gateway has instantiate=\"true\" and an incoming flow: a gateway that starts the process has no incoming flow; remove the flow or the attribute")
+	}
 	if n.Kind == KindEventBasedGateway && n.ParallelEvents && !n.Instantiate {
 		v.report(n.ID, "FT.instantiate", "event-based gateway has eventGatewayType=\"Parallel\" without instantiate=\"true\": the Parallel type only applies to a gateway that starts the process; use eventGatewayType=\"Exclusive\"")
 	}
@@ -277,7 +282,7 @@ func (v *validator) instantiation(n *Node) {
 	case n.Parent != nil:
 		v.report(n.ID, "FT.instantiate", "receive task has instantiate=\"true\" inside a sub-process: only an element at the top of a process starts it; remove the attribute or use a message start event")
 	case len(n.Incoming) > 0 || v.loose[n]:
-		v.report(n.ID, "FT.instantiate", "receive task has instantiate=\"true\" and an incoming flow: an element that starts the process has no incoming flow; remove the flow or the attribute")
+		v.report(n.ID, "EXT.049", "receive task has instantiate=\"true\" and an incoming flow: an element that starts the process has no incoming flow; remove the flow or the attribute")
 	}
 }
 
