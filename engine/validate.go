@@ -48,7 +48,7 @@ func Validate(name string, bpmn []byte, resolve func(location string) ([]byte, e
 	compiled := slices.DeleteFunc(compileProblems(defs, runtime.CompileOptions{}), func(p *model.Problem) bool {
 		return p.RuleID == noExecutable().RuleID // a descriptive model is valid BPMN
 	})
-	if all := model.MergeStages(imported, problems, compiled); len(all) > 0 {
+	if all := model.MergeStages(imported, problems, compiled, defs.Descriptive); len(all) > 0 {
 		return nil, deployError(name, defs, all)
 	}
 	v = &Validation{Warnings: publicProblems(warnings)}

@@ -46,9 +46,23 @@ func TestValidate_EveryProcess(t *testing.T) {
 	descriptive := `<bpmn:process id="q" isExecutable="false"><bpmn:task id="qt"><bpmn:ioSpecification><bpmn:dataInput id="di"/>` +
 		`<bpmn:inputSet id="is"/><bpmn:outputSet id="os"/></bpmn:ioSpecification></bpmn:task></bpmn:process>`
 	doc := ruleDoc(descriptive, startEnd)
-	_, err := newEngine(t).Deploy("v.bpmn", []byte(doc))
-	require.NoError(t, err)
+	_, warnings := deployRules(t, newEngine(t), doc)
+	assert.Contains(t, warnings, "EXT.084", "Deploy warns of what the process it does not run breaks")
 	assert.Equal(t, []string{"EXT.084"}, validateRules(t, doc, nil))
+	// A document Deploy refuses anyway names what its descriptive
+	// processes break too.
+	alone := `<?xml version="1.0"?><bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" targetNamespace="t">` +
+		descriptive + `</bpmn:definitions>`
+	errs, _ := deployRules(t, newEngine(t), alone)
+	assert.ElementsMatch(t, []string{"FT.executable", "EXT.084"}, errs)
+	assert.Equal(t, []string{"EXT.084"}, validateRules(t, alone, nil))
+
+	// EXT.150 in a process that is not executable: where a level has a
+	// start event, every flow node has an incoming flow.
+	sketch := `<bpmn:process id="q" isExecutable="false"><bpmn:startEvent id="qs"/><bpmn:task id="qa"/><bpmn:task id="qb"/>` +
+		`<bpmn:endEvent id="qe"/><bpmn:sequenceFlow id="qf1" sourceRef="qs" targetRef="qa"/><bpmn:sequenceFlow id="qf2" sourceRef="qb" targetRef="qe"/></bpmn:process>`
+	assert.Equal(t, []string{"EXT.150"}, validateRules(t, ruleDoc(sketch, startEnd), nil))
+	assert.Empty(t, validateRules(t, ruleDoc(strings.Replace(sketch, `</bpmn:process>`, `<bpmn:sequenceFlow id="qf3" sourceRef="qa" targetRef="qb"/></bpmn:process>`, 1), startEnd), nil))
 
 	// A valid descriptive model is valid, though nothing would deploy.
 	only := strings.Replace(ruleDoc("", startEnd), `isExecutable="true"`, `isExecutable="false"`, 1)

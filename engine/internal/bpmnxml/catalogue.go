@@ -66,6 +66,9 @@ type catalogueCheck struct {
 	owner string
 	// warning makes problem record a warning rather than an error.
 	warning bool
+	// descriptive makes problem record the problem of a process that is
+	// not executable (model.Definitions.Descriptive).
+	descriptive bool
 }
 
 // survey counts the sequence flows of the document per end and notes
@@ -194,11 +197,10 @@ func (c *catalogueCheck) walk(e, process, parent *element, owner string) {
 	}
 	c.owner = owner
 	// A process that is not executable is not deployed (a warning says
-	// so), so Deploy does not hold its content to the rules; a validator
-	// does (Options.AllProcesses).
-	if process == nil || executable(process) || c.imp.opts.AllProcesses {
-		c.check(e, process, parent)
-	}
+	// so): what its content breaks is descriptive (model.Definitions),
+	// unless a validator asked for every process (Options.AllProcesses).
+	c.descriptive = process != nil && !executable(process) && !c.imp.opts.AllProcesses
+	c.check(e, process, parent)
 	if id := e.get("id"); id != "" {
 		owner = id
 	}
@@ -220,8 +222,12 @@ func (c *catalogueCheck) problem(e, process *element, rule, format string, args 
 		id = c.owner
 	}
 	p := &model.Problem{RuleID: rule, ProcessID: pid, ElementID: id, Pos: e.pos, Rule: fmt.Sprintf(format, args...)}
-	if c.warning {
+	switch {
+	case c.warning:
 		c.imp.defs.Warnings = append(c.imp.defs.Warnings, p)
+		return
+	case c.descriptive:
+		c.imp.defs.Descriptive = append(c.imp.defs.Descriptive, p)
 		return
 	}
 	c.imp.problems = append(c.imp.problems, p)
@@ -623,7 +629,9 @@ func (c *catalogueCheck) implicitEnd(e, process, parent *element) {
 	}
 	ends := slices.ContainsFunc(parent.children, func(ch *element) bool { return ch.is("endEvent") })
 	starts := slices.ContainsFunc(parent.children, func(ch *element) bool {
-		return ch.is("startEvent") || ch.is("receiveTask") && isTrue(ch.get("instantiate"))
+		// An instantiating event-based gateway starts a process as much
+		// as the receive task the text names (BPMN 2.0 §10.6.6).
+		return ch.is("startEvent") || (ch.is("receiveTask") || ch.is("eventBasedGateway")) && isTrue(ch.get("instantiate"))
 	})
 	switch {
 	case e.local == "endEvent" && !starts && parent.local != "adHocSubProcess":

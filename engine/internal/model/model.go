@@ -489,6 +489,11 @@ type Definitions struct {
 	// not what the modeller meant, or that it ignores on purpose (a
 	// choreography beside the processes). Check returns them with its own.
 	Warnings []*Problem
+	// Descriptive are the broken rules of processes that are not
+	// executable, which Deploy does not run: it refuses them only with a
+	// document it refuses anyway (and warns otherwise), while a validator
+	// reports them as errors. The importer and Check both add to it.
+	Descriptive []*Problem
 }
 
 // Process returns the process with the given id, or nil.

@@ -70,6 +70,8 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 		v.calls(d, p)
 	}
 	v.warnings = append(v.warnings, d.Warnings...)
+	d.Descriptive = append(d.Descriptive, v.descriptive...)
+	d.Locate(d.Descriptive)
 	d.Locate(v.problems)
 	d.Locate(v.warnings)
 	return SortProblems(v.problems), SortProblems(v.warnings)
@@ -79,7 +81,10 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 type validator struct {
 	problems []*Problem
 	warnings []*Problem
-	current  *Process
+	// descriptive holds the problems of processes that are not
+	// executable (Definitions.Descriptive).
+	descriptive []*Problem
+	current     *Process
 	// loose holds the nodes at the resolved end of a sequence flow whose
 	// other end did not import: rules about missing flows skip them.
 	loose map[*Node]bool
@@ -175,6 +180,42 @@ func (v *validator) process(p *Process) {
 	}
 	if p.Executable {
 		v.reachability(p)
+	} else {
+		v.incoming(p)
+	}
+}
+
+// incoming applies EXT.150 to a process that is not executable, as its
+// text says: where a level has a start event, every flow node but start
+// events, boundary events, event sub-processes, compensation handlers and
+// link catch events has an incoming flow. (An executable process gets
+// the stronger reachability check.) The problems are descriptive
+// (Definitions.Descriptive): the process is not deployed.
+func (v *validator) incoming(p *Process) {
+	started := map[*Node]bool{} // levels with a start event, by parent
+	for _, n := range p.Nodes {
+		if n.Kind == KindStartEvent {
+			started[n.Parent] = true
+		}
+	}
+	for _, n := range p.Nodes {
+		if !started[n.Parent] || len(n.Incoming) > 0 || v.loose[n] || n.ForCompensation || n.TriggeredByEvent ||
+			n.Parent != nil && n.Parent.AdHoc != nil {
+			continue
+		}
+		switch n.Kind {
+		case KindStartEvent, KindBoundaryEvent, KindEndEvent:
+			continue // EXT.107 says it of end events
+		case KindIntermediateCatchEvent:
+			if n.HasEvent(EventLink) {
+				continue
+			}
+		}
+		if n.Kind.IsGateway() {
+			continue // node() reports gateways in every process
+		}
+		v.descriptive = append(v.descriptive, &Problem{RuleID: "EXT.150", ProcessID: p.ID, ElementID: n.ID,
+			Rule: "has no incoming flow though its level has a start event: connect a flow to it or remove it"})
 	}
 }
 
