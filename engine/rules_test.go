@@ -325,6 +325,7 @@ var ruleCases = []ruleCase{
 	{rule: "EXT.097", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/><bpmn:endEvent id="se"/>`+flows("ss", "se")+`</bpmn:subProcess>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:task id="st"/><bpmn:endEvent id="se"/>`+flows("st", "se")+`</bpmn:subProcess>`, "t"))},
 	{rule: "EXT.118", valid: linkPair(`<bpmn:source>lt</bpmn:source>`), invalid: linkPair("")},
+	{rule: "EXT.124", valid: linkPair(`<bpmn:source>lt</bpmn:source>`), invalid: linkPair("")},
 	{rule: "EXT.125", valid: linkPair(`<bpmn:source>lt</bpmn:source>`), invalid: strings.Replace(linkPair(`<bpmn:source>lt</bpmn:source>`), `<bpmn:target>lc</bpmn:target>`, `<bpmn:target>lc</bpmn:target><bpmn:target>lc</bpmn:target>`, 1)},
 	{rule: "EXT.142", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `<bpmn:eventBasedGateway id="g"/>`, `<bpmn:eventBasedGateway id="g" instantiate="true"/>`, 1)},
 }

@@ -56,6 +56,9 @@ type catalogueCheck struct {
 	flowEnds map[string][2]string
 	// definitionRefs holds the ids eventDefinitionRef elements name.
 	definitionRefs map[string]bool
+	// linkRefs is set when a link event definition of the document
+	// names a source or a target.
+	linkRefs bool
 	// services is set when the document declares a service interface.
 	services bool
 	// lists is set when the document lists flow nodes' incoming or
@@ -95,6 +98,8 @@ func (c *catalogueCheck) survey(e *element, process string) {
 		c.services = true
 	case e.is("eventDefinitionRef"):
 		c.definitionRefs[localID(e.content())] = true
+	case e.is("linkEventDefinition"):
+		c.linkRefs = c.linkRefs || countChildren(e, "source") > 0 || countChildren(e, "target") > 0
 	case e.is("participant"):
 		if ref := localID(e.get("processRef")); ref != "" {
 			c.pools[ref] = id
@@ -836,15 +841,22 @@ func (c *catalogueCheck) closed(e *element) {
 }
 
 // linkElements checks the source and target elements a link event
-// definition may carry: a throw names one target at most (EXT.125), and
-// the link definition it names lists it back as a source (EXT.118).
-// Links without them pair by name (Zeebe and Camunda Modeler write none),
-// so their absence is no problem.
+// definition may carry (EXT.118, EXT.124, EXT.125): in a document that
+// pairs links by them, a throw names exactly one target, which lists it
+// back as a source, and a catch names at least one source. A document
+// that writes none pairs links by name, as Zeebe and Camunda Modeler
+// do, and is not held to them.
 func (c *catalogueCheck) linkElements(e, process, event *element) {
-	if event == nil || !event.is("intermediateThrowEvent") {
+	if event == nil || !c.linkRefs {
 		return
 	}
-	if n := countChildren(e, "target"); n > 1 {
+	if event.is("intermediateCatchEvent") && countChildren(e, "source") == 0 {
+		c.problem(e, process, "EXT.124", "link event definition of catch event %s names no source, though this document pairs links by source and target: list the link throw events that go to it", event.get("id"))
+	}
+	if !event.is("intermediateThrowEvent") {
+		return
+	}
+	if n := countChildren(e, "target"); n != 1 {
 		c.problem(e, process, "EXT.125", "link event definition of throw event %s names %d targets: a link throw event goes to exactly one link catch event", event.get("id"), n)
 	}
 	for _, t := range e.children {
