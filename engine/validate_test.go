@@ -62,6 +62,13 @@ func TestValidate_EveryProcess(t *testing.T) {
 	sketch := `<bpmn:process id="q" isExecutable="false"><bpmn:startEvent id="qs"/><bpmn:task id="qa"/><bpmn:task id="qb"/>` +
 		`<bpmn:endEvent id="qe"/><bpmn:sequenceFlow id="qf1" sourceRef="qs" targetRef="qa"/><bpmn:sequenceFlow id="qf2" sourceRef="qb" targetRef="qe"/></bpmn:process>`
 	assert.Equal(t, []string{"EXT.150"}, validateRules(t, ruleDoc(sketch, startEnd), nil))
+	// A descriptive call of a process without a none start event
+	// (EXT.099), and a descriptive timer typed formal but empty (EXT.013).
+	caller := `<bpmn:process id="q" isExecutable="false"><bpmn:startEvent id="qs"/><bpmn:callActivity id="qc" calledElement="r"/>` +
+		`<bpmn:intermediateCatchEvent id="qt"><bpmn:timerEventDefinition><bpmn:timeDuration xsi:type="bpmn:tFormalExpression"/></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>` +
+		`<bpmn:endEvent id="qe"/>` + flows("qs", "qc", "qc", "qt", "qt", "qe") + `</bpmn:process>` +
+		`<bpmn:process id="r" isExecutable="false"><bpmn:startEvent id="rs"><bpmn:signalEventDefinition/></bpmn:startEvent></bpmn:process>`
+	assert.ElementsMatch(t, []string{"EXT.099", "EXT.013"}, validateRules(t, ruleDoc(caller, startEnd), nil))
 	assert.Empty(t, validateRules(t, ruleDoc(strings.Replace(sketch, `</bpmn:process>`, `<bpmn:sequenceFlow id="qf3" sourceRef="qa" targetRef="qb"/></bpmn:process>`, 1), startEnd), nil))
 
 	// A valid descriptive model is valid, though nothing would deploy.

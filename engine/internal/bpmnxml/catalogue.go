@@ -571,11 +571,14 @@ func (c *catalogueCheck) boundary(e, process *element) {
 
 // formalExpression checks that a formal expression has a body (EXT.013):
 // an element typed tFormalExpression, and the condition of a complex
-// behaviour definition. Timer values report their own empty bodies.
+// behaviour definition. The importer reports the empty timer values of
+// executable processes.
 func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 	switch e.local {
 	case "timeDate", "timeDuration", "timeCycle":
-		return
+		if executable(process) {
+			return // the importer reports an executable timer's empty value
+		}
 	}
 	formal := strings.HasSuffix(e.nsAttr(nsXSI, "type"), "tFormalExpression") ||
 		e.local == "condition" && parent != nil && parent.local == "complexBehaviorDefinition" ||

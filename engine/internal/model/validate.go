@@ -425,11 +425,18 @@ func (v *validator) eventSubProcess(n *Node) {
 // start event, where the call begins (EXT.099). Calls to processes
 // deployed separately are checked when they happen.
 func (v *validator) calls(d *Definitions, p *Process) {
-	if p == nil || !p.Executable {
+	if p == nil {
 		return
 	}
 	v.current = p
 	defer func() { v.current = nil }()
+	if !p.Executable {
+		// A process that is not deployed calls nothing: what its calls
+		// break is descriptive.
+		saved := v.problems
+		v.problems = nil
+		defer func() { v.descriptive, v.problems = append(v.descriptive, v.problems...), saved }()
+	}
 	for _, n := range p.Nodes {
 		text := strings.TrimSpace(n.CalledElement.Text)
 		if n.Kind != KindCallActivity || text == "" || strings.HasPrefix(text, "=") || strings.Contains(text, "${") {
