@@ -671,14 +671,14 @@ func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
 		// The document is refused, but the modeller hears about every
 		// problem at once: compile what imported, for its problems only,
 		// and say what its descriptive processes break too.
-		return nil, deployError(name, defs, model.MergeStages(imported, problems, compileProblems(defs, opts), defs.Descriptive))
+		return nil, deployError(name, defs, model.MergeStages(imported, problems, untypedConditions(defs, compileProblems(defs, opts)), defs.Descriptive))
 	}
 	plans, err := e.rt.Install(defs, opts)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		return nil, deployError(name, defs, problemsOf(err))
+		return nil, deployError(name, defs, untypedConditions(defs, problemsOf(err)))
 	}
 	if len(plans) == 0 {
 		return nil, deployError(name, defs, append([]*model.Problem{noExecutable()}, defs.Descriptive...))
@@ -719,6 +719,18 @@ func compileProblems(defs *model.Definitions, opts runtime.CompileOptions) (ps [
 	}
 	if !executable {
 		ps = append(ps, noExecutable())
+	}
+	return ps
+}
+
+// untypedConditions gives the compilation problems of untyped conditions
+// that do not compile the rule they break (model.Definitions.Untyped):
+// EXT.012, or EXT.123 for a conditional event. The message is unchanged.
+func untypedConditions(defs *model.Definitions, ps []*model.Problem) []*model.Problem {
+	for _, p := range ps {
+		if rule, ok := defs.Untyped[p.ElementID]; ok && p.RuleID == "FT.expression" {
+			p.RuleID = rule
+		}
 	}
 	return ps
 }

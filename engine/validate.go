@@ -45,7 +45,7 @@ func Validate(name string, bpmn []byte, resolve func(location string) ([]byte, e
 	}
 	imported := problemsOf(err)
 	problems, warnings := model.Check(defs)
-	compiled := slices.DeleteFunc(compileProblems(defs, runtime.CompileOptions{}), func(p *model.Problem) bool {
+	compiled := slices.DeleteFunc(untypedConditions(defs, compileProblems(defs, runtime.CompileOptions{})), func(p *model.Problem) bool {
 		return p.RuleID == noExecutable().RuleID // a descriptive model is valid BPMN
 	})
 	if all := model.MergeStages(imported, problems, compiled, defs.Descriptive); len(all) > 0 {

@@ -287,6 +287,10 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.closed(e)
 	case e.local == "linkEventDefinition":
 		c.linkElements(e, process, parent)
+	case e.local == "conditionalEventDefinition" && parent != nil && executable(process):
+		if cond := e.child(nsBPMN, "condition"); cond != nil && cond.nsAttr(nsXSI, "type") == "" && !marked(cond.content()) {
+			c.untyped(parent.get("id"), "EXT.123")
+		}
 	}
 	if parent != nil && (parent.local == "intermediateThrowEvent" || parent.local == "endEvent") && e.space == nsBPMN &&
 		strings.HasSuffix(e.local, "EventDefinition") && e.get("id") != "" && c.definitionRefs[e.get("id")] {
@@ -614,9 +618,33 @@ func (c *catalogueCheck) naturalLanguage(e, process, parent *element) {
 		return
 	}
 	t := e.nsAttr(nsXSI, "type")
+	if t == "" && e.local == "conditionExpression" && !marked(e.content()) {
+		c.untyped(parent.get("id"), "EXT.012")
+	}
 	if t == "tExpression" || strings.HasSuffix(t, ":tExpression") {
 		c.problem(e, process, "EXT.012", "bpmn:%s is a natural-language expression (xsi:type=%q), which an executable process cannot evaluate: write a tFormalExpression or mark the process isExecutable=\"false\"", e.local, t)
 	}
+}
+
+// marked reports whether an expression's text says its dialect: FEEL's
+// leading "=", JUEL's ${...} or #{...}. Such a text that does not compile
+// is a formal expression with a mistake (FT.expression), whatever its
+// xsi:type.
+func marked(text string) bool {
+	return strings.HasPrefix(text, "=") || strings.HasPrefix(text, "${") || strings.HasPrefix(text, "#{")
+}
+
+// untyped notes that element id has an untyped condition without a
+// dialect marker, which, if it does not compile, is natural language and
+// breaks rule (model.Definitions.Untyped).
+func (c *catalogueCheck) untyped(id, rule string) {
+	if id == "" {
+		return
+	}
+	if c.imp.defs.Untyped == nil {
+		c.imp.defs.Untyped = map[string]string{}
+	}
+	c.imp.defs.Untyped[id] = rule
 }
 
 // formalExpressionElements are the elements the schema types as formal
