@@ -448,8 +448,9 @@ var impliedBy = map[string][]string{
 	"EXT.007": {"REF.18"},
 	"EXT.008": {"REF.36"},
 	"EXT.009": {"REF.35"},
-	"EXT.021": {"EXT.057"},
-	"EXT.022": {"EXT.057"},
+	"EXT.021": {"EXT.057", "REF.18"},
+	"EXT.022": {"EXT.057", "REF.19"},
+	"EXT.111": {"EXT.120"}, // one statement; EXT.120 reports it
 	"EXT.028": {"EXT.152"},
 	"EXT.152": {"EXT.028"},
 	"EXT.129": {"EXT.059"}, // the betsy case is a copy of EXT059_4

@@ -669,21 +669,24 @@ func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
 	opts := runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict}
 	if len(imported) > 0 || len(problems) > 0 {
 		// The document is refused, but the modeller hears about every
-		// problem at once: compile what imported, for its problems only.
-		return nil, deployError(name, defs, model.MergeStages(imported, problems, compileProblems(defs, opts)))
+		// problem at once: compile what imported, for its problems only,
+		// and say what its descriptive processes break too.
+		return nil, deployError(name, defs, model.MergeStages(imported, problems, untypedConditions(defs, compileProblems(defs, opts)), defs.Descriptive))
 	}
 	plans, err := e.rt.Install(defs, opts)
 	if err != nil {
 		if errors.Is(err, ErrClosed) {
 			return nil, err
 		}
-		return nil, deployError(name, defs, problemsOf(err))
+		return nil, deployError(name, defs, untypedConditions(defs, problemsOf(err)))
 	}
 	if len(plans) == 0 {
-		return nil, deployError(name, defs, []*model.Problem{noExecutable()})
+		return nil, deployError(name, defs, append([]*model.Problem{noExecutable()}, defs.Descriptive...))
 	}
 	e.rt.Deployed(name, bpmn, plans)
-	d = &Deployment{Name: name, Warnings: publicProblems(warnings)}
+	// What a process that is not deployed breaks refuses nothing that
+	// runs: the modeller is told.
+	d = &Deployment{Name: name, Warnings: publicProblems(model.SortProblems(append(warnings, defs.Descriptive...)))}
 	for _, p := range plans {
 		d.Processes = append(d.Processes, Process{ID: p.Process.ID, Name: p.Process.Name, Key: p.Key, Version: p.Version})
 	}
@@ -716,6 +719,18 @@ func compileProblems(defs *model.Definitions, opts runtime.CompileOptions) (ps [
 	}
 	if !executable {
 		ps = append(ps, noExecutable())
+	}
+	return ps
+}
+
+// untypedConditions gives the compilation problems of untyped conditions
+// that do not compile the rule they break (model.Definitions.Untyped):
+// EXT.012, or EXT.123 for a conditional event. The message is unchanged.
+func untypedConditions(defs *model.Definitions, ps []*model.Problem) []*model.Problem {
+	for _, p := range ps {
+		if rule, ok := defs.Untyped[p.ElementID]; ok && p.RuleID == "FT.expression" {
+			p.RuleID = rule
+		}
 	}
 	return ps
 }

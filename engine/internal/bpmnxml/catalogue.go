@@ -35,7 +35,7 @@ var choreographyActivities = []string{"choreographyTask", "subChoreography", "ca
 // rules.
 func (imp *importer) catalogue(root *element) {
 	c := &catalogueCheck{imp: imp, out: map[string]int{}, in: map[string]int{}, processOf: map[string]string{}, pools: map[string]string{},
-		processData: map[string]string{}}
+		processData: map[string]string{}, flowEnds: map[string][2]string{}, definitionRefs: map[string]bool{}}
 	c.survey(root, "")
 	c.walk(root, nil, nil, "")
 }
@@ -52,11 +52,26 @@ type catalogueCheck struct {
 	// processData maps the ids of the data inputs and outputs of processes
 	// (not of their activities) to their kind, dataInput or dataOutput.
 	processData map[string]string
+	// flowEnds maps sequence flow ids to their source and target ids.
+	flowEnds map[string][2]string
+	// definitionRefs holds the ids eventDefinitionRef elements name.
+	definitionRefs map[string]bool
+	// linkRefs is set when a link event definition of the document
+	// names a source or a target.
+	linkRefs bool
+	// services is set when the document declares a service interface.
+	services bool
+	// lists is set when the document lists flow nodes' incoming or
+	// outgoing flows as child elements anywhere (flowlists.go).
+	lists bool
 	// owner is the id of the nearest ancestor with one of the element
 	// being checked.
 	owner string
 	// warning makes problem record a warning rather than an error.
 	warning bool
+	// descriptive makes problem record the problem of a process that is
+	// not executable (model.Definitions.Descriptive).
+	descriptive bool
 }
 
 // survey counts the sequence flows of the document per end and notes
@@ -75,8 +90,16 @@ func (c *catalogueCheck) survey(e *element, process string) {
 			}
 		}
 	case e.is("sequenceFlow"):
-		c.out[localID(e.get("sourceRef"))]++
-		c.in[localID(e.get("targetRef"))]++
+		src, dst := localID(e.get("sourceRef")), localID(e.get("targetRef"))
+		c.out[src]++
+		c.in[dst]++
+		c.flowEnds[id] = [2]string{src, dst}
+	case e.is("interface"):
+		c.services = true
+	case e.is("eventDefinitionRef"):
+		c.definitionRefs[localID(e.content())] = true
+	case e.is("linkEventDefinition"):
+		c.linkRefs = c.linkRefs || countChildren(e, "source") > 0 || countChildren(e, "target") > 0
 	case e.is("participant"):
 		if ref := localID(e.get("processRef")); ref != "" {
 			c.pools[ref] = id
@@ -84,6 +107,9 @@ func (c *catalogueCheck) survey(e *element, process string) {
 	}
 	if id != "" && process != "" {
 		c.processOf[id] = process
+	}
+	if e.is("incoming") || e.is("outgoing") {
+		c.lists = true
 	}
 	for _, ch := range e.children {
 		if ch.space == nsBPMN {
@@ -104,8 +130,10 @@ func (c *catalogueCheck) pool(ref string) string {
 }
 
 // messageFlow checks that a message flow connects two pools (EXT.031),
-// does not end at an end event (EXT.108), and reaches a start event only
-// when it catches a message (EXT.103). Flowtrack correlates messages by
+// does not end at an end event (EXT.108) nor start at a start event
+// (EXT.102), reaches a start event or leaves an end event only when it
+// has a message definition (EXT.103, EXT.109), and never runs against a
+// message event's direction (EXT.119). Flowtrack correlates messages by
 // name and never follows message flows, but a file with a collaboration
 // is deployed whole, so its collaboration is held to the standard too.
 func (c *catalogueCheck) messageFlow(e *element) {
@@ -113,7 +141,20 @@ func (c *catalogueCheck) messageFlow(e *element) {
 	if sp, dp := c.pool(src), c.pool(dst); src == dst || sp != "" && sp == dp {
 		c.problem(e, nil, "EXT.031", "message flow %s connects %s and %s in the same pool: message flows connect different pools", e.get("id"), src, dst)
 	}
+	if s, ok := c.imp.elements[src]; ok {
+		switch {
+		case s.is("startEvent"):
+			c.problem(e, nil, "EXT.102", "message flow %s starts at start event %s, which cannot send messages: start it at a sending element", e.get("id"), src)
+		case s.is("endEvent") && s.child(nsBPMN, "messageEventDefinition") == nil && !c.refersToMessageDefinition(s):
+			c.problem(e, nil, "EXT.109", "message flow %s starts at end event %s, which has no message event definition: add one", e.get("id"), src)
+		case s.is("intermediateCatchEvent") && c.catchesMessage(s):
+			c.problem(e, nil, "EXT.119", "message flow %s starts at message catch event %s, which receives messages: start it at a sending element", e.get("id"), src)
+		}
+	}
 	t, ok := c.imp.elements[dst]
+	if ok && t.is("intermediateThrowEvent") && c.catchesMessage(t) {
+		c.problem(e, nil, "EXT.119", "message flow %s ends at message throw event %s, which sends messages: end it at a receiving element", e.get("id"), dst)
+	}
 	switch {
 	case !ok:
 	case t.is("endEvent"):
@@ -121,6 +162,12 @@ func (c *catalogueCheck) messageFlow(e *element) {
 	case t.is("startEvent") && t.child(nsBPMN, "messageEventDefinition") == nil && !c.refersToMessageDefinition(t):
 		c.problem(e, nil, "EXT.103", "message flow %s ends at start event %s, which has no message event definition: add one", e.get("id"), dst)
 	}
+}
+
+// catchesMessage reports whether event e has a message event definition,
+// inline or by reference.
+func (c *catalogueCheck) catchesMessage(e *element) bool {
+	return e.child(nsBPMN, "messageEventDefinition") != nil || c.refersToMessageDefinition(e)
 }
 
 // refersToMessageDefinition reports whether event e uses a
@@ -155,10 +202,10 @@ func (c *catalogueCheck) walk(e, process, parent *element, owner string) {
 	}
 	c.owner = owner
 	// A process that is not executable is not deployed (a warning says
-	// so), so its content is not held to the rules.
-	if process == nil || executable(process) {
-		c.check(e, process, parent)
-	}
+	// so): what its content breaks is descriptive (model.Definitions),
+	// unless a validator asked for every process (Options.AllProcesses).
+	c.descriptive = process != nil && !executable(process) && !c.imp.opts.AllProcesses
+	c.check(e, process, parent)
 	if id := e.get("id"); id != "" {
 		owner = id
 	}
@@ -180,8 +227,12 @@ func (c *catalogueCheck) problem(e, process *element, rule, format string, args 
 		id = c.owner
 	}
 	p := &model.Problem{RuleID: rule, ProcessID: pid, ElementID: id, Pos: e.pos, Rule: fmt.Sprintf(format, args...)}
-	if c.warning {
+	switch {
+	case c.warning:
 		c.imp.defs.Warnings = append(c.imp.defs.Warnings, p)
+		return
+	case c.descriptive:
+		c.imp.defs.Descriptive = append(c.imp.defs.Descriptive, p)
 		return
 	}
 	c.imp.problems = append(c.imp.problems, p)
@@ -213,6 +264,15 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.boundary(e, process)
 	case e.local == "messageFlow":
 		c.messageFlow(e)
+	case e.local == "dataInput":
+		c.dataInput(e, process, parent)
+	case e.local == "messageEventDefinition" && c.services && executable(process) && e.child(nsBPMN, "operationRef") == nil:
+		// Why only with interfaces: BPMN's default technology is web
+		// services, where a message event names the operation it serves
+		// or calls; a document that declares interfaces uses it. Without
+		// any, messages are correlated by name and key (Zeebe, Camunda),
+		// and no operation exists to name.
+		c.problem(e, process, "EXT.128", "a message event of an executable process that declares service interfaces names its operation: add an operationRef")
 	case e.local == "startEvent" && parent != nil && parent.local == "transaction" && eventDefinitions(e) > 0:
 		c.problem(e, process, "EXT.100", "the start event of a transaction must be a none start event: remove its event definition")
 	case e.local == "property" && parent != nil && !canHoldProperties(parent):
@@ -223,6 +283,18 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.resourceParameter(e, process, parent)
 	case e.local == "choreography" || e.local == "globalConversation" || e.local == "participantMultiplicity":
 		c.collaboration(e)
+	case e.local == "collaboration":
+		c.closed(e)
+	case e.local == "linkEventDefinition":
+		c.linkElements(e, process, parent)
+	case e.local == "conditionalEventDefinition" && parent != nil && executable(process):
+		if cond := e.child(nsBPMN, "condition"); cond != nil && cond.nsAttr(nsXSI, "type") == "" && !marked(cond.content()) {
+			c.untyped(parent.get("id"), "EXT.123")
+		}
+	}
+	if parent != nil && (parent.local == "intermediateThrowEvent" || parent.local == "endEvent") && e.space == nsBPMN &&
+		strings.HasSuffix(e.local, "EventDefinition") && e.get("id") != "" && c.definitionRefs[e.get("id")] {
+		c.problem(e, process, "EXT.095", "event definition %s belongs to the throw event %s and cannot be used elsewhere (an eventDefinitionRef names it): declare it at the top level to share it", e.get("id"), parent.get("id"))
 	}
 	c.itemTypes(e, process)
 	c.booleanCondition(e, process, parent)
@@ -248,6 +320,8 @@ func (c *catalogueCheck) check(e, process, parent *element) {
 		c.problem(e, process, rule, "textFormat %q is not a MIME type: write one such as text/plain", f)
 	}
 	c.formalExpression(e, process, parent)
+	c.naturalLanguage(e, process, parent)
+	c.flowLists(e, process)
 }
 
 // mimeType matches a MIME type (RFC 2045: type/subtype, parameters
@@ -286,6 +360,13 @@ func (c *catalogueCheck) activity(e, process, parent *element) {
 		}
 		if e.child(nsBPMN, "ioSpecification") != nil {
 			c.problem(e, process, "EXT.079", "a bpmn:%s cannot have an ioSpecification: remove it (sub-processes see the data of their parent)", e.local)
+		}
+	case "scriptTask":
+		// A warning: the schema makes scriptFormat optional and betsy's
+		// conformance models, written to run, omit it; flowtrack runs a
+		// script as a job or a zeebe:script expression, never by it.
+		if e.child(nsBPMN, "script") != nil && strings.TrimSpace(e.get("scriptFormat")) == "" {
+			c.warn(e, process, "EXT.053", "script task %s has a bpmn:script but no scriptFormat: say which language the script is in", e.get("id"))
 		}
 	case "serviceTask":
 		// A service task that calls an operation passes it the one input
@@ -412,6 +493,7 @@ func (c *catalogueCheck) ioSet(e, process, parent *element) {
 	}
 	if e.local == "inputSet" {
 		subset("optionalInputRefs", "dataInputRefs", "EXT.085", "optionalInputRef")
+		subset("whileExecutingInputRefs", "dataInputRefs", "EXT.086", "whileExecutingInputRef")
 	} else {
 		subset("optionalOutputRefs", "dataOutputRefs", "EXT.089", "optionalOutputRef")
 		subset("whileExecutingOutputRefs", "dataOutputRefs", "EXT.090", "whileExecutingOutputRef")
@@ -452,6 +534,21 @@ func (c *catalogueCheck) dataOutput(e, process, parent *element) {
 	c.problem(e, process, "EXT.088", "data output %s is in no outputSet: list it in a dataOutputRefs of an outputSet", id)
 }
 
+// dataInput checks that an input set lists a data input (EXT.084): the
+// input sets are its siblings, in an ioSpecification or an event.
+func (c *catalogueCheck) dataInput(e, process, parent *element) {
+	if parent == nil {
+		return
+	}
+	id := e.get("id")
+	for _, s := range parent.children {
+		if s.is("inputSet") && slices.ContainsFunc(s.children, func(r *element) bool { return r.is("dataInputRefs") && localID(r.content()) == id }) {
+			return
+		}
+	}
+	c.problem(e, process, "EXT.084", "data input %s is in no inputSet: list it in a dataInputRefs of an inputSet", id)
+}
+
 // boundary checks compensation and cancel boundary events (EXT.114,
 // EXT.120, EXT.144).
 func (c *catalogueCheck) boundary(e, process *element) {
@@ -478,11 +575,14 @@ func (c *catalogueCheck) boundary(e, process *element) {
 
 // formalExpression checks that a formal expression has a body (EXT.013):
 // an element typed tFormalExpression, and the condition of a complex
-// behaviour definition. Timer values report their own empty bodies.
+// behaviour definition. The importer reports the empty timer values of
+// executable processes.
 func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 	switch e.local {
 	case "timeDate", "timeDuration", "timeCycle":
-		return
+		if executable(process) {
+			return // the importer reports an executable timer's empty value
+		}
 	}
 	formal := strings.HasSuffix(e.nsAttr(nsXSI, "type"), "tFormalExpression") ||
 		e.local == "condition" && parent != nil && parent.local == "complexBehaviorDefinition" ||
@@ -492,12 +592,68 @@ func (c *catalogueCheck) formalExpression(e, process, parent *element) {
 	}
 }
 
+// naturalLanguageContexts are the expressions that must be formal in an
+// executable process (EXT.012), by element and parent.
+var naturalLanguageContexts = map[string][]string{
+	"completionCondition": {"adHocSubProcess", "multiInstanceLoopCharacteristics"},
+	"from":                {"assignment"},
+	"to":                  {"assignment"},
+	"activationCondition": {"complexGateway"},
+	"loopCardinality":     {"multiInstanceLoopCharacteristics"},
+	"conditionExpression": {"sequenceFlow"},
+	"loopCondition":       {"standardLoopCharacteristics"},
+	"timeDate":            {"timerEventDefinition"},
+	"timeDuration":        {"timerEventDefinition"},
+	"timeCycle":           {"timerEventDefinition"},
+}
+
+// naturalLanguage checks that the expressions an executable process
+// evaluates are not declared natural language (EXT.012): an expression
+// typed xsi:type="tExpression" is prose for a reader, which no engine
+// evaluates. An untyped expression is read as a formal one in the
+// document's expression language, as hand-written and Camunda 7 models
+// write them; if it is not one, compiling it reports so (FT.expression).
+func (c *catalogueCheck) naturalLanguage(e, process, parent *element) {
+	if !executable(process) || parent == nil || !slices.Contains(naturalLanguageContexts[e.local], parent.local) {
+		return
+	}
+	t := e.nsAttr(nsXSI, "type")
+	if t == "" && e.local == "conditionExpression" && !marked(e.content()) {
+		c.untyped(parent.get("id"), "EXT.012")
+	}
+	if t == "tExpression" || strings.HasSuffix(t, ":tExpression") {
+		c.problem(e, process, "EXT.012", "bpmn:%s is a natural-language expression (xsi:type=%q), which an executable process cannot evaluate: write a tFormalExpression or mark the process isExecutable=\"false\"", e.local, t)
+	}
+}
+
+// marked reports whether an expression's text says its dialect: FEEL's
+// leading "=", JUEL's ${...} or #{...}. Such a text that does not compile
+// is a formal expression with a mistake (FT.expression), whatever its
+// xsi:type.
+func marked(text string) bool {
+	return strings.HasPrefix(text, "=") || strings.HasPrefix(text, "${") || strings.HasPrefix(text, "#{")
+}
+
+// untyped notes that element id has an untyped condition without a
+// dialect marker, which, if it does not compile, is natural language and
+// breaks rule (model.Definitions.Untyped).
+func (c *catalogueCheck) untyped(id, rule string) {
+	if id == "" {
+		return
+	}
+	if c.imp.defs.Untyped == nil {
+		c.imp.defs.Untyped = map[string]string{}
+	}
+	c.imp.defs.Untyped[id] = rule
+}
+
 // formalExpressionElements are the elements the schema types as formal
 // expressions, typed or not in the document.
 var formalExpressionElements = []string{"messagePath", "dataPath", "transformation"}
 
 // implicitEnd warns where a level of a process with end events also ends
-// without one, or has a start event but no end event (EXT.151, EXT.105).
+// without one, or has a start event but no end event, or an end event but
+// no start event (EXT.151, EXT.105, EXT.097).
 // The standard requires end events to be used throughout once they are
 // used; flowtrack, like Zeebe, ends a path at an activity without outgoing
 // flow, and Camunda Modeler exports rely on it, so these deploy. A gateway
@@ -508,7 +664,14 @@ func (c *catalogueCheck) implicitEnd(e, process, parent *element) {
 		return
 	}
 	ends := slices.ContainsFunc(parent.children, func(ch *element) bool { return ch.is("endEvent") })
+	starts := slices.ContainsFunc(parent.children, func(ch *element) bool {
+		// An instantiating event-based gateway starts a process as much
+		// as the receive task the text names (BPMN 2.0 §10.6.6).
+		return ch.is("startEvent") || (ch.is("receiveTask") || ch.is("eventBasedGateway")) && isTrue(ch.get("instantiate"))
+	})
 	switch {
+	case e.local == "endEvent" && !starts && parent.local != "adHocSubProcess":
+		c.warn(e, process, "EXT.097", "this level has an end event but no start event (nor an instantiating receive task): its paths start implicitly; add a start event")
 	case e.local == "startEvent" && !ends:
 		c.warn(e, process, "EXT.105", "this level has a start event but no end event: its paths end implicitly; add an end event")
 	case ends && slices.Contains(activityElements, e.local) && c.out[e.get("id")] == 0 &&
@@ -691,4 +854,52 @@ func eventDefinitions(e *element) int {
 		}
 	}
 	return n
+}
+
+// closed checks that a collaboration that references a choreography
+// agrees with it on isClosed (EXT.033; false when not written).
+func (c *catalogueCheck) closed(e *element) {
+	for _, r := range e.children {
+		ch, ok := lookup(c.imp.elements, r.content())
+		if !r.is("choreographyRef") || !ok || !ch.is("choreography") {
+			continue
+		}
+		if isTrue(e.get("isClosed")) != isTrue(ch.get("isClosed")) {
+			c.problem(e, nil, "EXT.033", "collaboration %s has isClosed=%t, but choreography %s it references has isClosed=%t: make them agree",
+				e.get("id"), isTrue(e.get("isClosed")), ch.get("id"), isTrue(ch.get("isClosed")))
+		}
+	}
+}
+
+// linkElements checks the source and target elements a link event
+// definition may carry (EXT.118, EXT.124, EXT.125): in a document that
+// pairs links by them, a throw names exactly one target, which lists it
+// back as a source, and a catch names at least one source. A document
+// that writes none pairs links by name, as Zeebe and Camunda Modeler
+// do, and is not held to them.
+func (c *catalogueCheck) linkElements(e, process, event *element) {
+	if event == nil || !c.linkRefs {
+		return
+	}
+	if event.is("intermediateCatchEvent") && countChildren(e, "source") == 0 {
+		c.problem(e, process, "EXT.124", "link event definition of catch event %s names no source, though this document pairs links by source and target: list the link throw events that go to it", event.get("id"))
+	}
+	if !event.is("intermediateThrowEvent") {
+		return
+	}
+	if n := countChildren(e, "target"); n != 1 {
+		c.problem(e, process, "EXT.125", "link event definition of throw event %s names %d targets: a link throw event goes to exactly one link catch event", event.get("id"), n)
+	}
+	for _, t := range e.children {
+		if !t.is("target") {
+			continue
+		}
+		d, ok := lookup(c.imp.elements, t.content())
+		if !ok || !d.is("linkEventDefinition") {
+			continue // a REF problem
+		}
+		if !slices.ContainsFunc(d.children, func(s *element) bool { return s.is("source") && localID(s.content()) == e.get("id") }) {
+			c.problem(e, process, "EXT.118", "link event definition %s names target %s, which does not list it as a source: add <source>%s</source> to %s", e.get("id"), d.get("id"), e.get("id"), d.get("id"))
+		}
+	}
 }

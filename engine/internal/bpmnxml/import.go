@@ -12,6 +12,7 @@ package bpmnxml
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +33,25 @@ import (
 // definitions are nil only when the document is not BPMN XML. Import never
 // panics, whatever the input.
 func Import(name string, data []byte) (*model.Definitions, error) {
+	return ImportWith(name, data, Options{})
+}
+
+// Options say how ImportWith reads a document. The zero value is how
+// Deploy reads one.
+type Options struct {
+	// AllProcesses holds every process to the catalogue's rules, as a
+	// validator does; by default, processes that are not executable are
+	// not, because they are not deployed.
+	AllProcesses bool
+	// Resolve reads the document an import's location names (relative
+	// to the importing document), so that its namespace and ids are
+	// checked (EXT.001, EXT.002). Nil: imports are checked for their
+	// attributes only, as a single document is all Deploy has.
+	Resolve func(location string) ([]byte, error)
+}
+
+// ImportWith is Import with options.
+func ImportWith(name string, data []byte, opts Options) (*model.Definitions, error) {
 	root, err := parse(name, data)
 	if err != nil {
 		return nil, err
@@ -42,6 +62,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 	elements, positions := index(root)
 	imp := &importer{
 		name:        name,
+		opts:        opts,
 		elements:    elements,
 		positions:   positions,
 		exprLang:    root.get("expressionLanguage"),
@@ -56,6 +77,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 	imp.defs.Positions = imp.positions
 	imp.references(root)
 	imp.catalogue(root)
+	imp.imports(root)
 	imp.globals(root)
 	for _, c := range root.children {
 		switch {
@@ -74,6 +96,7 @@ func Import(name string, data []byte) (*model.Definitions, error) {
 // importer holds the state of one Import call.
 type importer struct {
 	name     string
+	opts     Options
 	exprLang string
 	// elements and positions hold the document's elements by id, and
 	// where they start.
@@ -316,7 +339,12 @@ func (b *builder) flowElements(container *element, parent *model.Node) {
 		}
 		switch flowElementRoles[c.local] {
 		case roleUnsupported:
-			b.imp.problemAt(c, b.p.ID, "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
+			if parent == nil && slices.Contains(choreographyActivities, c.local) {
+				// Not only unsupported: the standard forbids it (EXT.036).
+				b.imp.problemAt(c, b.p.ID, "EXT.036", "unsupported element bpmn:%s: a process must not contain choreography activities, which belong in choreographies; remove it", c.local)
+			} else {
+				b.imp.problemAt(c, b.p.ID, "FT.unsupported", "unsupported element bpmn:%s: flowtrack does not execute it; remove it", c.local)
+			}
 			if id := c.get("id"); id != "" {
 				b.unsupported[id] = true
 			}

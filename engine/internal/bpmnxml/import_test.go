@@ -307,7 +307,7 @@ func TestImport_Problems(t *testing.T) {
 		{"malformed", "<bpmn:definitions xmlns:bpmn=\"http://www.omg.org/spec/BPMN/20100524/MODEL\">\n<bpmn:process>\n</bpmn:definitions>", "", "FT.xml", "t.bpmn: malformed XML at line 3"},
 		{"empty", "", "", "FT.xml", "t.bpmn: malformed XML at line 1: no root element"},
 		{"not bpmn", `<definitions xmlns="http://example.com"/>`, "", "FT.document", "t.bpmn: root element is {http://example.com}definitions, not a BPMN 2.0 definitions element"},
-		{"choreography task", doc(`<bpmn:process id="p"><bpmn:choreographyTask id="ct"/></bpmn:process>`), "ct", "FT.unsupported", "unsupported element bpmn:choreographyTask"},
+		{"choreography task", doc(`<bpmn:process id="p"><bpmn:choreographyTask id="ct"/></bpmn:process>`), "ct", "EXT.036", "unsupported element bpmn:choreographyTask"},
 		{"adHocOrdering", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah" ordering="Random"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "XSD.enumeration", `ordering "Random" is neither Parallel nor Sequential`},
 		{"adHocCancel", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah" cancelRemainingInstances="yes"><bpmn:task id="t"/></bpmn:adHocSubProcess></bpmn:process>`), "ah", "XSD.boolean", `cancelRemainingInstances "yes" is not true or false`},
 		{"adHocEndEvent", doc(`<bpmn:process id="p"><bpmn:adHocSubProcess id="ah"><bpmn:task id="t"/><bpmn:endEvent id="e"/></bpmn:adHocSubProcess></bpmn:process>`), "e", "EXT.062", "bpmn:endEvent cannot be inside an ad-hoc sub-process"},

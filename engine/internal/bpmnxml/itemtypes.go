@@ -51,7 +51,17 @@ func (c *catalogueCheck) itemTypes(e, process *element) {
 			c.messageItem(e, process, r.rule, r.data, r.message, r.typed)
 		}
 	}
+	if e.child(nsBPMN, "supportedInterfaceRef") != nil {
+		for _, b := range e.children {
+			if b.is("ioBinding") {
+				c.ioBinding(e, b, process)
+			}
+		}
+	}
+	c.eventData(e, process)
 	switch e.local {
+	case "callActivity":
+		c.callData(e, process)
 	case "multiInstanceLoopCharacteristics":
 		c.dataItem(e, process, "EXT.069", "loopDataOutputRef", "dataOutput", "outputDataItem")
 		c.dataItem(e, process, "EXT.070", "loopDataInputRef", "dataInput", "inputDataItem")
@@ -59,6 +69,7 @@ func (c *catalogueCheck) itemTypes(e, process *element) {
 		// A process's own data output is what the process hands back: it
 		// is written, never read, inside the process; its data input is
 		// what it was given, read, never written (BPMN 2.0 §10.4.1).
+		c.associationTypes(e, process)
 		for _, ch := range e.children {
 			id := localID(ch.content())
 			switch {
@@ -185,4 +196,205 @@ func (c *catalogueCheck) sameItem(a, b string) bool {
 func isTrue(v string) bool {
 	v = strings.TrimSpace(v)
 	return v == "true" || v == "1"
+}
+
+// itemOf returns the item definition reference of the item-aware element
+// named by ref: its own itemSubjectRef, or that of the data object or
+// data store a reference stands for ("" when untyped or unresolved).
+func (c *catalogueCheck) itemOf(ref string) string {
+	e, ok := lookup(c.imp.elements, ref)
+	if !ok || e.space != nsBPMN {
+		return ""
+	}
+	switch e.local {
+	case "dataObjectReference":
+		return c.itemOf(e.get("dataObjectRef"))
+	case "dataStoreReference":
+		return c.itemOf(e.get("dataStoreRef"))
+	}
+	return e.get("itemSubjectRef")
+}
+
+// associationTypes checks that a data association without transformation
+// moves data between elements of one type (EXT.091): its source and
+// target name the same item definition or two of one structureRef.
+// Untyped ends constrain nothing.
+//
+// # Why a warning
+//
+// Modelling tools connect data of different types and rely on their own
+// conversion (the MIWG reference models C.7.0 and C.8.1, from Trisotech,
+// pass a record into a number input); flowtrack never reads item
+// definitions, so nothing it runs depends on the types agreeing.
+func (c *catalogueCheck) associationTypes(e, process *element) {
+	if e.child(nsBPMN, "transformation") != nil {
+		return
+	}
+	src, dst := e.child(nsBPMN, "sourceRef"), e.child(nsBPMN, "targetRef")
+	if src == nil || dst == nil || countChildren(e, "sourceRef") != 1 {
+		return
+	}
+	a, b := c.itemOf(src.content()), c.itemOf(dst.content())
+	if a != "" && b != "" && !c.sameItem(a, b) {
+		c.warn(e, process, "EXT.091", "bpmn:%s moves %s (item %s) to %s (item %s), of another type, without a transformation: give both one item definition or add a transformation",
+			e.local, localID(src.content()), localID(a), localID(dst.content()), localID(b))
+	}
+}
+
+// eventData checks that the data inputs (of a throw event) or outputs
+// (of a catch event) carry the item of the event definition each stands
+// for, in order (EXT.094): a message's itemRef, an error's, escalation's
+// or signal's structureRef.
+func (c *catalogueCheck) eventData(e, process *element) {
+	data := ""
+	switch e.local {
+	case "intermediateThrowEvent", "endEvent":
+		data = "dataInput"
+	case "startEvent", "intermediateCatchEvent", "boundaryEvent":
+		data = "dataOutput"
+	default:
+		return
+	}
+	var ds, defs []*element
+	for _, ch := range e.children {
+		switch {
+		case ch.is(data):
+			ds = append(ds, ch)
+		case ch.is("eventDefinitionRef"):
+			if d, ok := lookup(c.imp.eventDefs, ch.content()); ok {
+				defs = append(defs, d)
+			}
+		case ch.space == nsBPMN && strings.HasSuffix(ch.local, "EventDefinition"):
+			defs = append(defs, ch)
+		}
+	}
+	for i, d := range ds {
+		if i >= len(defs) {
+			return // EXT.093
+		}
+		item, what := c.definitionItem(defs[i])
+		if own := d.get("itemSubjectRef"); item != "" && own != "" && !c.sameItem(own, item) {
+			c.problem(d, process, "EXT.094", "bpmn:%s %s stands for the %s, which carries item %s, but has item %s: give it the item of its event definition",
+				data, d.get("id"), what, localID(item), localID(own))
+		}
+	}
+}
+
+// definitionItem returns the item an event definition carries and what
+// carries it, "" when it declares none.
+func (c *catalogueCheck) definitionItem(def *element) (item, what string) {
+	attr, kind, item := map[string][2]string{
+		"messageEventDefinition":    {"messageRef", "message"},
+		"errorEventDefinition":      {"errorRef", "error"},
+		"escalationEventDefinition": {"escalationRef", "escalation"},
+		"signalEventDefinition":     {"signalRef", "signal"},
+	}[def.local], "", ""
+	if attr[0] == "" {
+		return "", ""
+	}
+	kind = attr[1]
+	r, ok := lookup(c.imp.elements, def.get(attr[0]))
+	if !ok || !r.is(kind) {
+		return "", ""
+	}
+	if kind == "message" {
+		item = r.get("itemRef")
+	} else {
+		item = r.get("structureRef")
+	}
+	return item, kind + " " + r.get("id")
+}
+
+// callData checks that a call activity's data inputs and outputs are
+// those of the process it calls, in number and, where both are typed, in
+// type, position by position (EXT.063). It applies when the call
+// activity and the process it calls, in the same document, both declare
+// an ioSpecification: a call without one passes variables through
+// mappings, as Zeebe's do; a process without one states no contract
+// (the MIWG reference model C.5.0 calls one with data); and a process
+// deployed separately is not at hand.
+func (c *catalogueCheck) callData(e, process *element) {
+	io := e.child(nsBPMN, "ioSpecification")
+	callee, ok := lookup(c.imp.elements, e.get("calledElement"))
+	if io == nil || !ok || !callee.is("process") {
+		return
+	}
+	theirs := callee.child(nsBPMN, "ioSpecification")
+	if theirs == nil {
+		return
+	}
+	for _, data := range []string{"dataInput", "dataOutput"} {
+		mine, other := ioData(io, data), ioData(theirs, data)
+		if len(mine) != len(other) {
+			c.problem(e, process, "EXT.063", "call activity %s declares %d %ss, but process %s it calls declares %d: declare the callee's data exactly",
+				e.get("id"), len(mine), data, callee.get("id"), len(other))
+			continue
+		}
+		for i := range mine {
+			a, b := mine[i].get("itemSubjectRef"), other[i].get("itemSubjectRef")
+			if a != "" && b != "" && !c.sameItem(a, b) {
+				c.problem(mine[i], process, "EXT.063", "bpmn:%s %s of call activity %s has item %s, but the matching %s %s of process %s has %s: use the callee's type",
+					data, mine[i].get("id"), e.get("id"), localID(a), data, other[i].get("id"), callee.get("id"), localID(b))
+			}
+		}
+	}
+}
+
+// ioData returns the data elements named data of an ioSpecification (nil
+// for none).
+func ioData(io *element, data string) []*element {
+	if io == nil {
+		return nil
+	}
+	var out []*element
+	for _, ch := range io.children {
+		if ch.is(data) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// ioBinding checks an input/output binding of an element exposed as a
+// service (EXT.065): it binds an operation of one of the element's
+// supported interfaces, a data input of the element whose type is the
+// operation's in-message's, and a data output whose type is its
+// out-message's.
+func (c *catalogueCheck) ioBinding(e, b, process *element) {
+	op, ok := lookup(c.imp.elements, b.get("operationRef"))
+	if !ok || !op.is("operation") {
+		return // a REF problem
+	}
+	supported := false
+	for _, r := range e.children {
+		if iface, ok := lookup(c.imp.elements, r.content()); ok && r.is("supportedInterfaceRef") && slices.Contains(iface.children, op) {
+			supported = true
+		}
+	}
+	if !supported {
+		c.problem(b, process, "EXT.065", "ioBinding binds operation %s, which is not an operation of a supportedInterfaceRef of bpmn:%s %s: bind one of its interfaces' operations", op.get("id"), e.local, e.get("id"))
+	}
+	io := e.child(nsBPMN, "ioSpecification")
+	for _, side := range []struct{ attr, data, msg string }{{"inputDataRef", "dataInput", "inMessageRef"}, {"outputDataRef", "dataOutput", "outMessageRef"}} {
+		ref := localID(b.get(side.attr))
+		if ref == "" {
+			continue
+		}
+		i := slices.IndexFunc(ioData(io, side.data), func(d *element) bool { return d.get("id") == ref })
+		if i < 0 {
+			c.problem(b, process, "EXT.065", "ioBinding %s %s is not a %s of bpmn:%s %s: bind one of its own", side.attr, ref, side.data, e.local, e.get("id"))
+			continue
+		}
+		d := ioData(io, side.data)[i]
+		var item string
+		if r := op.child(nsBPMN, side.msg); r != nil {
+			if m, ok := lookup(c.imp.elements, r.content()); ok && m.is("message") {
+				item = m.get("itemRef")
+			}
+		}
+		if own := d.get("itemSubjectRef"); item != "" && own != "" && !c.sameItem(own, item) {
+			c.problem(b, process, "EXT.065", "ioBinding binds %s %s (item %s) to operation %s, whose %s carries %s: bind data of the message's type",
+				side.data, ref, localID(own), op.get("id"), side.msg, localID(item))
+		}
+	}
 }

@@ -489,6 +489,18 @@ type Definitions struct {
 	// not what the modeller meant, or that it ignores on purpose (a
 	// choreography beside the processes). Check returns them with its own.
 	Warnings []*Problem
+	// Descriptive are the broken rules of processes that are not
+	// executable, which Deploy does not run: it refuses them only with a
+	// document it refuses anyway (and warns otherwise), while a validator
+	// reports them as errors. The importer and Check both add to it.
+	Descriptive []*Problem
+	// Untyped maps the ids of sequence flows and conditional events of
+	// executable processes whose condition has neither an xsi:type nor a
+	// dialect marker (FEEL's "=", JUEL's ${...}) to the rule such a
+	// condition breaks when it does not compile: it is natural language
+	// (EXT.012; EXT.123 for a conditional event), not a formal expression
+	// with a mistake (FT.expression).
+	Untyped map[string]string
 }
 
 // Process returns the process with the given id, or nil.

@@ -70,6 +70,8 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 		v.calls(d, p)
 	}
 	v.warnings = append(v.warnings, d.Warnings...)
+	d.Descriptive = append(d.Descriptive, v.descriptive...)
+	d.Locate(d.Descriptive)
 	d.Locate(v.problems)
 	d.Locate(v.warnings)
 	return SortProblems(v.problems), SortProblems(v.warnings)
@@ -79,7 +81,10 @@ func Check(d *Definitions) (errs, warnings []*Problem) {
 type validator struct {
 	problems []*Problem
 	warnings []*Problem
-	current  *Process
+	// descriptive holds the problems of processes that are not
+	// executable (Definitions.Descriptive).
+	descriptive []*Problem
+	current     *Process
 	// loose holds the nodes at the resolved end of a sequence flow whose
 	// other end did not import: rules about missing flows skip them.
 	loose map[*Node]bool
@@ -175,6 +180,42 @@ func (v *validator) process(p *Process) {
 	}
 	if p.Executable {
 		v.reachability(p)
+	} else {
+		v.incoming(p)
+	}
+}
+
+// incoming applies EXT.150 to a process that is not executable, as its
+// text says: where a level has a start event, every flow node but start
+// events, boundary events, event sub-processes, compensation handlers and
+// link catch events has an incoming flow. (An executable process gets
+// the stronger reachability check.) The problems are descriptive
+// (Definitions.Descriptive): the process is not deployed.
+func (v *validator) incoming(p *Process) {
+	started := map[*Node]bool{} // levels with a start event, by parent
+	for _, n := range p.Nodes {
+		if n.Kind == KindStartEvent {
+			started[n.Parent] = true
+		}
+	}
+	for _, n := range p.Nodes {
+		if !started[n.Parent] || len(n.Incoming) > 0 || v.loose[n] || n.ForCompensation || n.TriggeredByEvent ||
+			n.Parent != nil && n.Parent.AdHoc != nil {
+			continue
+		}
+		switch n.Kind {
+		case KindStartEvent, KindBoundaryEvent, KindEndEvent:
+			continue // EXT.107 says it of end events
+		case KindIntermediateCatchEvent:
+			if n.HasEvent(EventLink) {
+				continue
+			}
+		}
+		if n.Kind.IsGateway() {
+			continue // node() reports gateways in every process
+		}
+		v.descriptive = append(v.descriptive, &Problem{RuleID: "EXT.150", ProcessID: p.ID, ElementID: n.ID,
+			Rule: "has no incoming flow though its level has a start event: connect a flow to it or remove it"})
 	}
 }
 
@@ -259,7 +300,9 @@ func (v *validator) node(n *Node) {
 }
 
 // instantiation checks that instantiate="true" and
-// eventGatewayType="Parallel" stand where they mean something. BPMN 2.0
+// eventGatewayType="Parallel" stand where they mean something: an
+// instantiating receive task (EXT.049) or event-based gateway (EXT.142)
+// has no incoming flow. BPMN 2.0
 // lets a receive task start a process only from the process's top level
 // and without incoming flows (§10.4.2, §13.2.2), and allows
 // the Parallel type only on an instantiating gateway (§10.6.6, "the
@@ -267,6 +310,9 @@ func (v *validator) node(n *Node) {
 // true"). flowtrack would otherwise run such an element as an ordinary
 // one, silently dropping what the modeller asked for.
 func (v *validator) instantiation(n *Node) {
+	if n.Kind == KindEventBasedGateway && n.Instantiate && (len(n.Incoming) > 0 || v.loose[n]) {
+		v.report(n.ID, "EXT.142", "event-based gateway has instantiate=\"true\" and an incoming flow: a gateway that starts the process has no incoming flow; remove the flow or the attribute")
+	}
 	if n.Kind == KindEventBasedGateway && n.ParallelEvents && !n.Instantiate {
 		v.report(n.ID, "FT.instantiate", "event-based gateway has eventGatewayType=\"Parallel\" without instantiate=\"true\": the Parallel type only applies to a gateway that starts the process; use eventGatewayType=\"Exclusive\"")
 	}
@@ -277,7 +323,7 @@ func (v *validator) instantiation(n *Node) {
 	case n.Parent != nil:
 		v.report(n.ID, "FT.instantiate", "receive task has instantiate=\"true\" inside a sub-process: only an element at the top of a process starts it; remove the attribute or use a message start event")
 	case len(n.Incoming) > 0 || v.loose[n]:
-		v.report(n.ID, "FT.instantiate", "receive task has instantiate=\"true\" and an incoming flow: an element that starts the process has no incoming flow; remove the flow or the attribute")
+		v.report(n.ID, "EXT.049", "receive task has instantiate=\"true\" and an incoming flow: an element that starts the process has no incoming flow; remove the flow or the attribute")
 	}
 }
 
@@ -379,11 +425,18 @@ func (v *validator) eventSubProcess(n *Node) {
 // start event, where the call begins (EXT.099). Calls to processes
 // deployed separately are checked when they happen.
 func (v *validator) calls(d *Definitions, p *Process) {
-	if p == nil || !p.Executable {
+	if p == nil {
 		return
 	}
 	v.current = p
 	defer func() { v.current = nil }()
+	if !p.Executable {
+		// A process that is not deployed calls nothing: what its calls
+		// break is descriptive.
+		saved := v.problems
+		v.problems = nil
+		defer func() { v.descriptive, v.problems = append(v.descriptive, v.problems...), saved }()
+	}
 	for _, n := range p.Nodes {
 		text := strings.TrimSpace(n.CalledElement.Text)
 		if n.Kind != KindCallActivity || text == "" || strings.HasPrefix(text, "=") || strings.Contains(text, "${") {

@@ -20,7 +20,9 @@
 // incident); its virtual time is the engine's, and advancing it fires the
 // other instances' timers too.
 //
-// validate deploys the model and prints every problem and warning, one a
+// validate checks the model as a validator does, every process of it,
+// executable or not (deploy executes only executable ones), resolving its
+// imports relative to the file, and prints every problem and warning, one a
 // line, as "file:line:col: rule: element: message" (the form editors and CI
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
@@ -68,6 +70,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -238,20 +241,9 @@ func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, err
 	if err != nil {
 		return 0, err
 	}
-	e, d, err := deployFile(ctx, file)
-	var de *engine.DeployError
-	if err != nil && !errors.As(err, &de) {
+	res, err := validate(ctx, file)
+	if err != nil {
 		return 0, err
-	}
-	if e != nil {
-		defer e.Close(ctx)
-	}
-	res := validation{File: file, Valid: de == nil, Errors: []engine.Problem{}, Warnings: []engine.Problem{}}
-	if de != nil {
-		res.Errors = de.Problems
-	} else {
-		res.Processes = d.Processes
-		res.Warnings = append(res.Warnings, d.Warnings...)
 	}
 	code := exitOK
 	if !res.Valid {
@@ -271,7 +263,55 @@ func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, err
 	for _, p := range res.Processes {
 		fmt.Fprintf(stdout, "ok: process %s (version %d)\n", p.ID, p.Version)
 	}
+	if res.Valid && len(res.Processes) == 0 {
+		fmt.Fprintln(stdout, "ok: no executable process (nothing would deploy)")
+	}
 	return code, nil
+}
+
+// validate checks file as a validator does (engine.Validate: every
+// process, executable or not, its imports read relative to the file),
+// then deploys its executable processes into a new engine to list them.
+func validate(ctx context.Context, file string) (validation, error) {
+	res := validation{File: file, Errors: []engine.Problem{}, Warnings: []engine.Problem{}}
+	xml, err := os.ReadFile(file)
+	if err != nil {
+		return res, fmt.Errorf("%w: %v", errInput, err)
+	}
+	dir := filepath.Dir(file)
+	v, err := engine.Validate(file, xml, func(location string) ([]byte, error) {
+		if !filepath.IsAbs(location) {
+			location = filepath.Join(dir, filepath.FromSlash(location))
+		}
+		return os.ReadFile(location)
+	})
+	var de *engine.DeployError
+	switch {
+	case errors.As(err, &de):
+		res.Errors = de.Problems
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	res.Valid = true
+	res.Warnings = append(res.Warnings, v.Warnings...)
+	if len(v.Executable) == 0 {
+		return res, nil
+	}
+	e, d, err := deployFile(ctx, file)
+	if err != nil && !errors.As(err, &de) {
+		return res, err
+	}
+	if e != nil {
+		defer e.Close(ctx)
+	}
+	if de != nil {
+		res.Valid = false
+		res.Errors = de.Problems
+		return res, nil
+	}
+	res.Processes = d.Processes
+	return res, nil
 }
 
 // validation is what validate --json prints.
