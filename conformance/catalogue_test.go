@@ -29,7 +29,7 @@ func catalogueDecisions(path string) (map[string]map[string]int, error) {
 
 // TestCatalogueDecisions reports how many rules of the constraint
 // catalogue flowtrack enforces as errors, reports as warnings, and holds
-// not applicable (engine/decisions_test.go holds the table to the code).
+// not applicable (engine/catalogue_test.go holds the table to the code).
 func TestCatalogueDecisions(t *testing.T) {
 	counts, err := catalogueDecisions("../docs/validation.md")
 	if err != nil {
