@@ -189,7 +189,9 @@ func checkPage(f io.ReaderAt, m boltMeta, id uint64, want uint16) error {
 // guard runs f, turning a panic inside bbolt, or a memory fault on its
 // map of a damaged file, into an error wrapping ErrDamaged. It must run
 // on the goroutine that calls into bbolt: SetPanicOnFault is per
-// goroutine.
+// goroutine. It is the last line: a bbolt.Open that panics midway keeps
+// its file handle (and lock) until the garbage collector finalizes it,
+// which is why verifyFile refuses what it can before bbolt runs.
 func guard(what string, f func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
