@@ -89,6 +89,7 @@ fuzz:
 	$(FUZZ) -fuzz=FuzzAppendString -fuzztime=300000x ./internal/jsontext
 	$(FUZZ) -fuzz='^FuzzRestore$$' -fuzztime=15000x ./engine
 	$(FUZZ) -fuzz='^FuzzRestoreInstance$$' -fuzztime=2000x ./engine
+	$(FUZZ) -fuzz='^FuzzRestoreInstanceDoc$$' -fuzztime=400x ./engine
 
 # stress repeats the concurrency-sensitive tests (inbound delivery, the
 # event-based gateway races, joins and the loop-owned view) 40 times in a

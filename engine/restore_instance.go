@@ -38,13 +38,20 @@ var ErrKeyInUse = runtime.ErrKeyInUse
 // An error wrapping ErrBadState for a document that is not a state
 // document, is a whole engine's (it holds finished instances, buffered
 // messages or timer start events: use Restore), has no live instance, or
-// does not hold together (a called instance whose caller it lacks
-// included); one wrapping ErrKeyInUse when an instance, job or incident
-// key of it is in use here; a *DeployError when a deployment of it does
-// not deploy here; ErrClosed; ErrNotAcknowledged (see WithStore). On an
-// error but ErrNotAcknowledged no instance is added; a deployment of the
-// document that was deployed before the error stays, as if deployed by
-// Deploy.
+// does not hold together: a called instance whose caller it lacks, a key
+// above its lastKey or past 2^53 - 1 (or outside the engine's key space,
+// WithKeySpace), a lastKey that leaves the engine no room for keys,
+// instances that call each other, one key naming two things (a job key in
+// two instances), a token waiting for nothing the document holds or
+// where no token waits (an end event's subscription, a join it never
+// reached), more tokens in an instance than WithMaxTokens allows, a
+// timer outside the clock's range; one wrapping ErrKeyInUse when an
+// instance, job or incident key of it is in use here; a *DeployError when
+// a deployment of it does not deploy here; ErrClosed; ErrNotAcknowledged
+// (see WithStore). The document is checked whole before anything changes:
+// on an error but ErrNotAcknowledged no instance is added and the key
+// counter has not moved; a deployment of the document that was deployed
+// before the error stays, as if deployed by Deploy.
 func (e *Engine) RestoreInstance(ctx context.Context, state []byte) (*Instance, error) {
 	doc, err := decodeState(state)
 	if err != nil {

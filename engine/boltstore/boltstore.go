@@ -67,7 +67,11 @@ var _ engine.Store = (*Store)(nil)
 // # Errors
 //
 // The file's error (a file another process holds fails after
-// LockTimeout), or one naming a file that is not a bbolt database.
+// LockTimeout); one wrapping ErrDamaged for a file that is not a bbolt
+// database or is damaged (checked before bbolt maps it: its meta pages
+// and its size; a panic or memory fault inside bbolt is caught too), and
+// for an empty file: bbolt would take it for a new store, hiding that
+// the file was emptied. A file that does not exist is created.
 func Open(path string, opts *Options) (*Store, error) {
 	var o Options
 	if opts != nil {
@@ -76,20 +80,29 @@ func Open(path string, opts *Options) (*Store, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = time.Second
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, NoSync: o.NoSync, FreelistType: bolt.FreelistMapType})
-	if err != nil {
+	if err := verifyFile(path, true); err != nil {
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances, bucketHistory, bucketFinished, bucketFinishedKey} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
+	var db *bolt.DB
+	err := guard("open "+path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: o.LockTimeout, NoSync: o.NoSync, FreelistType: bolt.FreelistMapType})
+		if err != nil {
+			return err
 		}
-		return nil
+		return db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketEngine, bucketDeployments, bucketInstances, bucketHistory, bucketFinished, bucketFinishedKey} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	})
 	if err != nil {
-		_ = db.Close()
+		if db != nil {
+			_ = guard("close "+path, db.Close)
+		}
 		return nil, fmt.Errorf("boltstore: open %s: %w", path, err)
 	}
 	return &Store{db: db}, nil
@@ -104,7 +117,16 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 		return nil, err
 	}
 	st := &engine.StoreState{Instances: map[int64]*engine.StoredInstance{}}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := guard("load", func() error { return s.load(st) })
+	if err != nil {
+		return nil, fmt.Errorf("boltstore: load: %w", err)
+	}
+	return st, nil
+}
+
+// load reads everything the file holds into st.
+func (s *Store) load(st *engine.StoreState) error {
+	return s.db.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketEngine).Get(keyState); v != nil {
 			st.Engine = append([]byte(nil), v...)
 		}
@@ -148,10 +170,6 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 			return nil
 		})
 	})
-	if err != nil {
-		return nil, fmt.Errorf("boltstore: load: %w", err)
-	}
-	return st, nil
 }
 
 // Instance returns the document and history of one instance.
@@ -160,18 +178,20 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 		return nil, err
 	}
 	var si *engine.StoredInstance
-	err := s.db.View(func(tx *bolt.Tx) error {
-		k := keyOf(uint64(key))
-		v := tx.Bucket(bucketInstances).Get(k)
-		if v == nil {
+	err := guard("read", func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			k := keyOf(uint64(key))
+			v := tx.Bucket(bucketInstances).Get(k)
+			if v == nil {
+				return nil
+			}
+			si = &engine.StoredInstance{Doc: append([]byte(nil), v...)}
+			c := tx.Bucket(bucketHistory).Cursor()
+			for hk, hv := c.Seek(k); hk != nil && bytes.HasPrefix(hk, k); hk, hv = c.Next() {
+				si.History = append(si.History, engine.HistoryChunk{From: int(binary.BigEndian.Uint64(hk[8:])), Records: append([]byte(nil), hv...)})
+			}
 			return nil
-		}
-		si = &engine.StoredInstance{Doc: append([]byte(nil), v...)}
-		c := tx.Bucket(bucketHistory).Cursor()
-		for hk, hv := c.Seek(k); hk != nil && bytes.HasPrefix(hk, k); hk, hv = c.Next() {
-			si.History = append(si.History, engine.HistoryChunk{From: int(binary.BigEndian.Uint64(hk[8:])), Records: append([]byte(nil), hv...)})
-		}
-		return nil
+		})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: instance %d: %w", key, err)
@@ -190,7 +210,16 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if b.Engine == nil {
 		return engine.ErrNoEngineDocument
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := guard("commit", func() error { return s.commit(b) })
+	if err != nil {
+		return fmt.Errorf("boltstore: commit: %w", err)
+	}
+	return nil
+}
+
+// commit writes b in one transaction.
+func (s *Store) commit(b *engine.StoreBatch) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
 		if err := tx.Bucket(bucketEngine).Put(keyState, b.Engine); err != nil {
 			return fmt.Errorf("engine document: %w", err)
 		}
@@ -277,10 +306,6 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("boltstore: commit: %w", err)
-	}
-	return nil
 }
 
 // keyOf is the 8-byte big-endian key of n, so keys sort as numbers.

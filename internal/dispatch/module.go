@@ -74,8 +74,9 @@ func New() *Module {
 // NewServed returns a module over eng, an engine the caller built and
 // closes (on any clock, with any store). Its responses carry no events
 // until configure turns them on (the server publishes events as they
-// happen instead); its engine options are fixed, and restore, which would
-// replace the engine, is refused with UNSUPPORTED.
+// happen instead); its engine options are fixed, and restore (which would
+// replace the engine, or with instance add one from a document) is
+// refused with UNSUPPORTED.
 func NewServed(eng *engine.Engine, clk clock.Clock) *Module {
 	eng.SetEventLog(false)
 	return &Module{clock: clk, eng: eng, used: true, served: true}

@@ -36,10 +36,17 @@ func opCheckpoint(ctx context.Context, m *Module, data []byte) (any, error) {
 // document, on a virtual clock reading the document's time, with the
 // module's limits; or, with instance, adds the instance of a one-instance
 // document to it. A document it cannot read leaves the engine as it was.
+// A served module refuses both with UNSUPPORTED.
 func opRestore(ctx context.Context, m *Module, data []byte) (any, error) {
 	var req wire.RestoreRequest
 	if err := decodeNested("restore", data, &req, maxStateDepth); err != nil {
 		return nil, err
+	}
+	if m.served {
+		// Documented as unsupported on a served engine, whole or instance:
+		// its state lives in its store, and an instance document is
+		// hand-editable state no remote caller may push into it.
+		return nil, &callError{Code: wire.CodeUnsupported, Message: "restore: the served engine's state lives in its store: it cannot be replaced, nor instances added from a document"}
 	}
 	if req.Instance {
 		if len(req.State) == 0 {
@@ -47,9 +54,6 @@ func opRestore(ctx context.Context, m *Module, data []byte) (any, error) {
 		}
 		_, err := m.eng.RestoreInstance(ctx, req.State)
 		return nil, err
-	}
-	if m.served {
-		return nil, &callError{Code: wire.CodeUnsupported, Message: "restore: the served engine's state lives in its store and cannot be replaced"}
 	}
 	if len(req.State) == 0 {
 		return nil, badRequest("restore: field \"state\" is required")

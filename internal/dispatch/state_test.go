@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -88,4 +90,31 @@ func TestModule_CheckpointRestoreInstance(t *testing.T) {
 	assert.Equal(t, wire.CodeKeyInUse, errCode(callT(t, dst, "restore", `{"instance":true,"state":`+string(state)+`}`)))
 	assert.Equal(t, wire.CodeUnknownInstance, errCode(callT(t, src, "checkpoint", `{"instanceKey":999}`)))
 	assert.Equal(t, wire.CodeBadRequest, errCode(callT(t, dst, "restore", `{"instance":true}`)))
+}
+
+// TestRestore_Served: a served engine refuses restore, whole and with
+// instance, as the docs say: its state lives in its store, and nothing
+// is added.
+func TestRestore_Served(t *testing.T) {
+	xml, err := os.ReadFile("../../engine/testdata/order.bpmn")
+	require.NoError(t, err)
+	deploy, _ := json.Marshal(map[string]any{"name": "order.bpmn", "xml": string(xml)})
+	src := New()
+	t.Cleanup(func() { _ = src.eng.Close(context.Background()) })
+	require.Equal(t, true, callT(t, src, "deploy", string(deploy))["ok"])
+	started := callT(t, src, "start", `{"processId":"order","variables":{"amount":5}}`)
+	require.Equal(t, true, started["ok"], "%v", started)
+	key := int64(started["result"].(map[string]any)["instanceKey"].(float64))
+	env := callT(t, src, "checkpoint", fmt.Sprintf(`{"instanceKey":%d}`, key))
+	require.Equal(t, true, env["ok"], "%v", env)
+	state, err := json.Marshal(env["result"].(map[string]any)["state"])
+	require.NoError(t, err)
+
+	eng, err := engine.New()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = eng.Close(context.Background()) })
+	served := NewServed(eng, clock.Real{})
+	assert.Equal(t, wire.CodeUnsupported, errCode(callT(t, served, "restore", `{"instance":true,"state":`+string(state)+`}`)))
+	assert.Equal(t, wire.CodeUnsupported, errCode(callT(t, served, "restore", `{"state":`+string(state)+`}`)))
+	assert.Equal(t, wire.CodeUnknownInstance, errCode(callT(t, served, "instance", fmt.Sprintf(`{"instanceKey":%d}`, key))), "nothing added")
 }

@@ -77,6 +77,10 @@ type compiler struct {
 	outer    *compiler
 	captures []string
 	self     string
+	// names are the names with several tokens in scope besides the
+	// bound ones (Options.Names, and the variables a text is parsed
+	// again for): see feel_names.go.
+	names []string
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

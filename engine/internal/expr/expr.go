@@ -37,6 +37,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/expr-lang/expr/ast"
@@ -144,6 +145,21 @@ type Program struct {
 	// vars is how many expr-lang variables prog uses, the meter included.
 	vars               int
 	maxSteps, maxBytes int64
+	// spaced are the ways a variable with several tokens in its name
+	// could be written in a FEEL text that compiled without them
+	// (feel_names.go); scoped parses the text again, with expr and opts,
+	// when the variables hold one, keeping the result in variants.
+	spaced   []string
+	expr     model.Expression
+	opts     Options
+	variants *scopedPrograms
+}
+
+// scopedPrograms are a Program's texts parsed again with spaced names in
+// scope, by the names' set.
+type scopedPrograms struct {
+	sync.Map // string -> *Program
+	n        atomic.Int64
 }
 
 // Text returns the expression as written.
@@ -181,6 +197,14 @@ type Options struct {
 	// function yields, and the whole (tree) size of the result.
 	// Default: DefaultMaxBytes.
 	MaxBytes int64
+	// Names are names in scope that contain spaces, keywords or
+	// operators ("order id", "date and time", "a + b"), which a FEEL
+	// text may then write without backticks: the longest name in scope
+	// that a run of tokens spells is that name (DMN 1.5 grammar notes).
+	// Callers that know the names at compile time (a DMN model's inputs)
+	// give them here; a text that compiles without them is also parsed
+	// against the variables it is evaluated over. Default: none.
+	Names []string
 }
 
 // Defaults of Options.
@@ -210,6 +234,13 @@ func (e *BudgetError) Error() string {
 // Compile compiles e for the given mode. A text that does not compile, or
 // an unknown or unsupported e.Language (XPath), is a *SyntaxError.
 func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error) {
+	return compile(e, mode, opts, true)
+}
+
+// compile is Compile; discover says whether a FEEL text records the
+// spaced names it could read (Program.spaced), which a text parsed
+// again for them does not.
+func compile(e model.Expression, mode Mode, opts Options, discover bool) (p *Program, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p = nil
@@ -256,6 +287,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		if c.peek().kind == tEOF {
 			return nil, &SyntaxError{Text: text, Pos: start + 1, Msg: "empty expression after ="}
 		}
+		c.feelScope(p, e, opts, discover)
 		root = c.feelTop()
 	case strings.Contains(text, "${") || strings.Contains(text, "#{"):
 		p.dialect = JUEL
@@ -271,6 +303,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		p.dialect = FEEL
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(0, len(text), true, false)
+		c.feelScope(p, e, opts, discover)
 		root = c.feelTop()
 	default:
 		p.dialect = JUEL
@@ -425,6 +458,15 @@ var evaluators = sync.Pool{New: func() any { return new(evaluator) }}
 func (p *Program) run(vars map[string]any) (out any, err error) {
 	if p.prog == nil {
 		return p.literal, nil
+	}
+	if p.spaced != nil {
+		q, err := p.scoped(vars)
+		if err != nil {
+			return nil, err
+		}
+		if q != p {
+			return q.run(vars)
+		}
 	}
 	if p.name != "" {
 		// What the VM does for a lone name: the variable, null when absent.

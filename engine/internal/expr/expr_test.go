@@ -261,7 +261,7 @@ func TestCompile_FEEL(t *testing.T) {
 		// list functions
 		{text: `= count(list)`, want: 3.0},
 		{text: `= count([])`, want: 0.0},
-		{text: `= count(status)`, want: nil},
+		{text: `= count(status)`, want: 1.0}, // a lone value is a list of one (DMN 1.5 10.3.2.9.4)
 		{text: `= sum(list)`, want: 6.0},
 		{text: `= sum(1, 2, 3)`, want: 6.0},
 		{text: `= sum(["a"])`, want: nil},

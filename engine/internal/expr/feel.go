@@ -130,7 +130,12 @@ func (c *compiler) feelIteration(kw token, sep string, loop func(list, pred ast.
 	}
 	var ctxs []context
 	for {
-		v := c.next()
+		var v token
+		if name, k := c.scopeName(); k > 0 && c.peekAt(k).kind == tName && c.peekAt(k).text == "in" {
+			v = c.takeScopeName(name, k) // "days in weekend in ...", a name in scope
+		} else {
+			v = c.next()
+		}
 		if v.kind != tName || feelKeywords[v.text] && !v.quoted {
 			panic(c.errAt(v.pos, fmt.Sprintf("expected a variable name after %q, found %s", kw.text, describe(v))))
 		}
@@ -432,6 +437,10 @@ func (c *compiler) feelPostfix() ast.Node {
 				name.end = c.next().end // the property "time offset"
 				key = "time offset"
 			}
+			if (key == "start" || key == "end") && !name.quoted && c.isWord("included") {
+				name.end = c.next().end // a range's "start included", "end included"
+				key += " included"
+			}
 			n = c.call(t.pos, name.end, "f.get", n, at(&ast.StringNode{Value: key}, name.pos, name.end))
 		case t.kind == tOp && t.text == "[" && !c.noFilter:
 			c.next()
@@ -536,6 +545,17 @@ func (c *compiler) feelPrimary() ast.Node {
 				// An operand may be any expression (DMN 1.5 grammar
 				// rules 19-21): 1 + if a then 1 else 2 takes the rest.
 				return c.feelExpr()
+			}
+		}
+		if name, k := c.scopeName(); k > 0 && !t.quoted {
+			// A name in scope with spaces, keywords or operators, unless
+			// a library function of that spelling is called.
+			if after := c.peekAt(k); !(after.kind == tOp && after.text == "(" && feelLibrary[name].fn != nil && !c.hasBound(name)) {
+				nt := c.takeScopeName(name, k)
+				if c.isOp("(") {
+					return c.feelCall(c.feelVar(nt), c.next())
+				}
+				return c.feelName(nt)
 			}
 		}
 		if n := c.feelBoundCall(); n != nil {
@@ -938,24 +958,20 @@ func (c *compiler) feelContext() ast.Node {
 			}
 			key := k.text
 			// Unquoted keys may have several words ({first name: "x"})
-			// and the symbols + - * / . between words written without
-			// spaces ({foo+bar: 1}, DMN 1.5 additional name symbols).
-			last := k
-			for k.kind == tName {
-				n, after := c.peek(), c.peekAt(1)
-				if n.kind == tName {
+			// and the symbols + - * / . between them ({foo+bar: 1},
+			// {a + b: 1}, DMN 1.5 additional name symbols): the key is
+			// the text up to the colon, its white space collapsed.
+			if k.kind == tName && !k.quoted {
+				last := k
+				for {
+					n := c.peek()
+					number := n.kind == tNumber && last.kind == tOp // {a + 1: x}
+					if n.quoted || n.kind != tName && !number && (n.kind != tOp || !strings.Contains(nameSymbols, n.text)) {
+						break
+					}
 					last = c.next()
-					key += " " + last.text
-					continue
 				}
-				if n.kind == tOp && strings.Contains("+-*/.", n.text) && n.pos == last.end &&
-					after.kind == tName && after.pos == n.end {
-					c.next()
-					last = c.next()
-					key += n.text + last.text
-					continue
-				}
-				break
+				key = strings.Join(strings.Fields(c.src[k.pos:last.end]), " ")
 			}
 			if seen[key] {
 				panic(c.errAt(k.pos, fmt.Sprintf("duplicate context key %q", key)))

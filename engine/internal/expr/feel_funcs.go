@@ -478,6 +478,10 @@ func feelGet(a any, key string) any {
 		case "months":
 			return float64(x % 12)
 		}
+	case feelRange:
+		return x.property(key)
+	case unaryTest:
+		return x.property(key)
 	}
 	return nil
 }

@@ -367,3 +367,37 @@ var feelFunctionOps = map[string]fnInfo{
 		return callNamed(a[0].(*meter), a[1], a[2].([]string), a[3:])
 	}},
 }
+
+// feelListReplace is list replace(list, position, newItem) and list
+// replace(list, match, newItem) (DMN 1.5 10.3.4.4): the item at a
+// position, or every item for which match(item, newItem) is true,
+// replaced by newItem. Its first argument is the evaluation's meter.
+func feelListReplace(a ...any) (any, error) {
+	m := a[0].(*meter)
+	a = a[1:]
+	f, ok := a[1].(*feelFunc)
+	if !ok {
+		l, i, ok := listPos(a, 1)
+		if !ok {
+			return nil, nil
+		}
+		out := append([]any{}, l...)
+		out[i] = a[2]
+		return out, nil
+	}
+	l, ok := a[0].([]any)
+	if !ok || len(f.def.params) != 2 {
+		return nil, nil
+	}
+	out := slices.Clone(l)
+	for i, item := range l {
+		r, err := f.call(m, []any{item, a[2]})
+		if err != nil {
+			return nil, err
+		}
+		if r == true {
+			out[i] = a[2]
+		}
+	}
+	return out, nil
+}

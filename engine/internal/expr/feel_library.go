@@ -59,6 +59,7 @@ var feelParamsAlt = map[string][]string{
 	"date and time": {"date", "time"},
 	"time":          {"hour", "minute", "second", "offset"},
 	"context put":   {"context", "keys", "value"},
+	"list replace":  {"list", "match", "newItem"},
 }
 
 // feelLibrary is every FEEL built-in by name (as users write them,
@@ -67,7 +68,7 @@ var feelLibrary = func() map[string]fnInfo {
 	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary)+len(feelRangeLibrary))
 	for _, lib := range []map[string]fnInfo{feelCoreLibrary, feelMoreLibrary, feelRangeLibrary} {
 		for k, v := range lib {
-			m[k] = v
+			m[k] = withConversions(k, v)
 		}
 	}
 	return m
@@ -295,15 +296,7 @@ var feelMoreLibrary = map[string]fnInfo{
 		}
 		return append(append([]any{}, l[:i]...), l[i+1:]...), nil
 	}},
-	"list replace": {min: 3, max: 3, pure: true, fn: func(a ...any) (any, error) {
-		l, i, ok := listPos(a, 1)
-		if !ok {
-			return nil, nil
-		}
-		out := append([]any{}, l...)
-		out[i] = a[2]
-		return out, nil
-	}},
+	"list replace": {min: 3, max: 3, calls: true, fn: feelListReplace},
 	"reverse": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
 		l, ok := a[0].([]any)
 		if !ok {
@@ -574,6 +567,12 @@ func feelRegexp(a []any) (*regexp.Regexp, error) {
 			case n == '0':
 				return nil, nil
 			case isDigit(n):
+				// A back-reference inside a character class, or to a group
+				// not opened before it, makes the pattern invalid (XPath
+				// err:FORX0002): null. A valid one RE2 cannot run.
+				if inClass || int(n-'0') > groupsBefore(pattern, i) {
+					return nil, nil
+				}
 				return nil, unsupportedPattern(pattern, "back-references")
 			case n == 'p' || n == 'P':
 				j := strings.IndexByte(pattern[i:], '}')
@@ -646,6 +645,27 @@ func feelRegexp(a []any) (*regexp.Regexp, error) {
 		return nil, nil
 	}
 	return re, nil
+}
+
+// groupsBefore counts the capturing groups opened in pattern before
+// index end: the "(" outside character classes, not escaped and not
+// starting a non-capturing group "(?:".
+func groupsBefore(pattern string, end int) int {
+	n := 0
+	inClass := false
+	for i := 0; i < end; i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++
+		case c == '[':
+			inClass = true
+		case c == ']':
+			inClass = false
+		case c == '(' && !inClass && !(i+1 < len(pattern) && pattern[i+1] == '?'):
+			n++
+		}
+	}
+	return n
 }
 
 // classEnd returns the index of the "]" closing the character class that

@@ -333,8 +333,10 @@ func parseFEELDuration(s string) (any, bool) {
 	if strings.ContainsAny(body, "Y") || strings.Contains(strings.SplitN(body, "T", 2)[0], "M") {
 		return nil, false // years or months mixed with days or times
 	}
-	if strings.ContainsAny(body, "pdthmsw,") || strings.HasPrefix(body, "+") {
-		return nil, false // ISO allows these; FEEL's grammar does not
+	if strings.ContainsAny(body, "pdthmswW,") || strings.HasPrefix(body, "+") {
+		// ISO 8601 allows these (weeks among them: P1W); FEEL's
+		// durations are XML Schema's (DMN 1.5 10.3.2.3.7), which do not.
+		return nil, false
 	}
 	d, err := parseDuration(s)
 	if err != nil {

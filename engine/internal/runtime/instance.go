@@ -232,10 +232,16 @@ type joinState struct {
 type joinKey struct{ scope, node int }
 
 func newInstance(e *Engine, plan *Plan, vars map[string]any) *Instance {
+	return newInstanceKeyed(e, plan, vars, e.NextKey())
+}
+
+// newInstanceKeyed is newInstance with the given key, taking none from
+// the engine's counter (a restore, whose instances keep theirs).
+func newInstanceKeyed(e *Engine, plan *Plan, vars map[string]any, key int64) *Instance {
 	inst := &Instance{
 		eng:       e,
 		plan:      plan,
-		key:       e.NextKey(),
+		key:       key,
 		done:      make(chan struct{}),
 		state:     Active,
 		history:   make([]record, 0, 3*len(plan.Process.Nodes)+6),

@@ -44,6 +44,14 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 			return fmt.Errorf("%w: deployment %d (%s): %v", ErrBadState, i+1, d.Name, err)
 		}
 	}
+	if err := e.checkDocument(doc, func(k int64) *Plan {
+		if x := rs.plans[k]; x != nil {
+			return x.plan
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("%w: %v", ErrBadState, err)
+	}
 	// Timer start events are scheduled from the document, not anew.
 	e.mu.Lock()
 	for id, subs := range e.timerStarts {
@@ -137,6 +145,8 @@ type restorer struct {
 	plans  map[int64]*planIndex // by plan key
 	live   map[int64]*Instance
 	maxKey int64
+	// order are the live instances built, in the document's order.
+	order []*Instance
 }
 
 func (rs *restorer) key(k int64) {
@@ -224,8 +234,7 @@ func (rs *restorer) shell(d InstDoc) (*Instance, names, map[int]*scope, error) {
 		return nil, nm, nil, fmt.Errorf("key %d is not positive", d.Key)
 	}
 	rs.key(d.Key)
-	inst := newInstance(rs.e, x.plan, nil)
-	inst.key = d.Key
+	inst := newInstanceKeyed(rs.e, x.plan, nil, d.Key)
 	scopes, err := rs.history(inst, nm, d)
 	if err != nil {
 		return nil, nm, nil, err

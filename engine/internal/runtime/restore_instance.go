@@ -45,8 +45,10 @@ func (e *Engine) DeployedSource(name string, source []byte) []*Plan {
 // message buffer, as Restore's do not: messages published from now on
 // correlate.
 //
-// On an error wrapping ErrBadState or ErrKeyInUse nothing is added
-// (bar the key counter having moved).
+// The document is checked whole before anything changes
+// (checkDocument, then a dry run building its instances): on an error
+// wrapping ErrBadState or ErrKeyInUse nothing is added and the key
+// counter has not moved.
 func (e *Engine) RestoreInstance(doc *Document, plans map[int64]*Plan) (top *Instance, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -66,37 +68,30 @@ func (e *Engine) RestoreInstance(doc *Document, plans map[int64]*Plan) (top *Ins
 	if err := doc.exactNumbers(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
 	}
+	if err := e.checkDocument(doc, func(k int64) *Plan { return plans[k] }); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
+	}
 	e.restoreMu.Lock()
 	defer e.restoreMu.Unlock()
-	for cur := e.keys.Load(); cur < doc.LastKey && !e.keys.CompareAndSwap(cur, doc.LastKey); cur = e.keys.Load() {
-	}
 	if err := e.keysFree(doc.Live); err != nil {
 		return nil, err
 	}
+	// A dry run on the document as it is: every instance built and
+	// linked, and thrown away, before the key counter moves or keys and
+	// subscriptions are given afresh, so that a refusal changes nothing.
+	if _, err := e.restoreTrees(doc, plans); err != nil {
+		return nil, err
+	}
+	target := e.counterAfter(doc)
+	for cur := e.keys.Load(); cur < target && !e.keys.CompareAndSwap(cur, target); cur = e.keys.Load() {
+	}
 	renumberKeys(doc.Live, e.NextKey)
 	renumberSubs(doc.Live, e.hub.Reserve)
-	var insts []*Instance
-	rs := &restorer{e: e, plans: map[int64]*planIndex{}, live: map[int64]*Instance{}}
-	for key, p := range plans {
-		rs.plans[key] = p.names()
+	rs, err := e.restoreTrees(doc, plans)
+	if err != nil {
+		return nil, err
 	}
-	for _, d := range doc.Live {
-		inst, err := rs.instance(d)
-		if err != nil {
-			return nil, fmt.Errorf("%w: instance %d: %v", ErrBadState, d.Key, err)
-		}
-		if rs.live[inst.key] != nil {
-			return nil, fmt.Errorf("%w: instance %d appears twice", ErrBadState, d.Key)
-		}
-		rs.live[inst.key] = inst
-		insts = append(insts, inst)
-	}
-	// A called instance whose caller is not in the document is refused:
-	// it would report its end to no one, and its caller's token would
-	// never go on (CheckpointInstance always writes the whole tree).
-	if err := rs.link(doc.Live); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
-	}
+	insts := rs.order
 	if err := e.hub.Adopt(rs.subscriptions(doc.Live)); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
 	}
@@ -113,6 +108,43 @@ func (e *Engine) RestoreInstance(doc *Document, plans map[int64]*Plan) (top *Ins
 		return nil, err
 	}
 	return top, nil
+}
+
+// restoreTrees builds the live instances of doc, parked, and links their
+// call trees, touching nothing of e: the caller adopts them, or drops
+// them (a dry run).
+func (e *Engine) restoreTrees(doc *Document, plans map[int64]*Plan) (*restorer, error) {
+	rs := &restorer{e: e, plans: map[int64]*planIndex{}, live: map[int64]*Instance{}}
+	for key, p := range plans {
+		rs.plans[key] = p.names()
+	}
+	for _, d := range doc.Live {
+		inst, err := rs.instance(d)
+		if err != nil {
+			return nil, fmt.Errorf("%w: instance %d: %v", ErrBadState, d.Key, err)
+		}
+		if rs.live[inst.key] != nil {
+			return nil, fmt.Errorf("%w: instance %d appears twice", ErrBadState, d.Key)
+		}
+		rs.live[inst.key] = inst
+		rs.order = append(rs.order, inst)
+	}
+	// A called instance whose caller is not in the document is refused:
+	// it would report its end to no one, and its caller's token would
+	// never go on (CheckpointInstance always writes the whole tree).
+	if err := rs.link(doc.Live); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadState, err)
+	}
+	top := 0
+	for _, inst := range rs.order {
+		if inst.parent == nil {
+			top++
+		}
+	}
+	if top != 1 {
+		return nil, fmt.Errorf("%w: the document holds %d call trees, not one", ErrBadState, top)
+	}
+	return rs, nil
 }
 
 // keysFree reports an error wrapping ErrKeyInUse if an instance key of

@@ -7,6 +7,7 @@
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //	flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
 //	flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
+//	flowtrack store check FILE
 //
 // run deploys the model (and the other files given, positional or
 // --with, so its call activities can call their processes), starts an instance, completes every job it
@@ -54,6 +55,10 @@
 // cluster (package cluster, docs/cluster.md), whose state cluster status
 // prints.
 //
+// store check verifies a store file of engine.WithStore (package
+// boltstore) without changing it: its meta pages and size, then bbolt's
+// consistency check (store.go).
+//
 // Exit codes: 0 the instance completed (validate: the model is valid; a
 // state command: it succeeded); 1 the instance failed, was terminated,
 // holds an incident or is stuck waiting (a state command: the engine
@@ -93,7 +98,7 @@ var usage = `usage:
   flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
   flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
   flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
-` + stateUsage() + `
+` + storeUsage + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
 itself, and writes the file back when it changed the engine; --json prints
 one JSON object. "flowtrack COMMAND --help" describes a command's flags.
@@ -144,6 +149,8 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code, err = clusterCmd(ctx, args[1:], stdout)
 		case "sim":
 			code, err = simCmd(ctx, args[1:], stdin, stdout)
+		case "store":
+			code, err = storeCmd(ctx, args[1:], stdout)
 		default:
 			err = usageError{fmt.Sprintf("unknown command %q", args[0])}
 		}
