@@ -41,6 +41,9 @@ type Module struct {
 	settings engineSettings
 	// events is whether responses carry events (configure; default on).
 	events bool
+	// choices is whether tokens stop at gateways for a choice
+	// (configure gatewayChoices; default off).
+	choices bool
 	// used is set by the first operation that gives the engine state a
 	// rebuild would lose (deploy, publish_message); after it, engine
 	// options can no longer change.
