@@ -131,6 +131,7 @@ func (m *Module) build() error {
 		_ = m.eng.Close(context.Background()) // empty: nothing to cancel
 	}
 	m.eng = eng
+	m.eng.SetGatewayChoices(m.choices)
 	return nil
 }
 
