@@ -403,7 +403,7 @@ function renderTokens() {
       const w = [...waiting].join(' ');
       overlays.add(elementId, 'token', {
         position: { top: -12, left: -12 + 30 * slot++ },
-        html: `<div class="token" style="--instance: ${colourOf(key)}" data-element="${elementId}" data-instance="${key}" data-waiting="${w}" title="${n} token(s) of instance ${indexOf(key) + 1} (#${key})${w ? ', waiting: ' + w : ''}">${n}</div>`,
+        html: `<div class="token" style="--instance: ${colourOf(key)}" data-element="${elementId}" data-instance="${key}"${key === sim.instanceKey ? ' data-shown' : ''} data-waiting="${w}" title="${n} token(s) of instance ${indexOf(key) + 1} (#${key})${w ? ', waiting: ' + w : ''}">${n}</div>`,
       });
     }
   }
