@@ -146,8 +146,19 @@ quick: fmt-check vet staticcheck sdk-build
 	cd sdk-js && node --test $(SDK_UNIT_TESTS)
 
 # run deploys and runs a real order process through the CLI, i.e. through
-# the wasm module in wazero.
-run: wasm
+# the wasm module in wazero. It uses the committed module when that was
+# built from the sources as they are (modulegen -fresh reads the digest of
+# its sources the module's gzip header records: a second or two, no
+# build), and otherwise says so and builds it first (make wasm), printing
+# each step.
+run:
+	@if $(GO) run ./host/internal/modulegen -dir host -fresh; then \
+		echo "make run: host/flowtrack.wasm.gz is current: no module to build"; \
+	else \
+		echo "make run: building the module first (make wasm)"; \
+		$(MAKE) --no-print-directory wasm || exit 1; \
+	fi
+	@echo "make run: building the CLI and running examples/native/order.bpmn"
 	$(GO) run ./host/cmd/flowtrack run examples/native/order.bpmn --vars '{"amount":250}'
 
 # bench measures every host (native, wazero, Node through the SDK) on the

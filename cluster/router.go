@@ -104,7 +104,7 @@ var keyField = map[string]string{
 	"resolve_incident": "incidentKey",
 	"tokens":           "instanceKey", "instance": "instanceKey", "history": "instanceKey", "cancel": "instanceKey",
 	"activate_ad_hoc": "instanceKey", "modify_instance": "instanceKey", "set_variables": "instanceKey",
-	"scope_variables": "instanceKey",
+	"scope_variables": "instanceKey", "choose_flows": "instanceKey",
 }
 
 // unknownCode is the error code of a key no partition of the cluster can

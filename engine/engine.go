@@ -100,6 +100,9 @@ var (
 	// instance cannot apply (an unknown element or token, an element that
 	// cannot be activated, no open scope for it); nothing is applied.
 	ErrBadModification = runtime.ErrBadModification
+	// ErrBadChoice is returned by ChooseFlows for a token that waits for
+	// no choice, or flows its gateway cannot take; nothing changes.
+	ErrBadChoice = runtime.ErrBadChoice
 	// ErrTimeOutOfRange is wrapped by the calls that reject an instant the
 	// engine cannot represent (outside [clock.Min, clock.Max]): New for a
 	// clock that reads one, Advance and AdvanceTo, PublishMessage for a TTL
@@ -139,6 +142,9 @@ type (
 	Activation = runtime.Activation
 	// Modification is a set of changes to one instance (ModifyInstance).
 	Modification = runtime.Modification
+	// Choice is what the conditions of the gateway a token waits at say
+	// (Token.Choice, with gateway choices on).
+	Choice = runtime.Choice
 	// Definition is one deployed version of a process (Definitions).
 	Definition = runtime.Definition
 	// Metrics is what an operator reads of an engine (Engine.Metrics).
@@ -164,8 +170,9 @@ const (
 	WaitEvent    = runtime.WaitEvent // any arm of an event-based gateway
 	WaitJoin     = runtime.WaitJoin
 	WaitIncident = runtime.WaitIncident
-	WaitScope    = runtime.WaitScope // an activity waiting for its inner tokens
-	WaitCall     = runtime.WaitCall  // a call activity waiting for the instance it started
+	WaitScope    = runtime.WaitScope  // an activity waiting for its inner tokens
+	WaitCall     = runtime.WaitCall   // a call activity waiting for the instance it started
+	WaitChoice   = runtime.WaitChoice // a gateway, before it routes, waiting for ChooseFlows
 )
 
 // Instance states.
@@ -208,6 +215,7 @@ const (
 	CallStarted        = runtime.CallStarted
 	ConditionSatisfied = runtime.ConditionSatisfied
 	VariablesUpdated   = runtime.VariablesUpdated
+	FlowsChosen        = runtime.FlowsChosen
 )
 
 // eventTypes are the event types the engine writes.
@@ -217,6 +225,7 @@ var eventTypes = [...]EventType{
 	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
 	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
 	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied, VariablesUpdated,
+	FlowsChosen,
 }
 
 // EventTypes returns every event type the engine writes, for hosts and

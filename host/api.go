@@ -185,6 +185,20 @@ func (e *Engine) ModifyInstance(ctx context.Context, instanceKey int64, m engine
 	return e.call(ctx, "modify_instance", req, nil)
 }
 
+// SetGatewayChoices turns gateway choices on or off, as
+// engine.Engine.SetGatewayChoices does (the module's configure
+// gatewayChoices); unlike it, it reaches the module, so it takes a
+// context and can fail.
+func (e *Engine) SetGatewayChoices(ctx context.Context, on bool) error {
+	return e.call(ctx, "configure", wire.ConfigureRequest{GatewayChoices: &on}, nil)
+}
+
+// ChooseFlows routes a token waiting for a choice at a gateway, as
+// engine.Engine.ChooseFlows does.
+func (e *Engine) ChooseFlows(ctx context.Context, instanceKey int64, tokenID int, flowIDs []string) error {
+	return e.call(ctx, "choose_flows", wire.ChooseFlowsRequest{InstanceKey: &instanceKey, TokenID: &tokenID, FlowIDs: flowIDs}, nil)
+}
+
 // SetVariables sets vars on a scope of a live instance, as
 // engine.Engine.SetVariables does.
 func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[string]any, s engine.Scope) error {

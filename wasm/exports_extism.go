@@ -79,6 +79,9 @@ func extismMetrics() int32 { return serve("metrics") }
 //go:wasmexport modify_instance
 func extismModifyInstance() int32 { return serve("modify_instance") }
 
+//go:wasmexport choose_flows
+func extismChooseFlows() int32 { return serve("choose_flows") }
+
 //go:wasmexport set_variables
 func extismSetVariables() int32 { return serve("set_variables") }
 

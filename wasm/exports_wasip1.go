@@ -113,6 +113,9 @@ func exportMetrics(ptr, size uint32) uint64 { return invoke("metrics", ptr, size
 //go:wasmexport modify_instance
 func exportModifyInstance(ptr, size uint32) uint64 { return invoke("modify_instance", ptr, size) }
 
+//go:wasmexport choose_flows
+func exportChooseFlows(ptr, size uint32) uint64 { return invoke("choose_flows", ptr, size) }
+
 //go:wasmexport set_variables
 func exportSetVariables(ptr, size uint32) uint64 { return invoke("set_variables", ptr, size) }
 

@@ -41,6 +41,9 @@ type Module struct {
 	settings engineSettings
 	// events is whether responses carry events (configure; default on).
 	events bool
+	// choices is whether tokens stop at gateways for a choice
+	// (configure gatewayChoices; default off).
+	choices bool
 	// used is set by the first operation that gives the engine state a
 	// rebuild would lose (deploy, publish_message); after it, engine
 	// options can no longer change.
@@ -101,7 +104,7 @@ func Concurrent(op string) bool {
 	switch op {
 	case "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
 		"resolve_incident", "activate_ad_hoc", "cancel", "jobs", "instance", "tokens", "history", "incidents", "now",
-		"activate_jobs", "update_job_retries", "set_variables", "scope_variables", "modify_instance",
+		"activate_jobs", "update_job_retries", "set_variables", "scope_variables", "modify_instance", "choose_flows",
 		"metrics", "definitions", "definition_xml":
 		return true
 	}
@@ -129,6 +132,7 @@ func (m *Module) build() error {
 		_ = m.eng.Close(context.Background()) // empty: nothing to cancel
 	}
 	m.eng = eng
+	m.eng.SetGatewayChoices(m.choices)
 	return nil
 }
 

@@ -42,6 +42,7 @@ func init() {
 		"activate_jobs":      opActivateJobs,
 		"update_job_retries": opUpdateJobRetries,
 		"modify_instance":    opModifyInstance,
+		"choose_flows":       opChooseFlows,
 		"set_variables":      opSetVariables,
 		"scope_variables":    opScopeVariables,
 		"incidents":          opIncidents,
@@ -369,6 +370,10 @@ func opConfigure(_ context.Context, m *Module, data []byte) (any, error) {
 	if req.Events != nil {
 		m.events = *req.Events
 	}
+	if req.GatewayChoices != nil {
+		m.choices = *req.GatewayChoices
+	}
+	m.eng.SetGatewayChoices(m.choices)
 	m.eng.SetEventLog(m.events)
 	return nil, nil
 }
@@ -601,4 +606,18 @@ func opModifyInstance(ctx context.Context, m *Module, data []byte) (any, error) 
 		mod.Activate = append(mod.Activate, engine.Activation{ElementID: a.ElementID, Scope: a.Scope, Variables: a.Variables})
 	}
 	return nil, m.eng.ModifyInstance(ctx, *req.InstanceKey, mod)
+}
+
+func opChooseFlows(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.ChooseFlowsRequest
+	if err := decode("choose_flows", data, &req); err != nil {
+		return nil, err
+	}
+	if req.InstanceKey == nil {
+		return nil, badRequest("choose_flows: field \"instanceKey\" is required")
+	}
+	if req.TokenID == nil {
+		return nil, badRequest("choose_flows: field \"tokenId\" is required")
+	}
+	return nil, m.eng.ChooseFlows(ctx, *req.InstanceKey, *req.TokenID, req.FlowIDs)
 }

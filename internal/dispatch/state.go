@@ -66,5 +66,6 @@ func opRestore(ctx context.Context, m *Module, data []byte) (any, error) {
 	_ = m.eng.Close(context.Background()) // what it ran is replaced, not cancelled: its events are not reported
 	m.clock, m.eng, m.used = c, eng, true
 	m.eng.SetEventLog(m.events)
+	m.eng.SetGatewayChoices(m.choices) // the module's setting, not the document's
 	return nil, nil
 }

@@ -87,7 +87,7 @@ var Codes = []CodeInfo{
 	{CodeUnknownScope, engine.ErrUnknownScope, "UnknownScopeError", false,
 		"a `scope` token that names no open variable scope of the instance."},
 	{CodeBadModification, engine.ErrBadModification, "BadModificationError", false,
-		"a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it); nothing is applied."},
+		"a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it), or a `choose_flows` choice no waiting token can take; nothing is applied."},
 	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
 		"the instance has already ended (e.g. `cancel` twice)."},
 	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,

@@ -56,6 +56,7 @@ var Events = []EventRecord{
 	{engine.CallStarted, "A call activity started an instance; name is the called process.", named, []string{"tokenId", "message"}},
 	{engine.ConditionSatisfied, "A conditional event's condition became true.", element, token},
 	{engine.VariablesUpdated, "Variables were set from outside (set_variables); variables are what was set, tokenId the token naming the scope (absent: the process scope).", nil, []string{"tokenId", "variables"}},
+	{engine.FlowsChosen, "Flows were chosen for a token waiting at a gateway (choose_flows); message names them and what the gateway's conditions would have taken.", []string{"elementId", "elementType", "tokenId", "message"}, nil},
 }
 
 // CommonFields are the fields every event record carries.
@@ -79,6 +80,7 @@ var WaitReasons = []WaitReason{
 	{engine.WaitIncident, "an incident to be resolved (incidentKey)"},
 	{engine.WaitScope, "its inner tokens (a sub-process or multi-instance activity)"},
 	{engine.WaitCall, "the instance its call activity started"},
+	{engine.WaitChoice, "a choice of flows at a gateway, before it routes (configure gatewayChoices, choose_flows); choice says what its conditions would take"},
 }
 
 // States lists an instance's lifecycle states.

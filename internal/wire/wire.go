@@ -58,6 +58,7 @@ var Operations = []Operation{
 	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
 	{"activate_jobs", ActivateJobsRequest{}, []engine.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
 	{"modify_instance", ModifyInstanceRequest{}, nil, "Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first."},
+	{"choose_flows", ChooseFlowsRequest{}, nil, "Routes a token waiting for a choice at a gateway through the flows named, or, with none, by the gateway's conditions."},
 	{"set_variables", SetVariablesRequest{}, nil, "Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating."},
 	{"scope_variables", ScopeVariablesRequest{}, map[string]any{}, "The variables of one scope of an instance: its own, or all visible in it."},
 	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
@@ -216,6 +217,18 @@ type ModifyInstanceRequest struct {
 	Terminate []int `json:"terminate,omitempty"`
 }
 
+// ChooseFlowsRequest is choose_flows' request: with gatewayChoices on
+// (configure), a token about to leave a diverging exclusive or inclusive
+// gateway waits (wait reason "choice") for it.
+type ChooseFlowsRequest struct {
+	InstanceKey *int64 `json:"instanceKey"`
+	// TokenID is the waiting token (ids from tokens).
+	TokenID *int `json:"tokenId"`
+	// FlowIDs are outgoing flows of the gateway: one for an exclusive
+	// gateway, any for an inclusive one; none lets the conditions decide.
+	FlowIDs []string `json:"flowIds,omitempty"`
+}
+
 // ActivateElement is one activation of modify_instance.
 type ActivateElement struct {
 	ElementID string `json:"elementId"`
@@ -283,6 +296,9 @@ type ConfigureRequest struct {
 	// Limits are the engine's limits, accepted only before the first
 	// deploy or publish_message.
 	Limits *engine.Limits `json:"limits,omitempty"`
+	// GatewayChoices makes tokens stop before diverging exclusive and
+	// inclusive gateways route, for choose_flows (default false; any time).
+	GatewayChoices *bool `json:"gatewayChoices,omitempty"`
 }
 
 // CheckpointRequest is checkpoint's request: an empty object for the

@@ -23,8 +23,9 @@ export type InstanceState = 'active' | 'completed' | 'terminated' | 'failed';
  * - `incident`: an incident to be resolved (incidentKey)
  * - `scope`: its inner tokens (a sub-process or multi-instance activity)
  * - `call`: the instance its call activity started
+ * - `choice`: a choice of flows at a gateway, before it routes (configure gatewayChoices, choose_flows); choice says what its conditions would take
  */
-export type WaitReason = 'job' | 'message' | 'signal' | 'timer' | 'event' | 'join' | 'incident' | 'scope' | 'call';
+export type WaitReason = 'job' | 'message' | 'signal' | 'timer' | 'event' | 'join' | 'incident' | 'scope' | 'call' | 'choice';
 
 /** Every event type of the per-instance event stream. */
 export const eventTypes = [
@@ -58,6 +59,7 @@ export const eventTypes = [
   'callStarted',
   'conditionSatisfied',
   'variablesUpdated',
+  'flowsChosen',
 ] as const;
 
 /** The name of what an event records. */
@@ -456,6 +458,18 @@ export interface VariablesUpdatedEvent extends EventBase {
   variables?: Variables;
 }
 
+/** Flows were chosen for a token waiting at a gateway (choose_flows); message names them and what the gateway's conditions would have taken. */
+export interface FlowsChosenEvent extends EventBase {
+  type: 'flowsChosen';
+  /** ElementID and ElementType name the element concerned, if any. */
+  elementId: string;
+  elementType: string;
+  /** TokenID identifies the token (the path) the record concerns. */
+  tokenId: number;
+  /** Message explains incidents, failures and terminations. */
+  message: string;
+}
+
 /** Any record of an instance's event stream: switch on `type` to narrow it. */
 export type AnyFlowEvent =
   | InstanceStartedEvent
@@ -487,10 +501,28 @@ export type AnyFlowEvent =
   | EscalationCaughtEvent
   | CallStartedEvent
   | ConditionSatisfiedEvent
-  | VariablesUpdatedEvent;
+  | VariablesUpdatedEvent
+  | FlowsChosenEvent;
 
 /** One record of an instance's ordered event stream, of type T (by default any type). */
 export type FlowEvent<T extends EventType = EventType> = Extract<AnyFlowEvent, { type: T }>;
+
+/** Choice is what the conditions of a gateway a token waits at say now. */
+export interface Choice {
+  /**
+   * Holds lists the outgoing flows whose condition holds (a flow
+   * without a condition holds; the default flow is not listed), in
+   * document order.
+   */
+  holds: string[];
+  /**
+   * Takes lists the flows the gateway would take by its conditions:
+   * for an exclusive gateway the first that holds, else the default.
+   */
+  takes: string[];
+  /** Error says why a condition cannot be evaluated (Takes is then empty). */
+  error?: string;
+}
 
 /** Token is where one path of an instance is and why it waits. */
 export interface Token {
@@ -501,6 +533,11 @@ export interface Token {
   jobKey?: number;
   /** IncidentKey is the incident that holds the token. */
   incidentKey?: number;
+  /**
+   * Choice is, for a token waiting for a choice at a gateway, what the
+   * gateway's conditions say now.
+   */
+  choice?: Choice;
 }
 
 /** Job is a unit of work handed to the host: a task the engine waits on. */
@@ -822,7 +859,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'choose_flows' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -968,6 +1005,22 @@ export interface ModifyInstanceRequest {
   terminate?: number[];
 }
 
+/**
+ * ChooseFlowsRequest is choose_flows' request: with gatewayChoices on
+ * (configure), a token about to leave a diverging exclusive or inclusive
+ * gateway waits (wait reason "choice") for it.
+ */
+export interface ChooseFlowsRequest {
+  instanceKey: number;
+  /** TokenID is the waiting token (ids from tokens). */
+  tokenId: number;
+  /**
+   * FlowIDs are outgoing flows of the gateway: one for an exclusive
+   * gateway, any for an inclusive one; none lets the conditions decide.
+   */
+  flowIds?: string[];
+}
+
 /** SetVariablesRequest is set_variables' request. */
 export interface SetVariablesRequest<V extends Variables = Variables> {
   instanceKey: number;
@@ -1049,6 +1102,11 @@ export interface ConfigureRequest {
    * deploy or publish_message.
    */
   limits?: Limits;
+  /**
+   * GatewayChoices makes tokens stop before diverging exclusive and
+   * inclusive gateways route, for choose_flows (default false; any time).
+   */
+  gatewayChoices?: boolean;
 }
 
 /**
@@ -1099,6 +1157,7 @@ export interface Requests {
   jobs: JobsRequest;
   activate_jobs: ActivateJobsRequest;
   modify_instance: ModifyInstanceRequest;
+  choose_flows: ChooseFlowsRequest;
   set_variables: SetVariablesRequest;
   scope_variables: ScopeVariablesRequest;
   update_job_retries: UpdateJobRetriesRequest;
@@ -1148,6 +1207,8 @@ export interface Results {
   activate_jobs: Job[];
   /** Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first. */
   modify_instance: null;
+  /** Routes a token waiting for a choice at a gateway through the flows named, or, with none, by the gateway's conditions. */
+  choose_flows: null;
   /** Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating. */
   set_variables: null;
   /** The variables of one scope of an instance: its own, or all visible in it. */
@@ -1258,7 +1319,7 @@ export class UnknownScopeError extends FlowtrackError {
   override readonly name: string = 'UnknownScopeError';
 }
 
-/** BAD_MODIFICATION: a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it); nothing is applied. */
+/** BAD_MODIFICATION: a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it), or a `choose_flows` choice no waiting token can take; nothing is applied. */
 export class BadModificationError extends FlowtrackError {
   override readonly name: string = 'BadModificationError';
 }

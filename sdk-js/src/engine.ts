@@ -646,6 +646,31 @@ export class Engine {
   }
 
   /**
+   * setGatewayChoices turns gateway choices on or off (default off). With
+   * them on, a token about to leave a diverging exclusive or inclusive
+   * gateway stops there before the gateway evaluates its conditions: its
+   * token waits for `choice`, and `Token.choice` says which conditions
+   * hold and what the gateway would take, until chooseFlows routes it.
+   * It applies to tokens that reach a gateway from then on.
+   */
+  async setGatewayChoices(on: boolean): Promise<void> {
+    await this.#call('configure', { gatewayChoices: on });
+  }
+
+  /**
+   * chooseFlows routes a token waiting for a choice at a gateway
+   * (setGatewayChoices) through `flowIds`, outgoing flows of the gateway
+   * (exactly one for an exclusive gateway): an explicit override the
+   * history records as a `flowsChosen` event, naming what the conditions
+   * would have taken. With no flows the conditions decide. Throws
+   * BadModificationError for a token that waits for no choice or a flow
+   * the gateway cannot take.
+   */
+  async chooseFlows(instanceKey: number, tokenId: number, flowIds: string[] = []): Promise<void> {
+    await this.#call('choose_flows', { instanceKey, tokenId, flowIds });
+  }
+
+  /**
    * setVariables sets variables on a live instance, as Zeebe's
    * SetVariables: on the process scope, or with `scope` (the id of a token
    * waiting at a sub-process for its inner tokens) on that sub-process's

@@ -62,6 +62,7 @@ export type {
   Stats,
   StartedInstance,
   Token,
+  Choice,
   Variables,
   WaitReason,
 } from './types.js';

@@ -5,6 +5,7 @@
 
 export type {
   AnyFlowEvent,
+  Choice,
   CompletedJob,
   DeployedProcess,
   Definition,

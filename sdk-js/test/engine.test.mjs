@@ -468,6 +468,30 @@ describe('modifyInstance', () => {
   });
 });
 
+describe('gateway choices', () => {
+  it('stop a token before an exclusive gateway routes, and route it by the flow chosen', async () => {
+    const e = await engineWith('order.bpmn');
+    await e.setGatewayChoices(true);
+    const { instanceKey } = await e.start('order', { amount: 250 });
+    const [job] = await e.jobs({ instanceKey });
+    await e.completeJob(job.key);
+    const [token] = await e.tokens(instanceKey);
+    assert.equal(token.elementId, 'Gateway_amount');
+    assert.equal(token.waiting, 'choice');
+    assert.deepEqual(token.choice, { holds: ['Flow_large'], takes: ['Flow_large'] });
+    await assert.rejects(e.chooseFlows(instanceKey, token.id, ['Flow_large', 'Flow_small']), BadModificationError);
+    await e.chooseFlows(instanceKey, token.id, ['Flow_small']);
+    const history = await e.history(instanceKey);
+    const chosen = history.find((ev) => ev.type === 'flowsChosen');
+    assert.equal(chosen.elementId, 'Gateway_amount');
+    assert.equal(chosen.message, 'chose Flow_small; the conditions would take Flow_large');
+    assert.ok(history.some((ev) => ev.type === 'flowTaken' && ev.flowId === 'Flow_small'));
+    assert.ok(!history.some((ev) => ev.type === 'flowTaken' && ev.flowId === 'Flow_large'));
+    await e.setGatewayChoices(false);
+    e.close();
+  });
+});
+
 describe('metrics', () => {
   it('count open jobs by type, the oldest job and instances by process with latency', async () => {
     const e = await engineWith('order.bpmn');

@@ -450,9 +450,10 @@ var (
 		atWaitState: "waitState", atHeld: "held", atStepBudget: "stepBudget", atJoin: "join", atRaise: "raise",
 		atThrow: "throw", atLeave: "leave", atLoopCond: "loopCondition", atLoopBudget: "loopBudget",
 		atLoopJob: "loopJob", atLoopThrow: "loopThrow", atCompleting: "completing", atStarted: "started",
+		atChoice: "choice",
 	}
 	reportNames = map[reportKind]string{evArrive: "arrive", evRaise: "raise", evThrow: "throw", evJob: "job", evIncident: "incident",
-		evInnerDone: "innerDone"}
+		evInnerDone: "innerDone", evChoice: "choice"}
 )
 
 // checkpoint writes the instance's state, its history from the record at

@@ -22,6 +22,7 @@ const (
 	cmdModify
 	cmdActivateAdHoc
 	cmdDehydrate
+	cmdChoose
 )
 
 // readOnly reports whether the operation only reads the instance (a
@@ -62,7 +63,9 @@ type command struct {
 	doc   *InstDoc   // cmdCheckpoint: the instance's state
 	from  int        // cmdCheckpoint: the first history record to write
 
-	ids []string // cmdActivateAdHoc: the elements to activate (msg names the ad-hoc sub-process)
+	ids []string // cmdActivateAdHoc: the elements to activate (msg names the ad-hoc sub-process); cmdChoose: the flows chosen
+
+	token int // cmdChoose: the token waiting for the choice
 }
 
 // command applies a request from outside and answers it.
@@ -101,6 +104,8 @@ func (inst *Instance) command(c *command) {
 		err = inst.scopeVariables(c)
 	case cmdModify:
 		err = inst.modify(c)
+	case cmdChoose:
+		err = inst.choose(c)
 	case cmdDehydrate:
 		// Answered at the next idle point, once dry (atIdle), and counted
 		// as running work until then, so that Settle waits for it.
@@ -124,7 +129,11 @@ func (inst *Instance) tokenSnapshot() []Token {
 		if tv.node == nil {
 			continue
 		}
-		out = append(out, Token{ID: id, ElementID: tv.node.ID, Waiting: tv.wait, JobKey: tv.jobKey, IncidentKey: tv.incident})
+		tok := Token{ID: id, ElementID: tv.node.ID, Waiting: tv.wait, JobKey: tv.jobKey, IncidentKey: tv.incident}
+		if tv.wait == WaitChoice {
+			tok.Choice = choiceAt(&inst.plan.nodes[tv.node.Index], tv.scope.visible)
+		}
+		out = append(out, tok)
 	}
 	return out
 }

@@ -114,6 +114,9 @@ type Engine struct {
 	clock clock.Clock
 	keys  atomic.Int64
 	busy  *quiescence
+	// choices makes tokens stop before diverging exclusive and inclusive
+	// gateways route, for a choice (choice.go).
+	choices atomic.Bool
 
 	mu     sync.Mutex
 	closed bool

@@ -42,6 +42,10 @@ const (
 	CallStarted        EventType = "callStarted"
 	ConditionSatisfied EventType = "conditionSatisfied"
 	EscalationCaught   EventType = "escalationCaught"
+	// FlowsChosen records flows chosen for a token waiting for a choice
+	// at a gateway (choice.go): the message names them and what the
+	// gateway's conditions would have taken.
+	FlowsChosen EventType = "flowsChosen"
 )
 
 // eventTypes lists the event types by their compact code (see record).
@@ -51,6 +55,7 @@ var eventTypes = [...]EventType{
 	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
 	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+	FlowsChosen,
 }
 
 // EventTypes returns every event type the engine writes.

@@ -30,6 +30,7 @@ const (
 	evInnerDone                       // an inner instance of multi-instance activity node is done with its work
 	evRaisedUp                        // a called instance raised an error or escalation it does not catch (posted by the child to its parent)
 	evAnswered                        // the call tree has dealt with what this instance raised (posted to the thrower)
+	evChoice                          // parked at a diverging gateway node, before it routes, for a choice of flows (choice.go)
 	msgCommand
 )
 
@@ -74,6 +75,9 @@ type notice struct {
 	// arm is the node whose event fired, for a token waiting at a catch
 	// node or event-based gateway.
 	arm *model.Node
+	// flows are the flows chosen for a token waiting for a choice at a
+	// gateway (choice.go); nil lets the gateway's conditions decide.
+	flows []*model.Flow
 	// capture is where a goroutine track told to capture sends itself.
 	capture chan<- track
 }
@@ -172,6 +176,8 @@ func (inst *Instance) handle(m report) {
 		inst.throw(tv, m.node)
 	case evInnerDone:
 		inst.completing(tv, m.node)
+	case evChoice:
+		inst.park(tv, WaitChoice)
 	case evEnded:
 		inst.recordNode(ElementLeft, m.node, tv.id)
 		inst.completedActivity(tv, m.node)
@@ -204,7 +210,7 @@ func (inst *Instance) handle(m report) {
 // new work is started.
 func (inst *Instance) handleWhileStopping(tv *tokenView, m report) {
 	switch m.kind {
-	case evJob, evArrive, evIncident, evThrow, evRaise, evInnerDone:
+	case evJob, evArrive, evIncident, evThrow, evRaise, evInnerDone, evChoice:
 		inst.wakeToExit(tv)
 	case evEnded, evTerminate:
 		inst.removeToken(tv, false)

@@ -32,8 +32,9 @@ const (
 	WaitEvent    WaitReason = "event" // an event-based gateway: any of its arms
 	WaitJoin     WaitReason = "join"
 	WaitIncident WaitReason = "incident"
-	WaitScope    WaitReason = "scope" // an activity waiting for its inner tokens
-	WaitCall     WaitReason = "call"  // a call activity waiting for its called instance
+	WaitScope    WaitReason = "scope"  // an activity waiting for its inner tokens
+	WaitCall     WaitReason = "call"   // a call activity waiting for its called instance
+	WaitChoice   WaitReason = "choice" // a diverging exclusive or inclusive gateway, before it routes, with gateway choices on
 )
 
 // Token is where one path of an instance is and why it waits.
@@ -45,6 +46,9 @@ type Token struct {
 	JobKey int64 `json:"jobKey,omitempty"`
 	// IncidentKey is the incident that holds the token.
 	IncidentKey int64 `json:"incidentKey,omitempty"`
+	// Choice is, for a token waiting for a choice at a gateway, what the
+	// gateway's conditions say now.
+	Choice *Choice `json:"choice,omitempty"`
 }
 
 // Job is a unit of work handed to the host: a task the engine waits on.

@@ -69,6 +69,7 @@ const (
 	atLoopThrow                   // at the throw of a loop iteration
 	atCompleting                  // an inner instance of a multi-instance activity, done with its work
 	atStarted                     // at an activity started by its start quantity of tokens, waiting for what the loop set up
+	atChoice                      // at a diverging exclusive or inclusive gateway, before it routes, waiting for a choice (choice.go)
 )
 
 // repeats reports whether a retry delivery makes a track parked at w
@@ -205,6 +206,11 @@ func (t *track) next(d notice) outcome {
 	case atCompleting:
 		t.emit(report{kind: evEnded, node: n})
 		return exited
+	case atChoice:
+		if d.flows != nil {
+			return t.take(n, d.flows) // the flows chosen
+		}
+		return t.route(n) // the gateway's own conditions
 	}
 	return t.leave(n) // atJoin, atLeave, and a raise or throw that is no end event
 }
@@ -284,10 +290,27 @@ func (t *track) leave(n *model.Node) outcome {
 		return running
 	}
 	t.node = n
+	if t.inst.eng.choices.Load() && choosable(n) {
+		// Gateway choices are on: the token stops before the gateway
+		// routes, until someone chooses its flows (choice.go).
+		return t.park(atChoice, report{kind: evChoice, node: n})
+	}
+	return t.route(n)
+}
+
+// route takes the flows n's conditions select, or parks on an incident
+// saying why none can be taken.
+func (t *track) route(n *model.Node) outcome {
 	flows, err := t.outgoing(n)
 	if err != nil {
 		return t.park(atLeave, report{kind: evIncident, node: n, more: &reportMore{err: err}})
 	}
+	return t.take(n, flows)
+}
+
+// take moves the track out of n through flows onto the first; a track
+// that moves onto a wait state parks there.
+func (t *track) take(n *model.Node, flows []*model.Flow) outcome {
 	flows = completionTokens(n, flows)
 	switch len(flows) {
 	case 0:

@@ -19,6 +19,7 @@ import { layoutProcess } from 'bpmn-auto-layout';
 import 'bpmn-js/dist/assets/diagram-js.css';
 import 'bpmn-js/dist/assets/bpmn-font/css/bpmn.css';
 import { Engine } from 'flowtrack';
+import wasmURL from 'flowtrack/flowtrack.wasm?url';
 import defaultXml from './order-payment.bpmn?raw';
 import './style.css';
 
@@ -47,6 +48,19 @@ const sim = {
   snapshot: { tokens: [], jobs: [], info: null },
   // Subscriptions of waiting tokens, from subscribe events (tokenId -> list).
   subs: new Map(),
+  // Token snapshots of the other live instances (key -> tokens): every
+  // instance's tokens are drawn, each in its colour.
+  others: new Map(),
+  // Instances whose tokens the filter hides.
+  hidden: new Set(),
+  // The compiled engine module, fetched and compiled once per page.
+  module: null,
+  // The steps of loading the engine, as shown (tests read them).
+  loadSteps: [],
+  // gen counts clearInstance calls: a token travelling along a flow
+  // stops when the view it belongs to is gone.
+  gen: 0,
+  traveling: false,
   markers: new Set(),
   // Checkpoints after each action, oldest first (the last is the engine's
   // state now): { state, instanceKey }.
@@ -59,7 +73,8 @@ const sim = {
 // colours tell instances apart: the selector and the token badges of the
 // instance shown use the colour of its position in sim.instances.
 const colours = ['#ff6d00', '#00897b', '#d81b60', '#5e35b1', '#7cb342', '#3949ab'];
-const colourOf = (key) => colours[Math.max(0, sim.instances.findIndex((i) => i.key === key)) % colours.length];
+const indexOf = (key) => Math.max(0, sim.instances.findIndex((i) => i.key === key));
+const colourOf = (key) => colours[indexOf(key) % colours.length];
 
 
 // maxCheckpoints bounds how far back "Back" goes (a state document holds
@@ -69,13 +84,63 @@ const sessionKey = 'flowtrack-simulator-session';
 
 // ---- engine -------------------------------------------------------------
 
+// progress shows a step of loading the engine: a fraction of the
+// download, or null while the step's length is unknown; done hides it.
+function progress(text, fraction = null, done = false) {
+  const bar = $('engine-progress');
+  bar.hidden = done;
+  if (fraction === null) bar.removeAttribute('value');
+  else bar.value = Math.min(1, fraction);
+  if (!done) {
+    status('loading', text);
+    sim.loadSteps.push(text);
+  }
+}
+
+// loadModule fetches and compiles the engine module (about 1 MB gzipped)
+// once per page, showing the download's progress; Reset and a new model
+// reuse it.
+async function loadModule() {
+  if (sim.module) return sim.module;
+  progress('downloading engine…', 0);
+  const res = await fetch(wasmURL);
+  if (!res.ok) throw new Error(`engine module ${wasmURL}: HTTP ${res.status} ${res.statusText}`);
+  const total = Number(res.headers.get('content-length')) || 0;
+  const chunks = [];
+  let got = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    got += value.length;
+    // A compressed response counts its encoded length: past it, only the bytes show.
+    const known = total && got <= total;
+    progress(`downloading engine… ${Math.round(got / 1024)} KB${known ? ` of ${Math.round(total / 1024)} KB` : ''}`, known ? got / total : null);
+  }
+  const bytes = new Uint8Array(got);
+  let at = 0;
+  for (const c of chunks) {
+    bytes.set(c, at);
+    at += c.length;
+  }
+  progress('compiling engine…');
+  sim.module = await WebAssembly.compile(bytes);
+  return sim.module;
+}
+
+async function newEngine() {
+  const wasm = await loadModule();
+  progress(inline ? 'starting engine…' : 'starting engine in a worker…');
+  return inline ? Engine.create({ wasm }) : Engine.createInWorker({ wasm });
+}
+
 async function resetEngine() {
   sim.engine?.close();
   sim.engine = null;
   clearInstance();
-  status('loading', 'starting engine…');
   const t0 = performance.now();
-  const engine = inline ? await Engine.create() : await Engine.createInWorker();
+  const engine = await newEngine();
   engine.on('*', (ev) => {
     if (sim.starting) return; // start adopts its own records
     if (ev.instanceKey === sim.instanceKey) sim.queue.push(ev);
@@ -84,10 +149,13 @@ async function resetEngine() {
   sim.engine = engine;
   sim.checkpoints = [];
   renderBack();
+  if ($('choose').checked) await engine.setGatewayChoices(true);
+  progress(`deploying ${sim.name}…`);
   const d = await engine.deploy(sim.xml, sim.name);
   showProcesses(d.processes);
   await remember(`deploy ${sim.name}`);
   log('info', `engine ready in ${Math.round(performance.now() - t0)} ms (${inline ? 'on the page' : 'in a worker'}); deployed ${d.processes.map((p) => p.id).join(', ')}`);
+  progress('', null, true);
   status('ready', 'ready');
   renderTime();
 }
@@ -118,6 +186,11 @@ async function refresh() {
     const [tokens, jobs, info] = await Promise.all([e.tokens(sim.instanceKey), e.jobs({ instanceKey: sim.instanceKey }), e.instance(sim.instanceKey)]);
     sim.snapshot = { tokens, jobs, info };
   }
+  sim.others.clear();
+  for (const i of sim.instances) {
+    if (i.key === sim.instanceKey || i.state !== 'active') continue;
+    sim.others.set(i.key, await e.tokens(i.key));
+  }
   renderTime();
   renderInstances();
   renderInstance();
@@ -127,11 +200,15 @@ async function refresh() {
 
 function clearInstance() {
   clearTimeout(sim.timer); // a pending playback step would find the queue gone
+  sim.gen++;
+  sim.traveling = false;
+  canvas.getLayer('ft-travel', 1000).replaceChildren();
   sim.instanceKey = 0;
   sim.state = '';
   sim.queue = [];
   sim.replay.clear();
   sim.subs.clear();
+  sim.others.clear();
   sim.snapshot = { tokens: [], jobs: [], info: null };
   for (const key of sim.markers) {
     const [id, cls] = key.split(' ');
@@ -145,28 +222,95 @@ function clearInstance() {
 
 // ---- playback of events --------------------------------------------------
 
+// pump plays the queued events at the chosen speed: a pause of speed ms
+// between events, and a token taking a flow travels along the flow's
+// waypoints for travelTime(speed) before it enters the flow's target. At
+// "instant" speed every event applies at once and nothing moves.
 function pump() {
   clearTimeout(sim.timer);
   $('queued').textContent = String(sim.queue.length);
-  if (!sim.playing || sim.queue.length === 0) return;
+  if (!sim.playing || sim.queue.length === 0 || sim.traveling) return;
   const speed = Number($('speed').value);
   if (speed === 0) {
     while (sim.queue.length) apply(sim.queue.shift());
     afterApply();
     return;
   }
-  sim.timer = setTimeout(() => {
-    apply(sim.queue.shift());
-    afterApply();
-    pump();
-  }, speed);
+  sim.timer = setTimeout(() => playOne(speed).then(pump), speed);
+}
+
+// playOne applies the next queued event; a flowTaken travels first.
+async function playOne(speed) {
+  const ev = sim.queue.shift();
+  if (!ev) return;
+  if (ev.type === 'flowTaken' && speed > 0) {
+    const gen = sim.gen;
+    sim.traveling = true;
+    sim.replay.delete(ev.tokenId ?? 0); // it is on the flow now, not at the element it left
+    renderTokens();
+    try {
+      await travel(ev.flowId, sim.instanceKey, speed);
+    } finally {
+      if (gen === sim.gen) sim.traveling = false;
+    }
+    if (gen !== sim.gen) return; // reset, back or another instance shown meanwhile
+  }
+  apply(ev);
+  afterApply();
 }
 
 function step() {
-  if (sim.queue.length === 0) return;
-  apply(sim.queue.shift());
-  afterApply();
-  $('queued').textContent = String(sim.queue.length);
+  if (sim.queue.length === 0 || sim.traveling) return;
+  playOne(Math.max(120, Number($('speed').value))).then(() => ($('queued').textContent = String(sim.queue.length)));
+}
+
+// travelTime is how long a token takes along one flow at a speed: the
+// slower the speed, the slower the travel.
+const travelTime = (speed) => speed * 4;
+
+// travel moves a token of the instance's colour along flow flowId's
+// waypoints, on a layer above the diagram, and resolves when it arrives.
+function travel(flowId, instanceKey, speed) {
+  const flow = registry.get(flowId);
+  const points = flow?.waypoints;
+  if (!points || points.length < 2) return Promise.resolve();
+  const lengths = [0];
+  for (let i = 1; i < points.length; i++) lengths.push(lengths[i - 1] + Math.hypot(points[i].x - points[i - 1].x, points[i].y - points[i - 1].y));
+  const total = lengths.at(-1);
+  const ns = 'http://www.w3.org/2000/svg';
+  const g = document.createElementNS(ns, 'g');
+  g.setAttribute('class', 'ft-travel');
+  g.dataset.flow = flowId;
+  g.dataset.instance = String(instanceKey);
+  const dot = document.createElementNS(ns, 'circle');
+  dot.setAttribute('r', '9');
+  dot.setAttribute('fill', colourOf(instanceKey));
+  const text = document.createElementNS(ns, 'text');
+  text.textContent = String(indexOf(instanceKey) + 1);
+  g.append(dot, text);
+  canvas.getLayer('ft-travel', 1000).append(g);
+  const at = (d) => {
+    let i = 1;
+    while (i < lengths.length - 1 && lengths[i] < d) i++;
+    const seg = lengths[i] - lengths[i - 1] || 1;
+    const f = Math.min(1, Math.max(0, (d - lengths[i - 1]) / seg));
+    return { x: points[i - 1].x + (points[i].x - points[i - 1].x) * f, y: points[i - 1].y + (points[i].y - points[i - 1].y) * f };
+  };
+  const duration = travelTime(speed);
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const frame = (now) => {
+      const f = Math.min(1, (now - t0) / duration);
+      const p = at(f * total);
+      g.setAttribute('transform', `translate(${p.x} ${p.y})`);
+      if (f < 1 && g.isConnected) requestAnimationFrame(frame);
+      else {
+        g.remove();
+        resolve();
+      }
+    };
+    frame(t0);
+  });
 }
 
 function afterApply() {
@@ -230,27 +374,38 @@ function mark(id, cls) {
   sim.markers.add(`${id} ${cls}`);
 }
 
-// renderTokens draws one badge per element holding tokens: the engine's
-// snapshot when every event has been played, the replayed positions before.
+// renderTokens draws, for every instance the filter lets through, one
+// badge per element holding its tokens, in the instance's colour, badges
+// of several instances side by side. The shown instance's tokens are the
+// engine's snapshot when every event has been played, the replayed
+// positions before; the other instances' are their snapshots.
 function renderTokens() {
   overlays.remove({ type: 'token' });
-  const at = new Map();
-  const add = (elementId, waiting) => {
-    const cur = at.get(elementId) ?? { n: 0, waiting: new Set() };
+  const at = new Map(); // elementId -> Map(instanceKey -> { n, waiting })
+  const add = (key, elementId, waiting) => {
+    if (sim.hidden.has(key) || !registry.get(elementId)) return;
+    if (!at.has(elementId)) at.set(elementId, new Map());
+    const byInstance = at.get(elementId);
+    const cur = byInstance.get(key) ?? { n: 0, waiting: new Set() };
     cur.n++;
     if (waiting) cur.waiting.add(waiting);
-    at.set(elementId, cur);
+    byInstance.set(key, cur);
   };
-  if (sim.queue.length === 0 && sim.snapshot.info) for (const t of sim.snapshot.tokens) add(t.elementId, t.waiting);
-  else for (const el of sim.replay.values()) add(el, '');
-  const colour = colourOf(sim.instanceKey);
-  for (const [elementId, { n, waiting }] of at) {
-    if (!registry.get(elementId)) continue;
-    const w = [...waiting].join(' ');
-    overlays.add(elementId, 'token', {
-      position: { top: -12, left: -12 },
-      html: `<div class="token" style="--instance: ${colour}" data-element="${elementId}" data-waiting="${w}" title="${n} token(s) of #${sim.instanceKey}${w ? ', waiting: ' + w : ''}">${n}</div>`,
-    });
+  if (sim.instanceKey) {
+    if (sim.queue.length === 0 && sim.snapshot.info) for (const t of sim.snapshot.tokens) add(sim.instanceKey, t.elementId, t.waiting);
+    else for (const el of sim.replay.values()) add(sim.instanceKey, el, '');
+  }
+  for (const [key, tokens] of sim.others) for (const t of tokens) add(key, t.elementId, t.waiting);
+  for (const [elementId, byInstance] of at) {
+    let slot = 0;
+    for (const key of [...byInstance.keys()].sort((a, b) => a - b)) {
+      const { n, waiting } = byInstance.get(key);
+      const w = [...waiting].join(' ');
+      overlays.add(elementId, 'token', {
+        position: { top: -12, left: -12 + 30 * slot++ },
+        html: `<div class="token" style="--instance: ${colourOf(key)}" data-element="${elementId}" data-instance="${key}"${key === sim.instanceKey ? ' data-shown' : ''} data-waiting="${w}" title="${n} token(s) of instance ${indexOf(key) + 1} (#${key})${w ? ', waiting: ' + w : ''}">${n}</div>`,
+      });
+    }
   }
 }
 
@@ -302,6 +457,24 @@ function renderInstances() {
   );
   el.disabled = sim.instances.length < 2;
   el.style.borderLeft = sim.instanceKey ? `6px solid ${colourOf(sim.instanceKey)}` : '';
+  // The filter: one chip per live instance, checked while its tokens are drawn.
+  const live = sim.instances.filter((i) => i.state === 'active' || i.key === sim.instanceKey);
+  $('token-filter').replaceChildren(
+    ...live.map((i) => {
+      const chip = document.createElement('label');
+      chip.style.setProperty('--instance', colourOf(i.key));
+      chip.title = `draw the tokens of #${i.key}`;
+      const box = Object.assign(document.createElement('input'), { type: 'checkbox', checked: !sim.hidden.has(i.key) });
+      box.dataset.instance = String(i.key);
+      box.onchange = () => {
+        if (box.checked) sim.hidden.delete(i.key);
+        else sim.hidden.add(i.key);
+        renderTokens();
+      };
+      chip.append(box, `${indexOf(i.key) + 1}: #${i.key}`);
+      return chip;
+    }),
+  );
 }
 
 // show switches the view to another instance of the engine: marks and
@@ -314,35 +487,156 @@ async function show(instanceKey) {
   await refresh();
 }
 
-// route moves the token of an instance onto the flow a modeller clicked
-// out of an exclusive or inclusive gateway. The engine has already chosen
-// by the real conditions; the choice is an explicit instance modification
-// (modifyInstance, as Operate's): a token starts before the flow's target
-// and, for an exclusive gateway, the token it routed onto another path
-// ends; for an inclusive one the path is added to those it took. Setting
-// the variables a condition reads (the variables editor) is the other way,
-// the one that keeps the gateway's own decision.
-async function route(flow) {
-  const gateway = flow.businessObject.sourceRef;
-  const target = flow.businessObject.targetRef;
-  const exclusive = gateway.$type === 'bpmn:ExclusiveGateway';
-  await act(`take ${flow.id}`, async (e) => {
-    const others = new Set(gateway.outgoing.filter((f) => f.id !== flow.id).map((f) => f.targetRef.id));
-    const tokens = await e.tokens(sim.instanceKey);
-    if (tokens.some((t) => t.elementId === target.id)) throw Object.assign(new Error(`a token is at ${label(target.id)} already`), { name: 'InputError' });
-    // Only a token the gateway routed (still at the first element of
-    // another of its paths) is rerouted: a click never makes one up.
-    const routed = tokens.filter((t) => others.has(t.elementId)).map((t) => t.id);
-    if (!routed.length) throw Object.assign(new Error(`no token of #${sim.instanceKey} waits right after ${label(gateway.id)} to reroute`), { name: 'InputError' });
-    const terminate = exclusive ? routed : [];
-    await e.modifyInstance(sim.instanceKey, { activate: [{ elementId: target.id }], terminate });
-    log('info', `took ${flow.id} out of ${label(gateway.id)}: token before ${label(target.id)}${terminate.length ? `, ended token(s) ${terminate.join(', ')}` : ''}`);
+// Choices at gateways. With "choose at gateways" on, the engine stops a
+// token before a diverging exclusive or inclusive gateway routes it
+// (setGatewayChoices): the token waits for "choice", with what the
+// gateway's conditions say (token.choice: the flows whose condition holds
+// and those the gateway would take). The page highlights the gateway's
+// outgoing flows, labels each with its condition and whether it holds,
+// and routes by the flow clicked (chooseFlows): an explicit override the
+// engine records as a flowsChosen event, so the path drawn is the path
+// the token took. An inclusive gateway takes the flows ticked in the
+// waiting panel (a click on the diagram ticks one); "let the conditions
+// decide" routes as the engine would have.
+
+// choiceMarks are the markers and overlays of the choices on display.
+const choiceMarks = new Set();
+
+function clearChoices() {
+  for (const key of choiceMarks) {
+    const [id, cls] = key.split(' ');
+    if (registry.get(id)) canvas.removeMarker(id, cls);
+  }
+  choiceMarks.clear();
+  overlays.remove({ type: 'choice' });
+}
+
+function choiceMark(id, cls, on = true) {
+  if (!registry.get(id)) return;
+  if (on) {
+    canvas.addMarker(id, cls);
+    choiceMarks.add(`${id} ${cls}`);
+  } else {
+    canvas.removeMarker(id, cls);
+    choiceMarks.delete(`${id} ${cls}`);
+  }
+}
+
+// conditionOf is the text of a flow's condition, "default" for the
+// gateway's default flow, or "" when it has none.
+function conditionOf(flow, gateway) {
+  if (gateway.default === flow) return 'default';
+  return flow.conditionExpression?.body?.trim() ?? '';
+}
+
+// choiceRow offers the choice token t waits for at its gateway: in the
+// waiting panel, and on the diagram as highlighted, labelled flows.
+function choiceRow(t) {
+  const gateway = registry.get(t.elementId)?.businessObject;
+  const row = document.createElement('div');
+  row.className = 'wait choice';
+  row.dataset.element = t.elementId;
+  if (!gateway) return row;
+  const inclusive = gateway.$type === 'bpmn:InclusiveGateway';
+  const { holds = [], takes = [], error } = t.choice ?? {};
+  row.innerHTML = `<div>Choose at <b>${escape(label(t.elementId))}</b> <small>(the conditions ${
+    error ? `cannot decide: ${escape(error)}` : `take ${escape(takes.join(', ') || 'nothing')}`
+  })</small></div>`;
+  const boxes = [];
+  for (const f of gateway.outgoing ?? []) {
+    const cond = conditionOf(f, gateway);
+    const held = cond === 'default' ? takes.includes(f.id) : holds.includes(f.id);
+    const line = document.createElement('div');
+    line.className = 'flow';
+    line.dataset.flow = f.id;
+    const verdict = cond === 'default' ? (held ? 'taken by default' : 'default') : held ? 'holds' : 'does not hold';
+    if (inclusive) {
+      const box = Object.assign(document.createElement('input'), { type: 'checkbox', checked: takes.includes(f.id), className: 'pick' });
+      box.dataset.flow = f.id;
+      box.style.width = 'auto';
+      box.onchange = () => choiceMark(f.id, 'ft-picked', box.checked);
+      boxes.push(box);
+      line.append(box);
+      if (box.checked) choiceMark(f.id, 'ft-picked');
+    } else {
+      const btn = Object.assign(document.createElement('button'), { className: 'choose-flow', textContent: `Take ${f.name || f.id}` });
+      btn.dataset.flow = f.id;
+      btn.onclick = () => choose(t, [f.id]);
+      line.append(btn);
+    }
+    line.insertAdjacentHTML('beforeend', `${inclusive ? ` ${escape(f.name || f.id)}` : ''} ${cond && cond !== 'default' ? `<code>${escape(cond)}</code>` : ''} <span class="${held ? 'holds' : 'fails'}">${verdict}</span>`);
+    row.append(line);
+    // On the diagram: the flow is highlighted and clickable, labelled with its condition.
+    choiceMark(f.id, 'ft-choice');
+    overlays.add(f.id, 'choice', {
+      position: { top: -22, left: 0 },
+      html: `<div class="choice-label" data-flow="${escape(f.id)}" data-holds="${held}">${escape(cond && cond !== 'default' ? cond : cond || 'no condition')} ${held ? '✓' : '✗'}</div>`,
+    });
+  }
+  const bar = document.createElement('div');
+  bar.className = 'row';
+  if (inclusive) {
+    const take = Object.assign(document.createElement('button'), { className: 'take-picked', textContent: 'Take the ticked flows' });
+    take.onclick = () => {
+      const ids = boxes.filter((b) => b.checked).map((b) => b.dataset.flow);
+      if (!ids.length) return log('error', `choose at ${t.elementId}: tick at least one flow, or let the conditions decide`);
+      choose(t, ids);
+    };
+    bar.append(take);
+  }
+  const decide = Object.assign(document.createElement('button'), { className: 'decide', textContent: 'Let the conditions decide' });
+  decide.onclick = () => choose(t, []);
+  bar.append(decide);
+  row.append(bar);
+  return row;
+}
+
+// choose routes token t out of its gateway through flowIds (none: by the
+// conditions), as one logged action.
+function choose(t, flowIds) {
+  const what = flowIds.length ? `choose ${flowIds.join(', ')} at ${t.elementId}` : `let ${t.elementId} decide`;
+  return act(what, async (e) => {
+    await e.chooseFlows(sim.instanceKey, t.id, flowIds);
+    log('info', flowIds.length ? `chose ${flowIds.join(', ')} out of ${label(t.elementId)} (the conditions take ${t.choice?.takes?.join(', ') || 'nothing'})` : `${label(t.elementId)} routed by its conditions`);
   });
 }
 
+// flowClicked routes by a click on a flow out of a gateway where a token
+// of the shown instance waits for a choice.
+function flowClicked(flow) {
+  const src = flow.businessObject.sourceRef;
+  const t = sim.queue.length ? null : sim.snapshot.tokens.find((k) => k.waiting === 'choice' && k.elementId === src.id);
+  if (!t) {
+    log('error', `take ${flow.id}: no token of the shown instance waits for a choice at ${label(src.id)}; tick "choose at gateways" before a token reaches it`);
+    return;
+  }
+  if (src.$type === 'bpmn:InclusiveGateway') {
+    const box = document.querySelector(`.wait.choice input.pick[data-flow="${CSS.escape(flow.id)}"]`);
+    if (box) {
+      box.checked = !box.checked;
+      box.onchange();
+    }
+    return;
+  }
+  choose(t, [flow.id]);
+}
+
+// icons are the context pad's icons as inline SVG (24x24 view box, drawn
+// with strokes in the text colour): glyphs such as ⏱ depend on the
+// system's fonts, and Debian's Chromium has none for some of them.
+const icons = {
+  complete: '<path d="M4 13l5 5L20 6"/>',
+  fail: '<path d="M6 6l12 12M18 6L6 18"/>',
+  message: '<rect x="3" y="6" width="18" height="12" rx="1"/><path d="M3 7l9 6 9-6"/>',
+  signal: '<path d="M12 4l9 16H3z"/>',
+  timer: '<circle cx="12" cy="13" r="8"/><path d="M12 13V8M12 13l3 2M10 3h4"/>',
+};
+const iconSVG = (name) =>
+  `<svg viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" data-icon="${name}">${icons[name]}</svg>`;
+
 // pad adds a button to the context pad drawn beside a waiting element on
 // the diagram: the same action as the waiting panel's, where it waits.
-function pad(elementId, cls, text, title, run) {
+function pad(elementId, cls, icon, title, run) {
   if (!registry.get(elementId)) return;
   let box = document.querySelector(`.ft-pad[data-element="${CSS.escape(elementId)}"]`);
   if (!box) {
@@ -350,7 +644,8 @@ function pad(elementId, cls, text, title, run) {
     box.dataset.element = elementId;
     overlays.add(elementId, 'pad', { position: { top: -14, right: 4 }, html: box });
   }
-  const btn = Object.assign(document.createElement('button'), { className: cls, textContent: text, title });
+  const btn = Object.assign(document.createElement('button'), { className: cls, title, innerHTML: iconSVG(icon) });
+  btn.setAttribute('aria-label', title);
   btn.onclick = run;
   box.append(btn);
 }
@@ -359,6 +654,7 @@ function renderWaiting() {
   const el = $('waiting');
   el.replaceChildren();
   overlays.remove({ type: 'pad' });
+  clearChoices();
   if (!sim.instanceKey) return el.append(note('no instance'));
   if (sim.queue.length) return el.append(note('playing events…'));
   const { tokens, jobs, info } = sim.snapshot;
@@ -375,11 +671,15 @@ function renderWaiting() {
     const fail = () => act(`fail ${job.elementId}`, (e) => e.failJob(job.key, Math.max(0, job.retries - 1), 'failed in the simulator'));
     row.querySelector('.complete').onclick = complete;
     row.querySelector('.fail').onclick = fail;
-    pad(job.elementId, 'complete', '✔', `complete ${job.type} with the panel's variables`, complete);
-    pad(job.elementId, 'fail', '✘', `fail ${job.type} (retries ${job.retries} → ${Math.max(0, job.retries - 1)})`, fail);
+    pad(job.elementId, 'complete', 'complete', `complete ${job.type} with the panel's variables`, complete);
+    pad(job.elementId, 'fail', 'fail', `fail ${job.type} (retries ${job.retries} → ${Math.max(0, job.retries - 1)})`, fail);
     el.append(row);
   }
   for (const t of tokens) {
+    if (t.waiting === 'choice') {
+      el.append(choiceRow(t));
+      continue;
+    }
     if (!['message', 'signal', 'timer', 'event'].includes(t.waiting)) {
       if (t.waiting === 'incident') {
         const inc = info?.incidents.find((i) => i.key === t.incidentKey);
@@ -408,7 +708,7 @@ function renderWaiting() {
       }
       row.append(btn);
       el.append(row);
-      const icon = { messageSubscribed: '✉', signalSubscribed: '⚑' }[sub.type] ?? '⏱';
+      const icon = { messageSubscribed: 'message', signalSubscribed: 'signal' }[sub.type] ?? 'timer';
       pad(sub.elementId ?? t.elementId, btn.className, icon, btn.textContent, btn.onclick);
     }
   }
@@ -525,12 +825,57 @@ function hasDiagram(xml) {
   return doc.getElementsByTagNameNS('http://www.omg.org/spec/BPMN/20100524/DI', 'BPMNDiagram').length > 0;
 }
 
+// problemLine renders a deploy problem as the CLI's validate does:
+// "file:line:col: rule: element: message".
+function problemLine(file, p) {
+  return `${file}${p.line > 0 ? `:${p.line}:${p.column}` : ''}: ${p.ruleId ? p.ruleId + ': ' : ''}${p.elementId ? p.elementId + ': ' : ''}${p.rule}`;
+}
+
+// checkSource deploys a model as the user wrote it into a scratch engine
+// on the page, and returns the engine's error for it, or null. A model
+// without layout deploys laid out (so a saved session shows a diagram),
+// but its problems are those of the user's file, with its lines, as
+// `flowtrack validate` reports them, not those of the laid-out copy.
+async function checkSource(xml, name) {
+  const scratch = await Engine.create({ wasm: await loadModule() });
+  try {
+    await scratch.deploy(xml, name);
+    return null;
+  } catch (err) {
+    return err;
+  } finally {
+    scratch.close();
+  }
+}
+
+// rejected shows why the engine refused a model: the error and each
+// problem in the log (the CLI's form), each problem on its element; no
+// process of it (nor of the model shown before) is offered.
+function rejected(name, err) {
+  status('error', 'model rejected');
+  log('error', `deploy ${name}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
+  showProcesses([]);
+  for (const p of err.problems ?? []) {
+    log('error', `  ${problemLine(name, p)}`);
+    if (!p.elementId || !registry.get(p.elementId)) continue;
+    mark(p.elementId, 'ft-error');
+    overlays.add(p.elementId, 'problem', {
+      position: { bottom: -4, left: 0 },
+      html: `<div class="problem" data-element="${escape(p.elementId)}">${escape(p.rule)}</div>`,
+    });
+  }
+}
+
 async function loadModel(xml, name) {
+  let sourceErr = null;
   try {
     if (!hasDiagram(xml)) {
       // A model without diagram layout (written by a tool or by hand):
       // bpmn-auto-layout draws it. The laid-out XML is what deploys, so
-      // the session's state document carries a diagram that shows.
+      // the session's state document carries a diagram that shows; the
+      // user's own file is checked first, so that its problems are
+      // reported as they are in it.
+      sourceErr = await checkSource(xml, name);
       xml = await layoutProcess(xml);
       log('info', `${name} has no diagram layout: laid out automatically`);
     }
@@ -539,28 +884,28 @@ async function loadModel(xml, name) {
     canvas.zoom('fit-viewport', 'auto');
   } catch (err) {
     log('error', `cannot render ${name}: ${err.message}`);
+    if (sourceErr) rejected(name, sourceErr);
     return;
   }
   sim.xml = xml;
   sim.name = name;
   $('model-name').textContent = name;
+  if (sourceErr) {
+    // Nothing of the rejected model runs.
+    sim.engine?.close();
+    sim.engine = null;
+    clearInstance();
+    sim.checkpoints = [];
+    renderBack();
+    progress('', null, true);
+    rejected(name, sourceErr);
+    return;
+  }
   try {
     await resetEngine();
   } catch (err) {
-    status('error', 'model rejected');
-    log('error', `deploy ${name}: ${err.name}${err.code ? ` [${err.code}]` : ''}: ${err.message}`);
-    // Nothing of the rejected model runs: offer none of its processes (nor
-    // those of the model shown before), and put each problem on its element.
-    showProcesses([]);
-    for (const p of err.problems ?? []) {
-      log('error', `  ${p.elementId ?? ''} ${p.rule}`);
-      if (!p.elementId || !registry.get(p.elementId)) continue;
-      mark(p.elementId, 'ft-error');
-      overlays.add(p.elementId, 'problem', {
-        position: { bottom: -4, left: 0 },
-        html: `<div class="problem" data-element="${escape(p.elementId)}">${escape(p.rule)}</div>`,
-      });
-    }
+    progress('', null, true);
+    rejected(name, err);
   }
 }
 
@@ -720,13 +1065,24 @@ $('play').onclick = () => {
 };
 $('step').onclick = () => step();
 $('instances').onchange = (ev) => show(Number(ev.target.value));
-// Clicking a flow out of an exclusive or inclusive gateway takes it.
+// Clicking a flow out of an exclusive or inclusive gateway chooses it for
+// the token waiting there.
 viewer.get('eventBus').on('element.click', ({ element }) => {
   const src = element.businessObject?.sourceRef;
   if (element.type !== 'bpmn:SequenceFlow' || !['bpmn:ExclusiveGateway', 'bpmn:InclusiveGateway'].includes(src?.$type)) return;
   if (!sim.instanceKey || sim.snapshot.info?.state !== 'active') return log('error', `take ${element.id}: no active instance shown`);
-  route(element);
+  flowClicked(element);
 });
+$('choose').onchange = async (ev) => {
+  const on = ev.target.checked;
+  if (!sim.engine) return;
+  try {
+    await sim.engine.setGatewayChoices(on);
+    log('info', on ? 'choose at gateways: tokens stop before exclusive and inclusive gateways route' : 'gateways route by their conditions');
+  } catch (err) {
+    log('error', `choose at gateways: ${err.name}: ${err.message}`);
+  }
+};
 $('back').onclick = () => back();
 $('save').onclick = () => {
   const state = currentState();

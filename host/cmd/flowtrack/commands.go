@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -88,11 +89,11 @@ var stateCommands = []stateCommand{
 				return nil, e.CompleteJob(ctx, key, v, engine.JobActivation(*act))
 			}
 		}},
-	{name: "fail", args: "JOB", nargs: 1, doc: "report a failed attempt at a job (no retries left: an incident)", mutates: true,
+	{name: "fail", args: "JOB", nargs: 1, doc: "report a failed attempt at a job: it keeps its retries minus one, or --retries N; with none left an incident holds it", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
-			retries := fs.Int("retries", 0, "attempts left; 0 raises an incident")
+			retries := fs.Int("retries", 0, "attempts left; 0 raises an incident (default: the job's retries minus one, as Zeebe's clients fail a job)")
 			msg := fs.String("message", "", "why the attempt failed")
-			backoff := fs.Duration("backoff", 0, "with retries left, how long (virtual time) before the job can be activated again")
+			backoff := durationFlag(fs, "backoff", 0, "with retries left, how long (virtual time) before the job can be activated again")
 			act := activationFlag(fs)
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				key, err := keyArg("job", args[0])
@@ -102,8 +103,19 @@ var stateCommands = []stateCommand{
 				if *retries < 0 {
 					return nil, fmt.Errorf("%w: --retries %d: must not be negative", errInput, *retries)
 				}
+				if !fs.Changed("retries") {
+					// One attempt fewer than the job has; a job the engine
+					// does not know gets 0, and FailJob says it is unknown.
+					jobs, err := e.Jobs(ctx, engine.JobFilter{})
+					if err != nil {
+						return nil, err
+					}
+					if i := slices.IndexFunc(jobs, func(j engine.Job) bool { return j.Key == key }); i >= 0 {
+						*retries = max(0, jobs[i].Retries-1)
+					}
+				}
 				if *backoff < 0 {
-					return nil, fmt.Errorf("%w: --backoff %s: must not be negative", errInput, *backoff)
+					return nil, fmt.Errorf("%w: --backoff %s: must not be negative", errInput, isoDuration(*backoff))
 				}
 				return nil, e.FailJob(ctx, key, *retries, *msg, engine.JobActivation(*act), engine.RetryBackoff(*backoff))
 			}
@@ -128,7 +140,7 @@ var stateCommands = []stateCommand{
 	{name: "activate", args: "TYPE", nargs: 1, doc: "activate jobs of a type for a worker, as a Zeebe job worker does", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			worker := fs.String("worker", "cli", "the worker's `NAME`, recorded in the jobs")
-			timeout := fs.Duration("timeout", 5*time.Minute, "how long (virtual time) the activation holds the jobs")
+			timeout := durationFlag(fs, "timeout", 5*time.Minute, "how long (virtual time) the activation holds the jobs")
 			maxJobs := fs.Int("max", 10, "at most `N` jobs")
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
 				jobs, err := e.ActivateJobs(ctx, args[0], *worker, *timeout, *maxJobs)
@@ -152,7 +164,7 @@ var stateCommands = []stateCommand{
 	{name: "publish", args: "MESSAGE", nargs: 1, doc: "publish a message (correlate it, or buffer it for --ttl)", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			key := fs.String("key", "", "correlation `KEY`")
-			ttl := fs.Duration("ttl", 0, "how long an uncorrelated message stays buffered (virtual time)")
+			ttl := durationFlag(fs, "ttl", 0, "how long an uncorrelated message stays buffered (virtual time)")
 			id := fs.String("id", "", "message `ID`: a second publish with it while buffered is refused")
 			vars := varsFlag(fs, "message variables")
 			return func(ctx context.Context, e *host.Engine, args []string) (any, error) {
@@ -161,7 +173,7 @@ var stateCommands = []stateCommand{
 					return nil, err
 				}
 				if *ttl < 0 {
-					return nil, fmt.Errorf("%w: --ttl %s: must not be negative", errInput, *ttl)
+					return nil, fmt.Errorf("%w: --ttl %s: must not be negative", errInput, isoDuration(*ttl))
 				}
 				return nil, e.PublishMessage(ctx, engine.Message{Name: args[0], CorrelationKey: *key, Variables: v, TTL: *ttl, MessageID: *id})
 			}
@@ -177,7 +189,7 @@ var stateCommands = []stateCommand{
 				return nil, e.BroadcastSignal(ctx, args[0], v)
 			}
 		}},
-	{name: "advance", args: "[DURATION]", nargs: -1, doc: "move virtual time by DURATION (90s, 1h), --to TIME or --next", mutates: true,
+	{name: "advance", args: "[DURATION]", nargs: -1, doc: "move virtual time by DURATION (90s, 1h30m, PT90S, P1D), --to TIME or --next", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			to := fs.String("to", "", "move to this RFC 3339 `TIME`")
 			next := fs.Bool("next", false, "move to when the next timer is due")
@@ -188,9 +200,12 @@ var stateCommands = []stateCommand{
 				var err error
 				switch {
 				case len(args) == 1:
-					d, perr := time.ParseDuration(args[0])
-					if perr != nil || d < 0 {
-						return nil, fmt.Errorf("%w: advance: %q is not a duration such as 90s or 1h30m", errInput, args[0])
+					d, perr := parseDuration(args[0])
+					if perr != nil {
+						return nil, fmt.Errorf("%w: advance: %v", errInput, perr)
+					}
+					if d < 0 {
+						return nil, fmt.Errorf("%w: advance: %s is negative: time moves forward only", errInput, args[0])
 					}
 					err = e.Advance(ctx, d)
 				case *to != "":
@@ -334,11 +349,11 @@ var stateCommands = []stateCommand{
 	{name: "modify", args: "INSTANCE", nargs: 1, doc: "repair an instance: start tokens before elements, terminate tokens (as Zeebe's ModifyProcessInstance)", mutates: true,
 		setup: func(fs *flag.FlagSet) action {
 			var m engine.Modification
-			fs.Func("activate", "start a token before element `ID` (repeatable)", func(id string) error {
+			funcFlag(fs, "activate", "start a token before element `ID` (repeatable)", func(id string) error {
 				m.Activate = append(m.Activate, engine.Activation{ElementID: id})
 				return nil
 			})
-			fs.Func("terminate", "terminate token `TOKEN` (repeatable; ids from tokens)", func(s string) error {
+			funcFlag(fs, "terminate", "terminate token `TOKEN` (repeatable; ids from tokens)", func(s string) error {
 				id, err := strconv.Atoi(s)
 				if err != nil {
 					return fmt.Errorf("token %q: not a whole number", s)

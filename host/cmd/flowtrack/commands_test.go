@@ -93,8 +93,17 @@ func TestStateFile_Journey(t *testing.T) {
 	assert.Equal(t, "pack", pack.Type)
 	assert.Equal(t, map[string]any{"orderId": "o-1"}, pack.Variables)
 
-	// A failed attempt with no retries left is an incident; resolving it
-	// makes the job activatable again.
+	// A failed attempt leaves the job its retries minus one, as Zeebe's
+	// clients fail a job: it is tried again until none is left, then an
+	// incident holds it; resolving that makes the job activatable again.
+	require.Equal(t, 3, pack.Retries)
+	for left := 2; left > 0; left-- {
+		p = ft(t, exitOK, state, "fail", itoa(pack.Key), "--message", "printer jam")
+		assert.Equal(t, []engine.EventType{engine.JobFailed}, types(p))
+		jobs = result[[]engine.Job](t, ft(t, exitOK, state, "jobs"))
+		require.Len(t, jobs, 1)
+		assert.Equal(t, left, jobs[0].Retries)
+	}
 	p = ft(t, exitOK, state, "fail", itoa(pack.Key), "--message", "printer jam")
 	assert.Equal(t, []engine.EventType{engine.JobFailed, engine.IncidentCreated}, types(p))
 	incs := result[[]engine.Incident](t, ft(t, exitOK, state, "incidents"))
@@ -222,7 +231,7 @@ func TestStateFile_Errors(t *testing.T) {
 		{"empty error code", good, []string{"throw", "3", ""}, exitUsage, "USAGE", "throw: CODE is empty"},
 		{"two ways to advance", good, []string{"advance", "1h", "--next"}, exitUsage, "USAGE", "exactly one of DURATION, --to TIME, --next"},
 		{"bad duration", good, []string{"advance", "soon"}, exitUsage, "BAD_INPUT", `"soon" is not a duration`},
-		{"unknown flag", good, []string{"jobs", "--bogus"}, exitUsage, "USAGE", "flag provided but not defined: -bogus"},
+		{"unknown flag", good, []string{"jobs", "--bogus"}, exitUsage, "USAGE", "unknown flag: --bogus"},
 		{"run with a missing model", good, []string{"run", "testdata/none.bpmn"}, exitUsage, "BAD_INPUT", "testdata/none.bpmn: no such file"},
 		{"invalid model", filepath.Join(dir, "invalid.json"), []string{"deploy", "testdata/invalid.bpmn"}, exitUsage, "DEPLOY_FAILED", "targetRef nowhere"},
 		{"unwritable state file", filepath.Join(dir, "no-dir", "s.json"), []string{"deploy", "testdata/timer.bpmn"}, exitUsage, "BAD_INPUT", "write state file"},
@@ -280,15 +289,23 @@ func TestUsage(t *testing.T) {
 	}{
 		{"help", []string{"--help"}, exitOK, "state commands: flowtrack COMMAND --state FILE"},
 		{"command help", []string{"complete", "--help"}, exitOK, "usage: flowtrack complete --state FILE [flags] JOB"},
-		{"command help lists flags", []string{"publish", "-h"}, exitOK, "-ttl duration"},
+		{"command help lists flags", []string{"publish", "-h"}, exitOK, "--ttl duration"},
+		{"durations print as ISO 8601", []string{"activate", "--help"}, exitOK, "(default PT5M)"},
+		{"run help describes the scenario", []string{"run", "--help"}, exitOK, `{"advance": "PT1M"}`},
 		{"run help", []string{"run", "--help"}, exitOK, "usage: flowtrack run model.bpmn"},
-		{"unknown flag", []string{"jobs", "--bogus"}, exitUsage, "flag provided but not defined: -bogus"},
-		{"no state file", []string{"jobs"}, exitUsage, "jobs needs --state FILE (or $FLOWTRACK_STATE)"},
+		{"unknown flag", []string{"jobs", "--bogus"}, exitUsage, "flowtrack: unknown flag: --bogus\nRun 'flowtrack jobs --help' for its usage.\n"},
+		{"single-dash long flag", []string{"jobs", "-json"}, exitUsage, "unknown shorthand flag: 'j' in -json"},
+		{"no state file", []string{"jobs"}, exitUsage, "flowtrack: jobs needs --state FILE (or $FLOWTRACK_STATE)\nRun 'flowtrack jobs --help' for its usage.\n"},
+		{"unknown command", []string{"bogus"}, exitUsage, "flowtrack: unknown command \"bogus\"\nRun 'flowtrack --help' for usage.\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
 			assert.Equal(t, tc.code, run(tc.args, &out, &out), out.String())
 			assert.Contains(t, out.String(), tc.out)
+			if tc.code == exitUsage {
+				// The error and one line pointing at the help, not the whole usage.
+				assert.Equal(t, 2, strings.Count(out.String(), "\n"), "%q", out.String())
+			}
 		})
 	}
 }
@@ -347,7 +364,8 @@ func TestUsage_EveryCommand(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		assert.Equal(t, exitOK, run([]string{name, "--help"}, &stdout, &stderr), name)
 		assert.True(t, strings.HasPrefix(stdout.String(), "usage: flowtrack "+name+" "), "%s: %s", name, stdout.String())
-		assert.Contains(t, stdout.String(), "-json", name)
+		assert.Contains(t, stdout.String(), "--json", name)
+		assert.NotRegexp(t, `(^|\s)-[a-z]{2,}`, stdout.String(), "%s: every long flag has two dashes", name)
 		assert.Empty(t, stderr.String(), name)
 	}
 }

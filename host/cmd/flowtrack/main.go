@@ -70,7 +70,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -79,6 +78,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	// pflag, as the package flag: GNU-style long flags (--json) in help
+	// and parsing, flags anywhere among the arguments.
+	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/host"
@@ -102,6 +105,8 @@ var usage = `usage:
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies
 itself, and writes the file back when it changed the engine; --json prints
 one JSON object. "flowtrack COMMAND --help" describes a command's flags.
+Durations are Go's (90s, 1h30m) or ISO 8601's (PT90S, PT1H30M, P1D), and
+print as ISO 8601. "flowtrack run --help" describes the --scenario file.
 
 Exit codes: 0 ok; 1 process failed/incident/stuck (run), or the engine
 refused the command (unknown key, ended instance...); 2 usage error,
@@ -166,7 +171,12 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		var de *engine.DeployError
 		switch {
 		case errors.As(err, &ue):
-			fmt.Fprint(stderr, usage)
+			// One line pointing at the help, not the whole usage after the error.
+			if known(args[0]) {
+				fmt.Fprintf(stderr, "Run 'flowtrack %s --help' for its usage.\n", args[0])
+			} else {
+				fmt.Fprintln(stderr, "Run 'flowtrack --help' for usage.")
+			}
 			return exitUsage
 		case errors.As(err, &de):
 			for _, p := range de.Problems {
@@ -179,6 +189,14 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitProcess
 	}
 	return code
+}
+
+// known reports whether name is a command.
+func known(name string) bool {
+	if _, ok := findStateCommand(name); ok {
+		return true
+	}
+	return slices.Contains([]string{"run", "validate", "serve", "cluster", "sim"}, name)
 }
 
 // errInput marks bad input (exit 2): a file that cannot be read or is
@@ -205,26 +223,20 @@ func parse(fs *flag.FlagSet, args []string) (string, error) {
 	return pos[0], nil
 }
 
-// parseArgs parses flags that may come before, between or after the
-// positional arguments, and returns those. -h or --help is a helpError
-// holding the command's usage.
+// parseArgs parses GNU-style flags (--json, --vars JSON, --vars=JSON)
+// that may come before, between or after the positional arguments, and
+// returns those; "--" ends the flags. -h or --help is a helpError holding
+// the command's usage.
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, helpError{commandUsage(fs)}
-			}
-			return nil, usageError{err.Error()}
+	fs.SortFlags = false // in the order the command registers them
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, helpError{commandUsage(fs)}
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+		return nil, usageError{err.Error()}
 	}
-	return pos, nil
+	return fs.Args(), nil
 }
 
 // commandUsage is one command's usage: its synopsis, what it does, its flags.
@@ -235,9 +247,10 @@ func commandUsage(fs *flag.FlagSet) string {
 	} else {
 		fmt.Fprintf(&b, "usage: flowtrack %s %s\n\nflags:\n", fs.Name(), synopses[fs.Name()])
 	}
-	fs.SetOutput(&b)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	b.WriteString(fs.FlagUsages())
+	if fs.Name() == "run" {
+		b.WriteString("\n" + scenarioHelp)
+	}
 	return b.String()
 }
 
@@ -335,6 +348,8 @@ type fileList []string
 
 func (l *fileList) String() string { return strings.Join(*l, ",") }
 
+func (*fileList) Type() string { return "file" }
+
 func (l *fileList) Set(s string) error {
 	if s == "" {
 		return errors.New("empty file name")
@@ -386,32 +401,47 @@ func problem(file string, p engine.Problem, kind string) string {
 	return b.String()
 }
 
-// scenario drives a run; every field is optional.
-//
-//	{
-//	  "process": "order",
-//	  "variables": {"amount": 250},
-//	  "jobs": {
-//	    "check-order": {"variables": {"valid": true}},
-//	    "charge-payment": {"error": "DECLINED", "message": "card declined"},
-//	    "ship": {"fail": "carrier down"}
-//	  },
-//	  "steps": [
-//	    {"publishMessage": {"name": "paid", "correlationKey": "o-1", "variables": {"paid": true}}},
-//	    {"broadcastSignal": {"name": "stop"}},
-//	    {"advanceMs": 60000}
-//	  ]
-//	}
-//
-// Jobs of types the scenario does not name complete with no variables.
-// Steps run, in order, whenever the instance waits for something other
-// than a job; when no step is left, time advances to the next timer.
+// scenario drives a run; every field is optional. scenarioHelp, which
+// run --help prints and docs/cli.md repeats, describes the format.
 type scenario struct {
 	Process   string                 `json:"process"`
 	Variables map[string]any         `json:"variables"`
 	Jobs      map[string]jobBehavior `json:"jobs"`
 	Steps     []step                 `json:"steps"`
 }
+
+// scenarioHelp describes the --scenario file of run.
+const scenarioHelp = `The --scenario FILE is a JSON object; every field is optional:
+
+  {
+    "process": "order",
+    "variables": {"amount": 250},
+    "jobs": {
+      "check-order": {"variables": {"valid": true}},
+      "charge-payment": {"error": "DECLINED", "message": "card declined"},
+      "ship": {"fail": "carrier down"}
+    },
+    "steps": [
+      {"publishMessage": {"name": "paid", "correlationKey": "o-1", "variables": {"paid": true}, "ttl": "PT1H"}},
+      {"broadcastSignal": {"name": "stop"}},
+      {"advance": "PT1M"}
+    ]
+  }
+
+process      the process to start (--process wins; default: the model's first)
+variables    its start variables (--vars wins)
+jobs         what to do with each job, by job type: complete with "variables"
+             (the default: no variables), throw the BPMN "error" code with a
+             "message", or "fail" with that message; a failure leaves the
+             job's retries minus one, so it is retried until none is left
+             and an incident holds it
+steps        done in order, one each time the instance waits for something
+             other than a job: "publishMessage" (name, correlationKey,
+             variables, "ttl" or "ttlMs": how long it stays buffered),
+             "broadcastSignal" (name, variables), "advance" (a duration:
+             PT1M or 1m) or "advanceMs" (milliseconds); each step has one
+             of them. With no step left, time moves to the next timer.
+`
 
 type jobBehavior struct {
 	Variables map[string]any `json:"variables"`
@@ -426,12 +456,16 @@ type step struct {
 		CorrelationKey string         `json:"correlationKey"`
 		Variables      map[string]any `json:"variables"`
 		TTLMs          int64          `json:"ttlMs"`
+		// TTL is the time to live as a duration (PT1H or 1h), for TTLMs.
+		TTL string `json:"ttl"`
 	} `json:"publishMessage"`
 	BroadcastSignal *struct {
 		Name      string         `json:"name"`
 		Variables map[string]any `json:"variables"`
 	} `json:"broadcastSignal"`
 	AdvanceMs *int64 `json:"advanceMs"`
+	// Advance is a duration (PT1M or 1m), for AdvanceMs.
+	Advance *string `json:"advance"`
 }
 
 func readScenario(file string) (*scenario, error) {
@@ -446,15 +480,31 @@ func readScenario(file string) (*scenario, error) {
 	if err := dec.Decode(&sc); err != nil {
 		return nil, fmt.Errorf("%w: scenario %s: %v", errInput, file, err)
 	}
-	for i, st := range sc.Steps {
+	for i := range sc.Steps {
+		st := &sc.Steps[i]
 		n := 0
-		for _, set := range []bool{st.PublishMessage != nil, st.BroadcastSignal != nil, st.AdvanceMs != nil} {
+		for _, set := range []bool{st.PublishMessage != nil, st.BroadcastSignal != nil, st.AdvanceMs != nil, st.Advance != nil} {
 			if set {
 				n++
 			}
 		}
 		if n != 1 {
-			return nil, fmt.Errorf("%w: scenario %s: step %d must have exactly one of publishMessage, broadcastSignal, advanceMs", errInput, file, i+1)
+			return nil, fmt.Errorf("%w: scenario %s: step %d must have exactly one of publishMessage, broadcastSignal, advance, advanceMs", errInput, file, i+1)
+		}
+		if st.Advance != nil {
+			d, err := parseDuration(*st.Advance)
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("%w: scenario %s: step %d: advance: %q is not a duration of zero or more, such as PT1M or 1m", errInput, file, i+1, *st.Advance)
+			}
+			ms := d.Milliseconds()
+			st.AdvanceMs = &ms
+		}
+		if m := st.PublishMessage; m != nil && m.TTL != "" {
+			d, err := parseDuration(m.TTL)
+			if err != nil || d < 0 || m.TTLMs != 0 {
+				return nil, fmt.Errorf("%w: scenario %s: step %d: publishMessage ttl: %q is not a duration of zero or more (such as PT1H or 1h), or ttlMs is given too", errInput, file, i+1, m.TTL)
+			}
+			m.TTLMs = d.Milliseconds()
 		}
 	}
 	return &sc, nil
@@ -659,7 +709,8 @@ func work(ctx context.Context, e *host.Engine, j engine.Job, b jobBehavior) erro
 	case b.Error != "":
 		return e.ThrowError(ctx, j.Key, b.Error, b.Message, b.Variables)
 	case b.Fail != "":
-		return e.FailJob(ctx, j.Key, 0, b.Fail)
+		return e.FailJob(ctx, j.Key, max(0, j.Retries-1), b.Fail) // as a Zeebe client fails a job
+
 	}
 	return e.CompleteJob(ctx, j.Key, b.Variables)
 }
@@ -687,7 +738,7 @@ func do(ctx context.Context, e *host.Engine, st step, tr *tracer, events func() 
 		return err
 	default:
 		d := time.Duration(*st.AdvanceMs) * time.Millisecond
-		tr.note(e.Now(), "advance time by %s to %s", d, e.Now().Add(d).Format(time.RFC3339))
+		tr.note(e.Now(), "advance time by %s to %s", isoDuration(d), e.Now().Add(d).Format(time.RFC3339))
 		return e.Advance(ctx, d)
 	}
 }
@@ -696,7 +747,7 @@ func do(ctx context.Context, e *host.Engine, st step, tr *tracer, events func() 
 // with a time to live waits for one, anything else is gone.
 func unheard(tr *tracer, at time.Time, what string, ttlMs int64) {
 	if ttlMs > 0 {
-		tr.note(at, "nobody received the %s: it is kept for %s", what, time.Duration(ttlMs)*time.Millisecond)
+		tr.note(at, "nobody received the %s: it is kept for %s", what, isoDuration(time.Duration(ttlMs)*time.Millisecond))
 		return
 	}
 	tr.note(at, "nobody received the %s: it is dropped", what)

@@ -67,7 +67,7 @@ func printOutcomeIf(asJSON bool, args []string, stdout io.Writer, out *outcome, 
 		return err
 	}
 	if !asJSON && (err == nil || !slices.ContainsFunc(args, func(a string) bool {
-		return a == "-json" || a == "--json" || a == "-json=true" || a == "--json=true"
+		return a == "--json" || a == "--json=true"
 	})) {
 		return err
 	}

@@ -181,13 +181,13 @@ func (m metrics) text(w io.Writer, _ *tracer) {
 	}
 	if j := m.OldestJob; j != nil {
 		fmt.Fprintf(w, "oldest job %d %s at %s (instance %d), waiting %s\n", j.Key, j.Type, j.ElementID, j.InstanceKey,
-			time.Duration(j.WaitingMs*float64(time.Millisecond)))
+			isoDuration(time.Duration(j.WaitingMs*float64(time.Millisecond))))
 	}
 	for _, p := range m.Processes {
 		fmt.Fprintf(w, "process %s: %d active, %d completed, %d terminated, %d failed", p.ProcessID, p.Active, p.Completed, p.Terminated, p.Failed)
 		if p.Completed > 0 {
-			fmt.Fprintf(w, "; latency mean %s, max %s", time.Duration(p.MeanLatencyMs*float64(time.Millisecond)),
-				time.Duration(p.MaxLatencyMs*float64(time.Millisecond)))
+			fmt.Fprintf(w, "; latency mean %s, max %s", isoDuration(time.Duration(p.MeanLatencyMs*float64(time.Millisecond))),
+				isoDuration(time.Duration(p.MaxLatencyMs*float64(time.Millisecond))))
 		}
 		fmt.Fprintln(w)
 	}

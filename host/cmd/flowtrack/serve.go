@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/server"
@@ -53,7 +54,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	partitions := fs.Int("partitions", 0, "the cluster's partition count (with --node; 0 reads an existing cluster's)")
 	routes := fs.String("routes", "", "route URLs of the other embedded NATS servers, comma-separated (nats-route://127.0.0.1:PORT)")
 	routePort := fs.Int("route-port", 6222, "route port of the embedded NATS server on 127.0.0.1 (with --routes)")
-	leaseTTL := fs.Duration("lease-ttl", cluster.DefaultLeaseTTL, "lease TTL of a cluster created by this node (with --node)")
+	leaseTTL := durationFlag(fs, "lease-ttl", cluster.DefaultLeaseTTL, "lease TTL of a cluster created by this node (with --node)")
 	businessKey := fs.String("business-key", "", "start variable whose value places an instance on its messages' partition (with --node)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

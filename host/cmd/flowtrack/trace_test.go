@@ -18,10 +18,10 @@ func TestRun_Trace(t *testing.T) {
 	for _, line := range []string{
 		"     +0s  i2 t1     flow      f1 taken\n",
 		"     +0s            publish message \"nobody\" key \"x\"\n",
-		"     +0s            nobody received the message: it is kept for 1m0s\n",
+		"     +0s            nobody received the message: it is kept for PT1M\n",
 		"     +0s            broadcast signal \"nosig\"\n",
 		"     +0s            nobody received the signal: it is dropped\n",
-		"     +0s            advance time by 5s to 2026-01-01T00:00:05Z\n",
+		"     +0s            advance time by PT5S to 2026-01-01T00:00:05Z\n",
 		"     +5s  i2 t1     message   \"go\" key \"order-1\" correlated at wait_go\n",
 	} {
 		assert.Contains(t, out.String(), line)

@@ -89,7 +89,7 @@ func TestStateFile_Metrics(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"metrics", "--state", state}, &stdout, &stderr), stderr.String())
 	assert.Contains(t, stdout.String(), "jobs pack: 1\n")
-	assert.Contains(t, stdout.String(), "waiting 1m30s\n")
+	assert.Contains(t, stdout.String(), "waiting PT1M30S\n")
 	assert.Contains(t, stdout.String(), "process shipment: 1 active, 0 completed, 0 terminated, 0 failed\n")
 }
 

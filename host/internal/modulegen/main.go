@@ -13,6 +13,12 @@
 // whether the committed module is the one the sources build today:
 //
 //	go run ./host/internal/modulegen -check
+//
+// That builds the module (a minute or two on a cold build cache). The
+// committed file's gzip header also records a digest of the sources it
+// was built from (sources.go), so -fresh answers the same question for a
+// tree whose sources did not change since, in a second or two and without
+// building: make run uses it to skip the build.
 package main
 
 import (
@@ -36,12 +42,40 @@ const (
 
 func main() {
 	check := flag.Bool("check", false, "report whether "+gzName+" holds what the sources build, and change nothing")
+	fresh := flag.Bool("fresh", false, "report, without building, whether "+gzName+" was built from the sources as they are now (its recorded digest)")
 	dir := flag.String("dir", ".", "the host package directory")
 	flag.Parse()
+	if *fresh {
+		if err := checkFresh(*dir); err != nil {
+			fmt.Fprintln(os.Stderr, "modulegen:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*dir, *check); err != nil {
 		fmt.Fprintln(os.Stderr, "modulegen:", err)
 		os.Exit(1)
 	}
+}
+
+// checkFresh returns nil when the committed module records the digest of
+// the sources as they are now, and an error saying why not otherwise.
+func checkFresh(dir string) error {
+	recorded, err := recordedDigest(filepath.Join(dir, gzName))
+	if err != nil {
+		return err
+	}
+	if recorded == "" {
+		return fmt.Errorf("%s records no sources digest: it must be built", filepath.Join(dir, gzName))
+	}
+	now, err := sourcesDigest(dir)
+	if err != nil {
+		return err
+	}
+	if now != recorded {
+		return fmt.Errorf("the sources changed since %s was built: it must be built again", filepath.Join(dir, gzName))
+	}
+	return nil
 }
 
 func run(dir string, check bool) error {
@@ -50,6 +84,11 @@ func run(dir string, check bool) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	digest, err := sourcesDigest(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "modulegen: building the WebAssembly module from ../wasm (GOOS=wasip1; a minute or two on a cold build cache)")
 	fresh, err := build(dir, filepath.Join(tmp, rawName), "")
 	if err != nil {
 		return err
@@ -67,13 +106,18 @@ func run(dir string, check bool) error {
 	if err := os.WriteFile(filepath.Join(dir, rawName), fresh, 0o644); err != nil {
 		return err
 	}
+	fmt.Fprintln(os.Stderr, "modulegen: building the Extism plug-in")
 	if _, err := build(dir, filepath.Join(dir, extismName), "extism"); err != nil {
 		return err
 	}
-	if bytes.Equal(fresh, committed) {
+	recorded, err := recordedDigest(filepath.Join(dir, gzName))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if bytes.Equal(fresh, committed) && recorded == digest {
 		return nil // leave the file alone: no change, no new timestamp
 	}
-	return writeGzip(filepath.Join(dir, gzName), fresh)
+	return writeGzip(filepath.Join(dir, gzName), fresh, digest)
 }
 
 // build compiles the module as a WASI reactor, reproducibly, with the
@@ -100,6 +144,7 @@ func build(dir, out, tags string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", out, err)
 	}
 	if tags == "" {
+		fmt.Fprintln(os.Stderr, "modulegen: pre-initialising the module")
 		if wasm, err = preinit(context.Background(), wasm); err != nil {
 			return nil, fmt.Errorf("%s: pre-initialise: %w", out, err)
 		}
@@ -113,21 +158,25 @@ func readGzip(name string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	zr, err := newGzipReader(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return io.ReadAll(zr)
 }
 
+func newGzipReader(r io.Reader) (*gzip.Reader, error) { return gzip.NewReader(r) }
+
 // writeGzip writes b compressed with no name or time in the header, so the
-// same module always gives the same file.
-func writeGzip(name string, b []byte) error {
+// same module from the same sources always gives the same file; the
+// header's comment records digest, the sources digest (-fresh).
+func writeGzip(name string, b []byte, digest string) error {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
 	if err != nil {
 		return err
 	}
+	zw.Comment = digestPrefix + digest
 	if _, err := zw.Write(b); err != nil {
 		return err
 	}

@@ -49,6 +49,7 @@ var named = []struct {
 	v    any
 	name string
 }{
+	{engine.Choice{}, "Choice"},
 	{engine.Token{}, "Token"},
 	{engine.Job{}, "Job"},
 	{engine.Incident{}, "Incident"},
