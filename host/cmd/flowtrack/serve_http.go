@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/server/rest"
+	"github.com/nats-io/nats.go"
+)
+
+// httpFlags are flowtrack serve's REST API flags (--http...).
+type httpFlags struct {
+	addr, auth, cert, key *string
+	insecure              *bool
+}
+
+func restFlags(fs *flag.FlagSet) *httpFlags {
+	return &httpFlags{
+		addr:     fs.String("http", "", "serve Camunda 8's REST API (/v2) on this address (host:port)"),
+		auth:     fs.String("http-auth", "", "JSON file of the REST API's Basic users and OAuth issuer (docs/camunda-rest.md)"),
+		cert:     fs.String("http-tls-cert", "", "PEM certificate: the REST API speaks HTTPS"),
+		key:      fs.String("http-tls-key", "", "PEM private key of --http-tls-cert"),
+		insecure: fs.Bool("insecure", false, "allow the REST API beyond loopback without --http-auth"),
+	}
+}
+
+// clock is the engine clock the REST API may pin, or nil without --http.
+func (f *httpFlags) clock() *rest.Clock {
+	if *f.addr == "" {
+		return nil
+	}
+	return rest.NewClock()
+}
+
+// engineClock is clk as the engine's clock: nil (the real clock) without
+// one.
+func engineClock(clk *rest.Clock) clock.Clock {
+	if clk == nil {
+		return nil
+	}
+	return clk
+}
+
+// start starts the REST listener, when --http asks for one, and prints
+// its URL; the returned function stops it.
+func (f *httpFlags) start(nc *nats.Conn, cluster string, clk *rest.Clock, node string, partitions, replicas int, stdout io.Writer) (func(), error) {
+	if *f.addr == "" {
+		if *f.auth != "" || *f.cert != "" || *f.key != "" {
+			return nil, usageError{"serve: --http-auth, --http-tls-cert and --http-tls-key need --http"}
+		}
+		return func() {}, nil
+	}
+	cfg := rest.ListenConfig{Addr: *f.addr, TLSCert: *f.cert, TLSKey: *f.key, Insecure: *f.insecure,
+		API: rest.Config{Conn: nc, Cluster: cluster, Clock: clk}}
+	if node != "" {
+		cfg.API.Topology = rest.Topology{Nodes: []string{node}, Partitions: partitions, Replicas: replicas}
+	}
+	if *f.auth != "" {
+		a, err := rest.LoadAuth(*f.auth)
+		if err != nil {
+			return nil, err
+		}
+		cfg.API.Auth = a
+	}
+	srv, err := rest.Listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "flowtrack: REST API on %s/v2\n", srv.URL())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	}, nil
+}
