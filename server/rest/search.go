@@ -136,13 +136,13 @@ func (s *searchable) run(q SearchQuery, o searchOptions) (*SearchQueryResult, er
 }
 
 // A cursor is an item's position in the sorted results, opaque to the
-// client (base64 of "flowtrack:N").
+// client (standard base64 of "flowtrack:N", as the API's pattern requires).
 func cursorOf(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("flowtrack:" + strconv.Itoa(n)))
+	return base64.StdEncoding.EncodeToString([]byte("flowtrack:" + strconv.Itoa(n)))
 }
 
 func cursor(s string) (int, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(s)
+	raw, err := base64.StdEncoding.DecodeString(s)
 	n, ok := 0, false
 	if err == nil {
 		var rest string
