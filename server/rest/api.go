@@ -34,6 +34,9 @@ type Config struct {
 	// Topology describes the cluster for GET /v2/topology; the zero
 	// value is one node owning one partition.
 	Topology Topology
+	// Logf, when set, reports the requests answered with a server error
+	// (5xx), which an operator should see.
+	Logf func(format string, args ...any)
 	// MaxProjected bounds the finished process instances the search
 	// projection keeps (default 100,000); the oldest go first.
 	MaxProjected int
@@ -120,7 +123,10 @@ func (a *API) handle(pattern string, h handler) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		status, body, err := h(r)
 		if err != nil {
-			writeProblem(w, r, err)
+			// A request its client gave up on is nobody's problem.
+			if st := writeProblem(w, r, err); st >= 500 && a.cfg.Logf != nil && r.Context().Err() == nil {
+				a.cfg.Logf("rest: %s %s: %d: %v", r.Method, r.URL.Path, st, err)
+			}
 			return
 		}
 		if body == nil {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
+
+	"github.com/flowtrack/flowtrack/engine"
 
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
@@ -55,8 +58,9 @@ func statusOf(code wire.Code) (int, string) {
 	return http.StatusInternalServerError, "INTERNAL"
 }
 
-// writeProblem answers err as an RFC 7807 problem detail.
-func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+// writeProblem answers err as an RFC 7807 problem detail and returns its
+// status.
+func writeProblem(w http.ResponseWriter, r *http.Request, err error) int {
 	p := Problem{Status: http.StatusInternalServerError, Title: "INTERNAL", Detail: err.Error(), Instance: r.URL.Path}
 	var pe *problemError
 	var we *wire.Error
@@ -65,6 +69,12 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 		p.Status, p.Title = pe.status, pe.title
 	case errors.As(err, &we):
 		p.Status, p.Title = statusOf(we.Code)
+		if we.Code == wire.CodeInternal && strings.Contains(we.Message, engine.ErrNotAcknowledged.Error()) {
+			// The command was taken, and whether it lasts is unknown (a
+			// store failing over): Camunda's gateway answers such a
+			// command 504, which clients do not retry blindly.
+			p.Status, p.Title = http.StatusGatewayTimeout, "DEADLINE_EXCEEDED"
+		}
 		p.Detail = we.Message
 		for i := range we.Problems {
 			p.Detail += "; " + we.Problems[i].Error()
@@ -76,4 +86,5 @@ func writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
+	return p.Status
 }

@@ -55,7 +55,8 @@ func (f *httpFlags) start(nc *nats.Conn, cluster string, clk *rest.Clock, node s
 		return func() {}, nil
 	}
 	cfg := rest.ListenConfig{Addr: *f.addr, TLSCert: *f.cert, TLSKey: *f.key, Insecure: *f.insecure,
-		API: rest.Config{Conn: nc, Cluster: cluster, Clock: clk}}
+		API: rest.Config{Conn: nc, Cluster: cluster, Clock: clk,
+			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }}}
 	if node != "" {
 		cfg.API.Topology = rest.Topology{Nodes: []string{node}, Partitions: partitions, Replicas: replicas}
 	}

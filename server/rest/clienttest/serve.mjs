@@ -41,6 +41,8 @@ export function start(bin, args, { timeoutMs = 120_000, env = process.env } = {}
     const timer = setTimeout(() => reject(new Error(`flowtrack serve did not serve within ${timeoutMs} ms:\n${out}`)), timeoutMs);
     proc.stdout.on('data', (b) => {
       out += b;
+      // The REST API's server errors, for the test's log.
+      for (const line of String(b).split('\n')) if (line.startsWith('flowtrack: rest:')) process.stderr.write(line + '\n');
       const m = /REST API on (\S+)\/v2/.exec(out);
       if (m) {
         clearTimeout(timer);
