@@ -179,7 +179,7 @@ func (a *Auth) authenticate(r *http.Request) (identity, error) {
 		if !ok || !known {
 			// Spend the time of a comparison, so that an unknown user
 			// is not told apart by timing.
-			_ = bcrypt.CompareHashAndPassword([]byte("$2a$10$0000000000000000000000000000000000000000000000000000."), []byte(password))
+			_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 			return identity{}, unauthorized("unknown user or wrong password")
 		}
 		if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
@@ -191,6 +191,12 @@ func (a *Auth) authenticate(r *http.Request) (identity, error) {
 	}
 	return identity{}, errUnauthenticated
 }
+
+// dummyHash is compared with the password of an unknown user.
+var dummyHash = sync.OnceValue(func() []byte {
+	h, _ := bcrypt.GenerateFromPassword([]byte("flowtrack"), bcrypt.DefaultCost)
+	return h
+})
 
 func unauthorized(detail string) error {
 	return &problemError{status: http.StatusUnauthorized, title: "UNAUTHORIZED", detail: detail}
@@ -403,15 +409,17 @@ func parseJWKS(data []byte) (map[string]any, error) {
 			default:
 				return nil, fmt.Errorf("key %q: curve %q", k.Kid, k.Crv)
 			}
-			x, err := b64(k.X)
-			if err != nil {
-				return nil, fmt.Errorf("key %q: x: %w", k.Kid, err)
+			size := (curve.Params().BitSize + 7) / 8
+			x, errX := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.X, "="))
+			y, errY := base64.RawURLEncoding.DecodeString(strings.TrimRight(k.Y, "="))
+			if errX != nil || errY != nil || len(x) != size || len(y) != size {
+				return nil, fmt.Errorf("key %q: x and y must be %d bytes of base64url", k.Kid, size)
 			}
-			y, err := b64(k.Y)
+			pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
 			if err != nil {
-				return nil, fmt.Errorf("key %q: y: %w", k.Kid, err)
+				return nil, fmt.Errorf("key %q: %w", k.Kid, err)
 			}
-			keys[k.Kid] = &ecdsa.PublicKey{Curve: curve, X: x, Y: y}
+			keys[k.Kid] = pub
 		}
 	}
 	if len(keys) == 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"regexp"
 	"sort"
 	"strconv"
@@ -22,26 +21,39 @@ const DefaultPageSize = 100
 type searchable struct {
 	items  []any
 	fields []map[string]any
+	known  map[string]any // the fields of every item (those of T's zero value)
 }
 
 // newSearchable encodes items' fields.
 func newSearchable[T any](items []T) (*searchable, error) {
 	s := &searchable{}
+	var zero T
+	if err := fieldsOf(zero, &s.known); err != nil {
+		return nil, err
+	}
 	for _, it := range items {
-		data, err := json.Marshal(it)
-		if err != nil {
-			return nil, fmt.Errorf("encode a search result: %w", err)
-		}
 		var m map[string]any
-		dec := json.NewDecoder(bytes.NewReader(data))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("encode a search result: %w", err)
+		if err := fieldsOf(it, &m); err != nil {
+			return nil, err
 		}
 		s.items = append(s.items, it)
 		s.fields = append(s.fields, m)
 	}
 	return s, nil
+}
+
+// fieldsOf writes v's JSON fields into m.
+func fieldsOf(v any, m *map[string]any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode a search result: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(m); err != nil {
+		return fmt.Errorf("encode a search result: %w", err)
+	}
+	return nil
 }
 
 // searchOptions say how a resource's filter names map to its result
@@ -58,6 +70,9 @@ type searchOptions struct {
 
 // run filters, sorts and pages s as q asks.
 func (s *searchable) run(q SearchQuery, o searchOptions) (*SearchQueryResult, error) {
+	if err := s.check(q.Filter, o); err != nil {
+		return nil, err
+	}
 	keep := make([]int, 0, len(s.items))
 	for i := range s.items {
 		ok, err := matches(s.fields[i], q.Filter, o)
@@ -76,10 +91,8 @@ func (s *searchable) run(q SearchQuery, o searchOptions) (*SearchQueryResult, er
 		if so.Order != "" && !strings.EqualFold(so.Order, "ASC") && !strings.EqualFold(so.Order, "DESC") {
 			return nil, badRequest("sort order %q is neither ASC nor DESC", so.Order)
 		}
-		if len(s.fields) > 0 {
-			if _, ok := s.fields[0][so.Field]; !ok {
-				return nil, badRequest("cannot sort by %q: not a field of the results", so.Field)
-			}
+		if _, ok := s.known[so.Field]; !ok {
+			return nil, badRequest("cannot sort by %q: not a field of the results", so.Field)
 		}
 	}
 	sort.SliceStable(keep, func(a, b int) bool {
@@ -133,6 +146,36 @@ func (s *searchable) run(q SearchQuery, o searchOptions) (*SearchQueryResult, er
 		res.Page.StartCursor, res.Page.EndCursor = &start, &end
 	}
 	return res, nil
+}
+
+// check refuses a filter naming a field the results do not have, before
+// any item is tested (so also when there is none).
+func (s *searchable) check(filter map[string]json.RawMessage, o searchOptions) error {
+	for name, v := range filter {
+		if name == "$or" {
+			var alts []map[string]json.RawMessage
+			if err := json.Unmarshal(v, &alts); err != nil {
+				return badRequest("filter $or is not a list of filters: %v", err)
+			}
+			for _, alt := range alts {
+				if err := s.check(alt, o); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if o.custom[name] != nil {
+			continue
+		}
+		field := name
+		if a, ok := o.alias[name]; ok {
+			field = a
+		}
+		if _, ok := s.known[field]; !ok {
+			return badRequest("filter %q is not supported by flowtrack (docs/camunda-rest.md)", name)
+		}
+	}
+	return nil
 }
 
 // A cursor is an item's position in the sorted results, opaque to the
@@ -190,12 +233,7 @@ func matches(item map[string]any, filter map[string]json.RawMessage, o searchOpt
 		if a, ok := o.alias[name]; ok {
 			field = a
 		}
-		got, present := item[field]
-		if !present {
-			return false, &problemError{status: http.StatusBadRequest, title: "INVALID_ARGUMENT",
-				detail: fmt.Sprintf("filter %q is not supported by flowtrack (docs/camunda-rest.md)", name)}
-		}
-		ok, err := test(got, v, name)
+		ok, err := test(item[field], v, name)
 		if err != nil || !ok {
 			return false, err
 		}
