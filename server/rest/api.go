@@ -124,7 +124,7 @@ func (a *API) handle(pattern string, h handler) {
 		status, body, err := h(r)
 		if err != nil {
 			// A request its client gave up on is nobody's problem.
-			if st := writeProblem(w, r, err); st >= 500 && a.cfg.Logf != nil && r.Context().Err() == nil {
+			if st := writeProblem(w, r, err); st >= 500 && st != http.StatusNotImplemented && a.cfg.Logf != nil && r.Context().Err() == nil {
 				a.cfg.Logf("rest: %s %s: %d: %v", r.Method, r.URL.Path, st, err)
 			}
 			return

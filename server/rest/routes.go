@@ -53,6 +53,12 @@ func (a *API) routes() {
 	a.handle("PUT /v2/clock", a.pinClock)
 	a.handle("POST /v2/clock/reset", a.resetClock)
 	a.handle("POST /v2/expression/evaluation", a.evaluateExpression)
+
+	// Every other endpoint of the API: 501 with a pointer to the support
+	// table, rather than the router's plain 404 or 405.
+	a.handle("/v2/", func(r *http.Request) (int, any, error) {
+		return 0, nil, unsupported("flowtrack does not serve %s %s (docs/camunda-rest.md lists what it serves and why)", r.Method, r.URL.Path)
+	})
 }
 
 // Version is the Camunda version the API answers as (the API of
