@@ -31,9 +31,10 @@ type Config struct {
 	// every request is an administrator's: the listener must then be on
 	// loopback (Listen checks).
 	Auth *Auth
-	// Topology describes the cluster for GET /v2/topology; the zero
-	// value is one node owning one partition.
-	Topology Topology
+	// Topology, when set, reads the cluster's topology for GET
+	// /v2/topology (a cluster's nodes and the partitions they hold); nil
+	// is one node owning one partition.
+	Topology func(ctx context.Context) (Topology, error)
 	// Logf, when set, reports the requests answered with a server error
 	// (5xx), which an operator should see.
 	Logf func(format string, args ...any)
@@ -44,12 +45,18 @@ type Config struct {
 
 // Topology is what GET /v2/topology reports.
 type Topology struct {
-	// Nodes names the cluster's nodes; empty is one node.
-	Nodes []string
+	// Nodes are the cluster's live nodes, in order.
+	Nodes []TopologyNode
 	// Partitions is the partition count (0 is 1).
 	Partitions int
 	// Replicas is the replication factor (0 is 1).
 	Replicas int
+}
+
+// TopologyNode is one node and the partitions whose lease it holds.
+type TopologyNode struct {
+	Name       string
+	Partitions []int
 }
 
 // API serves the REST API. It is an http.Handler, safe for concurrent

@@ -168,6 +168,24 @@ func TestAPI_DeployCreateAwaitAndJobs(t *testing.T) {
 	if status, body := do(t, "GET", base+"/v2/process-instances/"+created.ProcessInstanceKey, nil, &inst); status != http.StatusOK || inst.State != "COMPLETED" {
 		t.Fatalf("get: %d %s", status, body)
 	}
+
+	// By definition key: the timer process, which waits; then cancelled.
+	var timerKey string
+	for _, d := range dep.Deployments {
+		if d.ProcessDefinition.ProcessDefinitionID == "ct-timer" {
+			timerKey = d.ProcessDefinition.ProcessDefinitionKey
+		}
+	}
+	var byKey rest.CreateProcessInstanceResult
+	if status, body := do(t, "POST", base+"/v2/process-instances", map[string]any{"processDefinitionKey": timerKey}, &byKey); status != http.StatusOK || byKey.ProcessDefinitionID != "ct-timer" {
+		t.Fatalf("create by key: %d %s", status, body)
+	}
+	if status, body := do(t, "POST", base+"/v2/process-instances/"+byKey.ProcessInstanceKey+"/cancellation", nil, nil); status != http.StatusNoContent {
+		t.Fatalf("cancel: %d %s", status, body)
+	}
+	if status, _ := do(t, "GET", base+"/v2/process-instances/"+byKey.ProcessInstanceKey, nil, &inst); status != http.StatusOK || inst.State != "TERMINATED" {
+		t.Fatalf("after cancel: %d %+v", status, inst)
+	}
 }
 
 type httpError struct {

@@ -24,20 +24,30 @@ func (a *API) definitions(ctx context.Context, processID string) ([]engine.Defin
 
 // definitionOf finds a process version: by key, or by id and version
 // (0: the latest).
+//
+// In a cluster every partition registers each deployment under keys of
+// its own key space, and the definitions operation is answered by one
+// partition in turn: a key another partition handed out is asked again,
+// of the next partitions, before it is unknown.
 func (a *API) definitionOf(ctx context.Context, defKey int64, processID string, version int) (engine.Definition, error) {
-	defs, err := a.definitions(ctx, processID)
-	if err != nil {
-		var we *wire.Error
-		if errors.As(err, &we) && we.Code == wire.CodeUnknownProcess {
-			return engine.Definition{}, notFound("no process definition with id %q is deployed", processID)
+	for range definitionAttempts {
+		defs, err := a.definitions(ctx, processID)
+		if err != nil {
+			var we *wire.Error
+			if errors.As(err, &we) && we.Code == wire.CodeUnknownProcess {
+				return engine.Definition{}, notFound("no process definition with id %q is deployed", processID)
+			}
+			return engine.Definition{}, err
 		}
-		return engine.Definition{}, err
-	}
-	for _, d := range defs {
-		switch {
-		case defKey != 0 && d.Key == defKey,
-			defKey == 0 && d.ProcessID == processID && (version == d.Version || version == 0 && d.Latest):
-			return d, nil
+		for _, d := range defs {
+			switch {
+			case defKey != 0 && d.Key == defKey,
+				defKey == 0 && d.ProcessID == processID && (version == d.Version || version == 0 && d.Latest):
+				return d, nil
+			}
+		}
+		if defKey == 0 {
+			break
 		}
 	}
 	if defKey != 0 {
@@ -46,7 +56,11 @@ func (a *API) definitionOf(ctx context.Context, defKey int64, processID string, 
 	return engine.Definition{}, notFound("process definition %q has no version %d", processID, version)
 }
 
-// latestDefinitions maps each process id to its versions.
+// definitionAttempts bounds how many partitions definitionOf asks for a
+// key (a cluster has at most this many partitions worth asking).
+const definitionAttempts = 16
+
+// definitionIndex maps each process id to its versions.
 func (a *API) definitionIndex(ctx context.Context) (map[string][]engine.Definition, error) {
 	defs, err := a.definitions(ctx, "")
 	if err != nil {

@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -66,27 +68,38 @@ func (a *API) routes() {
 const Version = "8.9.0"
 
 func (a *API) topology(r *http.Request) (int, any, error) {
-	t := a.cfg.Topology
-	nodes := t.Nodes
-	if len(nodes) == 0 {
-		nodes = []string{"flowtrack"}
+	t := Topology{Nodes: []TopologyNode{{Name: "flowtrack", Partitions: []int{1}}}}
+	if a.cfg.Topology != nil {
+		var err error
+		if t, err = a.cfg.Topology(r.Context()); err != nil {
+			return 0, nil, &problemError{status: http.StatusServiceUnavailable, title: "UNAVAILABLE", detail: "read the topology: " + err.Error()}
+		}
 	}
-	parts := max(t.Partitions, 1)
-	res := TopologyResponse{ClusterSize: len(nodes), PartitionsCount: parts, ReplicationFactor: max(t.Replicas, 1),
-		GatewayVersion: Version, LastCompletedChangeID: "-1"}
-	host := r.Host
-	for i := range nodes {
-		b := BrokerInfo{NodeID: i, Host: host, Port: 26501, Version: Version, Partitions: []Partition{}}
-		// Leases move partitions between nodes; the topology reports
-		// them spread evenly, as a balanced cluster holds them.
-		for p := 1; p <= parts; p++ {
-			if (p-1)%len(nodes) == i {
-				b.Partitions = append(b.Partitions, Partition{PartitionID: p, Role: "leader", Health: "healthy"})
-			}
+	res := TopologyResponse{ClusterSize: len(t.Nodes), PartitionsCount: max(t.Partitions, 1), ReplicationFactor: max(t.Replicas, 1),
+		GatewayVersion: Version, LastCompletedChangeID: "-1", Brokers: []BrokerInfo{}}
+	host, port := r.Host, 0
+	if h, p, err := net.SplitHostPort(r.Host); err == nil {
+		host, port = h, atoiOr(p, 0)
+	}
+	for i, n := range t.Nodes {
+		b := BrokerInfo{NodeID: i, Host: host, Port: port, Version: Version, Partitions: []Partition{}}
+		if len(t.Nodes) > 1 {
+			b.Host = n.Name // the node's name: its address is the operator's
+		}
+		for _, p := range n.Partitions {
+			b.Partitions = append(b.Partitions, Partition{PartitionID: p, Role: "leader", Health: "healthy"})
 		}
 		res.Brokers = append(res.Brokers, b)
 	}
 	return http.StatusOK, res, nil
+}
+
+func atoiOr(s string, def int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return def
+	}
+	return n
 }
 
 func (a *API) license(*http.Request) (int, any, error) {

@@ -131,9 +131,8 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		closer = n.Close
 		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
 		clk = nil // each partition keeps its own clock
-		*partitions = n.Partitions()
 	}
-	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *partitions, *replicas, stdout)
+	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, stdout)
 	if err != nil {
 		_ = closer(context.Background())
 		return exitUsage, fmt.Errorf("serve: %w", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/server/rest"
 	"github.com/nats-io/nats.go"
@@ -36,6 +37,27 @@ func (f *httpFlags) clock() *rest.Clock {
 	return rest.NewClock()
 }
 
+// clusterTopology reads a cluster's live nodes and the partitions whose
+// leases they hold (cluster.ReadStatus).
+func clusterTopology(ctx context.Context, nc *nats.Conn, name string, replicas int) (rest.Topology, error) {
+	st, err := cluster.ReadStatus(ctx, nc, name)
+	if err != nil {
+		return rest.Topology{}, err
+	}
+	t := rest.Topology{Partitions: st.Partitions, Replicas: replicas}
+	index := map[string]int{}
+	for _, n := range st.Nodes {
+		index[n.Name] = len(t.Nodes)
+		t.Nodes = append(t.Nodes, rest.TopologyNode{Name: n.Name, Partitions: []int{}})
+	}
+	for _, o := range st.Owners {
+		if i, ok := index[o.Owner]; ok {
+			t.Nodes[i].Partitions = append(t.Nodes[i].Partitions, o.ID)
+		}
+	}
+	return t, nil
+}
+
 // engineClock is clk as the engine's clock: nil (the real clock) without
 // one.
 func engineClock(clk *rest.Clock) clock.Clock {
@@ -47,7 +69,7 @@ func engineClock(clk *rest.Clock) clock.Clock {
 
 // start starts the REST listener, when --http asks for one, and prints
 // its URL; the returned function stops it.
-func (f *httpFlags) start(nc *nats.Conn, cluster string, clk *rest.Clock, node string, partitions, replicas int, stdout io.Writer) (func(), error) {
+func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, stdout io.Writer) (func(), error) {
 	if *f.addr == "" {
 		if *f.auth != "" || *f.cert != "" || *f.key != "" {
 			return nil, usageError{"serve: --http-auth, --http-tls-cert and --http-tls-key need --http"}
@@ -55,10 +77,12 @@ func (f *httpFlags) start(nc *nats.Conn, cluster string, clk *rest.Clock, node s
 		return func() {}, nil
 	}
 	cfg := rest.ListenConfig{Addr: *f.addr, TLSCert: *f.cert, TLSKey: *f.key, Insecure: *f.insecure,
-		API: rest.Config{Conn: nc, Cluster: cluster, Clock: clk,
+		API: rest.Config{Conn: nc, Cluster: clusterName, Clock: clk,
 			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }}}
 	if node != "" {
-		cfg.API.Topology = rest.Topology{Nodes: []string{node}, Partitions: partitions, Replicas: replicas}
+		cfg.API.Topology = func(ctx context.Context) (rest.Topology, error) {
+			return clusterTopology(ctx, nc, clusterName, replicas)
+		}
 	}
 	if *f.auth != "" {
 		a, err := rest.LoadAuth(*f.auth)

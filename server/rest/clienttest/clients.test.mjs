@@ -49,10 +49,13 @@ after(async () => {
 
 let definitions;
 
-test('topology answers one broker per node', async () => {
+test('topology answers one broker per node, with the partitions it holds', async () => {
   const t = await camunda.getTopology();
-  assert.equal(t.brokers.length, clustered ? 1 : 1); // each node reports itself
-  assert.ok(t.partitionsCount >= 1);
+  assert.equal(t.brokers.length, clustered ? 3 : 1);
+  assert.equal(t.partitionsCount, clustered ? 6 : 1);
+  const held = t.brokers.flatMap((b) => b.partitions.map((p) => p.partitionId));
+  assert.equal(new Set(held).size, held.length, 'a partition is held by one node');
+  assert.ok(held.every((p) => p >= 1 && p <= t.partitionsCount));
   assert.equal(typeof t.gatewayVersion, 'string');
 });
 
@@ -63,8 +66,8 @@ test('a deployment of several resources deploys every process', async () => {
   definitions = Object.fromEntries(res.deployments.map((d) => [d.processDefinition.processDefinitionId, d.processDefinition]));
   assert.deepEqual(Object.keys(definitions).sort(), ['ct-boundary', 'ct-message', 'ct-retry', 'ct-review', 'ct-signal', 'ct-straight', 'ct-timer']);
   assert.match(res.deploymentKey, /^[0-9]+$/);
-  const again = await camunda.deployResourcesFromFiles([model('straight.bpmn')]);
-  assert.equal(again.processes[0].processDefinitionVersion, 2, 'a redeployment is the next version');
+  const again = await camunda.deployResourcesFromFiles([model('straight-v2.bpmn')]);
+  assert.equal(again.processes[0].processDefinitionVersion, 2, 'a changed model is the next version');
 });
 
 test('a broken model is a 400 problem detail', async () => {
@@ -73,7 +76,7 @@ test('a broken model is a 400 problem detail', async () => {
 });
 
 test('process definitions: search, get and XML', async () => {
-  const page = await camunda.searchProcessDefinitions({ filter: { processDefinitionId: 'ct-straight' }, sort: [{ field: 'version', order: 'DESC' }] }, eventually(() => true));
+  const page = await camunda.searchProcessDefinitions({ filter: { processDefinitionId: 'ct-straight' }, sort: [{ field: 'version', order: 'DESC' }] }, eventually((r) => r.items.length === 2));
   assert.deepEqual(page.items.map((d) => d.version), [2, 1]);
   const latest = await camunda.searchProcessDefinitions({ filter: { processDefinitionId: 'ct-straight', isLatestVersion: true } }, eventually(() => true));
   assert.deepEqual(latest.items.map((d) => d.version), [2]);
