@@ -81,9 +81,7 @@ type taskRow struct {
 
 // startProjection subscribes to every event of cluster.
 func startProjection(nc *nats.Conn, cluster string, max int) (*projection, error) {
-	p := &projection{instances: map[int64]*instanceRow{}, max: max, elements: map[string]*elementRow{},
-		open: map[openKey]string{}, jobElem: map[int64]string{}, incidents: map[int64]*incidentRow{},
-		tasks: map[int64]*taskRow{}, changed: make(chan struct{})}
+	p := newProjection(max)
 	sub, err := nc.Subscribe(wire.AllEventsSubject(cluster), func(m *nats.Msg) {
 		var ev engine.Event
 		if json.Unmarshal(m.Data, &ev) == nil {
@@ -101,6 +99,14 @@ func startProjection(nc *nats.Conn, cluster string, max int) (*projection, error
 	}
 	p.sub = sub
 	return p, nil
+}
+
+// newProjection returns an empty projection keeping max finished
+// instances.
+func newProjection(max int) *projection {
+	return &projection{instances: map[int64]*instanceRow{}, max: max, elements: map[string]*elementRow{},
+		open: map[openKey]string{}, jobElem: map[int64]string{}, incidents: map[int64]*incidentRow{},
+		tasks: map[int64]*taskRow{}, changed: make(chan struct{})}
 }
 
 func (p *projection) close() error { return p.sub.Unsubscribe() }
@@ -160,10 +166,12 @@ func (p *projection) apply(ev engine.Event) {
 				created: ev.Time, state: "CREATED"}
 		}
 	case engine.JobCompleted:
+		delete(p.jobElem, ev.JobKey) // only open jobs are activated
 		if t := p.tasks[ev.JobKey]; t != nil {
 			t.state, t.done = "COMPLETED", ev.Time
 		}
 	case engine.JobCanceled:
+		delete(p.jobElem, ev.JobKey)
 		if t := p.tasks[ev.JobKey]; t != nil {
 			t.state, t.done = "CANCELED", ev.Time
 		}
