@@ -439,34 +439,9 @@ func (a *API) searchVariables(r *http.Request) (int, any, error) {
 			}
 		}
 	}
-	var items []VariableResult
-	for _, k := range keys {
-		var vars map[string]any
-		if err := a.call(r.Context(), "scope_variables", wire.ScopeVariablesRequest{InstanceKey: &k}, &vars); err != nil {
-			var we *wire.Error
-			if errors.As(err, &we) && (we.Code == wire.CodeUnknownInstance || we.Code == wire.CodeInstanceEnded) {
-				var inst wire.InstanceResult
-				if a.call(r.Context(), "instance", wire.InstanceRequest{InstanceKey: &k}, &inst) != nil {
-					continue
-				}
-				vars = inst.Variables
-			} else {
-				return 0, nil, err
-			}
-		}
-		names := make([]string, 0, len(vars))
-		for n := range vars {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for i, n := range names {
-			text, err := json.Marshal(vars[n])
-			if err != nil {
-				return 0, nil, fmt.Errorf("variable %q of instance %d: %w", n, k, err)
-			}
-			items = append(items, VariableResult{Name: n, TenantID: defaultTenant, VariableKey: variableKey(k, i),
-				ScopeKey: key(k), ProcessInstanceKey: key(k), Value: string(text)})
-		}
+	items, err := a.variablesOf(r.Context(), keys)
+	if err != nil {
+		return 0, nil, err
 	}
 	s, err := newSearchable(items)
 	if err != nil {
@@ -477,6 +452,41 @@ func (a *API) searchVariables(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, res, nil
+}
+
+// variablesOf lists the process scope variables of instances, those of
+// a finished instance from its retained state.
+func (a *API) variablesOf(ctx context.Context, keys []int64) ([]VariableResult, error) {
+	var items []VariableResult
+	for _, k := range keys {
+		var vars map[string]any
+		if err := a.call(ctx, "scope_variables", wire.ScopeVariablesRequest{InstanceKey: &k}, &vars); err != nil {
+			var we *wire.Error
+			if errors.As(err, &we) && (we.Code == wire.CodeUnknownInstance || we.Code == wire.CodeInstanceEnded) {
+				var inst wire.InstanceResult
+				if a.call(ctx, "instance", wire.InstanceRequest{InstanceKey: &k}, &inst) != nil {
+					continue
+				}
+				vars = inst.Variables
+			} else {
+				return nil, err
+			}
+		}
+		names := make([]string, 0, len(vars))
+		for n := range vars {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for i, n := range names {
+			text, err := json.Marshal(vars[n])
+			if err != nil {
+				return nil, fmt.Errorf("variable %q of instance %d: %w", n, k, err)
+			}
+			items = append(items, VariableResult{Name: n, TenantID: defaultTenant, VariableKey: variableKey(k, i),
+				ScopeKey: key(k), ProcessInstanceKey: key(k), Value: string(text)})
+		}
+	}
+	return items, nil
 }
 
 // variableKey keys the i-th variable (by name) of an instance's process

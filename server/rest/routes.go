@@ -27,6 +27,11 @@ func (a *API) routes() {
 	a.handle("GET /v2/element-instances/{elementInstanceKey}", a.getElement)
 	a.handle("PUT /v2/element-instances/{elementInstanceKey}/variables", a.setVariables)
 	a.handle("POST /v2/variables/search", a.searchVariables)
+	a.handle("GET /v2/variables/{variableKey}", a.getVariable)
+	a.handle("POST /v2/element-instances/{elementInstanceKey}/incidents/search", a.searchElementIncidents)
+	a.handle("POST /v2/element-instances/ad-hoc-activities/{adHocSubProcessInstanceKey}/activation", a.activateAdHoc)
+	a.handle("POST /v2/process-instances/{processInstanceKey}/modification", a.modifyInstance)
+	a.handle("POST /v2/process-instances/{processInstanceKey}/incident-resolution", a.resolveInstanceIncidents)
 
 	a.handle("POST /v2/jobs/activation", a.activateJobs)
 	a.handle("POST /v2/jobs/{jobKey}/completion", a.completeJob)
