@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/expression"
 )
 
 func (a *API) pinClock(r *http.Request) (int, any, error) {
@@ -32,7 +32,7 @@ func (a *API) resetClock(*http.Request) (int, any, error) {
 }
 
 // evaluateExpression serves POST /v2/expression/evaluation with the
-// engine's FEEL (engine.EvaluateExpression); it needs no instance, so it
+// engine's FEEL (engine/expression); it needs no instance, so it
 // runs on the node that took the request.
 func (a *API) evaluateExpression(r *http.Request) (int, any, error) {
 	var req ExpressionEvaluationRequest
@@ -46,7 +46,7 @@ func (a *API) evaluateExpression(r *http.Request) (int, any, error) {
 	if a.cfg.Clock != nil {
 		clk = a.cfg.Clock
 	}
-	v, err := engine.EvaluateExpression(req.Expression, req.Variables, clk)
+	v, err := expression.Evaluate(req.Expression, req.Variables, clk)
 	if err != nil {
 		return 0, nil, badRequest("%v", err)
 	}

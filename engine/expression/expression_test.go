@@ -1,13 +1,14 @@
-package engine_test
+package expression_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/engine/expression"
 )
 
-func TestEvaluateExpression(t *testing.T) {
+func TestEvaluate(t *testing.T) {
 	cases := []struct {
 		text string
 		vars map[string]any
@@ -18,7 +19,7 @@ func TestEvaluateExpression(t *testing.T) {
 		{"count([1,2,3])", nil, 3.0},
 	}
 	for _, c := range cases {
-		got, err := engine.EvaluateExpression(c.text, c.vars, nil)
+		got, err := expression.Evaluate(c.text, c.vars, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -26,7 +27,7 @@ func TestEvaluateExpression(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v", c.text, got, c.want)
 		}
 	}
-	if _, err := engine.EvaluateExpression("= 1 +", nil, nil); !errors.Is(err, engine.ErrInvalidArgument) {
+	if _, err := expression.Evaluate("= 1 +", nil, nil); !errors.Is(err, engine.ErrInvalidArgument) {
 		t.Errorf("a broken expression: %v, want ErrInvalidArgument", err)
 	}
 }
