@@ -198,6 +198,26 @@ if (clustered) {
   });
 }
 
+if (clustered) {
+  test('another node answers for the whole cluster', async () => {
+    const other = createCamundaClient({ config: { CAMUNDA_REST_ADDRESS: served.urls[2], CAMUNDA_AUTH_STRATEGY: 'NONE',
+      CAMUNDA_SDK_VALIDATION: 'req:none,res:strict', CAMUNDA_SDK_LOG_LEVEL: 'silent', CAMUNDA_SDK_HTTP_RETRY_MAX_ATTEMPTS: '8' } });
+    // A worker on the first node completes the jobs of an instance the
+    // third node creates and awaits.
+    const worker = camunda.createJobWorker({ jobType: 'ct.double', maxParallelJobs: 2, jobTimeoutMs: 30_000, pollIntervalMs: 50,
+      jobHandler: (job) => job.complete({ doubled: job.variables.amount * 2 }) });
+    try {
+      const res = await other.createProcessInstance({ processDefinitionId: 'ct-straight', variables: { amount: 5 },
+        awaitCompletion: true, fetchVariables: ['doubled'], requestTimeout: 30_000 });
+      assert.deepEqual(res.variables, { doubled: 10 });
+      const seen = await camunda.getProcessInstance({ processInstanceKey: res.processInstanceKey }, eventually((r) => r.state === 'COMPLETED'));
+      assert.equal(seen.state, 'COMPLETED');
+    } finally {
+      worker.stop();
+    }
+  });
+}
+
 test('an incident is resolved after its job gets retries again', async () => {
   const inst = await camunda.createProcessInstance({ processDefinitionId: 'ct-retry' });
   const { jobs } = await camunda.activateJobs({ type: 'ct.flaky', worker: 'direct', timeout: 30_000, maxJobsToActivate: 1, requestTimeout: 20_000 });
