@@ -185,3 +185,58 @@ func (a *API) updateJob(r *http.Request) (int, any, error) {
 	}
 	return http.StatusNoContent, nil, nil
 }
+
+// searchJobs serves POST /v2/jobs/search from the engine's jobs
+// operation: the open jobs, activated or not (state CREATED, or FAILED
+// once an attempt failed); jobs an incident holds and finished jobs are
+// not listed.
+func (a *API) searchJobs(r *http.Request) (int, any, error) {
+	var q SearchQuery
+	if err := decodeBody(r, &q); err != nil {
+		return 0, nil, err
+	}
+	var jobs []engine.Job
+	if err := a.call(r.Context(), "jobs", wire.JobsRequest{}, &jobs); err != nil {
+		return 0, nil, err
+	}
+	idx, err := a.definitionIndex(r.Context())
+	if err != nil {
+		return 0, nil, err
+	}
+	items := make([]JobSearchResult, 0, len(jobs))
+	for _, j := range jobs {
+		row, _ := a.proj.instance(j.InstanceKey)
+		row.processID = j.ProcessID
+		def := definitionFor(idx, row)
+		el := a.proj.jobElement(j.Key)
+		if el == "" {
+			el = key(j.Key)
+		}
+		state := "CREATED"
+		if j.ErrorMessage != "" {
+			state = "FAILED"
+		}
+		var deadline *string
+		if j.Deadline != nil {
+			deadline = optTime(*j.Deadline)
+		}
+		headers := j.Headers
+		if headers == nil {
+			headers = map[string]string{}
+		}
+		items = append(items, JobSearchResult{CustomHeaders: headers, Deadline: deadline, ElementID: optString(j.ElementID),
+			ElementInstanceKey: el, ErrorMessage: optString(j.ErrorMessage), HasFailedWithRetriesLeft: j.ErrorMessage != "" && j.Retries > 0,
+			JobKey: key(j.Key), Kind: "BPMN_ELEMENT", ListenerEventType: "UNSPECIFIED", ProcessDefinitionID: j.ProcessID,
+			ProcessDefinitionKey: key(def.Key), ProcessInstanceKey: key(j.InstanceKey), Retries: j.Retries, State: state,
+			TenantID: defaultTenant, Type: j.Type, Worker: j.Worker, CreationTime: optTime(j.Created)})
+	}
+	s, err := newSearchable(items)
+	if err != nil {
+		return 0, nil, err
+	}
+	res, err := s.run(q, searchOptions{defaultSort: "jobKey"})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, res, nil
+}

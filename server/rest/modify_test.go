@@ -109,6 +109,19 @@ func TestAPI_InstanceIncidentsAndVariables(t *testing.T) {
 		t.Fatalf("the job after resolution: %+v", again)
 	}
 
+	jobs := search(t, base+"/v2/jobs/search", map[string]any{"filter": map[string]any{"type": "ct.double", "processInstanceKey": inst.ProcessInstanceKey}},
+		func(items []map[string]any) bool { return len(items) == 1 })
+	if jobs[0]["state"] != "FAILED" || jobs[0]["hasFailedWithRetriesLeft"] != true || jobs[0]["errorMessage"] != "down" || jobs[0]["deadline"] == nil {
+		t.Fatalf("the failed, retried and activated job: %v", jobs[0])
+	}
+	var other rest.CreateProcessInstanceResult
+	do(t, "POST", base+"/v2/process-instances", map[string]any{"processDefinitionId": "ct-straight"}, &other)
+	jobs = search(t, base+"/v2/jobs/search", map[string]any{"filter": map[string]any{"type": "ct.double", "processInstanceKey": other.ProcessInstanceKey}},
+		func(items []map[string]any) bool { return len(items) == 1 })
+	if jobs[0]["state"] != "CREATED" || jobs[0]["elementId"] != "double" || jobs[0]["retries"] != 3.0 {
+		t.Fatalf("the open job: %v", jobs[0])
+	}
+
 	vars := search(t, base+"/v2/variables/search", map[string]any{"filter": map[string]any{"processInstanceKey": inst.ProcessInstanceKey}},
 		func(items []map[string]any) bool { return len(items) == 2 })
 	var v rest.VariableResult

@@ -38,6 +38,7 @@ func (a *API) routes() {
 	a.handle("POST /v2/jobs/{jobKey}/failure", a.failJob)
 	a.handle("POST /v2/jobs/{jobKey}/error", a.throwError)
 	a.handle("PATCH /v2/jobs/{jobKey}", a.updateJob)
+	a.handle("POST /v2/jobs/search", a.searchJobs)
 
 	a.handle("POST /v2/messages/publication", a.publishMessage)
 	a.handle("POST /v2/messages/correlation", a.correlateMessage)

@@ -204,6 +204,34 @@ type ActivatedJobResult struct {
 	RootProcessInstanceKey   *string          `json:"rootProcessInstanceKey"`
 }
 
+// JobSearchResult is one job (search).
+type JobSearchResult struct {
+	CustomHeaders            map[string]string `json:"customHeaders"`
+	Deadline                 *string           `json:"deadline"`
+	DeniedReason             *string           `json:"deniedReason"`
+	ElementID                *string           `json:"elementId"`
+	ElementInstanceKey       string            `json:"elementInstanceKey"`
+	EndTime                  *string           `json:"endTime"`
+	ErrorCode                *string           `json:"errorCode"`
+	ErrorMessage             *string           `json:"errorMessage"`
+	HasFailedWithRetriesLeft bool              `json:"hasFailedWithRetriesLeft"`
+	IsDenied                 *bool             `json:"isDenied"`
+	JobKey                   string            `json:"jobKey"`
+	Kind                     string            `json:"kind"`
+	ListenerEventType        string            `json:"listenerEventType"`
+	ProcessDefinitionID      string            `json:"processDefinitionId"`
+	ProcessDefinitionKey     string            `json:"processDefinitionKey"`
+	ProcessInstanceKey       string            `json:"processInstanceKey"`
+	RootProcessInstanceKey   *string           `json:"rootProcessInstanceKey"`
+	Retries                  int               `json:"retries"`
+	State                    string            `json:"state"`
+	TenantID                 string            `json:"tenantId"`
+	Type                     string            `json:"type"`
+	Worker                   string            `json:"worker"`
+	CreationTime             *string           `json:"creationTime"`
+	LastUpdateTime           *string           `json:"lastUpdateTime"`
+}
+
 // JobCompletionRequest is the body of POST /v2/jobs/{key}/completion.
 type JobCompletionRequest struct {
 	Variables map[string]any  `json:"variables"`

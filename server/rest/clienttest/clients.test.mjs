@@ -237,6 +237,10 @@ test('an incident is resolved after its job gets retries again', async () => {
 
   await camunda.updateJob({ jobKey: jobs[0].jobKey, changeset: { retries: 1 } });
   await camunda.resolveIncident({ incidentKey: incident.incidentKey });
+  const failed = await camunda.searchJobs({ filter: { processInstanceKey: inst.processInstanceKey } }, eventually((r) => r.items.length === 1));
+  assert.equal(failed.items[0].state, 'FAILED');
+  assert.equal(failed.items[0].retries, 1);
+  assert.equal(failed.items[0].errorMessage, 'the ledger is down');
   const again = await camunda.activateJobs({ type: 'ct.flaky', worker: 'direct', timeout: 30_000, maxJobsToActivate: 1, requestTimeout: 20_000 });
   assert.equal(again.jobs[0].jobKey, jobs[0].jobKey);
   assert.equal(again.jobs[0].retries, 1);
