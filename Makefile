@@ -237,6 +237,16 @@ test-wasm: bin/wazero-$(WAZERO_VERSION)
 	PATH="$(abspath bin):$$($(GO) env GOROOT)/lib/wasm:$$PATH" GOWASIRUNTIME=wazero \
 		GOOS=wasip1 GOARCH=wasm $(GO) test -count=1 $$($(GO) list ./engine/... | grep -v -e /engine/boltstore -e /engine/jetstore)
 
+# test-camunda drives flowtrack serve --http with Camunda 8's own clients
+# (server/rest/clienttest: @camunda8/orchestration-cluster-api and the
+# 8.8 SDK's REST worker, at the versions package-lock.json pins): on one
+# node, with Basic and OAuth authentication (auth.test.mjs), then on a
+# three-node cluster that loses a node in the middle.
+.PHONY: test-camunda
+test: test-camunda
+test-camunda:
+	cd server/rest/clienttest && $(NPM_CI) && npm test && FLOWTRACK_CLUSTER=1 node --test clients.test.mjs
+
 # --- JavaScript SDK, Node example, browser simulator ---------------------
 .PHONY: sdk test-sdk test-browser bench-sdk stress-sdk
 

@@ -52,6 +52,11 @@ type Config struct {
 	// whose lease lapsed answers no query from state its next owner has
 	// moved past, even before its node has noticed and closed it.
 	Serving func() bool
+	// Clock, when set, is the engine's clock instead of the real one (the
+	// REST API's controlled clock, server/rest.Clock). It must read real
+	// time until told otherwise: the store's timers and job deadlines
+	// are instants.
+	Clock clock.Clock
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -127,7 +132,10 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 		}
 		store = js
 	}
-	clk := clock.Real{}
+	var clk clock.Clock = clock.Real{}
+	if cfg.Clock != nil {
+		clk = cfg.Clock
+	}
 	eng, err := engine.New(append(opts, engine.WithClock(clk), engine.WithStore(store))...)
 	if err != nil {
 		return nil, fmt.Errorf("server: start the engine: %w", err)

@@ -55,6 +55,7 @@ func all(root string, dirs workload.Dirs, out, node string, skip []string, n, dr
 		{"dry", append([]string{self, "dry", "-n", strconv.Itoa(dryN), "-resumption", "direct"}, common...)},
 		{"cold", append([]string{self, "cold"}, common...)},
 		{"cluster", append([]string{self, "cluster"}, common...)},
+		{"rest", append([]string{self, "rest"}, common...)},
 	}
 	var recs []map[string]any
 	var failures []string

@@ -14,6 +14,7 @@
 //	flowbench cold                                         JSON lines
 //	flowbench cluster [-sizes 1,2,3] [-modes seq,conc]     JSON lines: straight and message
 //	                  through package client on 1-3 in-process cluster nodes, beside the bbolt store
+//	flowbench rest                                         JSON lines: Camunda's REST API on one node beside NATS
 //
 // all also runs the Node drivers: bench/node/bench.mjs (the SDK),
 // bench/peer/bench.mjs (the peer engine bpmn-engine on the shared
@@ -57,7 +58,7 @@ func main() {
 	out := fs.String("out", "bench/results", "all: results directory")
 	node := fs.String("node", "node", "all: the node binary")
 	sizes := fs.String("sizes", "1,2,3", "cluster: comma-separated node counts")
-	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,peer,browser,scale,dry,cold,cluster)")
+	skip := fs.String("skip", "", "all: comma-separated parts to skip (native,wazero,store,store-nosync,node,peer,browser,scale,dry,cold,cluster,rest)")
 	cpuProfile := fs.String("cpuprofile", "", "native, wazero, store, scale: write a CPU profile of the run to this file")
 	memProfile := fs.String("memprofile", "", "native, wazero, store, scale: write an allocation profile of the run to this file")
 	_ = fs.Parse(args)
@@ -120,6 +121,11 @@ func main() {
 			ns = append(ns, n)
 		}
 		for _, r := range clusterBench(dirs, ns, split(*modes), *fixedN) {
+			ok = ok && r.OK
+			_ = enc.Encode(r)
+		}
+	case "rest":
+		for _, r := range restBench(dirs, *fixedN) {
 			ok = ok && r.OK
 			_ = enc.Encode(r)
 		}

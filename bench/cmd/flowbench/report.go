@@ -131,6 +131,7 @@ func render(recs []map[string]any, failures []string) string {
 	renderPeers(&b, recs, find)
 	renderStore(&b, find)
 	renderCluster(&b, find)
+	renderREST(&b, find)
 	if len(failures) > 0 {
 		b.WriteString("\nCORRECTNESS FAILURES:\n")
 		for _, f := range failures {

@@ -21,6 +21,7 @@ import (
 
 const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N]
                        [--node ID --partitions P [--routes URL,URL... --route-port N] [--lease-ttl D] [--business-key VAR]]
+                       [--http ADDR [--http-auth FILE] [--http-tls-cert FILE --http-tls-key FILE] [--insecure]]
 
 Runs the native engine as a long-running server: the operations of the wasm
 ABI (wasm/ABI.md) on NATS subjects flowtrack.NAME.op.OPERATION (request:
@@ -38,6 +39,12 @@ another when its node dies; every node answers the same subjects. With
 --routes, the embedded NATS server (named after the node, client port
 --port, route port --route-port on 127.0.0.1) joins the others' as one NATS
 cluster whose streams are replicated --replicas times.
+
+With --http it also serves Camunda 8's REST API (/v2/..., docs/camunda-rest.md)
+on ADDR, so Camunda's clients and job workers run against it; in a cluster
+every node's listener answers for the whole cluster. Without --http-auth
+(Basic users and OAuth bearer tokens) it listens on loopback only, unless
+--insecure.
 `
 
 // serveCmd runs flowtrack serve until ctx is done or a signal arrives. It
@@ -56,6 +63,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	routePort := fs.Int("route-port", 6222, "route port of the embedded NATS server on 127.0.0.1 (with --routes)")
 	leaseTTL := durationFlag(fs, "lease-ttl", cluster.DefaultLeaseTTL, "lease TTL of a cluster created by this node (with --node)")
 	businessKey := fs.String("business-key", "", "start variable whose value places an instance on its messages' partition (with --node)")
+	httpFlags := restFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, helpError{serveUsage}
@@ -95,8 +103,9 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	}
 	defer nc.Close()
 	var closer func(context.Context) error
+	clk := httpFlags.clock()
 	if *node == "" {
-		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas,
+		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk),
 			// Job queue trouble (JetStream not answering yet) is retried
 			// in the background; the operator sees it here.
 			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})
@@ -122,7 +131,14 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		}
 		closer = n.Close
 		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
+		clk = nil // each partition keeps its own clock
 	}
+	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, stdout)
+	if err != nil {
+		_ = closer(context.Background())
+		return exitUsage, fmt.Errorf("serve: %w", err)
+	}
+	defer stopHTTP()
 	<-ctx.Done()
 	closeCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

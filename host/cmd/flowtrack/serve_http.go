@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/server/rest"
+	"github.com/nats-io/nats.go"
+)
+
+// httpFlags are flowtrack serve's REST API flags (--http...).
+type httpFlags struct {
+	addr, auth, cert, key *string
+	insecure              *bool
+}
+
+func restFlags(fs *flag.FlagSet) *httpFlags {
+	return &httpFlags{
+		addr:     fs.String("http", "", "serve Camunda 8's REST API (/v2) on this address (host:port)"),
+		auth:     fs.String("http-auth", "", "JSON file of the REST API's Basic users and OAuth issuer (docs/camunda-rest.md)"),
+		cert:     fs.String("http-tls-cert", "", "PEM certificate: the REST API speaks HTTPS"),
+		key:      fs.String("http-tls-key", "", "PEM private key of --http-tls-cert"),
+		insecure: fs.Bool("insecure", false, "allow the REST API beyond loopback without --http-auth"),
+	}
+}
+
+// clock is the engine clock the REST API may pin, or nil without --http.
+func (f *httpFlags) clock() *rest.Clock {
+	if *f.addr == "" {
+		return nil
+	}
+	return rest.NewClock()
+}
+
+// clusterTopology reads a cluster's live nodes and the partitions whose
+// leases they hold (cluster.ReadStatus).
+func clusterTopology(ctx context.Context, nc *nats.Conn, name string, replicas int) (rest.Topology, error) {
+	st, err := cluster.ReadStatus(ctx, nc, name)
+	if err != nil {
+		return rest.Topology{}, err
+	}
+	t := rest.Topology{Partitions: st.Partitions, Replicas: replicas}
+	index := map[string]int{}
+	for _, n := range st.Nodes {
+		index[n.Name] = len(t.Nodes)
+		t.Nodes = append(t.Nodes, rest.TopologyNode{Name: n.Name, Partitions: []int{}})
+	}
+	for _, o := range st.Owners {
+		if i, ok := index[o.Owner]; ok {
+			t.Nodes[i].Partitions = append(t.Nodes[i].Partitions, o.ID)
+		}
+	}
+	return t, nil
+}
+
+// engineClock is clk as the engine's clock: nil (the real clock) without
+// one.
+func engineClock(clk *rest.Clock) clock.Clock {
+	if clk == nil {
+		return nil
+	}
+	return clk
+}
+
+// start starts the REST listener, when --http asks for one, and prints
+// its URL; the returned function stops it.
+func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, stdout io.Writer) (func(), error) {
+	if *f.addr == "" {
+		if *f.auth != "" || *f.cert != "" || *f.key != "" {
+			return nil, usageError{"serve: --http-auth, --http-tls-cert and --http-tls-key need --http"}
+		}
+		return func() {}, nil
+	}
+	cfg := rest.ListenConfig{Addr: *f.addr, TLSCert: *f.cert, TLSKey: *f.key, Insecure: *f.insecure,
+		API: rest.Config{Conn: nc, Cluster: clusterName, Clock: clk,
+			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }}}
+	if node != "" {
+		cfg.API.Topology = func(ctx context.Context) (rest.Topology, error) {
+			return clusterTopology(ctx, nc, clusterName, replicas)
+		}
+	}
+	if *f.auth != "" {
+		a, err := rest.LoadAuth(*f.auth)
+		if err != nil {
+			return nil, err
+		}
+		cfg.API.Auth = a
+	}
+	srv, err := rest.Listen(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stdout, "flowtrack: REST API on %s/v2\n", srv.URL())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Close(ctx)
+	}, nil
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// TestServe_HTTPFlags: --http-auth without --http is a usage error, and
+// --http beyond loopback without --http-auth is refused.
+func TestServe_HTTPFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--port", "0", "--data", t.TempDir(), "--http-auth", "auth.json"},
+		{"--port", "0", "--data", t.TempDir(), "--http", "0.0.0.0:0"},
+	} {
+		code, err := serveCmd(context.Background(), args, io.Discard)
+		if err == nil || code != exitUsage {
+			t.Errorf("serve %v: exit %d, %v; want a usage error", args, code, err)
+		}
+	}
+}
+
+// TestServe_HTTP: flowtrack serve --http prints the REST API's address,
+// answers on it, and stops with the server.
+func TestServe_HTTP(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := serveCmd(ctx, []string{"--port", "0", "--data", t.TempDir(), "--http", "127.0.0.1:0"}, w)
+		_ = w.Close()
+		done <- err
+	}()
+	lines := bufio.NewScanner(r)
+	re := regexp.MustCompile(`REST API on (\S+)/v2`)
+	var base string
+	for base == "" && lines.Scan() {
+		if m := re.FindStringSubmatch(lines.Text()); m != nil {
+			base = m[1]
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, r) }()
+	if base == "" {
+		cancel()
+		t.Fatalf("serve printed no REST address: %v", <-done)
+	}
+	resp, err := http.Get(base + "/v2/topology")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v2/topology: %s", resp.Status)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatalf("serve: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := http.Get(base + "/v2/status"); err == nil {
+		t.Fatal("the REST API still answers after serve stopped")
+	}
+}
