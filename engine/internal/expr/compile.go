@@ -77,6 +77,8 @@ type compiler struct {
 	outer    *compiler
 	captures []string
 	self     string
+	// names are the names in scope given in Options.Names (dmn.go).
+	names map[string]bool
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

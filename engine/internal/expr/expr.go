@@ -181,6 +181,13 @@ type Options struct {
 	// function yields, and the whole (tree) size of the result.
 	// Default: DefaultMaxBytes.
 	MaxBytes int64
+	// Names are the names in scope of a FEEL expression that may hold
+	// spaces or symbols ("Monthly Salary", "Is-Eligible"): DMN decisions,
+	// input data, business knowledge models, context entries and item
+	// components. Written in an expression, such a name reads as one name
+	// (longest first), and a name in scope followed by "(" calls the
+	// function value it holds. Default: none (names are single words).
+	Names []string
 }
 
 // Defaults of Options.
@@ -253,6 +260,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		p.dialect = FEEL
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(start+1, len(strings.TrimRight(text, " \t\r\n")), true, false)
+		c.joinNames(opts.Names)
 		if c.peek().kind == tEOF {
 			return nil, &SyntaxError{Text: text, Pos: start + 1, Msg: "empty expression after ="}
 		}
@@ -271,6 +279,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		p.dialect = FEEL
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(0, len(text), true, false)
+		c.joinNames(opts.Names)
 		root = c.feelTop()
 	default:
 		p.dialect = JUEL

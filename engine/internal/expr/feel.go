@@ -538,6 +538,9 @@ func (c *compiler) feelPrimary() ast.Node {
 				return c.feelExpr()
 			}
 		}
+		if n := c.feelKnownCall(); n != nil {
+			return n
+		}
 		if n := c.feelBoundCall(); n != nil {
 			return n
 		}

@@ -32,6 +32,9 @@ type token struct {
 	// quoted is set on names written in backticks (FEEL), which are never
 	// keywords.
 	quoted bool
+	// known is set on a name joined from the names in scope given in
+	// Options.Names (dmn.go): it may span several words and symbols.
+	known bool
 }
 
 // lexer splits one dialect body into tokens. It is shared by FEEL and JUEL;

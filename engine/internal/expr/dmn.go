@@ -1,0 +1,440 @@
+package expr
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/expr-lang/expr/ast"
+
+	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/engine/internal/model"
+)
+
+// What DMN needs of FEEL, beside expressions: names in scope that hold
+// spaces (Options.Names), function values implemented outside FEEL
+// (Native: business knowledge models, decision services), unary tests
+// matched against an input (Tests: the input entries of decision tables,
+// allowed values), and raw FEEL values in and out (EvalFEEL, Equal,
+// Conforms, ParseLiteral).
+
+// Native is a FEEL function value whose body is Go: a DMN business
+// knowledge model or decision service, invocable from FEEL by the name it
+// is bound to ("PMT(rate, term, amount)"), positionally or by parameter
+// names.
+type Native struct {
+	// Params are the parameters' names, in order.
+	Params []string
+	// Fn computes the result from the arguments, one per parameter (a
+	// parameter left out of a call by name is null). An error fails the
+	// evaluation that made the call.
+	Fn func(args []any) (any, error)
+}
+
+// String renders the function's signature.
+func (n *Native) String() string { return "function(" + strings.Join(n.Params, ", ") + ")" }
+
+func (n *Native) invoke(m *meter, args []any) (any, error) {
+	if len(args) != len(n.Params) {
+		return nil, nil
+	}
+	if m != nil {
+		if m.calls >= maxCallDepth {
+			return nil, fmt.Errorf("%s: calls nested more than %d deep", n, maxCallDepth)
+		}
+		m.calls++
+		defer func() { m.calls-- }()
+	}
+	return n.Fn(args)
+}
+
+func (n *Native) invokeNamed(m *meter, names []string, vals []any) (any, error) {
+	args := make([]any, len(n.Params))
+	for i, name := range names {
+		j := slices.Index(n.Params, name)
+		if j < 0 {
+			return nil, nil
+		}
+		args[j] = vals[i]
+	}
+	return n.invoke(m, args)
+}
+
+// Call calls fn, a FEEL function value (a function definition's value or a
+// *Native), with args; a value that is no function, or the wrong number of
+// arguments, yields null.
+func Call(fn any, args []any) (any, error) {
+	if _, ok := fn.(*Native); ok {
+		return callValue(nil, fn, args)
+	}
+	m := &meter{maxSteps: DefaultMaxSteps, maxBytes: DefaultMaxBytes}
+	return callValue(m, fn, args)
+}
+
+// IsFunction reports whether v is a FEEL function value.
+func IsFunction(v any) bool {
+	switch v.(type) {
+	case *Native, *feelFunc:
+		return true
+	}
+	return false
+}
+
+// FunctionParams returns the parameters of a FEEL function value.
+func FunctionParams(v any) ([]string, bool) {
+	switch f := v.(type) {
+	case *Native:
+		return f.Params, true
+	case *feelFunc:
+		return f.def.params, true
+	}
+	return nil, false
+}
+
+// EvalFEEL evaluates the program over vars and returns the raw FEEL value:
+// numbers as float64 or apd decimals, dates, times, durations and function
+// values as themselves, so that it can be given to another evaluation
+// unchanged. Normalize turns it into what Eval returns.
+func (p *Program) EvalFEEL(vars map[string]any) (any, error) { return p.run(vars) }
+
+// Normalize turns a raw FEEL value into the JSON-compatible value Eval
+// returns (temporal values as ISO text, functions as null).
+func Normalize(v any) any { return normalize(v) }
+
+// Equal reports whether two FEEL values are equal (FEEL's =: numbers by
+// value, lists and contexts element by element).
+func Equal(a, b any) bool { return feelEqual(a, b) == true }
+
+// ParseNumber reads a decimal number's text exactly.
+func ParseNumber(s string) (any, bool) { return parseNumber(strings.TrimSpace(s)) }
+
+// ParseTemporal reads a date, time, date and time or duration as FEEL's
+// @"..." literal does; ok is false when s is none.
+func ParseTemporal(s string) (any, bool) {
+	v := atLiteral(strings.TrimSpace(s))
+	return v, v != nil
+}
+
+// IsNumber reports whether v is a FEEL number.
+func IsNumber(v any) bool {
+	if _, ok := v.(bool); ok {
+		return false
+	}
+	return isNumber(v)
+}
+
+// Kind names the FEEL type of a raw value: "number", "string", "boolean",
+// "date", "time", "date and time", "days and time duration", "years and
+// months duration", "list", "context", "range", "function", or "Null".
+func Kind(v any) string {
+	if v == nil {
+		return "Null"
+	}
+	for _, name := range []string{"number", "string", "boolean", "date and time", "date", "time",
+		"days and time duration", "years and months duration", "list", "context", "range", "function"} {
+		if ok, _ := Conforms(v, name); ok {
+			return name
+		}
+	}
+	return "Any"
+}
+
+// Conforms reports whether v is an instance of the FEEL type written as
+// typ ("number", "date and time", "list<string>", "context<a: number>");
+// known is false when typ is no FEEL type (an item definition's name).
+func Conforms(v any, typ string) (ok, known bool) {
+	ft, err := parseTypeText(typ)
+	if err != nil {
+		return false, false
+	}
+	if _, isNative := v.(*Native); isNative && ft.name == "function" {
+		return true, true
+	}
+	return ft.has(v), true
+}
+
+func parseTypeText(typ string) (ft *feelType, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			ft = nil
+			err = fmt.Errorf("type %q: %v", typ, r)
+		}
+	}()
+	c := newCompiler(typ, feelFuncs, clock.Real{})
+	c.lex(0, len(typ), true, false)
+	ft = c.parseType()
+	if t := c.peek(); t.kind != tEOF {
+		return nil, fmt.Errorf("type %q: unexpected %s", typ, describe(t))
+	}
+	switch ft.name {
+	case "number", "string", "boolean", "date", "time", "date and time", "days and time duration",
+		"years and months duration", "list", "context", "range", "function", "Any", "Null":
+		return ft, nil
+	}
+	return nil, fmt.Errorf("type %q: not a FEEL type", typ)
+}
+
+// joinNames merges the tokens that spell a name of names (longest first)
+// into one known name token, so that "Monthly Salary * 12" reads the
+// variable "Monthly Salary". A name matches only where it starts at a
+// token and ends where a token ends.
+func (c *compiler) joinNames(names []string) {
+	if len(names) == 0 {
+		return
+	}
+	sorted := slices.Clone(names)
+	slices.SortFunc(sorted, func(a, b string) int { return len(b) - len(a) })
+	c.names = make(map[string]bool, len(names))
+	for _, n := range names {
+		c.names[n] = true
+	}
+	out := make([]token, 0, len(c.toks))
+	for i := 0; i < len(c.toks); {
+		t := c.toks[i]
+		if !(t.kind == tName && !t.quoted || t.kind == tOp && t.text == "?") {
+			out = append(out, t)
+			i++
+			continue
+		}
+		rest := c.src[t.pos:]
+		matched := false
+		for _, n := range sorted {
+			if !strings.HasPrefix(rest, n) {
+				continue
+			}
+			end := t.pos + len(n)
+			j := i
+			for j < len(c.toks) && c.toks[j].kind != tEOF && c.toks[j].end < end {
+				j++
+			}
+			if j >= len(c.toks) || c.toks[j].kind == tEOF || c.toks[j].end != end {
+				continue
+			}
+			if j == i && t.kind == tName {
+				break // one word already: keep it as written (keywords, calls)
+			}
+			if j > i && c.toks[j].kind == tString {
+				continue
+			}
+			out = append(out, token{kind: tName, text: n, pos: t.pos, end: end, quoted: true, known: true})
+			i = j + 1
+			matched = true
+			break
+		}
+		if !matched {
+			out = append(out, t)
+			i++
+		}
+	}
+	c.toks = out
+}
+
+// knownName reports whether name is one of the names in scope given in
+// Options.Names, here or around a function body.
+func (c *compiler) knownName(name string) bool {
+	for ; c != nil; c = c.outer {
+		if c.names[name] {
+			return true
+		}
+	}
+	return false
+}
+
+// feelKnownCall parses a call of a name in scope that holds a function
+// value ("PMT(rate, term, amount)"), and returns nil when the current
+// token is no such name followed by "(". A built-in function's name is
+// the built-in unless the name is bound in the expression.
+func (c *compiler) feelKnownCall() ast.Node {
+	t := c.peek()
+	if t.kind != tName || c.peekAt(1).kind != tOp || c.peekAt(1).text != "(" {
+		return nil
+	}
+	if !t.known && !(c.knownName(t.text) && !t.quoted) {
+		return nil
+	}
+	if _, builtin := feelLibrary[t.text]; builtin && !c.hasBound(t.text) {
+		return nil
+	}
+	c.next()
+	return c.feelCall(c.feelVar(t), c.next())
+}
+
+// Tests are compiled unary tests, the input entry of a decision table
+// rule or an allowed values list: "-", "< 5, > 10", "[1..5]", "not(\"a\",
+// \"b\")", or any expression, compared with the input (or, when it
+// yields a boolean and reads the input as "?", that boolean).
+type Tests struct {
+	text   string
+	any    bool
+	negate bool
+	prog   *Program
+	usesQ  []bool
+}
+
+// Text returns the tests as written.
+func (t *Tests) Text() string { return t.text }
+
+// Any reports whether the tests are "-" (or empty): every input passes.
+func (t *Tests) Any() bool { return t.any }
+
+// CompileTests compiles unary tests. A text that does not compile is a
+// *SyntaxError. The input is read in the tests as "?".
+func CompileTests(text string, opts Options) (t *Tests, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			t = nil
+			if se, ok := r.(*SyntaxError); ok {
+				err = se
+				return
+			}
+			err = &SyntaxError{Text: text, Pos: -1, Msg: fmt.Sprintf("%v: cannot compile: %v", errInternal, r)}
+		}
+	}()
+	trimmed := strings.TrimSpace(text)
+	t = &Tests{text: text}
+	if trimmed == "" || trimmed == "-" {
+		t.any = true
+		return t, nil
+	}
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	c := newCompiler(text, feelFuncs, clk)
+	c.lex(0, len(text), true, false)
+	c.joinNames(append(slices.Clone(opts.Names), "?"))
+	// not(tests): the whole text, when the "not" call spans it.
+	if tk := c.peek(); tk.kind == tName && tk.text == "not" && !tk.quoted &&
+		c.peekAt(1).kind == tOp && c.peekAt(1).text == "(" {
+		depth := 0
+		closeAt := -1
+		for k := 1; k < len(c.toks); k++ {
+			x := c.toks[k]
+			if x.kind != tOp {
+				continue
+			}
+			switch x.text {
+			case "(", "[", "{":
+				depth++
+			case ")", "]", "}":
+				depth--
+			}
+			if depth == 0 {
+				closeAt = k
+				break
+			}
+		}
+		if closeAt == len(c.toks)-2 { // then EOF
+			t.negate = true
+			c.toks = append(c.toks[2:closeAt:closeAt], token{kind: tEOF, pos: c.toks[closeAt].pos, end: c.toks[closeAt].pos})
+		}
+	}
+	var items []ast.Node
+	for {
+		startTok := c.i
+		var n ast.Node
+		if u := c.feelUnaryTest(); u != nil {
+			n = u
+		} else {
+			n = c.feelExpr()
+			if c.isOp("..") { // a range without brackets is no unary test
+				panic(c.errAt(c.peek().pos, "a range needs brackets: [a..b]"))
+			}
+		}
+		uses := false
+		for k := startTok; k < c.i; k++ {
+			if c.toks[k].known && c.toks[k].text == "?" {
+				uses = true
+			}
+		}
+		items = append(items, n)
+		t.usesQ = append(t.usesQ, uses)
+		if !c.isOp(",") {
+			break
+		}
+		c.next()
+	}
+	if tk := c.peek(); tk.kind != tEOF {
+		panic(c.unexpected(tk))
+	}
+	root := at(&ast.ArrayNode{Nodes: items}, 0, len(text))
+	prog, err := c.build(root)
+	if err != nil {
+		return nil, &SyntaxError{Text: text, Pos: -1, Msg: fmt.Sprintf("%v: %v", errInternal, err)}
+	}
+	p := &Program{text: text, mode: Value, dialect: FEEL, prog: prog, vars: 1 + c.vars,
+		maxSteps: opts.MaxSteps, maxBytes: opts.MaxBytes}
+	if p.maxSteps <= 0 {
+		p.maxSteps = DefaultMaxSteps
+	}
+	if p.maxBytes <= 0 {
+		p.maxBytes = DefaultMaxBytes
+	}
+	t.prog = p
+	return t, nil
+}
+
+// Match reports whether input passes the tests, evaluated over vars (the
+// names in scope). It sets vars["?"] to input. A test that cannot be
+// compared with the input does not pass.
+func (t *Tests) Match(input any, vars map[string]any) (bool, error) {
+	if t.any {
+		return true, nil
+	}
+	if vars == nil {
+		vars = map[string]any{}
+	}
+	vars["?"] = input
+	out, err := t.prog.run(vars)
+	if err != nil {
+		return false, err
+	}
+	vals, _ := out.([]any)
+	hit := false
+	for i, v := range vals {
+		if testOne(input, v, t.usesQ[i]) {
+			hit = true
+			break
+		}
+	}
+	return hit != t.negate, nil
+}
+
+// testOne applies one positive unary test's value to the input (DMN 1.5
+// 10.3.2.9.1 semantics of unary tests).
+func testOne(x, v any, usesQ bool) bool {
+	switch tv := v.(type) {
+	case feelRange, unaryTest:
+		return feelInOne(x, tv)
+	case bool:
+		if usesQ {
+			return tv
+		}
+		if _, isBool := x.(bool); !isBool && x != nil {
+			return tv
+		}
+		return feelEqual(x, tv) == true
+	case []any:
+		if feelEqual(x, tv) == true {
+			return true
+		}
+		for _, e := range tv {
+			if feelInOne(x, e) {
+				return true
+			}
+		}
+		return false
+	}
+	return feelEqual(x, v) == true
+}
+
+// Literal compiles and evaluates a FEEL expression without variables and
+// returns its raw value, for the constants of a model (default output
+// entries, output values written as text).
+func Literal(text string, opts Options) (any, error) {
+	p, err := Compile(model.Expression{Text: text, Language: "FEEL"}, Value, opts)
+	if err != nil {
+		return nil, err
+	}
+	return p.run(map[string]any{})
+}
