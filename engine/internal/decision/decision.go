@@ -25,6 +25,12 @@ import (
 type Options struct {
 	// Clock is what now() and today() read. Default: clock.Real{}.
 	Clock clock.Clock
+	// Lenient compiles a model whose decision or business knowledge
+	// model has an expression that does not compile: evaluating that
+	// element fails (its result is null) and Set.Problems lists it, as
+	// the DMN TCK expects of a model with one erroneous decision among
+	// many. Default: such a model is refused (a deployment is).
+	Lenient bool
 }
 
 // CompileError is a model that does not compile: the file, the position
@@ -50,8 +56,22 @@ var ErrUnknownDecision = errors.New("decision: unknown decision")
 
 // Set is a compiled set of DMN models that may import each other.
 type Set struct {
-	models []*modelC
-	opts   Options
+	models   []*modelC
+	opts     Options
+	problems []error
+}
+
+// Problems lists the elements that did not compile (Options.Lenient).
+func (s *Set) Problems() []error { return s.problems }
+
+// deferred returns the compile error err as what evaluating the element
+// yields, when the set is lenient.
+func (m *modelC) deferred(err error) (evalFn, bool) {
+	if !m.set.opts.Lenient {
+		return nil, false
+	}
+	m.set.problems = append(m.set.problems, err)
+	return func(*run, map[string]any) (any, error) { return nil, err }, true
 }
 
 // modelC is one compiled model.
@@ -363,7 +383,12 @@ func (m *modelC) compile() error {
 		if b.Logic != nil {
 			f, err := m.compileFunction(b.Logic)
 			if err != nil {
-				return &CompileError{File: file, Pos: b.Pos, Element: "business knowledge model " + b.Name, Err: err}
+				cerr := &CompileError{File: file, Pos: b.Pos, Element: "business knowledge model " + b.Name, Err: err}
+				fail, ok := m.deferred(cerr)
+				if !ok {
+					return cerr
+				}
+				f = &funcC{def: b.Logic, body: fail, types: make([]*dtype, len(b.Logic.Params))}
 			}
 			bc.fn = f
 		}
@@ -385,7 +410,12 @@ func (m *modelC) compile() error {
 		if d.Logic != nil {
 			f, err := m.compileBoxed(d.Logic)
 			if err != nil {
-				return &CompileError{File: file, Pos: posOf(d.Logic, d.Pos), Element: "decision " + d.Name, Err: err}
+				cerr := &CompileError{File: file, Pos: posOf(d.Logic, d.Pos), Element: "decision " + d.Name, Err: err}
+				fail, ok := m.deferred(cerr)
+				if !ok {
+					return cerr
+				}
+				f = fail
 			}
 			dc.logic = f
 		}
