@@ -127,7 +127,16 @@ type reqC struct {
 }
 
 func (m *modelC) exprOpts() expr.Options {
-	return expr.Options{Language: "FEEL", Names: m.names, Clock: m.clock}
+	return expr.Options{Language: "FEEL", Names: m.names, Clock: m.clock, Types: m.namedType}
+}
+
+// namedType is the test of an item definition named in "instance of".
+func (m *modelC) namedType(name string) (func(any) bool, bool) {
+	t, err := m.resolveType(name)
+	if err != nil || t == nil {
+		return nil, false
+	}
+	return func(v any) bool { return v != nil && conforms(v, t) }, true
 }
 
 // Compile compiles models: the first is the main one; the others are the
@@ -683,6 +692,11 @@ func (r *run) decision(d *decisionC) any {
 	scope, err := r.scopeOf(d.m, d.reqs)
 	ev := Evaluated{DecisionID: d.d.ID, DecisionName: d.d.Name}
 	var v any
+	if err == nil && d.logic == nil {
+		// A decision without logic takes its value from the inputs, as
+		// input data does.
+		v = fromJSON(r.inputs[d.d.Name], d.typ)
+	}
 	if err == nil && d.logic != nil {
 		var matched []MatchedRule
 		saved := r.matched
@@ -754,13 +768,15 @@ func (r *run) bkmValue(b *bkmC) any {
 	}}
 }
 
+// params are the service's parameters: its input data, then its input
+// decisions (the order the DMN TCK invokes them in).
 func (sc *serviceC) params() []string {
 	var ps []string
-	for _, d := range sc.inDecs {
-		ps = append(ps, d.d.Name)
-	}
 	for _, in := range sc.inputs {
 		ps = append(ps, in.d.Name)
+	}
+	for _, d := range sc.inDecs {
+		ps = append(ps, d.d.Name)
 	}
 	return ps
 }
@@ -777,15 +793,15 @@ func (r *run) serviceValue(sc *serviceC) any {
 func (r *run) service(sc *serviceC, args []any) (any, error) {
 	sub := &run{set: r.set, inputs: map[string]any{}, memo: map[*decisionC]any{}, given: map[*decisionC]any{},
 		active: map[*decisionC]bool{}}
+	for i, in := range sc.inputs {
+		sub.inputs[in.d.Name] = args[i]
+	}
 	for i, d := range sc.inDecs {
-		v, err := coerce(args[i], d.typ)
+		v, err := coerce(args[len(sc.inputs)+i], d.typ)
 		if err != nil {
 			return nil, fmt.Errorf("decision service %s: %s: %w", sc.s.Name, d.d.Name, err)
 		}
 		sub.given[d] = v
-	}
-	for i, in := range sc.inputs {
-		sub.inputs[in.d.Name] = args[len(sc.inDecs)+i]
 	}
 	if len(sc.outputs) == 1 {
 		v := sub.decision(sc.outputs[0])

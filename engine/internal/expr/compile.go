@@ -79,6 +79,8 @@ type compiler struct {
 	self     string
 	// names are the names in scope given in Options.Names (dmn.go).
 	names map[string]bool
+	// types are the named types of Options.Types (dmn.go).
+	types func(name string) (func(any) bool, bool)
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

@@ -213,6 +213,9 @@ func (c *compiler) joinNames(names []string) {
 			if j == i && t.kind == tName {
 				break // one word already: keep it as written (keywords, calls)
 			}
+			if _, builtin := feelLibrary[n]; builtin {
+				break // a built-in's name ("met by") stays the built-in
+			}
 			if j > i && c.toks[j].kind == tString {
 				continue
 			}
@@ -227,6 +230,51 @@ func (c *compiler) joinNames(names []string) {
 		}
 	}
 	c.toks = out
+}
+
+// namedType returns the named type of Options.Types called name, or nil.
+func (c *compiler) namedType(name string) *feelType {
+	for ; c != nil; c = c.outer {
+		if c.types != nil {
+			if test, ok := c.types(name); ok {
+				return &feelType{name: name, pred: test}
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// rangeProperty is a range's start, end, start included or end included
+// (a comparison test is the range it stands for: < 10 ends at 10).
+func rangeProperty(v any, key string) any {
+	var r feelRange
+	switch x := v.(type) {
+	case feelRange:
+		r = x
+	case unaryTest:
+		switch x.op {
+		case "<", "<=":
+			r = feelRange{hi: x.v, hiIncl: x.op == "<="}
+		case ">", ">=":
+			r = feelRange{lo: x.v, loIncl: x.op == ">="}
+		case "=":
+			r = feelRange{lo: x.v, hi: x.v, loIncl: true, hiIncl: true}
+		default:
+			return nil
+		}
+	}
+	switch key {
+	case "start":
+		return r.lo
+	case "end":
+		return r.hi
+	case "start included":
+		return r.loIncl
+	case "end included":
+		return r.hiIncl
+	}
+	return nil
 }
 
 // knownName reports whether name is one of the names in scope given in

@@ -188,6 +188,10 @@ type Options struct {
 	// (longest first), and a name in scope followed by "(" calls the
 	// function value it holds. Default: none (names are single words).
 	Names []string
+	// Types are the named types "instance of" may name besides FEEL's
+	// (DMN item definitions): the function returns the test of a value
+	// for a name it knows. Default: none.
+	Types func(name string) (test func(any) bool, ok bool)
 }
 
 // Defaults of Options.
@@ -261,6 +265,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(start+1, len(strings.TrimRight(text, " \t\r\n")), true, false)
 		c.joinNames(opts.Names)
+		c.types = opts.Types
 		if c.peek().kind == tEOF {
 			return nil, &SyntaxError{Text: text, Pos: start + 1, Msg: "empty expression after ="}
 		}
@@ -280,6 +285,7 @@ func Compile(e model.Expression, mode Mode, opts Options) (p *Program, err error
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(0, len(text), true, false)
 		c.joinNames(opts.Names)
+		c.types = opts.Types
 		root = c.feelTop()
 	default:
 		p.dialect = JUEL

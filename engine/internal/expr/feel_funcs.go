@@ -434,6 +434,8 @@ func feelGet(a any, key string) any {
 	switch x := a.(type) {
 	case map[string]any:
 		return x[key]
+	case feelRange, unaryTest:
+		return rangeProperty(x, key)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {

@@ -82,7 +82,9 @@ func (l *lexer) next() token {
 		}
 		return l.emit(token{kind: tName, text: l.src[start+1 : l.i-1], pos: start, end: l.i, quoted: true})
 	case isNameStart(l.runeAt()):
-		for l.i < l.end && isNamePart(l.runeAt()) {
+		// FEEL names may hold an apostrophe ("Student's name", DMN 1.5
+		// additional name symbols); FEEL has no '...' strings.
+		for l.i < l.end && (isNamePart(l.runeAt()) || l.feel && l.src[l.i] == '\'') {
 			_, n := utf8.DecodeRuneInString(l.src[l.i:l.end])
 			l.i += n
 		}
