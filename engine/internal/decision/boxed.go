@@ -171,6 +171,9 @@ func (m *modelC) compileBoxedBare(b model.BoxedExpression) (evalFn, error) {
 				if err != nil {
 					return nil, err
 				}
+				if _, isBool := keep.(bool); !isBool && keep != nil {
+					return nil, fmt.Errorf("filter: the match of %s is %s, no boolean", show(it), show(keep))
+				}
 				if keep == true {
 					out = append(out, it)
 				}
@@ -205,6 +208,9 @@ func (m *modelC) compileBoxedBare(b model.BoxedExpression) (evalFn, error) {
 				v, err := body(r, s)
 				if err != nil {
 					return nil, err
+				}
+				if _, isBool := v.(bool); x.Kind != "for" && !isBool {
+					return nil, fmt.Errorf("%s: satisfies is %s for %s, no boolean", x.Kind, show(v), show(it))
 				}
 				switch x.Kind {
 				case "some":

@@ -136,7 +136,7 @@ func (m *modelC) namedType(name string) (func(any) bool, bool) {
 	if err != nil || t == nil {
 		return nil, false
 	}
-	return func(v any) bool { return v != nil && conforms(v, t) }, true
+	return func(v any) bool { return v != nil && conformsAs(v, t, false) }, true
 }
 
 // Compile compiles models: the first is the main one; the others are the

@@ -122,7 +122,11 @@ func (m *modelC) itemType(it *model.ItemDefinition) (*dtype, error) {
 
 // conforms reports whether v is a value of type t (null is a value of
 // every type).
-func conforms(v any, t *dtype) bool {
+func conforms(v any, t *dtype) bool { return conformsAs(v, t, true) }
+
+// conformsAs is conforms, checking allowed values or not: "instance of"
+// asks for the type alone.
+func conformsAs(v any, t *dtype, allowed bool) bool {
 	if t == nil || v == nil {
 		return true
 	}
@@ -132,7 +136,7 @@ func conforms(v any, t *dtype) bool {
 			return false
 		}
 		for _, e := range l {
-			if !conforms(e, t.elem) {
+			if !conformsAs(e, t.elem, allowed) {
 				return false
 			}
 		}
@@ -145,21 +149,24 @@ func conforms(v any, t *dtype) bool {
 	if t.function {
 		return expr.IsFunction(v)
 	}
-	if t.base != nil && !conforms(v, t.base) {
+	if t.base != nil && !conformsAs(v, t.base, allowed) {
 		return false
 	}
 	if len(t.comps) > 0 {
+		// A context conforms to a structure when it has every component
+		// (of its type); it may have more entries.
 		c, ok := v.(map[string]any)
 		if !ok {
 			return false
 		}
 		for _, comp := range t.comps {
-			if !conforms(c[comp.name], comp.typ) {
+			e, has := c[comp.name]
+			if !has || !conformsAs(e, comp.typ, allowed) {
 				return false
 			}
 		}
 	}
-	if t.allowed != nil {
+	if allowed && t.allowed != nil {
 		ok, err := t.allowed.Match(v, map[string]any{})
 		if err != nil || !ok {
 			return false
