@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -485,4 +486,59 @@ func Literal(text string, opts Options) (any, error) {
 		return nil, err
 	}
 	return p.run(map[string]any{})
+}
+
+// feelDMNLibrary are the built-ins DMN 1.5 added that the rest of the
+// library lacks: range(from), a range from its text.
+var feelDMNLibrary = map[string]fnInfo{
+	"range": {min: 1, max: 1, pure: true, fn: func(a ...any) (any, error) {
+		s, ok := a[0].(string)
+		if !ok {
+			return nil, nil
+		}
+		return rangeOf(s), nil
+	}},
+}
+
+// literalValue evaluates a literal; set by init, since the library that
+// range() belongs to is what Compile reads.
+var literalValue func(string) (any, error)
+
+func init() {
+	literalValue = func(s string) (any, error) { return Literal(s, Options{}) }
+}
+
+// rangeLiteral is an end point of range(): a number, a string, an
+// @-literal, or a temporal conversion of a string literal.
+var rangeLiteral = regexp.MustCompile(`^(-?[0-9]+(\.[0-9]+)?|-?\.[0-9]+|"(\\.|[^"\\])*"|@"(\\.|[^"\\])*"|(date|time|date and time|duration)\(\s*"(\\.|[^"\\])*"\s*\))$`)
+
+// rangeOf reads a range literal ("[1..10)", "]1..5]") as range() does
+// (DMN 1.5 10.3.2.7): end points must be literals of one kind, in
+// ascending order; anything else (a comparison such as ">= 10" too) is
+// null.
+func rangeOf(s string) any {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil
+	}
+	if len(s) < 2 || !strings.ContainsRune("[(]", rune(s[0])) || !strings.ContainsRune("])[", rune(s[len(s)-1])) {
+		return nil
+	}
+	lo, hi, ok := strings.Cut(s[1:len(s)-1], "..")
+	if !ok {
+		return nil
+	}
+	lo, hi = strings.TrimSpace(lo), strings.TrimSpace(hi)
+	if !rangeLiteral.MatchString(lo) || !rangeLiteral.MatchString(hi) {
+		return nil
+	}
+	lv, err1 := literalValue(lo)
+	hv, err2 := literalValue(hi)
+	if err1 != nil || err2 != nil || lv == nil || hv == nil {
+		return nil
+	}
+	if c, ok := compare(lv, hv); !ok || c > 0 {
+		return nil
+	}
+	return mkRange(lv, hv, s[0] == '[', s[len(s)-1] == ']')
 }

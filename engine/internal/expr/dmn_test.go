@@ -84,3 +84,24 @@ func TestConforms(t *testing.T) {
 		t.Error("[a] is no list<string>")
 	}
 }
+
+func TestRange(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want any
+	}{
+		{`range("[1..3]") = [1..3]`, true},
+		{`2 in range("(1..3)")`, true},
+		{`1 in range("(1..3)")`, false},
+		{`range("[3..1]")`, nil},
+		{`range(">= 10")`, nil},
+		{`range("[1..\"b\"]")`, nil},
+		{`range("[date(\"2020-01-01\")..@\"2020-02-01\"]") = [@"2020-01-01"..@"2020-02-01"]`, true},
+		{`range(from: "[x..y]")`, nil},
+	} {
+		got, err := Literal(c.text, Options{})
+		if err != nil || !(got == nil && c.want == nil || Equal(got, c.want)) {
+			t.Errorf("%s = %v, %v; want %v", c.text, got, err, c.want)
+		}
+	}
+}
