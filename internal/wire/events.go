@@ -56,6 +56,7 @@ var Events = []EventRecord{
 	{engine.CallStarted, "A call activity started an instance; name is the called process.", named, []string{"tokenId", "message"}},
 	{engine.ConditionSatisfied, "A conditional event's condition became true.", element, token},
 	{engine.VariablesUpdated, "Variables were set from outside (set_variables); variables are what was set, tokenId the token naming the scope (absent: the process scope).", nil, []string{"tokenId", "variables"}},
+	{engine.DecisionEvaluated, "A business rule task evaluated its decision; name is the decision id, variables holds decisionId, decisionName, decisionVersion, result and matchedRules (decisionId, ruleId, ruleIndex per rule matched).", []string{"elementId", "elementType", "name", "variables"}, token},
 }
 
 // CommonFields are the fields every event record carries.

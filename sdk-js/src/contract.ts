@@ -58,6 +58,7 @@ export const eventTypes = [
   'callStarted',
   'conditionSatisfied',
   'variablesUpdated',
+  'decisionEvaluated',
 ] as const;
 
 /** The name of what an event records. */
@@ -456,6 +457,23 @@ export interface VariablesUpdatedEvent extends EventBase {
   variables?: Variables;
 }
 
+/** A business rule task evaluated its decision; name is the decision id, variables holds decisionId, decisionName, decisionVersion, result and matchedRules (decisionId, ruleId, ruleIndex per rule matched). */
+export interface DecisionEvaluatedEvent extends EventBase {
+  type: 'decisionEvaluated';
+  /** ElementID and ElementType name the element concerned, if any. */
+  elementId: string;
+  elementType: string;
+  /** Name is a message, signal, error or escalation name or code. */
+  name: string;
+  /**
+   * Variables carries the variables a record set (job results, message
+   * payloads, start variables).
+   */
+  variables: Variables;
+  /** TokenID identifies the token (the path) the record concerns. */
+  tokenId?: number;
+}
+
 /** Any record of an instance's event stream: switch on `type` to narrow it. */
 export type AnyFlowEvent =
   | InstanceStartedEvent
@@ -487,7 +505,8 @@ export type AnyFlowEvent =
   | EscalationCaughtEvent
   | CallStartedEvent
   | ConditionSatisfiedEvent
-  | VariablesUpdatedEvent;
+  | VariablesUpdatedEvent
+  | DecisionEvaluatedEvent;
 
 /** One record of an instance's ordered event stream, of type T (by default any type). */
 export type FlowEvent<T extends EventType = EventType> = Extract<AnyFlowEvent, { type: T }>;

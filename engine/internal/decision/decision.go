@@ -12,8 +12,6 @@ package decision
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
@@ -228,8 +226,7 @@ func (m *modelC) collectNames() {
 			m.names = append(m.names, n)
 		}
 	}
-	var addDefs func(d *model.DMNDefinitions, depth int)
-	addDefs = func(d *model.DMNDefinitions, depth int) {
+	addDefs := func(d *model.DMNDefinitions) {
 		for _, x := range d.Decisions {
 			add(x.Name)
 			add(x.Variable.Name)
@@ -267,9 +264,9 @@ func (m *modelC) collectNames() {
 			add(imp.Name)
 		}
 	}
-	addDefs(m.defs, 0)
+	addDefs(m.defs)
 	for _, im := range m.imports {
-		addDefs(im.defs, 1)
+		addDefs(im.defs)
 	}
 }
 
@@ -814,14 +811,3 @@ func (r *run) service(sc *serviceC, args []any) (any, error) {
 	return coerce(out, sc.typ)
 }
 
-// outputsOf sorts the keys of a context, for stable errors.
-func keysOf(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-var _ = slices.Index[[]string]

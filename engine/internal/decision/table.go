@@ -153,13 +153,24 @@ func (tc *tableC) eval(r *run, scope map[string]any) (any, error) {
 		h.prio = tc.priority(h.outputs)
 		hits = append(hits, h)
 	}
-	if r.matched != nil {
-		for _, h := range hits {
-			*r.matched = append(*r.matched, MatchedRule{ID: t.Rules[h.index].ID, Index: h.index + 1})
-		}
-	}
 	if len(hits) == 0 {
 		return tc.defaultResult(vars)
+	}
+	// The rules the result comes from: the first for FIRST, the
+	// chosen one for PRIORITY, all that matched otherwise.
+	used := hits
+	switch t.HitPolicy {
+	case "FIRST":
+		used = hits[:1]
+	case "PRIORITY":
+		used = tc.byPriority(hits)[:1]
+	case "OUTPUT ORDER":
+		used = tc.byPriority(hits)
+	}
+	if r.matched != nil {
+		for _, h := range used {
+			*r.matched = append(*r.matched, MatchedRule{ID: t.Rules[h.index].ID, Index: h.index + 1})
+		}
 	}
 	switch t.HitPolicy {
 	case "UNIQUE":

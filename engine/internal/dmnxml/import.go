@@ -284,6 +284,13 @@ func (im *importer) requirements(e *element) ([]model.Requirement, error) {
 
 func (im *importer) decision(e *element) (*model.Decision, error) {
 	d := &model.Decision{ID: e.get("id"), Name: e.get("name"), Variable: im.variable(e), Pos: e.pos}
+	if ext := e.child("extensionElements"); ext != nil {
+		for _, c := range ext.children {
+			if c.local == "versionTag" {
+				d.VersionTag = c.get("value")
+			}
+		}
+	}
 	reqs, err := im.requirements(e)
 	if err != nil {
 		return nil, err

@@ -83,10 +83,13 @@ type Requirement struct {
 // its decision logic (nil when the model has none).
 type Decision struct {
 	ID, Name string
-	Variable InformationItem
-	Requires []Requirement
-	Logic    BoxedExpression
-	Pos      Position
+	// VersionTag is Camunda 8's zeebe:versionTag of the decision, which
+	// a business rule task may bind to.
+	VersionTag string
+	Variable   InformationItem
+	Requires   []Requirement
+	Logic      BoxedExpression
+	Pos        Position
 }
 
 // InputData is an <inputData>: a value given to the evaluation.
@@ -267,4 +270,26 @@ type Iterator struct {
 	In       BoxedExpression
 	// Body is for's return or the quantifiers' satisfies.
 	Body BoxedExpression
+}
+
+// DecisionCall is what a business rule task says about the decision the
+// engine evaluates for it: Camunda 8's zeebe:calledDecision or Camunda
+// 7's camunda:decisionRef.
+type DecisionCall struct {
+	// DecisionID is the called decision's id.
+	DecisionID string
+	// ResultVariable receives the result.
+	ResultVariable string
+	// Binding picks the decision's version: "latest" (default),
+	// "deployment" (the version deployed with the process), "versionTag"
+	// (the version tagged VersionTag) or, Camunda 7, "version" (Version).
+	Binding    string
+	VersionTag string
+	Version    int
+	// MapResult is Camunda 7's camunda:mapDecisionResult: "singleEntry",
+	// "singleResult", "collectEntries" or "resultList" (its default). It
+	// is empty for Camunda 8, which sets the decision's output as it is.
+	MapResult string
+	// Camunda7 is set for camunda:decisionRef.
+	Camunda7 bool
 }

@@ -42,6 +42,7 @@ const (
 	CallStarted        EventType = "callStarted"
 	ConditionSatisfied EventType = "conditionSatisfied"
 	EscalationCaught   EventType = "escalationCaught"
+	DecisionEvaluated  EventType = "decisionEvaluated"
 )
 
 // eventTypes lists the event types by their compact code (see record).
@@ -51,6 +52,7 @@ var eventTypes = [...]EventType{
 	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
 	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+	DecisionEvaluated,
 }
 
 // EventTypes returns every event type the engine writes.

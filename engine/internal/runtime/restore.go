@@ -150,6 +150,22 @@ func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
 	if err != nil {
 		return err
 	}
+	if defs.DMN != nil {
+		if len(d.Processes) != 0 {
+			return fmt.Errorf("the source is a DMN model, the document lists %d processes", len(d.Processes))
+		}
+		set, err := rs.e.CompileDecisions(defs.DMN, opts)
+		if err != nil {
+			return err
+		}
+		if _, err := rs.e.InstallDecisions(d.Name, 0, defs.DMN, set); err != nil {
+			return err
+		}
+		rs.e.mu.Lock()
+		rs.e.deployments = append(rs.e.deployments, deployment{name: d.Name, source: []byte(d.Source), at: rs.e.keys.Load()})
+		rs.e.mu.Unlock()
+		return nil
+	}
 	var plans []*Plan
 	for _, p := range defs.Processes {
 		if !p.Executable {
