@@ -810,4 +810,3 @@ func (r *run) service(sc *serviceC, args []any) (any, error) {
 	}
 	return coerce(out, sc.typ)
 }
-
