@@ -161,8 +161,14 @@ func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
 		if _, err := rs.e.InstallDecisions(d.Name, 0, defs.DMN, set); err != nil {
 			return err
 		}
+		// Ordered right after the deployment before it, as it was when
+		// the document was written (the key counter is not restored yet).
 		rs.e.mu.Lock()
-		rs.e.deployments = append(rs.e.deployments, deployment{name: d.Name, source: []byte(d.Source), at: rs.e.keys.Load()})
+		var at int64
+		if n := len(rs.e.deployments); n > 0 {
+			at = rs.e.deployments[n-1].order()
+		}
+		rs.e.deployments = append(rs.e.deployments, deployment{name: d.Name, source: []byte(d.Source), at: at})
 		rs.e.mu.Unlock()
 		return nil
 	}
