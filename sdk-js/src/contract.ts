@@ -606,6 +606,8 @@ export interface DeployedProcess {
 export interface Deployment {
   name: string;
   processes: DeployedProcess[];
+  /** Decisions are the decisions a DMN model deployed; absent for BPMN. */
+  decisions?: DeployedDecision[];
   /**
    * Warnings lists what deploys but is probably not what the modeller
    * meant; absent when there is nothing.
@@ -761,6 +763,54 @@ export interface DefinitionXML {
   xml?: string;
 }
 
+/**
+ * DeployedDecision describes one deployed decision version: deploying a DMN model
+ * registers a new version of each of its decisions, as deploying a
+ * process does.
+ */
+export interface DeployedDecision {
+  id: string;
+  name?: string;
+  version: number;
+  versionTag?: string;
+  /** Resource is the name the DMN model was deployed under. */
+  resource: string;
+}
+
+/**
+ * MatchedRule is a rule of a decision table that matched in an
+ * evaluation.
+ */
+export interface MatchedRule {
+  decisionId: string;
+  ruleId?: string;
+  /** RuleIndex is the rule's 1-based position in its table. */
+  ruleIndex: number;
+}
+
+/**
+ * EvaluatedDecision is one decision evaluated for EvaluateDecision: the
+ * requested one or one it requires.
+ */
+export interface EvaluatedDecision {
+  decisionId: string;
+  decisionName?: string;
+  output: unknown;
+  matchedRules?: MatchedRule[];
+  /** Failure says why the decision's output is null, when it failed. */
+  failure?: string;
+}
+
+/** DecisionResult is evaluate_decision's result (engine.DecisionResult). */
+export interface DecisionResult {
+  decision: DeployedDecision;
+  /** Output is the decision's result; null when it failed (failure says why). */
+  output: unknown;
+  matchedRules: MatchedRule[];
+  evaluated: EvaluatedDecision[];
+  failure?: string;
+}
+
 /** JobAge names a job and how long it has waited, on the engine clock. */
 export interface JobAge {
   key: number;
@@ -841,7 +891,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'evaluate_decision' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -1048,6 +1098,17 @@ export interface DefinitionXMLRequest {
   version?: number;
 }
 
+/** EvaluateDecisionRequest is evaluate_decision's request. */
+export interface EvaluateDecisionRequest<V extends Variables = Variables> {
+  decisionId: string;
+  /**
+   * Version is the version to evaluate (from 1); 0 or absent: the
+   * newest.
+   */
+  version?: number;
+  variables?: V;
+}
+
 /** MetricsRequest is metrics' request: an empty object. */
 export interface MetricsRequest {
 }
@@ -1125,6 +1186,7 @@ export interface Requests {
   cancel: InstanceRequest;
   definitions: DefinitionsRequest;
   definition_xml: DefinitionXMLRequest;
+  evaluate_decision: EvaluateDecisionRequest;
   metrics: MetricsRequest;
   now: NowRequest;
   configure: ConfigureRequest;
@@ -1135,7 +1197,7 @@ export interface Requests {
 
 /** The result of each operation. */
 export interface Results {
-  /** Parses, validates and registers the executable processes of a BPMN 2.0 XML document. */
+  /** Parses, validates and registers the executable processes of a BPMN 2.0 XML document, or the decisions of a DMN model. */
   deploy: Deployment;
   /** Starts an instance of the newest version of a process at its none start event. */
   start: StartedInstance;
@@ -1181,6 +1243,8 @@ export interface Results {
   definitions: Definition[];
   /** The document that deployed a version of a process, as it was deployed. */
   definition_xml: DefinitionXML;
+  /** Evaluates a deployed decision over variables: its output and the rules its decision tables matched. */
+  evaluate_decision: DecisionResult;
   /** What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency. */
   metrics: Metrics;
   /** The virtual clock's reading. */
@@ -1196,7 +1260,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'UNKNOWN_DECISION' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1245,6 +1309,11 @@ export class DeployError extends FlowtrackError {
 /** UNKNOWN_PROCESS: `start` of a process id never deployed. */
 export class UnknownProcessError extends FlowtrackError {
   override readonly name: string = 'UnknownProcessError';
+}
+
+/** UNKNOWN_DECISION: `evaluate_decision` of a decision id (or version) never deployed. */
+export class UnknownDecisionError extends FlowtrackError {
+  override readonly name: string = 'UnknownDecisionError';
 }
 
 /** NO_NONE_START: `start` of a process that only events can start. */
@@ -1347,6 +1416,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   UNKNOWN_OPERATION: UnknownOperationError,
   DEPLOY_FAILED: DeployError,
   UNKNOWN_PROCESS: UnknownProcessError,
+  UNKNOWN_DECISION: UnknownDecisionError,
   NO_NONE_START: NoNoneStartError,
   UNKNOWN_INSTANCE: UnknownInstanceError,
   UNKNOWN_JOB: UnknownJobError,
