@@ -2,7 +2,8 @@
 // flowtrack's WebAssembly module (embedded), through wazero.
 //
 //	flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
-//	flowtrack validate [--json] model.bpmn
+//	flowtrack validate [--json] model.bpmn|model.dmn
+//	flowtrack decide model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]
 //	flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //	flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
@@ -24,6 +25,10 @@
 // line, as "file:line:col: rule: element: message" (the form editors and CI
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
+//
+// A DMN model validates too (its decision tables, expressions, types and
+// requirements); decide evaluates one of its decisions over --vars and
+// prints the rules that matched and the output (decide.go).
 //
 // sim is the interactive mode (sim.go): it starts an instance and, one
 // choice a line read from stdin, completes its jobs, publishes the
@@ -86,7 +91,8 @@ const (
 // usage is the top-level usage text; stateUsage adds the state commands.
 var usage = `usage:
   flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
-  flowtrack validate [--json] model.bpmn
+  flowtrack validate [--json] model.bpmn|model.dmn
+  flowtrack decide model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]
   flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
   flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
   flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
@@ -135,6 +141,8 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code, err = runCmd(ctx, args[1:], stdout, stderr)
 		case "validate":
 			code, err = validateCmd(ctx, args[1:], stdout)
+		case "decide":
+			code, err = decideCmd(ctx, args[1:], stdout)
 		case "serve":
 			code, err = serveCmd(ctx, args[1:], stdout)
 		case "cluster":
@@ -179,7 +187,8 @@ var errInput = errors.New("bad input")
 // synopses are the argument lines of run and validate, for their --help.
 var synopses = map[string]string{
 	"run":      "model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
-	"validate": "[--json] model.bpmn",
+	"validate": "[--json] model.bpmn|model.dmn",
+	"decide":   "model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]",
 	"sim":      simSynopsis,
 }
 
@@ -251,6 +260,7 @@ func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, err
 		res.Errors = de.Problems
 	} else {
 		res.Processes = d.Processes
+		res.Decisions = d.Decisions
 		res.Warnings = append(res.Warnings, d.Warnings...)
 	}
 	code := exitOK
@@ -271,16 +281,20 @@ func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, err
 	for _, p := range res.Processes {
 		fmt.Fprintf(stdout, "ok: process %s (version %d)\n", p.ID, p.Version)
 	}
+	for _, d := range res.Decisions {
+		fmt.Fprintf(stdout, "ok: decision %s (version %d)\n", d.ID, d.Version)
+	}
 	return code, nil
 }
 
 // validation is what validate --json prints.
 type validation struct {
-	File      string           `json:"file"`
-	Valid     bool             `json:"valid"`
-	Processes []engine.Process `json:"processes,omitempty"`
-	Errors    []engine.Problem `json:"errors"`
-	Warnings  []engine.Problem `json:"warnings"`
+	File      string            `json:"file"`
+	Valid     bool              `json:"valid"`
+	Processes []engine.Process  `json:"processes,omitempty"`
+	Decisions []engine.Decision `json:"decisions,omitempty"`
+	Errors    []engine.Problem  `json:"errors"`
+	Warnings  []engine.Problem  `json:"warnings"`
 }
 
 // fileList is a repeatable file flag (run --with).
