@@ -105,3 +105,15 @@ func TestRange(t *testing.T) {
 		}
 	}
 }
+
+func TestNative_AsSortPrecedes(t *testing.T) {
+	desc := &Native{Params: []string{"a", "b"}, Fn: func(args []any) (any, error) { return feelCmp(func(c int) bool { return c > 0 })(args[0], args[1]) }}
+	p, err := Compile(model.Expression{Text: "sort([1, 3, 2], by)", Language: "FEEL"}, Value, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := p.Eval(map[string]any{"by": desc})
+	if err != nil || !Equal(got, []any{3.0, 2.0, 1.0}) {
+		t.Errorf("got %v, %v", got, err)
+	}
+}

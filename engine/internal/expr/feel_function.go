@@ -327,8 +327,9 @@ func feelSort(a ...any) (any, error) {
 	if !ok {
 		return nil, nil
 	}
-	f, ok := a[2].(*feelFunc)
-	if !ok || len(f.def.params) != 2 {
+	// precedes is a FEEL function or a DMN one (a business knowledge
+	// model, Native).
+	if params, ok := FunctionParams(a[2]); !ok || len(params) != 2 {
 		return nil, nil
 	}
 	out := slices.Clone(l)
@@ -338,7 +339,7 @@ func feelSort(a ...any) (any, error) {
 		if failed != nil || bad {
 			return 0
 		}
-		r, err := f.call(m, []any{x, y})
+		r, err := callValue(m, a[2], []any{x, y})
 		if err != nil {
 			failed = err
 			return 0
