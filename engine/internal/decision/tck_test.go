@@ -204,7 +204,7 @@ func TestDMNTCK(t *testing.T) {
 			}
 		}
 	}
-	fmt.Printf("dmn-tck: %d/%d (%d numbers compared at the decimals the TCK wrote)\n", n, len(all), tckApprox)
+	fmt.Printf("dmn-tck: %d/%d (%d numbers compared at the precision or decimals the TCK wrote)\n", n, len(all), tckApprox)
 	if *dmnUpdate {
 		keys := make([]string, 0, len(passed))
 		for k := range passed {
