@@ -101,7 +101,7 @@ func TestSet_HitPolicies(t *testing.T) {
 		{"no match", "UNIQUE", "", oneOut, rule("r1", "&gt; 100", "1"), 1, nil, ""},
 		{"default", "UNIQUE", "", `<output name="o"><defaultOutputEntry><text>"none"</text></defaultOutputEntry></output>`, rule("r1", "&gt; 100", `"big"`), 1, "none", ""},
 		{"two outputs", "FIRST", "", `<output name="a"/><output name="b"/>`, rule("r1", "-", "1", `"one"`), 1, map[string]any{"a": 1.0, "b": "one"}, ""},
-		{"output value not allowed", "FIRST", "", `<output name="o"><outputValues><text>"a", "b"</text></outputValues></output>`, rule("r1", "-", `"z"`), 1, nil, "output values"},
+		{"output value not allowed", "FIRST", "", `<output name="o"><outputValues><text>"a", "b"</text></outputValues></output>`, rule("r1", "-", `string(x)`), 1, nil, "output values"},
 		{"ranges", "FIRST", "", oneOut, rule("r1", "[1..5)", `"in"`) + rule("r2", "-", `"out"`), 5, "out", ""},
 		{"not", "FIRST", "", oneOut, rule("r1", "not(1, 2)", `"other"`) + rule("r2", "-", `"one or two"`), 2, "one or two", ""},
 	} {
@@ -259,6 +259,7 @@ func TestCompile_Refuses(t *testing.T) {
 		{"missing requirement", `<decision id="a" name="a"><variable name="a"/><informationRequirement><requiredDecision href="#zz"/></informationRequirement></decision>`, "#zz"},
 		{"bad unary test", table("UNIQUE", "", oneOut, rule("r", "&lt; &lt;", "1")), "rule 1 input entry 1"},
 		{"bad expression", `<decision id="a" name="a"><variable name="a"/><literalExpression><text>1 +</text></literalExpression></decision>`, "decision a"},
+		{"output value not allowed", table("UNIQUE", "", `<output name="o"><outputValues><text>"a", "b"</text></outputValues></output>`, rule("r", "1", `"c"`)), `"c" is not among the output's output values`},
 		{"unknown type", `<decision id="a" name="a"><variable name="a" typeRef="tNothing"/><literalExpression><text>1</text></literalExpression></decision>`, "tNothing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -91,11 +91,32 @@ func (m *modelC) compileTable(t *model.DecisionTable) (evalFn, error) {
 			if err != nil {
 				return nil, fmt.Errorf("rule %d output entry %d: %w", k+1, i+1, err)
 			}
+			if err := tc.checkConstant(m, i, text); err != nil {
+				return nil, fmt.Errorf("rule %d output entry %d: %w", k+1, i+1, err)
+			}
 			rc.outputs = append(rc.outputs, p)
 		}
 		tc.rules = append(tc.rules, rc)
 	}
 	return tc.eval, nil
+}
+
+// checkConstant refuses, at compile, an output entry that is a constant
+// outside its output's output values (a strict compile: a lenient one
+// leaves it to the evaluation, which fails when the rule matches).
+func (tc *tableC) checkConstant(m *modelC, i int, text string) error {
+	ts := tc.outTests[i]
+	if ts == nil || m.set.opts.Lenient {
+		return nil
+	}
+	v, err := expr.Literal(text, expr.Options{})
+	if err != nil || v == nil {
+		return nil // not a constant: it reads names
+	}
+	if ok, err := ts.Match(v, map[string]any{}); err == nil && !ok {
+		return fmt.Errorf("%s is not among the output's output values (%s)", strings.TrimSpace(text), ts.Text())
+	}
+	return nil
 }
 
 // hit is a matched rule with its outputs.
