@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr/ast"
 
@@ -154,7 +155,38 @@ func Conforms(v any, typ string) (ok, known bool) {
 	return ft.has(v), true
 }
 
-func parseTypeText(typ string) (ft *feelType, err error) {
+// parsedTypes caches parseTypeText's answers by text (type names repeat:
+// every coercion of a value to a declared type asks), up to
+// maxParsedTypes of them.
+var parsedTypes = struct {
+	sync.RWMutex
+	m map[string]parsedType
+}{m: map[string]parsedType{}}
+
+type parsedType struct {
+	ft  *feelType
+	err error
+}
+
+const maxParsedTypes = 4096
+
+func parseTypeText(typ string) (*feelType, error) {
+	parsedTypes.RLock()
+	p, ok := parsedTypes.m[typ]
+	parsedTypes.RUnlock()
+	if ok {
+		return p.ft, p.err
+	}
+	ft, err := parseTypeUncached(typ)
+	parsedTypes.Lock()
+	if len(parsedTypes.m) < maxParsedTypes {
+		parsedTypes.m[typ] = parsedType{ft, err}
+	}
+	parsedTypes.Unlock()
+	return ft, err
+}
+
+func parseTypeUncached(typ string) (ft *feelType, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			ft = nil
@@ -318,6 +350,9 @@ type Tests struct {
 	negate bool
 	prog   *Program
 	usesQ  []bool
+	// consts holds the tests' values when they read no name (the usual
+	// "< 10", "[1..5]", "\"gold\""): computed once, matched without the VM.
+	consts []any
 }
 
 // Text returns the tests as written.
@@ -420,6 +455,19 @@ func CompileTests(text string, opts Options) (t *Tests, err error) {
 		p.maxBytes = DefaultMaxBytes
 	}
 	t.prog = p
+	constant := true
+	for _, tk := range c.toks {
+		if tk.kind == tName && !(tk.text == "true" || tk.text == "false" || tk.text == "null") || tk.known {
+			constant = false
+		}
+	}
+	if constant {
+		if out, err := p.run(map[string]any{}); err == nil {
+			if vals, ok := out.([]any); ok {
+				t.consts = vals
+			}
+		}
+	}
 	return t, nil
 }
 
@@ -430,15 +478,18 @@ func (t *Tests) Match(input any, vars map[string]any) (bool, error) {
 	if t.any {
 		return true, nil
 	}
-	if vars == nil {
-		vars = map[string]any{}
+	vals := t.consts
+	if vals == nil {
+		if vars == nil {
+			vars = map[string]any{}
+		}
+		vars["?"] = input
+		out, err := t.prog.run(vars)
+		if err != nil {
+			return false, err
+		}
+		vals, _ = out.([]any)
 	}
-	vars["?"] = input
-	out, err := t.prog.run(vars)
-	if err != nil {
-		return false, err
-	}
-	vals, _ := out.([]any)
 	hit := false
 	for i, v := range vals {
 		if testOne(input, v, t.usesQ[i]) {
