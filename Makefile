@@ -74,6 +74,7 @@ restore-hosts: sdk
 FUZZ = $(GO) test -run='^$$' -fuzzminimizetime=2s
 fuzz:
 	$(FUZZ) -fuzz=FuzzImport -fuzztime=30000x ./engine/internal/bpmnxml
+	$(FUZZ) -fuzz=FuzzDMN -fuzztime=20000x ./engine/internal/decision
 	$(FUZZ) -fuzz=FuzzCompileEval -fuzztime=50000x ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=20000x ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=80000x ./engine/internal/runtime

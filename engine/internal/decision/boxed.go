@@ -419,6 +419,10 @@ func (f *funcC) call(r *run, scope map[string]any, args []any) (any, error) {
 	if f.external != "" {
 		return nil, fmt.Errorf("%s functions are not supported", f.external)
 	}
+	if err := r.enter("function"); err != nil {
+		return nil, err
+	}
+	defer r.leave()
 	s := maps.Clone(scope)
 	for i, p := range f.def.Params {
 		v, err := coerce(args[i], f.types[i])

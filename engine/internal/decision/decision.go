@@ -510,7 +510,26 @@ type run struct {
 	// matched collects the matched rules of the decision tables of the
 	// decision being evaluated.
 	matched *[]MatchedRule
+	// calls is how deeply calls of business knowledge models, boxed
+	// functions and decision services nest now (maxCalls bounds it: a
+	// model may recurse without end).
+	calls int
 }
+
+// maxCalls bounds the nesting of calls in one evaluation.
+const maxCalls = 64
+
+// enter counts a call into a function of the model, failing past
+// maxCalls; leave undoes it.
+func (r *run) enter(what string) error {
+	if r.calls >= maxCalls {
+		return fmt.Errorf("%s: calls nested more than %d deep", what, maxCalls)
+	}
+	r.calls++
+	return nil
+}
+
+func (r *run) leave() { r.calls-- }
 
 // Decisions lists the decisions of the main model (id and name), in
 // document order.
@@ -788,8 +807,12 @@ func (r *run) serviceValue(sc *serviceC) any {
 // service evaluates sc's output decisions in a run of their own, the
 // input decisions and input data given as args.
 func (r *run) service(sc *serviceC, args []any) (any, error) {
+	if err := r.enter("decision service " + sc.s.Name); err != nil {
+		return nil, err
+	}
+	defer r.leave()
 	sub := &run{set: r.set, inputs: map[string]any{}, memo: map[*decisionC]any{}, given: map[*decisionC]any{},
-		active: map[*decisionC]bool{}}
+		active: map[*decisionC]bool{}, calls: r.calls}
 	for i, in := range sc.inputs {
 		sub.inputs[in.d.Name] = args[i]
 	}

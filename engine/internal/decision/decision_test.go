@@ -199,6 +199,18 @@ func TestSet_KnowledgeAndServices(t *testing.T) {
 	}
 }
 
+func TestSet_EndlessRecursionFails(t *testing.T) {
+	body := `<businessKnowledgeModel id="loop" name="loop"><variable name="loop"/><knowledgeRequirement><requiredKnowledge href="#loop"/></knowledgeRequirement>` +
+		`<encapsulatedLogic><formalParameter name="n"/><literalExpression><text>loop(n + 1)</text></literalExpression></encapsulatedLogic></businessKnowledgeModel>` +
+		`<decision id="d" name="d"><variable name="d"/><knowledgeRequirement><requiredKnowledge href="#loop"/></knowledgeRequirement>` +
+		`<literalExpression><text>loop(0)</text></literalExpression></decision>`
+	s := compileDoc(t, body)
+	got, err := eval(t, s, "d", nil)
+	if got != nil || err == nil || !strings.Contains(err.Error(), "nested more than") {
+		t.Errorf("got %v, %v", got, err)
+	}
+}
+
 func TestSet_ItemDefinitions(t *testing.T) {
 	body := `<itemDefinition name="tScore"><typeRef>number</typeRef><allowedValues><text>[0..100]</text></allowedValues></itemDefinition>` +
 		`<itemDefinition name="tPerson"><itemComponent name="name"><typeRef>string</typeRef></itemComponent>` +
