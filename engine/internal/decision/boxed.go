@@ -162,6 +162,9 @@ func (m *modelC) compileBoxedBare(b model.BoxedExpression) (evalFn, error) {
 			}
 			out := []any{}
 			for _, it := range items {
+				if err := r.step(); err != nil {
+					return nil, err
+				}
 				s := maps.Clone(scope)
 				if c, ok := it.(map[string]any); ok {
 					maps.Copy(s, c)
@@ -203,6 +206,9 @@ func (m *modelC) compileBoxedBare(b model.BoxedExpression) (evalFn, error) {
 			}
 			out := []any{}
 			for _, it := range items {
+				if err := r.step(); err != nil {
+					return nil, err
+				}
 				s := maps.Clone(scope)
 				s[x.Variable] = it
 				v, err := body(r, s)

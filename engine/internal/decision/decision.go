@@ -514,6 +514,23 @@ type run struct {
 	// functions and decision services nest now (maxCalls bounds it: a
 	// model may recurse without end).
 	calls int
+	// steps counts the iterations of boxed for, some, every and filter
+	// of the evaluation, bounded by maxSteps (nested iterations over
+	// large lists would otherwise run without end).
+	steps int64
+}
+
+// maxSteps bounds the boxed iterations of one evaluation (each FEEL
+// expression has its own budgets besides).
+const maxSteps = expr.DefaultMaxSteps
+
+// step counts one boxed iteration.
+func (r *run) step() error {
+	r.steps++
+	if r.steps > maxSteps {
+		return fmt.Errorf("more than %d iterations of boxed for, some, every and filter in one evaluation", maxSteps)
+	}
+	return nil
 }
 
 // maxCalls bounds the nesting of calls in one evaluation.

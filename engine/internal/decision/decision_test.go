@@ -211,6 +211,17 @@ func TestSet_EndlessRecursionFails(t *testing.T) {
 	}
 }
 
+func TestSet_BoxedIterationsAreBounded(t *testing.T) {
+	lit := func(text string) string { return `<literalExpression><text>` + text + `</text></literalExpression>` }
+	body := `<decision id="d" name="d"><variable name="d"/><for iteratorVariable="i"><in>` + lit("for k in 1..2000 return k") + `</in><return>` +
+		`<for iteratorVariable="j"><in>` + lit("for k in 1..2000 return k") + `</in><return>` + lit("i") + `</return></for></return></for></decision>`
+	s := compileDoc(t, body)
+	got, err := eval(t, s, "d", nil)
+	if got != nil || err == nil || !strings.Contains(err.Error(), "iterations") {
+		t.Errorf("got %v, %v", got, err)
+	}
+}
+
 func TestSet_ItemDefinitions(t *testing.T) {
 	body := `<itemDefinition name="tScore"><typeRef>number</typeRef><allowedValues><text>[0..100]</text></allowedValues></itemDefinition>` +
 		`<itemDefinition name="tPerson"><itemComponent name="name"><typeRef>string</typeRef></itemComponent>` +
