@@ -82,6 +82,7 @@ restore-hosts: sdk
 FUZZ = $(GO) test -run='^$$' -fuzzminimizetime=2s
 fuzz:
 	$(FUZZ) -fuzz=FuzzImport -fuzztime=30000x ./engine/internal/bpmnxml
+	$(FUZZ) -fuzz=FuzzDMN -fuzztime=20000x ./engine/internal/decision
 	$(FUZZ) -fuzz=FuzzCompileEval -fuzztime=50000x ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEval -fuzztime=20000x ./engine/internal/expr
 	$(FUZZ) -fuzz=FuzzEvent_AppendJSON -fuzztime=80000x ./engine/internal/runtime
@@ -200,11 +201,14 @@ clean:
 # betsy table per group and the MIWG import counts (FLOWTRACK_EXTERNAL),
 # then the FEEL TCK table per group, its wrong results and the line
 # "feel-tck: N/1857 agree" (conformance-feel alone; conformance-feel-update
-# rewrites the ratchet engine/internal/expr/testdata/feel-tck-agree.txt).
+# rewrites the ratchet engine/internal/expr/testdata/feel-tck-agree.txt),
+# then the DMN TCK table per level and folder and "dmn-tck: N/M"
+# (conformance-dmn).
 conformance:
 	$(GO) test -race -c -o bin/conformance.test ./conformance
 	cd conformance && ../bin/conformance.test -test.count=1 -conformance.report
 	$(MAKE) conformance-feel
+	$(MAKE) conformance-dmn
 
 # test-feelin is the FEEL differential test: generated expressions run
 # here and through feelin, an independent implementation in JavaScript
@@ -221,6 +225,18 @@ conformance-feel:
 
 conformance-feel-update:
 	cd engine/internal/expr && $(GO) test -count=1 -run '^TestFeelTCK$$' -args -feeltck.update
+
+# conformance-dmn runs every test case of the DMN TCK (compliance levels 2
+# and 3, $(FLOWTRACK_EXTERNAL)/dmn-tck) and prints the table per level and
+# folder, each failing case with why, and the line "dmn-tck: N/M";
+# conformance-dmn-update rewrites the ratchet
+# engine/internal/decision/testdata/dmn-tck-pass.txt (docs/dmn.md).
+.PHONY: conformance-dmn conformance-dmn-update
+conformance-dmn:
+	cd engine/internal/decision && $(GO) test -count=1 -run '^TestDMNTCK$$' -args -dmntck.report
+
+conformance-dmn-update:
+	cd engine/internal/decision && $(GO) test -count=1 -run '^TestDMNTCK$$' -args -dmntck.update
 
 # test-wasm runs the engine's own tests compiled to wasip1/wasm under the
 # wazero CLI (no -race there: wasm has one thread), at the wazero version

@@ -56,7 +56,8 @@
 //     hash(correlationKey) mod P (see Messages);
 //   - broadcast_signal goes to every partition;
 //   - jobs, activate_jobs, incidents and metrics merge the answers of every
-//     partition; definitions, definition_xml and now ask one partition,
+//     partition; definitions, definition_xml, evaluate_decision and now
+//     ask one partition,
 //     for all hold the same deployments;
 //   - deploy is validated, appended to the cluster's deployment log (the
 //     stream FLOWTRACK_<cluster>_DEPLOYMENTS) and applied by every

@@ -151,7 +151,7 @@ func (r *router) route(ctx context.Context, op string, data []byte) []byte {
 		return r.merge(ctx, op, data, mergeMetrics)
 	case "activate_jobs":
 		return r.activate(ctx, data)
-	case "definitions", "definition_xml", "now":
+	case "definitions", "definition_xml", "evaluate_decision", "now":
 		// Every partition holds the same deployments.
 		return r.forward(ctx, int(r.next.Add(1)%uint64(r.n.parts))+1, op, data)
 	case "advance", "configure", "checkpoint", "restore", "call":

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/bpmnxml"
+	"github.com/flowtrack/flowtrack/engine/internal/dmnxml"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
@@ -188,6 +189,9 @@ func restore(state []byte, opts []Option) (*Engine, error) {
 // parseDeployment reads a deployment's source as Deploy does, for
 // Restore.
 func parseDeployment(name string, source []byte) (*model.Definitions, error) {
+	if dmnxml.IsDMN(source) {
+		return parseDMN(name, source)
+	}
 	defs, err := bpmnxml.Import(name, source)
 	if defs == nil {
 		return nil, deployError(name, nil, problemsOf(err))

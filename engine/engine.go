@@ -56,6 +56,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/bpmnxml"
+	"github.com/flowtrack/flowtrack/engine/internal/dmnxml"
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -216,6 +217,7 @@ const (
 	ConditionSatisfied = runtime.ConditionSatisfied
 	VariablesUpdated   = runtime.VariablesUpdated
 	FlowsChosen        = runtime.FlowsChosen
+	DecisionEvaluated  = runtime.DecisionEvaluated
 )
 
 // eventTypes are the event types the engine writes.
@@ -226,6 +228,7 @@ var eventTypes = [...]EventType{
 	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
 	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied, VariablesUpdated,
 	FlowsChosen,
+	DecisionEvaluated,
 }
 
 // EventTypes returns every event type the engine writes, for hosts and
@@ -619,6 +622,9 @@ func (e *Engine) Clock() clock.Clock { return e.rt.Clock() }
 type Deployment struct {
 	Name      string
 	Processes []Process
+	// Decisions are the decisions a DMN model deployed (DeployResources
+	// deploys .dmn and .bpmn together).
+	Decisions []Decision
 	// Warnings lists what deploys but is probably not what the modeller
 	// meant (a non-executable process beside executable ones, a flow
 	// without condition beside a default flow), sorted by position.
@@ -669,13 +675,22 @@ func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
 			err = &DeployError{File: name, Rule: p.Rule, Problems: []Problem{p}}
 		}
 	}()
+	return e.deployIn(name, bpmn, e.rt.NewDeployment())
+}
+
+// deployIn deploys one document (BPMN or DMN, told apart by content) as
+// part of deployment.
+func (e *Engine) deployIn(name string, bpmn []byte, deployment int64) (d *Deployment, err error) {
+	if dmnxml.IsDMN(bpmn) {
+		return e.deployDMN(name, bpmn, deployment)
+	}
 	defs, err := bpmnxml.Import(name, bpmn)
 	if defs == nil {
 		return nil, deployError(name, nil, problemsOf(err))
 	}
 	imported := problemsOf(err)
 	problems, warnings := model.Check(defs)
-	opts := runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict}
+	opts := runtime.CompileOptions{Expr: e.expr, Strict: e.cfg.strict, Deployment: deployment}
 	if len(imported) > 0 || len(problems) > 0 {
 		// The document is refused, but the modeller hears about every
 		// problem at once: compile what imported, for its problems only,

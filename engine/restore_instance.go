@@ -81,6 +81,9 @@ func (e *Engine) RestoreInstance(ctx context.Context, state []byte) (*Instance, 
 func (e *Engine) plansOf(deploys []runtime.Deploy) (map[int64]*runtime.Plan, error) {
 	plans := map[int64]*runtime.Plan{}
 	for _, d := range deploys {
+		if len(d.Processes) == 0 && e.rt.HasDeployed(d.Name, []byte(d.Source)) {
+			continue // a DMN model deployed here already
+		}
 		got := e.rt.DeployedSource(d.Name, []byte(d.Source))
 		if got == nil {
 			if _, err := e.deploy(d.Name, []byte(d.Source)); err != nil {

@@ -29,6 +29,14 @@ func ruleBody(element, id string) string {
 
 const startEnd = `<bpmn:startEvent id="s"/><bpmn:endEvent id="e"/><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e"/>`
 
+// dmnRuleDoc is a DMN model with one decision table of that hit policy.
+func dmnRuleDoc(hitPolicy string) string {
+	return `<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/" id="d" name="d" namespace="t">` +
+		`<decision id="x" name="x"><decisionTable hitPolicy="` + hitPolicy + `"><input><inputExpression><text>a</text></inputExpression></input>` +
+		`<output name="o"/><rule><inputEntry><text>1</text></inputEntry><outputEntry><text>2</text></outputEntry></rule>` +
+		`</decisionTable></decision></definitions>`
+}
+
 // ruleCase is the smallest valid and invalid model of one rule.
 type ruleCase struct {
 	rule           string
@@ -268,6 +276,9 @@ var ruleCases = []ruleCase{
 			`<bpmn:intermediateCatchEvent id="c2"><bpmn:linkEventDefinition name="L"/></bpmn:intermediateCatchEvent>`+flows("s", "t", "c", "e", "c2", "e"))},
 	{rule: "FT.script", valid: ruleDoc("", ruleBody(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="= 1" resultVariable="r"/></bpmn:extensionElements></bpmn:scriptTask>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:scriptTask id="t"><bpmn:extensionElements><zeebe:script expression="= 1"/></bpmn:extensionElements></bpmn:scriptTask>`, "t"))},
+	{rule: "FT.decision", valid: ruleDoc("", ruleBody(`<bpmn:businessRuleTask id="t"><bpmn:extensionElements><zeebe:calledDecision decisionId="d" resultVariable="r"/></bpmn:extensionElements></bpmn:businessRuleTask>`, "t")),
+		invalid: ruleDoc("", ruleBody(`<bpmn:businessRuleTask id="t"><bpmn:extensionElements><zeebe:calledDecision decisionId="d"/></bpmn:extensionElements></bpmn:businessRuleTask>`, "t"))},
+	{rule: "FT.dmn", valid: dmnRuleDoc(`UNIQUE`), invalid: dmnRuleDoc(`SOMETIMES`)},
 	{rule: "FT.user-task", valid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="2026-01-31T17:00:00Z"/></bpmn:extensionElements></bpmn:userTask>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:userTask id="t"><bpmn:extensionElements><zeebe:taskSchedule dueDate="tomorrow"/></bpmn:extensionElements></bpmn:userTask>`, "t"))},
 	{rule: "XSD.enumeration", valid: ruleDoc("", ruleBody(`<bpmn:adHocSubProcess id="t" ordering="Sequential"><bpmn:task id="a"/></bpmn:adHocSubProcess>`, "t")),

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -31,7 +32,24 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 		}
 		return nil, err
 	}
-	return &engine.Deployment{Name: res.Name, Processes: res.Processes, Warnings: res.Warnings}, nil
+	return &engine.Deployment{Name: res.Name, Processes: res.Processes, Decisions: res.Decisions, Warnings: res.Warnings}, nil
+}
+
+// EvaluateDecision evaluates version (0: the newest) of a deployed
+// decision over vars, as engine.Engine.EvaluateDecisionVersion does: a
+// failed evaluation returns the result (output nil) with an
+// *engine.DecisionError; an unknown decision is engine.ErrUnknownDecision.
+func (e *Engine) EvaluateDecision(ctx context.Context, decisionID string, version int, vars map[string]any) (*engine.DecisionResult, error) {
+	var res wire.EvaluateDecisionResult
+	err := e.call(ctx, "evaluate_decision", wire.EvaluateDecisionRequest{DecisionID: decisionID, Version: version, Variables: vars}, &res)
+	if err != nil {
+		return nil, err
+	}
+	r := &engine.DecisionResult{Decision: res.Decision, Output: res.Output, MatchedRules: res.MatchedRules, Evaluated: res.Evaluated}
+	if res.Failure != "" {
+		return r, &engine.DecisionError{DecisionID: decisionID, Err: errors.New(res.Failure)}
+	}
+	return r, nil
 }
 
 // Start starts an instance of the newest version of processID and returns

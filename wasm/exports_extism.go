@@ -73,6 +73,9 @@ func extismDefinitions() int32 { return serve("definitions") }
 //go:wasmexport definition_xml
 func extismDefinitionXML() int32 { return serve("definition_xml") }
 
+//go:wasmexport evaluate_decision
+func extismEvaluateDecision() int32 { return serve("evaluate_decision") }
+
 //go:wasmexport metrics
 func extismMetrics() int32 { return serve("metrics") }
 

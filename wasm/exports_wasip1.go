@@ -107,6 +107,9 @@ func exportDefinitions(ptr, size uint32) uint64 { return invoke("definitions", p
 //go:wasmexport definition_xml
 func exportDefinitionXML(ptr, size uint32) uint64 { return invoke("definition_xml", ptr, size) }
 
+//go:wasmexport evaluate_decision
+func exportEvaluateDecision(ptr, size uint32) uint64 { return invoke("evaluate_decision", ptr, size) }
+
 //go:wasmexport metrics
 func exportMetrics(ptr, size uint32) uint64 { return invoke("metrics", ptr, size) }
 

@@ -105,7 +105,7 @@ func Concurrent(op string) bool {
 	case "start", "publish_message", "broadcast_signal", "complete_job", "fail_job", "throw_error",
 		"resolve_incident", "activate_ad_hoc", "cancel", "jobs", "instance", "tokens", "history", "incidents", "now",
 		"activate_jobs", "update_job_retries", "set_variables", "scope_variables", "modify_instance", "choose_flows",
-		"metrics", "definitions", "definition_xml":
+		"metrics", "definitions", "definition_xml", "evaluate_decision":
 		return true
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -50,6 +51,7 @@ func init() {
 		"metrics":            opMetrics,
 		"definitions":        opDefinitions,
 		"definition_xml":     opDefinitionXML,
+		"evaluate_decision":  opEvaluateDecision,
 		"now":                opNow,
 		"configure":          opConfigure,
 		"call":               opCall,
@@ -87,7 +89,7 @@ func opDeploy(_ context.Context, m *Module, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wire.DeployResult{Name: d.Name, Processes: d.Processes, Warnings: d.Warnings}, nil
+	return wire.DeployResult{Name: d.Name, Processes: d.Processes, Decisions: d.Decisions, Warnings: d.Warnings}, nil
 }
 
 // declaredEncoding returns the encoding named by doc's XML declaration, or
@@ -569,6 +571,29 @@ func opDefinitions(_ context.Context, m *Module, data []byte) (any, error) {
 		}
 	}
 	return out, nil
+}
+
+// opEvaluateDecision evaluates a deployed decision. A failed evaluation
+// is a result (output null, failure saying why), not an error: it is the
+// model's answer to these variables.
+func opEvaluateDecision(ctx context.Context, m *Module, data []byte) (any, error) {
+	var req wire.EvaluateDecisionRequest
+	if err := decode("evaluate_decision", data, &req); err != nil {
+		return nil, err
+	}
+	if req.DecisionID == "" {
+		return nil, badRequest("evaluate_decision: field \"decisionId\" is required")
+	}
+	r, err := m.eng.EvaluateDecisionVersion(ctx, req.DecisionID, req.Version, req.Variables)
+	var de *engine.DecisionError
+	if r == nil || err != nil && !errors.As(err, &de) {
+		return nil, err
+	}
+	res := wire.EvaluateDecisionResult{Decision: r.Decision, Output: r.Output, MatchedRules: r.MatchedRules, Evaluated: r.Evaluated}
+	if de != nil {
+		res.Failure = de.Err.Error()
+	}
+	return res, nil
 }
 
 func opDefinitionXML(_ context.Context, m *Module, data []byte) (any, error) {

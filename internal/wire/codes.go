@@ -16,6 +16,7 @@ const (
 	CodeUnknownOperation Code = "UNKNOWN_OPERATION"
 	CodeDeployFailed     Code = "DEPLOY_FAILED"
 	CodeUnknownProcess   Code = "UNKNOWN_PROCESS"
+	CodeUnknownDecision  Code = "UNKNOWN_DECISION"
 	CodeNoNoneStart      Code = "NO_NONE_START"
 	CodeUnknownInstance  Code = "UNKNOWN_INSTANCE"
 	CodeUnknownJob       Code = "UNKNOWN_JOB"
@@ -74,6 +75,8 @@ var Codes = []CodeInfo{
 		"the BPMN document is malformed or invalid; see `problems`."},
 	{CodeUnknownProcess, engine.ErrUnknownProcess, "UnknownProcessError", false,
 		"`start` of a process id never deployed."},
+	{CodeUnknownDecision, engine.ErrUnknownDecision, "UnknownDecisionError", false,
+		"`evaluate_decision` of a decision id (or version) never deployed."},
 	{CodeNoNoneStart, engine.ErrNoNoneStart, "NoNoneStartError", false,
 		"`start` of a process that only events can start."},
 	{CodeUnknownInstance, engine.ErrUnknownInstance, "UnknownInstanceError", false,

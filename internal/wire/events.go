@@ -57,6 +57,7 @@ var Events = []EventRecord{
 	{engine.ConditionSatisfied, "A conditional event's condition became true.", element, token},
 	{engine.VariablesUpdated, "Variables were set from outside (set_variables); variables are what was set, tokenId the token naming the scope (absent: the process scope).", nil, []string{"tokenId", "variables"}},
 	{engine.FlowsChosen, "Flows were chosen for a token waiting at a gateway (choose_flows); message names them and what the gateway's conditions would have taken.", []string{"elementId", "elementType", "tokenId", "message"}, nil},
+	{engine.DecisionEvaluated, "A business rule task evaluated its decision; name is the decision id, variables holds decisionId, decisionName, decisionVersion, result and matchedRules (decisionId, ruleId, ruleIndex per rule matched).", []string{"elementId", "elementType", "name", "variables"}, token},
 }
 
 // CommonFields are the fields every event record carries.

@@ -42,7 +42,7 @@ type Operation struct {
 
 // Operations lists every operation export of ABIVersion, in ABI.md's order.
 var Operations = []Operation{
-	{"deploy", DeployRequest{}, DeployResult{}, "Parses, validates and registers the executable processes of a BPMN 2.0 XML document."},
+	{"deploy", DeployRequest{}, DeployResult{}, "Parses, validates and registers the executable processes of a BPMN 2.0 XML document, or the decisions of a DMN model."},
 	{"start", StartRequest{}, StartResult{}, "Starts an instance of the newest version of a process at its none start event."},
 	{"publish_message", MessageRequest{}, MessageResult{}, "Publishes a message: it correlates, starts instances, or is buffered for ttlMs; answers where the instances it reached stand."},
 	{"broadcast_signal", SignalRequest{}, nil, "Broadcasts a signal to every instance waiting for it."},
@@ -66,6 +66,7 @@ var Operations = []Operation{
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
 	{"definitions", DefinitionsRequest{}, []engine.Definition{}, "Every deployed version of every process (or of one), by process id and version."},
 	{"definition_xml", DefinitionXMLRequest{}, DefinitionXMLResult{}, "The document that deployed a version of a process, as it was deployed."},
+	{"evaluate_decision", EvaluateDecisionRequest{}, EvaluateDecisionResult{}, "Evaluates a deployed decision over variables: its output and the rules its decision tables matched."},
 	{"metrics", MetricsRequest{}, engine.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
@@ -275,6 +276,25 @@ type DefinitionsRequest struct {
 	ProcessID string `json:"processId,omitempty"`
 }
 
+// EvaluateDecisionRequest is evaluate_decision's request.
+type EvaluateDecisionRequest struct {
+	DecisionID string `json:"decisionId"`
+	// Version is the version to evaluate (from 1); 0 or absent: the
+	// newest.
+	Version   int            `json:"version,omitempty"`
+	Variables map[string]any `json:"variables,omitempty"`
+}
+
+// EvaluateDecisionResult is evaluate_decision's result (engine.DecisionResult).
+type EvaluateDecisionResult struct {
+	Decision engine.Decision `json:"decision"`
+	// Output is the decision's result; null when it failed (failure says why).
+	Output       any                        `json:"output"`
+	MatchedRules []engine.MatchedRule       `json:"matchedRules"`
+	Evaluated    []engine.EvaluatedDecision `json:"evaluated"`
+	Failure      string                     `json:"failure,omitempty"`
+}
+
 // DefinitionXMLRequest is definition_xml's request.
 type DefinitionXMLRequest struct {
 	ProcessID string `json:"processId"`
@@ -331,6 +351,8 @@ type CallRequest struct {
 type DeployResult struct {
 	Name      string           `json:"name"`
 	Processes []engine.Process `json:"processes"`
+	// Decisions are the decisions a DMN model deployed; absent for BPMN.
+	Decisions []engine.Decision `json:"decisions,omitempty"`
 	// Warnings lists what deploys but is probably not what the modeller
 	// meant; absent when there is nothing.
 	Warnings []engine.Problem `json:"warnings,omitempty"`

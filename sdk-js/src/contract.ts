@@ -60,6 +60,7 @@ export const eventTypes = [
   'conditionSatisfied',
   'variablesUpdated',
   'flowsChosen',
+  'decisionEvaluated',
 ] as const;
 
 /** The name of what an event records. */
@@ -470,6 +471,23 @@ export interface FlowsChosenEvent extends EventBase {
   message: string;
 }
 
+/** A business rule task evaluated its decision; name is the decision id, variables holds decisionId, decisionName, decisionVersion, result and matchedRules (decisionId, ruleId, ruleIndex per rule matched). */
+export interface DecisionEvaluatedEvent extends EventBase {
+  type: 'decisionEvaluated';
+  /** ElementID and ElementType name the element concerned, if any. */
+  elementId: string;
+  elementType: string;
+  /** Name is a message, signal, error or escalation name or code. */
+  name: string;
+  /**
+   * Variables carries the variables a record set (job results, message
+   * payloads, start variables).
+   */
+  variables: Variables;
+  /** TokenID identifies the token (the path) the record concerns. */
+  tokenId?: number;
+}
+
 /** Any record of an instance's event stream: switch on `type` to narrow it. */
 export type AnyFlowEvent =
   | InstanceStartedEvent
@@ -502,7 +520,8 @@ export type AnyFlowEvent =
   | CallStartedEvent
   | ConditionSatisfiedEvent
   | VariablesUpdatedEvent
-  | FlowsChosenEvent;
+  | FlowsChosenEvent
+  | DecisionEvaluatedEvent;
 
 /** One record of an instance's ordered event stream, of type T (by default any type). */
 export type FlowEvent<T extends EventType = EventType> = Extract<AnyFlowEvent, { type: T }>;
@@ -624,6 +643,8 @@ export interface DeployedProcess {
 export interface Deployment {
   name: string;
   processes: DeployedProcess[];
+  /** Decisions are the decisions a DMN model deployed; absent for BPMN. */
+  decisions?: DeployedDecision[];
   /**
    * Warnings lists what deploys but is probably not what the modeller
    * meant; absent when there is nothing.
@@ -779,6 +800,54 @@ export interface DefinitionXML {
   xml?: string;
 }
 
+/**
+ * DeployedDecision describes one deployed decision version: deploying a DMN model
+ * registers a new version of each of its decisions, as deploying a
+ * process does.
+ */
+export interface DeployedDecision {
+  id: string;
+  name?: string;
+  version: number;
+  versionTag?: string;
+  /** Resource is the name the DMN model was deployed under. */
+  resource: string;
+}
+
+/**
+ * MatchedRule is a rule of a decision table that matched in an
+ * evaluation.
+ */
+export interface MatchedRule {
+  decisionId: string;
+  ruleId?: string;
+  /** RuleIndex is the rule's 1-based position in its table. */
+  ruleIndex: number;
+}
+
+/**
+ * EvaluatedDecision is one decision evaluated for EvaluateDecision: the
+ * requested one or one it requires.
+ */
+export interface EvaluatedDecision {
+  decisionId: string;
+  decisionName?: string;
+  output: unknown;
+  matchedRules?: MatchedRule[];
+  /** Failure says why the decision's output is null, when it failed. */
+  failure?: string;
+}
+
+/** DecisionResult is evaluate_decision's result (engine.DecisionResult). */
+export interface DecisionResult {
+  decision: DeployedDecision;
+  /** Output is the decision's result; null when it failed (failure says why). */
+  output: unknown;
+  matchedRules: MatchedRule[];
+  evaluated: EvaluatedDecision[];
+  failure?: string;
+}
+
 /** JobAge names a job and how long it has waited, on the engine clock. */
 export interface JobAge {
   key: number;
@@ -859,7 +928,7 @@ export interface Envelope {
 }
 
 /** Operation names, each exported by the module under the same name. */
-export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'choose_flows' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
+export type Operation = 'deploy' | 'start' | 'publish_message' | 'broadcast_signal' | 'complete_job' | 'fail_job' | 'throw_error' | 'resolve_incident' | 'activate_ad_hoc' | 'advance' | 'tokens' | 'instance' | 'history' | 'jobs' | 'activate_jobs' | 'modify_instance' | 'choose_flows' | 'set_variables' | 'scope_variables' | 'update_job_retries' | 'incidents' | 'cancel' | 'definitions' | 'definition_xml' | 'evaluate_decision' | 'metrics' | 'now' | 'configure' | 'checkpoint' | 'restore' | 'call';
 
 /** DeployRequest is deploy's request: exactly one of XML and XMLBase64. */
 export interface DeployRequest {
@@ -1082,6 +1151,17 @@ export interface DefinitionXMLRequest {
   version?: number;
 }
 
+/** EvaluateDecisionRequest is evaluate_decision's request. */
+export interface EvaluateDecisionRequest<V extends Variables = Variables> {
+  decisionId: string;
+  /**
+   * Version is the version to evaluate (from 1); 0 or absent: the
+   * newest.
+   */
+  version?: number;
+  variables?: V;
+}
+
 /** MetricsRequest is metrics' request: an empty object. */
 export interface MetricsRequest {
 }
@@ -1165,6 +1245,7 @@ export interface Requests {
   cancel: InstanceRequest;
   definitions: DefinitionsRequest;
   definition_xml: DefinitionXMLRequest;
+  evaluate_decision: EvaluateDecisionRequest;
   metrics: MetricsRequest;
   now: NowRequest;
   configure: ConfigureRequest;
@@ -1175,7 +1256,7 @@ export interface Requests {
 
 /** The result of each operation. */
 export interface Results {
-  /** Parses, validates and registers the executable processes of a BPMN 2.0 XML document. */
+  /** Parses, validates and registers the executable processes of a BPMN 2.0 XML document, or the decisions of a DMN model. */
   deploy: Deployment;
   /** Starts an instance of the newest version of a process at its none start event. */
   start: StartedInstance;
@@ -1223,6 +1304,8 @@ export interface Results {
   definitions: Definition[];
   /** The document that deployed a version of a process, as it was deployed. */
   definition_xml: DefinitionXML;
+  /** Evaluates a deployed decision over variables: its output and the rules its decision tables matched. */
+  evaluate_decision: DecisionResult;
   /** What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency. */
   metrics: Metrics;
   /** The virtual clock's reading. */
@@ -1238,7 +1321,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'UNKNOWN_DECISION' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1287,6 +1370,11 @@ export class DeployError extends FlowtrackError {
 /** UNKNOWN_PROCESS: `start` of a process id never deployed. */
 export class UnknownProcessError extends FlowtrackError {
   override readonly name: string = 'UnknownProcessError';
+}
+
+/** UNKNOWN_DECISION: `evaluate_decision` of a decision id (or version) never deployed. */
+export class UnknownDecisionError extends FlowtrackError {
+  override readonly name: string = 'UnknownDecisionError';
 }
 
 /** NO_NONE_START: `start` of a process that only events can start. */
@@ -1389,6 +1477,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   UNKNOWN_OPERATION: UnknownOperationError,
   DEPLOY_FAILED: DeployError,
   UNKNOWN_PROCESS: UnknownProcessError,
+  UNKNOWN_DECISION: UnknownDecisionError,
   NO_NONE_START: NoNoneStartError,
   UNKNOWN_INSTANCE: UnknownInstanceError,
   UNKNOWN_JOB: UnknownJobError,

@@ -21,6 +21,7 @@ import type {
   JobFilter,
   Definition,
   DefinitionXML,
+  DecisionResult,
   Limits,
   Message,
   Metrics,
@@ -607,6 +608,20 @@ export class Engine {
   /** definitions lists every deployed version of every process (or of one), by process id and version. */
   async definitions(processId?: string): Promise<Definition[]> {
     return (await this.#exec('definitions', processId === undefined ? {} : { processId })) as Definition[];
+  }
+
+  /**
+   * evaluateDecision evaluates a deployed decision (a DMN model given to
+   * deploy) over variables, its newest version unless version says which:
+   * the result carries its output and the rules its decision tables
+   * matched. A failed evaluation (hit policy UNIQUE with two rules
+   * matching...) is a result with output null and failure saying why.
+   * Throws UnknownDecisionError.
+   */
+  async evaluateDecision(decisionId: string, variables: Variables = {}, version?: number): Promise<DecisionResult> {
+    const req: { decisionId: string; variables: Variables; version?: number } = { decisionId, variables };
+    if (version !== undefined) req.version = version;
+    return (await this.#exec('evaluate_decision', req)) as DecisionResult;
   }
 
   /**

@@ -23,6 +23,7 @@ export {
   TooManyFiringsError,
   TooManyJobsError,
   TrappedError,
+  UnknownDecisionError,
   UnknownIncidentError,
   UnknownInstanceError,
   UnknownJobError,

@@ -20,6 +20,7 @@ import {
   ObserverError,
   StaleActivationError,
   TrappedError,
+  UnknownDecisionError,
   UnknownInstanceError,
   UnknownJobError,
   UnknownProcessError,
@@ -448,6 +449,23 @@ describe('definitions', () => {
     const [job] = await e.jobs({ instanceKey: old.instanceKey });
     assert.equal(job.type, 'check-order', 'runs on version 1');
     await assert.rejects(e.start('order', {}, { version: 5 }), UnknownProcessError);
+    e.close();
+  });
+});
+
+describe('evaluateDecision', () => {
+  it('deploys a DMN model and evaluates its decisions, with the rules that matched', async () => {
+    const e = await Engine.create();
+    const dmn = readFileSync(new URL('../../engine/testdata/discount.dmn', import.meta.url), 'utf8');
+    const d = await e.deploy(dmn, 'discount.dmn');
+    assert.deepEqual(d.decisions.map((x) => [x.id, x.version]), [['discount', 1], ['price', 1], ['fees', 1], ['strict', 1]]);
+    const r = await e.evaluateDecision('price', { customer: 'gold', 'order amount': 2000 });
+    assert.equal(r.output, 1700);
+    assert.deepEqual(r.matchedRules, [{ decisionId: 'discount', ruleId: 'gold_big', ruleIndex: 1 }]);
+    const failed = await e.evaluateDecision('strict', { 'order amount': 50 });
+    assert.equal(failed.output, null);
+    assert.match(failed.failure, /UNIQUE/);
+    await assert.rejects(e.evaluateDecision('nope'), UnknownDecisionError);
     e.close();
   });
 });

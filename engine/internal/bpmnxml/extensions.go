@@ -56,6 +56,8 @@ func (b *builder) zeebe(n *model.Node, e *element) {
 		n.ResultVariable = e.get("resultVariable")
 	case "calledDecision":
 		n.CalledDecision = e.get("decisionId")
+		n.Decision = &model.DecisionCall{DecisionID: e.get("decisionId"), ResultVariable: e.get("resultVariable"),
+			Binding: e.get("bindingType"), VersionTag: e.get("versionTag")}
 	case "assignmentDefinition":
 		u := userTask(n)
 		u.Assignee = model.Expression{Text: e.get("assignee")}

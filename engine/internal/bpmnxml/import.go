@@ -515,6 +515,19 @@ func (b *builder) attributes(n *model.Node, e *element) {
 			b.job(n).Type = model.Expression{Text: topic}
 		}
 	}
+	if ref := e.nsAttr(nsCamunda, "decisionRef"); ref != "" && n.Kind == model.KindBusinessRuleTask {
+		call := &model.DecisionCall{DecisionID: ref, ResultVariable: e.nsAttr(nsCamunda, "resultVariable"),
+			Binding: e.nsAttr(nsCamunda, "decisionRefBinding"), VersionTag: e.nsAttr(nsCamunda, "decisionRefVersionTag"),
+			MapResult: e.nsAttr(nsCamunda, "mapDecisionResult"), Camunda7: true}
+		if call.MapResult == "" {
+			call.MapResult = "resultList"
+		}
+		if v := strings.TrimSpace(e.nsAttr(nsCamunda, "decisionRefVersion")); v != "" {
+			call.Version, _ = strconv.Atoi(v)
+		}
+		n.CalledDecision = ref
+		n.Decision = call
+	}
 }
 
 // job returns the node's job definition, creating it.

@@ -81,6 +81,11 @@ type compiler struct {
 	// bound ones (Options.Names, and the variables a text is parsed
 	// again for): see feel_names.go.
 	names []string
+	// known are the names of Options.Names, joined into one token each
+	// before parsing (dmn.go).
+	known map[string]bool
+	// types are the named types of Options.Types (dmn.go).
+	types func(name string) (func(any) bool, bool)
 }
 
 // maxDepth bounds the nesting of parentheses, brackets and sub-expressions,

@@ -197,14 +197,20 @@ type Options struct {
 	// function yields, and the whole (tree) size of the result.
 	// Default: DefaultMaxBytes.
 	MaxBytes int64
-	// Names are names in scope that contain spaces, keywords or
-	// operators ("order id", "date and time", "a + b"), which a FEEL
-	// text may then write without backticks: the longest name in scope
-	// that a run of tokens spells is that name (DMN 1.5 grammar notes).
-	// Callers that know the names at compile time (a DMN model's inputs)
-	// give them here; a text that compiles without them is also parsed
-	// against the variables it is evaluated over. Default: none.
+	// Names are names in scope that contain spaces, keywords, symbols or
+	// operators ("Monthly Salary", "date and time", "a + b"), which a FEEL
+	// text may then write without backticks: DMN decisions, input data,
+	// business knowledge models, context entries and item components. The
+	// longest name in scope that a run of tokens spells is that name (DMN
+	// 1.5 grammar notes), and a name in scope followed by "(" calls the
+	// function value it holds. A text that compiles without them is also
+	// parsed against the variables it is evaluated over (feel_names.go).
+	// Default: none.
 	Names []string
+	// Types are the named types "instance of" may name besides FEEL's
+	// (DMN item definitions): the function returns the test of a value
+	// for a name it knows. Default: none.
+	Types func(name string) (test func(any) bool, ok bool)
 }
 
 // Defaults of Options.
@@ -284,6 +290,8 @@ func compile(e model.Expression, mode Mode, opts Options, discover bool) (p *Pro
 		p.dialect = FEEL
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(start+1, len(strings.TrimRight(text, " \t\r\n")), true, false)
+		c.joinNames(opts.Names)
+		c.types = opts.Types
 		if c.peek().kind == tEOF {
 			return nil, &SyntaxError{Text: text, Pos: start + 1, Msg: "empty expression after ="}
 		}
@@ -303,6 +311,8 @@ func compile(e model.Expression, mode Mode, opts Options, discover bool) (p *Pro
 		p.dialect = FEEL
 		c = newCompiler(text, feelFuncs, clk)
 		c.lex(0, len(text), true, false)
+		c.joinNames(opts.Names)
+		c.types = opts.Types
 		c.feelScope(p, e, opts, discover)
 		root = c.feelTop()
 	default:

@@ -547,6 +547,9 @@ func (c *compiler) feelPrimary() ast.Node {
 				return c.feelExpr()
 			}
 		}
+		if n := c.feelKnownCall(); n != nil {
+			return n
+		}
 		if name, k := c.scopeName(); k > 0 && !t.quoted {
 			// A name in scope with spaces, keywords or operators, unless
 			// a library function of that spelling is called.

@@ -434,6 +434,8 @@ func feelGet(a any, key string) any {
 	switch x := a.(type) {
 	case map[string]any:
 		return x[key]
+	case feelRange, unaryTest:
+		return rangeProperty(x, key)
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
@@ -478,10 +480,6 @@ func feelGet(a any, key string) any {
 		case "months":
 			return float64(x % 12)
 		}
-	case feelRange:
-		return x.property(key)
-	case unaryTest:
-		return x.property(key)
 	}
 	return nil
 }

@@ -250,6 +250,9 @@ func (c *compiler) feelCall(fn ast.Node, open token) ast.Node {
 // no function, or a call with the wrong number of arguments, yields null
 // (DMN 1.5 10.3.2.13: an invalid invocation is null).
 func callValue(m *meter, fn any, args []any) (any, error) {
+	if n, ok := fn.(*Native); ok {
+		return n.invoke(m, args)
+	}
 	f, ok := fn.(*feelFunc)
 	if !ok || len(args) != len(f.def.params) {
 		return nil, nil
@@ -297,6 +300,9 @@ func (f *feelFunc) call(m *meter, args []any) (any, error) {
 // callNamed calls fn with arguments named as its parameters; a parameter
 // left out is null, and a name that is no parameter makes the call null.
 func callNamed(m *meter, fn any, names []string, vals []any) (any, error) {
+	if n, ok := fn.(*Native); ok {
+		return n.invokeNamed(m, names, vals)
+	}
 	f, ok := fn.(*feelFunc)
 	if !ok {
 		return nil, nil
@@ -321,8 +327,9 @@ func feelSort(a ...any) (any, error) {
 	if !ok {
 		return nil, nil
 	}
-	f, ok := a[2].(*feelFunc)
-	if !ok || len(f.def.params) != 2 {
+	// precedes is a FEEL function or a DMN one (a business knowledge
+	// model, Native).
+	if params, ok := FunctionParams(a[2]); !ok || len(params) != 2 {
 		return nil, nil
 	}
 	out := slices.Clone(l)
@@ -332,7 +339,7 @@ func feelSort(a ...any) (any, error) {
 		if failed != nil || bad {
 			return 0
 		}
-		r, err := f.call(m, []any{x, y})
+		r, err := callValue(m, a[2], []any{x, y})
 		if err != nil {
 			failed = err
 			return 0

@@ -50,6 +50,7 @@ var feelParams = map[string][]string{
 	"context": {"entries"}, "context put": {"context", "key", "value"}, "context merge": {"contexts"},
 	"day of year": {"date"}, "day of week": {"date"}, "month of year": {"date"}, "week of year": {"date"},
 	"get or else": {"value", "default"}, "date": {"from"}, "date and time": {"from"}, "time": {"from"},
+	"range": {"from"},
 }
 
 // feelParamsAlt are the parameter names of the other signature of
@@ -65,8 +66,8 @@ var feelParamsAlt = map[string][]string{
 // feelLibrary is every FEEL built-in by name (as users write them,
 // multi-word names included), with its arity.
 var feelLibrary = func() map[string]fnInfo {
-	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary)+len(feelRangeLibrary))
-	for _, lib := range []map[string]fnInfo{feelCoreLibrary, feelMoreLibrary, feelRangeLibrary} {
+	m := make(map[string]fnInfo, len(feelCoreLibrary)+len(feelMoreLibrary)+len(feelRangeLibrary)+len(feelDMNLibrary))
+	for _, lib := range []map[string]fnInfo{feelCoreLibrary, feelMoreLibrary, feelRangeLibrary, feelDMNLibrary} {
 		for k, v := range lib {
 			m[k] = withConversions(k, v)
 		}

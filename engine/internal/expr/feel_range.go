@@ -55,40 +55,6 @@ func (u unaryTest) String() string {
 	return b.String()
 }
 
-// property is one of a range's properties (DMN 1.5 10.3.2.7, Table 42):
-// "start", "end" (null where unbounded), "start included" and "end
-// included"; null for any other name.
-func (r feelRange) property(key string) any {
-	switch key {
-	case "start":
-		return r.lo
-	case "end":
-		return r.hi
-	case "start included":
-		return r.loIncl
-	case "end included":
-		return r.hiIncl
-	}
-	return nil
-}
-
-// property is a range property of a comparison test (DMN 1.5 10.3.2.7:
-// "< e" is a range whose other end is undefined and not included, as
-// in Table 42's "<= 10" and "> 1"). "=" and "!=" tests are no ranges
-// (grammar rule 7.a names only <, <=, > and >=): null.
-func (u unaryTest) property(key string) any {
-	var r feelRange
-	switch u.op {
-	case "<", "<=":
-		r = feelRange{hi: u.v, hiIncl: u.op == "<="}
-	case ">", ">=":
-		r = feelRange{lo: u.v, loIncl: u.op == ">="}
-	default:
-		return nil
-	}
-	return r.property(key)
-}
-
 // mkRange builds a range from its end points; null when the ends are of
 // different kinds (DMN 1.5 10.3.2.7: the ends must be comparable).
 func mkRange(lo, hi any, loIncl, hiIncl bool) any {

@@ -58,7 +58,7 @@ func TestCompile_FEELRangeProperties(t *testing.T) {
 		{text: "(> 3).start included", want: false},
 		{text: "(>= 3).start included", want: true},
 		{text: "(> 3).end included", want: false},
-		{text: "(= 3).start", want: nil}, // "=" makes no range (grammar rule 7.a)
+		{text: "(= 3).start", want: 3.0}, // "= e" is the range [e..e], as the DMN TCK (0074-feel-properties) reads it
 		{text: "[[1..2], [5..6]].end", want: []any{2.0, 6.0}},
 		{text: "[3..9].middle", want: nil},
 		{text: "{start included: 1}.start included", want: 1.0}, // still a context entry

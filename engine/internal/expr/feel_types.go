@@ -16,6 +16,8 @@ type feelType struct {
 	elem   *feelType
 	fields []feelField // a context's entries, a function's parameters (no names)
 	result *feelType   // a function's result
+	// pred decides a named type of Options.Types (a DMN item definition).
+	pred func(any) bool
 }
 
 type feelField struct {
@@ -101,6 +103,10 @@ func (c *compiler) parseType() *feelType {
 			return &feelType{name: strings.Join(words, " ")}
 		}
 	}
+	if ft := c.namedType(t.text); ft != nil {
+		c.next()
+		return ft
+	}
 	panic(c.errAt(t.pos, fmt.Sprintf("unknown type %q (item definitions are not supported)", t.text)))
 }
 
@@ -118,6 +124,9 @@ func (c *compiler) feelInstanceOf(x ast.Node, kw token) ast.Node {
 func (ft *feelType) has(v any) bool {
 	if v == nil {
 		return ft.name == "Null"
+	}
+	if ft.pred != nil {
+		return ft.pred(v)
 	}
 	switch ft.name {
 	case "Any":

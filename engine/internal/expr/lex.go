@@ -32,6 +32,9 @@ type token struct {
 	// quoted is set on names written in backticks (FEEL), which are never
 	// keywords.
 	quoted bool
+	// known is set on a name joined from the names in scope given in
+	// Options.Names (dmn.go): it may span several words and symbols.
+	known bool
 }
 
 // lexer splits one dialect body into tokens. It is shared by FEEL and JUEL;
@@ -79,7 +82,9 @@ func (l *lexer) next() token {
 		}
 		return l.emit(token{kind: tName, text: l.src[start+1 : l.i-1], pos: start, end: l.i, quoted: true})
 	case isNameStart(l.runeAt()):
-		for l.i < l.end && isNamePart(l.runeAt()) {
+		// FEEL names may hold an apostrophe ("Student's name", DMN 1.5
+		// additional name symbols); FEEL has no '...' strings.
+		for l.i < l.end && (isNamePart(l.runeAt()) || l.feel && l.src[l.i] == '\'') {
 			_, n := utf8.DecodeRuneInString(l.src[l.i:l.end])
 			l.i += n
 		}

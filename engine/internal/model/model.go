@@ -284,6 +284,9 @@ type Node struct {
 	// CalledDecision is the decision a business rule task calls
 	// (zeebe:calledDecision decisionId); empty when it names none.
 	CalledDecision string
+	// Decision is the whole call of that decision (zeebe:calledDecision
+	// or camunda:decisionRef); nil when the task calls none.
+	Decision *DecisionCall
 	// UserTask is what a user task says about who works on it, with which
 	// form and by when; nil when it says nothing.
 	UserTask *UserTask
@@ -475,7 +478,10 @@ func (p *Process) StartEvents() []*Node {
 
 // Definitions is the content of one BPMN document.
 type Definitions struct {
-	ID          string
+	ID string
+	// DMN is set when the document is a DMN model rather than BPMN: its
+	// decisions deploy, it has no processes.
+	DMN         *DMNDefinitions
 	Processes   []*Process
 	Messages    []*Message
 	Signals     []*Signal

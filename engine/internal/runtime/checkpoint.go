@@ -24,6 +24,18 @@ type deployment struct {
 	name   string
 	source []byte
 	plans  []*Plan
+	// at is the key counter when it was recorded, which orders a
+	// deployment without plans (a DMN model) among the others.
+	at int64
+}
+
+// order is where the deployment goes in a checkpoint: by its first
+// process key, or for a DMN model by the keys given before it.
+func (d *deployment) order() int64 {
+	if len(d.plans) > 0 {
+		return d.plans[0].Key
+	}
+	return d.at
 }
 
 // Deployed records the source of a deployment whose plans Install
@@ -31,7 +43,7 @@ type deployment struct {
 func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.deployments = append(e.deployments, deployment{name: name, source: append([]byte(nil), source...), plans: plans})
+	e.deployments = append(e.deployments, deployment{name: name, source: append([]byte(nil), source...), plans: plans, at: e.keys.Load()})
 }
 
 // Checkpoint settles the engine and returns its state document. It must
@@ -199,7 +211,7 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) i
 	}
 	e.mu.Unlock()
 
-	sort.Slice(deps, func(i, j int) bool { return deps[i].plans[0].Key < deps[j].plans[0].Key })
+	sort.SliceStable(deps, func(i, j int) bool { return deps[i].order() < deps[j].order() })
 	indexes := map[*Plan]*planIndex{}
 	for _, d := range deps {
 		dd := Deploy{Name: d.name, Source: string(d.source)}

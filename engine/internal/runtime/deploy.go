@@ -37,6 +37,7 @@ func (e *Engine) Install(d *model.Definitions, opts CompileOptions) ([]*Plan, er
 		return nil, ErrClosed
 	}
 	for _, plan := range plans {
+		plan.Deployment = opts.Deployment
 		plan.Key = e.NextKey()
 		plan.Version = len(e.plans[plan.Process.ID]) + 1
 		e.plans[plan.Process.ID] = append(e.plans[plan.Process.ID], plan)

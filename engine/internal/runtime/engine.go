@@ -121,7 +121,10 @@ type Engine struct {
 	mu     sync.Mutex
 	closed bool
 	plans  map[string][]*Plan // by process id, oldest version first
-	live   map[int64]*Instance
+	// decisions are the deployed decisions (decisions.go).
+	decisions decisionRegistry
+	deploySeq atomic.Int64
+	live      map[int64]*Instance
 	// dirty lists the instances changed since the last CheckpointDirty
 	// (Instance.dirty), live or finished since.
 	dirtyMu sync.Mutex

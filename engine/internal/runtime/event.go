@@ -46,6 +46,9 @@ const (
 	// at a gateway (choice.go): the message names them and what the
 	// gateway's conditions would have taken.
 	FlowsChosen EventType = "flowsChosen"
+	// DecisionEvaluated records a business rule task's decision
+	// evaluation: its outputs and, for tables, the rules that matched.
+	DecisionEvaluated EventType = "decisionEvaluated"
 )
 
 // eventTypes lists the event types by their compact code (see record).
@@ -56,6 +59,7 @@ var eventTypes = [...]EventType{
 	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
 	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
 	FlowsChosen,
+	DecisionEvaluated,
 }
 
 // EventTypes returns every event type the engine writes.

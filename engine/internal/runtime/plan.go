@@ -24,6 +24,10 @@ type Plan struct {
 	// deployments of the same process id from 1.
 	Key     int64
 	Version int
+	// Deployment identifies the deployment the plan came with, which a
+	// business rule task's binding "deployment" looks decisions up in
+	// (0: none known, as after a restore).
+	Deployment int64
 
 	nodes []nodePlan
 	// start is the none start event instances begin at, or nil when the
@@ -47,6 +51,9 @@ func (p *Plan) names() *planIndex {
 // nodePlan is what a track needs to execute one node.
 type nodePlan struct {
 	node *model.Node
+	// decides marks a business rule task whose decision the engine
+	// evaluates itself (decisions.go).
+	decides bool
 	// conds holds the compiled condition of each outgoing flow, in the
 	// order of node.Outgoing; nil where a flow has none.
 	conds []*expr.Program
@@ -165,6 +172,8 @@ type CompileOptions struct {
 	Expr expr.Options
 	// Strict rejects job tasks that name no job type.
 	Strict bool
+	// Deployment is the deployment the plans come with (NewDeployment).
+	Deployment int64
 }
 
 // Compile turns a validated process into a Plan. Elements the runtime does
@@ -247,8 +256,8 @@ func (c *compiler) node(n *model.Node) {
 	switch {
 	case n.Kind == model.KindScriptTask && !n.ScriptExpression.IsZero() && (n.Job == nil || n.Job.Type.IsZero()):
 		c.scriptTask(np)
-	case n.Kind == model.KindBusinessRuleTask && n.CalledDecision != "" && (n.Job == nil || n.Job.Type.IsZero()):
-		c.problem(n.ID, "FT.unsupported", nil, "DMN is not supported: the business rule task calls decision %q, which flowtrack cannot evaluate; give it a zeebe:taskDefinition type so a job worker makes the decision", n.CalledDecision)
+	case n.Kind == model.KindBusinessRuleTask && n.Decision != nil && (n.Job == nil || n.Job.Type.IsZero()):
+		c.decisionTask(np)
 	case (n.Kind.IsJobTask() || isMessageJob(n)) && np.throw == nil:
 		c.jobTask(np)
 	}
@@ -502,6 +511,38 @@ func (c *compiler) scriptTask(np *nodePlan) {
 	}
 }
 
+// decisionTask checks the call of a business rule task whose decision the
+// engine evaluates (the decision itself is found when the task runs, as
+// Zeebe does: it may be deployed later).
+func (c *compiler) decisionTask(np *nodePlan) {
+	d := np.node.Decision
+	switch {
+	case d.DecisionID == "":
+		c.problem(np.node.ID, "FT.decision", nil, "the business rule task names no decision (decisionId)")
+	case d.ResultVariable == "":
+		c.problem(np.node.ID, "FT.decision", nil, "the business rule task calling decision %q needs a resultVariable: name the variable that receives the result", d.DecisionID)
+	}
+	switch d.Binding {
+	case "", "latest", "deployment":
+	case "versionTag":
+		if d.VersionTag == "" {
+			c.problem(np.node.ID, "FT.decision", nil, "binding versionTag without a versionTag")
+		}
+	case "version":
+		if !d.Camunda7 || d.Version < 1 {
+			c.problem(np.node.ID, "FT.decision", nil, "binding version needs a decisionRefVersion of 1 or more")
+		}
+	default:
+		c.problem(np.node.ID, "FT.decision", nil, "unknown decision binding %q (latest, deployment, versionTag)", d.Binding)
+	}
+	switch d.MapResult {
+	case "", "singleEntry", "singleResult", "collectEntries", "resultList":
+	default:
+		c.problem(np.node.ID, "FT.decision", nil, "unknown mapDecisionResult %q (singleEntry, singleResult, collectEntries, resultList)", d.MapResult)
+	}
+	np.decides = true
+}
+
 // jobTask compiles the job a worker does for the node: its type, retries
 // and headers, and a user task's properties.
 func (c *compiler) jobTask(np *nodePlan) {
@@ -634,7 +675,7 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 // before a token passing it leaves (it alone writes variables): a throw, a
 // script, or output mappings.
 func (np *nodePlan) writes() bool {
-	return np.throw != nil || np.script != nil || len(np.outputs) > 0
+	return np.throw != nil || np.script != nil || np.decides || len(np.outputs) > 0
 }
 
 // isThrow reports whether n is a message or signal throw the engine

@@ -160,6 +160,28 @@ func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
 	if err != nil {
 		return err
 	}
+	if defs.DMN != nil {
+		if len(d.Processes) != 0 {
+			return fmt.Errorf("the source is a DMN model, the document lists %d processes", len(d.Processes))
+		}
+		set, err := rs.e.CompileDecisions(defs.DMN, opts)
+		if err != nil {
+			return err
+		}
+		if _, err := rs.e.InstallDecisions(d.Name, 0, defs.DMN, set); err != nil {
+			return err
+		}
+		// Ordered right after the deployment before it, as it was when
+		// the document was written (the key counter is not restored yet).
+		rs.e.mu.Lock()
+		var at int64
+		if n := len(rs.e.deployments); n > 0 {
+			at = rs.e.deployments[n-1].order()
+		}
+		rs.e.deployments = append(rs.e.deployments, deployment{name: d.Name, source: []byte(d.Source), at: at})
+		rs.e.mu.Unlock()
+		return nil
+	}
 	var plans []*Plan
 	for _, p := range defs.Processes {
 		if !p.Executable {

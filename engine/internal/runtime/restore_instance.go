@@ -14,14 +14,26 @@ var ErrKeyInUse = errors.New("key already in use")
 // DeployedSource returns the plans of the deployment named name with
 // exactly source, the first such one, or nil when there is none.
 func (e *Engine) DeployedSource(name string, source []byte) []*Plan {
+	plans, _ := e.deployedSource(name, source)
+	return plans
+}
+
+// HasDeployed reports whether a deployment of that name and source was
+// made (a DMN model has no plans).
+func (e *Engine) HasDeployed(name string, source []byte) bool {
+	_, ok := e.deployedSource(name, source)
+	return ok
+}
+
+func (e *Engine) deployedSource(name string, source []byte) ([]*Plan, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, d := range e.deployments {
 		if d.name == name && bytes.Equal(d.source, source) {
-			return d.plans
+			return d.plans, true
 		}
 	}
-	return nil
+	return nil, false
 }
 
 // RestoreInstance adds to e, an engine in use, the instances of a

@@ -46,6 +46,13 @@ func (inst *Instance) evaluate(tv *tokenView, np *nodePlan) (map[string]any, err
 		}
 		result = r
 	}
+	if np.decides {
+		r, err := inst.evaluateDecision(tv, np, vars)
+		if err != nil {
+			return nil, err
+		}
+		result = r
+	}
 	update, err := inst.outputs(tv, np.node, result)
 	if err == nil {
 		inst.keepLocals(tv, np.node)

@@ -2,7 +2,8 @@
 // flowtrack's WebAssembly module (embedded), through wazero.
 //
 //	flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
-//	flowtrack validate [--json] model.bpmn
+//	flowtrack validate [--json] model.bpmn|model.dmn
+//	flowtrack decide model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]
 //	flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
 //	flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
@@ -27,6 +28,10 @@
 // line, as "file:line:col: rule: element: message" (the form editors and CI
 // annotate; warnings say "warning:" before the message), or with --json
 // one object {"file", "valid", "processes", "errors", "warnings"}.
+//
+// A DMN model validates too (its decision tables, expressions, types and
+// requirements); decide evaluates one of its decisions over --vars and
+// prints the rules that matched and the output (decide.go).
 //
 // sim is the interactive mode (sim.go): it starts an instance and, one
 // choice a line read from stdin, completes its jobs, publishes the
@@ -97,7 +102,8 @@ const (
 // usage is the top-level usage text; stateUsage adds the state commands.
 var usage = `usage:
   flowtrack run model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]
-  flowtrack validate [--json] model.bpmn
+  flowtrack validate [--json] model.bpmn|model.dmn
+  flowtrack decide model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]
   flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
   flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
   flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
@@ -148,6 +154,8 @@ func runIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			code, err = runCmd(ctx, args[1:], stdout, stderr)
 		case "validate":
 			code, err = validateCmd(ctx, args[1:], stdout)
+		case "decide":
+			code, err = decideCmd(ctx, args[1:], stdout)
 		case "serve":
 			code, err = serveCmd(ctx, args[1:], stdout)
 		case "cluster":
@@ -207,7 +215,8 @@ var errInput = errors.New("bad input")
 // synopses are the argument lines of run and validate, for their --help.
 var synopses = map[string]string{
 	"run":      "model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON] [--scenario FILE] [--state FILE] [--json]",
-	"validate": "[--json] model.bpmn",
+	"validate": "[--json] model.bpmn|model.dmn",
+	"decide":   "model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]",
 	"sim":      simSynopsis,
 }
 
@@ -283,7 +292,10 @@ func validateCmd(ctx context.Context, args []string, stdout io.Writer) (int, err
 	for _, p := range res.Processes {
 		fmt.Fprintf(stdout, "ok: process %s (version %d)\n", p.ID, p.Version)
 	}
-	if res.Valid && len(res.Processes) == 0 {
+	for _, d := range res.Decisions {
+		fmt.Fprintf(stdout, "ok: decision %s (version %d)\n", d.ID, d.Version)
+	}
+	if res.Valid && len(res.Processes) == 0 && len(res.Decisions) == 0 {
 		fmt.Fprintln(stdout, "ok: no executable process (nothing would deploy)")
 	}
 	return code, nil
@@ -297,6 +309,9 @@ func validate(ctx context.Context, file string) (validation, error) {
 	xml, err := os.ReadFile(file)
 	if err != nil {
 		return res, fmt.Errorf("%w: %v", errInput, err)
+	}
+	if engine.IsDMN(xml) {
+		return validateDeploy(ctx, file, res)
 	}
 	dir := filepath.Dir(file)
 	v, err := engine.Validate(file, xml, func(location string) ([]byte, error) {
@@ -318,7 +333,15 @@ func validate(ctx context.Context, file string) (validation, error) {
 	if len(v.Executable) == 0 {
 		return res, nil
 	}
+	return validateDeploy(ctx, file, res)
+}
+
+// validateDeploy deploys file into a new engine and adds what it
+// registered (processes, decisions), its warnings, or its problems to res.
+// A DMN file is checked this way alone: the constraint catalogue is BPMN's.
+func validateDeploy(ctx context.Context, file string, res validation) (validation, error) {
 	e, d, err := deployFile(ctx, file)
+	var de *engine.DeployError
 	if err != nil && !errors.As(err, &de) {
 		return res, err
 	}
@@ -330,17 +353,25 @@ func validate(ctx context.Context, file string) (validation, error) {
 		res.Errors = de.Problems
 		return res, nil
 	}
+	res.Valid = true
 	res.Processes = d.Processes
+	res.Decisions = d.Decisions
+	for _, w := range d.Warnings {
+		if !slices.ContainsFunc(res.Warnings, func(p engine.Problem) bool { return p == w }) {
+			res.Warnings = append(res.Warnings, w)
+		}
+	}
 	return res, nil
 }
 
 // validation is what validate --json prints.
 type validation struct {
-	File      string           `json:"file"`
-	Valid     bool             `json:"valid"`
-	Processes []engine.Process `json:"processes,omitempty"`
-	Errors    []engine.Problem `json:"errors"`
-	Warnings  []engine.Problem `json:"warnings"`
+	File      string            `json:"file"`
+	Valid     bool              `json:"valid"`
+	Processes []engine.Process  `json:"processes,omitempty"`
+	Decisions []engine.Decision `json:"decisions,omitempty"`
+	Errors    []engine.Problem  `json:"errors"`
+	Warnings  []engine.Problem  `json:"warnings"`
 }
 
 // fileList is a repeatable file flag (run --with).

@@ -39,6 +39,12 @@ func TestRun(t *testing.T) {
 			"maße-prüfen created at prüfen"},
 		{"ISO-8859-1 model variables", []string{"run", "../../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
 			`variables: {"ergebnis":"Größe: 12","länge":12}`},
+		{"validate DMN", []string{"validate", "../../../engine/testdata/discount.dmn"}, 0, "ok: decision price (version 1)"},
+		{"decide", []string{"decide", "../../../engine/testdata/discount.dmn", "--decision", "price", "--vars", `{"customer":"gold","order amount":2000}`}, 0,
+			"matched: discount rule 1 gold_big\nprice (version 1): 1700"},
+		{"decide json", []string{"decide", "../../../engine/testdata/discount.dmn", "--json", "--vars", `{"customer":"x","order amount":1}`}, 0, `"ruleId": "other"`},
+		{"decide failed", []string{"decide", "../../../engine/testdata/discount.dmn", "--decision", "strict", "--vars", `{"order amount":1}`}, 1, "failed: strict: hit policy UNIQUE"},
+		{"decide unknown", []string{"decide", "../../../engine/testdata/discount.dmn", "--decision", "nope"}, 1, "unknown decision"},
 		{"validate ISO-8859-1", []string{"validate", "../../../engine/testdata/latin1.bpmn"}, 0, "ok: process prüfung"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
