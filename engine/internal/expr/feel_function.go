@@ -402,7 +402,11 @@ func feelListReplace(a ...any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if r == true {
+		matched, ok := r.(bool)
+		if !ok && r != nil {
+			return nil, nil // the match function must answer true or false (null: no match)
+		}
+		if matched {
 			out[i] = a[2]
 		}
 	}

@@ -100,6 +100,7 @@ func TestCompile_FEELListReplaceMatch(t *testing.T) {
 	runFEELCases(t, Options{}, []feelCase{
 		{text: "list replace([2, 4, 7, 8], function(item, newItem) item < newItem, 5)", want: []any{5.0, 5.0, 7.0, 8.0}},
 		{text: "list replace(list: [1, 5, 9], match: function(item, newItem) item = 5, newItem: 0)", want: []any{1.0, 0.0, 9.0}},
+		{text: "list replace([2, 4], function(item, newItem) item, 5)", want: nil}, // the match answers no boolean
 		{text: "list replace([1, 5, 9], function(a, b) null, 0)", want: []any{1.0, 5.0, 9.0}},
 		{text: "list replace([1, 5, 9], function(a) true, 0)", want: nil}, // match takes two parameters
 		{text: "list replace([1, 5, 9], 2, 0)", want: []any{1.0, 0.0, 9.0}},
