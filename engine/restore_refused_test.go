@@ -110,6 +110,13 @@ func TestEngine_RestoreInstance_RefusedHostile(t *testing.T) {
 			doc: edit(callDoc, func(d docMap) { d.inst(1)["jobs"] = []any{} })},
 		{name: "a token at a join it never arrived at", want: "join",
 			doc: edit(callDoc, func(d docMap) { token(d.inst(1))["wait"] = "join" })},
+		{name: "a token waiting for a gateway choice at an end event", want: "only an exclusive or inclusive gateway",
+			doc: edit(callDoc, func(d docMap) {
+				tk := token(d.inst(1))
+				tk["element"], tk["wait"] = "ce", "choice"
+				delete(tk, "job")
+				d.inst(1)["jobs"] = []any{}
+			})},
 		{name: "an unknown wait reason", want: "unknown",
 			doc: edit(callDoc, func(d docMap) { token(d.inst(1))["wait"] = "nap" })},
 		{name: "20000 tokens", want: "above the engine's limit",

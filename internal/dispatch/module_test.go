@@ -113,8 +113,8 @@ func TestConcurrent_Operations(t *testing.T) {
 			n++
 		}
 	}
-	if n != 24 {
-		t.Errorf("%d concurrent operations among Operations(), want the 24 Concurrent names", n)
+	if n != 25 {
+		t.Errorf("%d concurrent operations among Operations(), want the 25 Concurrent names", n)
 	}
 	for _, op := range []string{"deploy", "configure", "restore", "checkpoint", "call", "advance", "nope"} {
 		if Concurrent(op) {

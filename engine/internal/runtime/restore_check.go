@@ -290,7 +290,7 @@ func (e *Engine) checkTokens(d *InstDoc, live []InstDoc, plan *Plan) error {
 			if !subs[td.ID] && len(td.Subs) == 0 {
 				bad = fmt.Sprintf("waits for a %s with no subscription", td.Wait)
 			}
-		case WaitEvent, WaitScope:
+		case WaitEvent, WaitScope, WaitChoice:
 		default:
 			bad = fmt.Sprintf("wait reason %q is unknown", td.Wait)
 		}
@@ -317,6 +317,9 @@ func waitsAtKind(plan *Plan, td TokenDoc) string {
 	n := plan.Process.Node(td.Element)
 	if n == nil {
 		return ""
+	}
+	if td.Wait == WaitChoice && n.Kind != model.KindExclusiveGateway && n.Kind != model.KindInclusiveGateway {
+		return fmt.Sprintf("only an exclusive or inclusive gateway holds a token waiting for %q", td.Wait)
 	}
 	switch n.Kind {
 	case model.KindEndEvent:
