@@ -242,6 +242,10 @@ func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) 
 		defer cancel()
 		var err error
 		s.stream, err = js.CreateOrUpdateStream(sctx, cfg)
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errNoPeers {
+			return fmt.Errorf("%d replicas asked for, fewer peers known: %w", o.Replicas, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -275,6 +279,10 @@ func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) 
 	}
 	return s, nil
 }
+
+// errNoPeers is JetStream's error code for a stream it cannot place: fewer
+// servers than its replicas (they may still be joining).
+const errNoPeers = 10005
 
 // usable checks that the stream has a leader and the replicas asked for,
 // current with it; otherwise it returns a transient error saying what is
