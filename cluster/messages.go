@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -785,27 +786,22 @@ func (m *messages) ask(ctx context.Context, in intent) (*wire.CompleteJobResult,
 }
 
 // finishIntents finishes the correlations a previous owner of the
-// partition left under way: each is asked again (the wait's partition
+// partition left under way, read from the subscription bucket's leader
+// (leaderIntents), so that an intent written just before the owner died
+// is seen by the next one when it opens the partition: each is asked again (the wait's partition
 // answers a repeated request as the first time); a message the wait no
 // longer takes is offered to the other waits of its process.
 func (m *messages) finishIntents() {
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
-	lister, err := m.subs.ListKeysFiltered(ctx, "i."+strconv.Itoa(m.p.id)+".*")
+	intents, err := m.leaderIntents(ctx)
 	if err != nil {
 		m.p.n.logf("partition %d: list the correlations under way: %v", m.p.id, err)
 		m.later(nil)
 		return
 	}
-	for k := range lister.Keys() {
-		e, err := m.subs.Get(ctx, k)
-		if err != nil {
-			continue
-		}
-		var in intent
-		if json.Unmarshal(e.Value(), &in) != nil {
-			continue
-		}
+	for _, k := range slices.Sorted(maps.Keys(intents)) {
+		in := intents[k]
 		mu := m.stripe(in.Sub.Name, in.Sub.CorrelationKey)
 		mu.Lock()
 		took, err := m.ask(ctx, in)
