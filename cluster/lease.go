@@ -171,6 +171,17 @@ func (n *Node) renewPartition(ctx context.Context, id int) {
 	}
 	sent := time.Now()
 	rev, err := n.leases.Update(ctx, partitionKey(id), []byte(n.cfg.Node), o.rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		// A renewal whose answer was lost (it timed out in an earlier
+		// round) may have landed: the lease then holds this node's
+		// name at a later revision, which only this node writes. That
+		// revision is adopted and renewed at once, with a send time
+		// known, rather than the lease taken for lost.
+		if e, gerr := n.leases.Get(ctx, partitionKey(id)); gerr == nil && e.Revision() > o.rev && string(e.Value()) == n.cfg.Node {
+			sent = time.Now()
+			rev, err = n.leases.Update(ctx, partitionKey(id), []byte(n.cfg.Node), e.Revision())
+		}
+	}
 	switch {
 	case err == nil:
 		n.mu.Lock()
