@@ -28,7 +28,7 @@ import (
 var orderBPMN []byte
 
 func clusterConfig(name string) cluster.Config {
-	return cluster.Config{Cluster: name, Partitions: 6, Replicas: 3, LeaseTTL: 2 * time.Second, BusinessKey: "orderId"}
+	return cluster.Config{Cluster: name, Partitions: 6, Replicas: 3, LeaseTTL: testtime.Scale(2 * time.Second), BusinessKey: "orderId"}
 }
 
 // workload runs the mixed workload of the cluster tests against a

@@ -32,7 +32,7 @@ func TestRouter_DeployedAs(t *testing.T) {
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
-	n, err := Start(ctx, nc, Config{Cluster: "dep", Node: "a", Partitions: 2, LeaseTTL: 2 * time.Second})
+	n, err := Start(ctx, nc, Config{Cluster: "dep", Node: "a", Partitions: 2, LeaseTTL: testtime.Scale(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

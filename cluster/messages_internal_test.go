@@ -41,7 +41,7 @@ func oneNode(t *testing.T, cluster string) (*Node, *nats.Conn) {
 	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
-	n, err := Start(ctx, nc, Config{Cluster: cluster, Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
+	n, err := Start(ctx, nc, Config{Cluster: cluster, Node: "a", Partitions: 1, LeaseTTL: testtime.Scale(2 * time.Second)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(context.Background()) })
 	require.Eventually(t, func() bool { return n.Partition(1) != nil }, testtime.Scale(10*time.Second), 10*time.Millisecond)

@@ -69,7 +69,7 @@ func remoteWaits(t testing.TB, js jetstream.JetStream, name string) []string {
 func TestCluster_RemoteWaitsClosed(t *testing.T) {
 	nc := singleNATS(t)
 	const parts = 3
-	cfg := cluster.Config{Cluster: "rw", Partitions: parts, LeaseTTL: 2 * time.Second}
+	cfg := cluster.Config{Cluster: "rw", Partitions: parts, LeaseTTL: testtime.Scale(2 * time.Second)}
 	startNodes(t, nc, cfg, "a")
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
@@ -180,7 +180,7 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-server cluster")
 	}
-	cfg := cluster.Config{Cluster: "mx", Partitions: 6, Replicas: 3, LeaseTTL: 2 * time.Second}
+	cfg := cluster.Config{Cluster: "mx", Partitions: 6, Replicas: 3, LeaseTTL: testtime.Scale(2 * time.Second)}
 	tc := newTestCluster(t, 3, cfg)
 	cl := tc.client()
 	ctx, cancel := reqCtx()
@@ -367,7 +367,7 @@ const reachedBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 func TestCluster_MessagesReached(t *testing.T) {
 	nc := singleNATS(t)
 	const parts = 2
-	cfg := cluster.Config{Cluster: "reach", Partitions: parts, LeaseTTL: 2 * time.Second, BusinessKey: "home"}
+	cfg := cluster.Config{Cluster: "reach", Partitions: parts, LeaseTTL: testtime.Scale(2 * time.Second), BusinessKey: "home"}
 	startNodes(t, nc, cfg, "a")
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)

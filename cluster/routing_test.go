@@ -72,7 +72,7 @@ func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string
 // partition and the operations a cluster cannot do are refused.
 func TestCluster_Routing(t *testing.T) {
 	nc := singleNATS(t)
-	cfg := cluster.Config{Cluster: "rt", Partitions: 4, LeaseTTL: 2 * time.Second}
+	cfg := cluster.Config{Cluster: "rt", Partitions: 4, LeaseTTL: testtime.Scale(2 * time.Second)}
 	startNodes(t, nc, cfg, "a", "b")
 	cl := client.New(nc, "rt")
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
@@ -131,7 +131,7 @@ func TestCluster_Refusals(t *testing.T) {
 	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "solo", Node: "a", Partitions: 2})
 	require.ErrorIs(t, err, server.ErrClusterServed)
 
-	startNodes(t, nc, cluster.Config{Cluster: "two", Partitions: 2, LeaseTTL: time.Second}, "a")
+	startNodes(t, nc, cluster.Config{Cluster: "two", Partitions: 2, LeaseTTL: testtime.Scale(time.Second)}, "a")
 	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "two", Node: "b", Partitions: 3})
 	require.ErrorIs(t, err, cluster.ErrPartitions)
 	n, err := cluster.Start(context.Background(), nc, cluster.Config{Cluster: "two", Node: "b"})
@@ -165,7 +165,7 @@ func TestCluster_ServicesAndRemoteWaits(t *testing.T) {
 	nc := singleNATS(t)
 	var mu sync.Mutex
 	started, stopped := map[int]int{}, map[int]int{}
-	cfg := cluster.Config{Cluster: "svc", Partitions: 4, LeaseTTL: 2 * time.Second, BusinessKey: "order",
+	cfg := cluster.Config{Cluster: "svc", Partitions: 4, LeaseTTL: testtime.Scale(2 * time.Second), BusinessKey: "order",
 		Services: []cluster.Service{func(_ context.Context, p *cluster.Partition) (func(context.Context) error, error) {
 			require.NotNil(t, p.Engine())
 			mu.Lock()
@@ -237,7 +237,7 @@ func TestCluster_ServicesAndRemoteWaits(t *testing.T) {
 // within a lease loop round or two, not a TTL, and what it held goes on.
 func TestCluster_Leave(t *testing.T) {
 	nc := singleNATS(t)
-	cfg := cluster.Config{Cluster: "lv", Partitions: 4, LeaseTTL: 4 * time.Second}
+	cfg := cluster.Config{Cluster: "lv", Partitions: 4, LeaseTTL: testtime.Scale(4 * time.Second)}
 	nodes := startNodes(t, nc, cfg, "a", "b")
 	cl := client.New(nc, "lv")
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
@@ -270,7 +270,7 @@ var startsBPMN []byte
 // every partition holds the deployment.
 func TestCluster_TimerAndSignalStartsOnce(t *testing.T) {
 	nc := singleNATS(t)
-	startNodes(t, nc, cluster.Config{Cluster: "ts", Partitions: 4, LeaseTTL: 2 * time.Second}, "a", "b")
+	startNodes(t, nc, cluster.Config{Cluster: "ts", Partitions: 4, LeaseTTL: testtime.Scale(2 * time.Second)}, "a", "b")
 	cl := client.New(nc, "ts")
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
