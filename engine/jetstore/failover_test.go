@@ -54,13 +54,17 @@ func TestStore_CommitsThroughLeaderKills(t *testing.T) {
 			b := &engine.StoreBatch{Engine: []byte(fmt.Sprintf(`{"lastKey":%d}`, k)),
 				Put: map[int64][]byte{k: []byte(fmt.Sprintf(`{"key":%d}`, k))}, Deployments: [][]byte{[]byte(fmt.Sprintf(`{"dep":%d}`, k))}}
 			for {
-				cctx, cancel := context.WithTimeout(ctx, testtime.Scale(5*time.Second))
+				cctx, cancel := context.WithTimeout(ctx, testtime.Scale(10*time.Second))
 				err := s.Commit(cctx, b)
+				// An error is the context's only when the context ended:
+				// a request that timed out on its own (its server died)
+				// is a transient state to wait out, not an answer.
+				ended := cctx.Err() != nil
 				cancel()
 				if err == nil {
 					break
 				}
-				if !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
+				if !ended || !errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil {
 					done <- fmt.Errorf("commit %d: %w", k, err)
 					return
 				}
