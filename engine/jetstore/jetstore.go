@@ -284,9 +284,10 @@ func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) 
 // servers than its replicas (they may still be joining).
 const errNoPeers = 10005
 
-// usable checks that the stream has a leader and the replicas asked for,
-// current with it; otherwise it returns a transient error saying what is
-// missing.
+// usable checks that the stream has a leader and the replicas asked for
+// placed; otherwise it returns a transient error saying what is missing.
+// A follower still catching up is not waited for: reads go to the leader
+// (read), and writes need a majority only.
 func (s *Store) usable(ctx context.Context, replicas int) error {
 	info, err := s.stream.Info(ctx)
 	if err != nil {
