@@ -11,8 +11,9 @@ import (
 
 // KeyValue returns kv with its calls waiting out JetStream's transient
 // states (Do) until their context ends; a call whose context has no
-// deadline waits at most DefaultWait. Watchers are only made through it:
-// what they deliver later is kv's.
+// deadline waits at most DefaultWait. Watchers and key listers are only
+// made through it (what they deliver later is kv's), and live as long as
+// the context they were made with, as kv's do.
 //
 // A Create or Update tried again after its first try landed unseen (its
 // answer lost) finds its own write: "key exists" or "wrong last
@@ -100,18 +101,27 @@ func (k retryKV) Purge(ctx context.Context, key string, opts ...jetstream.KVDele
 	return do(ctx, func(ctx context.Context) error { return k.KeyValue.Purge(ctx, key, opts...) })
 }
 
+// keep is do for the calls whose result lives on with their context (a
+// watcher, a key lister: they stop when it ends): the calls are given
+// the caller's context, and only the waiting between tries is bounded.
+func keep(ctx context.Context, fn func(ctx context.Context) error) error {
+	wctx, cancel := Bound(ctx, DefaultWait)
+	defer cancel()
+	return Do(wctx, func(context.Context) error { return fn(ctx) })
+}
+
 func (k retryKV) Watch(ctx context.Context, keys string, opts ...jetstream.WatchOpt) (w jetstream.KeyWatcher, err error) {
-	err = do(ctx, func(ctx context.Context) error { w, err = k.KeyValue.Watch(ctx, keys, opts...); return err })
+	err = keep(ctx, func(ctx context.Context) error { w, err = k.KeyValue.Watch(ctx, keys, opts...); return err })
 	return w, err
 }
 
 func (k retryKV) WatchAll(ctx context.Context, opts ...jetstream.WatchOpt) (w jetstream.KeyWatcher, err error) {
-	err = do(ctx, func(ctx context.Context) error { w, err = k.KeyValue.WatchAll(ctx, opts...); return err })
+	err = keep(ctx, func(ctx context.Context) error { w, err = k.KeyValue.WatchAll(ctx, opts...); return err })
 	return w, err
 }
 
 func (k retryKV) WatchFiltered(ctx context.Context, keys []string, opts ...jetstream.WatchOpt) (w jetstream.KeyWatcher, err error) {
-	err = do(ctx, func(ctx context.Context) error { w, err = k.KeyValue.WatchFiltered(ctx, keys, opts...); return err })
+	err = keep(ctx, func(ctx context.Context) error { w, err = k.KeyValue.WatchFiltered(ctx, keys, opts...); return err })
 	return w, err
 }
 
@@ -121,12 +131,12 @@ func (k retryKV) Keys(ctx context.Context, opts ...jetstream.WatchOpt) (keys []s
 }
 
 func (k retryKV) ListKeys(ctx context.Context, opts ...jetstream.WatchOpt) (l jetstream.KeyLister, err error) {
-	err = do(ctx, func(ctx context.Context) error { l, err = k.KeyValue.ListKeys(ctx, opts...); return err })
+	err = keep(ctx, func(ctx context.Context) error { l, err = k.KeyValue.ListKeys(ctx, opts...); return err })
 	return l, err
 }
 
 func (k retryKV) ListKeysFiltered(ctx context.Context, filters ...string) (l jetstream.KeyLister, err error) {
-	err = do(ctx, func(ctx context.Context) error { l, err = k.KeyValue.ListKeysFiltered(ctx, filters...); return err })
+	err = keep(ctx, func(ctx context.Context) error { l, err = k.KeyValue.ListKeysFiltered(ctx, filters...); return err })
 	return l, err
 }
 
