@@ -178,3 +178,33 @@ func TestIntentSweep(t *testing.T) {
 		"the intent is finished by a sweep")
 	require.InDelta(t, 7, inst.Variables()["n"], 0)
 }
+
+// TestWatchMadeAgain: when the watch of the waits registered at a
+// partition ends while the partition is open, it is made again: a wait
+// registered afterwards still reaches the partition's index, and one
+// deleted meanwhile leaves it.
+func TestWatchMadeAgain(t *testing.T) {
+	p, _ := keyedPartition(t, "rewatch")
+	m := p.msgs
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
+	defer cancel()
+	put := func(key string, rs remoteSub) {
+		data, _ := json.Marshal(rs)
+		_, err := m.subs.Put(ctx, key, data)
+		require.NoError(t, err)
+	}
+	gone := remoteSub{Partition: 2, InstanceKey: 7, ProcessID: "keyed", Name: "m", CorrelationKey: "gone"}
+	put(subKey(1, gone), gone)
+	require.Eventually(t, func() bool { return len(m.candidates("m", "gone")) == 1 }, testtime.Scale(10*time.Second), 10*time.Millisecond)
+
+	m.watchMu.Lock()
+	old := m.watcher
+	m.watchMu.Unlock()
+	require.NoError(t, old.Stop()) // as a consumer lost for good ends it
+	require.NoError(t, m.subs.Delete(ctx, subKey(1, gone)))
+	later := remoteSub{Partition: 2, InstanceKey: 8, ProcessID: "keyed", Name: "m", CorrelationKey: "later"}
+	put(subKey(1, later), later)
+	require.Eventually(t, func() bool {
+		return len(m.candidates("m", "later")) == 1 && len(m.candidates("m", "gone")) == 0
+	}, testtime.Scale(10*time.Second), 10*time.Millisecond, "the watch was not made again")
+}
