@@ -379,7 +379,7 @@ func TestJobs_RestartUnderWorkers(t *testing.T) {
 				<-restarted // hold the job across the restart
 			}
 			return map[string]any{"done": true}, nil
-		}, engine.WorkerOptions{Concurrency: held, Timeout: 500 * time.Millisecond})
+		}, engine.WorkerOptions{Concurrency: held, Timeout: testtime.Scale(500 * time.Millisecond)})
 	}()
 	keys := q.startN(n)
 	for range held {
