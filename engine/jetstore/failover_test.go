@@ -192,11 +192,12 @@ func TestStore_OpenGivesUpSayingWhatIsMissing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(60*time.Second))
 	defer cancel()
 	require.NoError(t, server.WaitForJetStream(ctx, nc))
-	octx, ocancel := context.WithTimeout(ctx, 2*time.Second)
+	octx, ocancel := context.WithTimeout(ctx, testtime.Scale(2*time.Second))
 	defer ocancel()
 	_, err := jetstore.Open(octx, nc, &jetstore.Options{Name: "missing", Replicas: 3})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorContains(t, err, "3 replicas asked for")
 	require.ErrorContains(t, err, "no suitable peers")
 	require.ErrorContains(t, err, " s (")
+	t.Log(err)
 }

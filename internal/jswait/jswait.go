@@ -130,11 +130,18 @@ func (e *Error) Unwrap() []error { return []error{e.Last, e.Ctx} }
 func Do(ctx context.Context, fn func(ctx context.Context) error) error {
 	start := time.Now()
 	wait := firstWait
+	var prev error
 	for tries := 1; ; tries++ {
 		err := fn(ctx)
 		if err == nil || !Transient(err) {
 			return err
 		}
+		if ctx.Err() != nil && prev != nil && errors.Is(err, ctx.Err()) {
+			// The context ended during this try, which says only that:
+			// the try before says what was missing.
+			err = prev
+		}
+		prev = err
 		if ctx.Err() == nil {
 			// Half to all of wait.
 			t := time.NewTimer(wait/2 + rand.N(wait/2+1))

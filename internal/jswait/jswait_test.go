@@ -72,3 +72,21 @@ func TestDo_SaysWhatWasMissingWhenTheContextEnds(t *testing.T) {
 	require.Greater(t, werr.Tries, 1)
 	require.ErrorContains(t, err, "no stream leader, for 0.")
 }
+
+// A try cut short by the context's end reports the try before it, which
+// says what was missing, not only that the context ended.
+func TestDo_ReportsTheTryBeforeTheContextEnded(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	tries := 0
+	err := jswait.Do(ctx, func(ctx context.Context) error {
+		tries++
+		if tries == 1 {
+			return jswait.Again(errors.New("3 replicas asked for, 2 placed"))
+		}
+		<-ctx.Done()
+		return fmt.Errorf("create the stream: %w", ctx.Err())
+	})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "3 replicas asked for, 2 placed")
+}
