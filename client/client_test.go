@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 )
@@ -78,7 +79,7 @@ func events(t *testing.T, c *client.Client) <-chan engine.Event {
 // instance key; the test's deadline bounds the wait.
 func await(t *testing.T, ch <-chan engine.Event, key int64, typ engine.EventType, elementID string) engine.Event {
 	t.Helper()
-	timeout := time.After(20 * time.Second) // a bound on a hang, not a timing assertion
+	timeout := time.After(testtime.Scale(20 * time.Second)) // a bound on a hang, not a timing assertion
 	for {
 		select {
 		case ev := <-ch:

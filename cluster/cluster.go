@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -74,9 +75,12 @@ type Config struct {
 // partition's engine is safe for concurrent use.
 type Service func(ctx context.Context, p *Partition) (stop func(context.Context) error, err error)
 
-// setupAttempts is how many times Start tries to create or open the
-// cluster's buckets and deployment log.
-const setupAttempts = 10
+// setupWait bounds how long Start waits out JetStream's transient
+// states (servers of a NATS cluster started together cannot place a
+// replicated bucket or stream at once; a leader is elected) while it
+// creates or opens the cluster's buckets and deployment log, when its
+// context has no earlier deadline.
+const setupWait = 2 * time.Minute
 
 // DefaultLeaseTTL is the lease TTL of a cluster created without one.
 const DefaultLeaseTTL = 6 * time.Second
@@ -187,24 +191,21 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, nc: nc, js: js, epoch: time.Now(), owned: map[int]*owned{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	// Servers of a NATS cluster that start together may not place a
-	// replicated bucket or stream at once: setup is tried again a few
-	// times before the node gives up.
-	for attempt := 1; ; attempt++ {
+	// replicated bucket or stream at once: setup waits that out (and
+	// returns ErrPartitions, ErrClusterServed or a refusal at once).
+	sctx, scancel := jswait.Bound(ctx, setupWait)
+	err = jswait.Do(sctx, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
 		err := n.setup(actx)
-		cancel()
-		if err == nil {
-			break
+		if err != nil && jswait.Transient(err) {
+			n.logf("setup: %v; waiting", err)
 		}
-		if errors.Is(err, ErrPartitions) || errors.Is(err, server.ErrClusterServed) || attempt == setupAttempts || ctx.Err() != nil {
-			return nil, err
-		}
-		n.logf("setup attempt %d: %v; trying again", attempt, err)
-		select {
-		case <-ctx.Done():
-			return nil, err
-		case <-time.After(time.Second):
-		}
+		return err
+	})
+	scancel()
+	if err != nil {
+		return nil, err
 	}
 	if err := n.join(ctx); err != nil {
 		return nil, err
@@ -227,6 +228,7 @@ func (n *Node) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: settings bucket: %w", c.Cluster, err)
 	}
+	meta = jswait.KeyValue(meta)
 	want := strconv.Itoa(c.Partitions)
 	if c.Partitions > 0 {
 		_, err = meta.Create(ctx, "partitions", []byte(want))
@@ -261,6 +263,7 @@ func (n *Node) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: lease bucket: %w", c.Cluster, err)
 	}
+	n.leases = jswait.KeyValue(n.leases)
 	st, err := n.leases.Status(ctx)
 	if err != nil {
 		return fmt.Errorf("cluster %s: lease bucket: %w", c.Cluster, err)
@@ -287,11 +290,13 @@ func (n *Node) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: message subscription bucket: %w", c.Cluster, err)
 	}
+	n.subs = jswait.KeyValue(n.subs)
 	n.corr, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: doneBucket(c.Cluster),
 		Description: "flowtrack cluster correlations made on request (package cluster)", TTL: DoneTTL, Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: correlation bucket: %w", c.Cluster, err)
 	}
+	n.corr = jswait.KeyValue(n.corr)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -27,7 +28,7 @@ import (
 var orderBPMN []byte
 
 func clusterConfig(name string) cluster.Config {
-	return cluster.Config{Cluster: name, Partitions: 6, Replicas: 3, LeaseTTL: 2 * time.Second, BusinessKey: "orderId"}
+	return cluster.Config{Cluster: name, Partitions: 6, Replicas: 3, LeaseTTL: testtime.Scale(2 * time.Second), BusinessKey: "orderId"}
 }
 
 // workload runs the mixed workload of the cluster tests against a
@@ -50,7 +51,7 @@ func newWorkload(cl *client.Client) *workload {
 }
 
 func reqCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 20*time.Second)
+	return context.WithTimeout(context.Background(), testtime.Scale(20*time.Second))
 }
 
 // start starts order i and publishes its confirmation, buffered until
@@ -69,7 +70,7 @@ func (w *workload) start(i int) {
 	w.mu.Lock()
 	w.started[key] = id
 	w.mu.Unlock()
-	for limit := time.Now().Add(time.Minute); ; {
+	for limit := time.Now().Add(testtime.Scale(time.Minute)); ; {
 		ctx, cancel := reqCtx()
 		err = w.cl.PublishMessage(ctx, engine.Message{Name: "confirm", CorrelationKey: id, MessageID: id, TTL: time.Hour,
 			Variables: map[string]any{"confirmed": true}})
@@ -221,7 +222,7 @@ func TestCluster_FailoverUnderLoad(t *testing.T) {
 	require.Positive(t, active, "instances under way on the victim's partitions")
 	killed := time.Now()
 	tc.kill(1)
-	takeover := tc.waitServed(60 * time.Second)
+	takeover := tc.waitServed(testtime.Scale(60 * time.Second))
 	t.Logf("partitions of the killed node (%d instances under way) served again %s after the kill (lease TTL %s): %s",
 		active, takeover.Round(time.Millisecond), tc.cfg.LeaseTTL, tc.owners())
 	st, err := cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
@@ -234,7 +235,7 @@ func TestCluster_FailoverUnderLoad(t *testing.T) {
 	for i := orders / 2; i < orders; i++ {
 		w.start(i)
 	}
-	w.check(t, 90*time.Second)
+	w.check(t, testtime.Scale(90*time.Second))
 	stopWork()
 	wg.Wait()
 	t.Logf("%d of %d starts acknowledged, %d commands not acknowledged; %d jobs completed; run took %s since the kill",
@@ -299,20 +300,20 @@ func TestCluster_KillRestart(t *testing.T) {
 			cuts++
 			start := time.Now()
 			tc.cutOff(victim)
-			require.Eventually(t, func() bool { return tc.survivorsServe(victim) }, 60*time.Second, 10*time.Millisecond)
+			requireEventually(t, func() bool { return tc.survivorsServe(victim) }, testtime.Scale(60*time.Second), 10*time.Millisecond)
 			takeovers = append(takeovers, time.Since(start))
 			batch(4)
 			tc.startNATS(victim)
 		} else {
 			tc.kill(victim)
-			takeovers = append(takeovers, tc.waitServed(60*time.Second))
+			takeovers = append(takeovers, tc.waitServed(testtime.Scale(60*time.Second)))
 			batch(4)
 			tc.restart(victim)
 		}
-		tc.waitBalanced(60 * time.Second)
+		tc.waitBalanced(testtime.Scale(60 * time.Second))
 	}
 	batch(8)
-	w.check(t, 120*time.Second)
+	w.check(t, testtime.Scale(120*time.Second))
 	stopWork()
 	wg.Wait()
 	t.Logf("%d kills (%d of them cutting a node off); takeovers after %v (lease TTL %s); %d of %d starts acknowledged, %d commands not acknowledged",
@@ -343,22 +344,22 @@ func TestCluster_CutOff(t *testing.T) {
 	victim := tc.nodes[2]
 	cut := time.Now()
 	tc.cutOff(2)
-	require.Eventually(t, func() bool { return len(victim.Owned()) == 0 }, 30*time.Second, 10*time.Millisecond,
+	requireEventually(t, func() bool { return len(victim.Owned()) == 0 }, testtime.Scale(30*time.Second), 10*time.Millisecond,
 		"a node cut off from NATS stops serving its partitions")
 	fenced := time.Since(cut)
-	require.Eventually(t, func() bool { return tc.survivorsServe(2) }, 60*time.Second, 10*time.Millisecond)
+	requireEventually(t, func() bool { return tc.survivorsServe(2) }, testtime.Scale(60*time.Second), 10*time.Millisecond)
 	t.Logf("cut-off node fenced off its partitions after %s, the others served them after %s (lease TTL %s)",
 		fenced.Round(time.Millisecond), time.Since(cut).Round(time.Millisecond), tc.cfg.LeaseTTL)
 	for i := 12; i < 20; i++ {
 		w.start(i)
 	}
 	tc.startNATS(2) // the node reconnects by itself
-	tc.waitBalanced(60 * time.Second)
+	tc.waitBalanced(testtime.Scale(60 * time.Second))
 	assert.NotEmpty(t, victim.Owned(), "the node rejoined and took its share")
 	for i := 20; i < 28; i++ {
 		w.start(i)
 	}
-	w.check(t, 90*time.Second)
+	w.check(t, testtime.Scale(90*time.Second))
 	stopWork()
 	wg.Wait()
 }

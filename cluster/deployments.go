@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/internal/dispatch"
+	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // The deployment log: every deploy the cluster accepted, in one order, as
@@ -61,7 +65,18 @@ func (n *Node) appendDeployment(ctx context.Context, e *logEntry) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	ack, err := n.js.Publish(ctx, deploySubject(n.cfg.Cluster), data)
+	// A publish tried again after its acknowledgement was lost carries
+	// the same message id: JetStream drops the second copy (its
+	// duplicate window is two minutes) and answers with the first's
+	// sequence, so an entry is logged once.
+	id := nuid.Next()
+	var ack *jetstream.PubAck
+	err = jswait.Do(ctx, func(ctx context.Context) error {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		ack, err = n.js.Publish(pctx, deploySubject(n.cfg.Cluster), data, jetstream.WithMsgID(id))
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("append to the deployment log: %w", err)
 	}
@@ -74,13 +89,25 @@ func (n *Node) appendDeployment(ctx context.Context, e *logEntry) (uint64, error
 func (p *Partition) syncTo(ctx context.Context, eng *engine.Engine, seq uint64) ([]byte, error) {
 	p.deployMu.Lock()
 	defer p.deployMu.Unlock()
-	info, err := p.n.deploy.Info(ctx)
+	ctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
+	defer cancel()
+	var info *jetstream.StreamInfo
+	err := jswait.Do(ctx, func(ctx context.Context) error {
+		var err error
+		info, err = p.n.deploy.Info(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("partition %d: read the deployment log: %w", p.id, err)
 	}
 	last := max(info.State.LastSeq, seq)
 	for s := uint64(p.applied) + 1; s <= last; s++ {
-		msg, err := p.n.deploy.GetMsg(ctx, s)
+		var msg *jetstream.RawStreamMsg
+		err := jswait.Do(ctx, func(ctx context.Context) error {
+			var err error
+			msg, err = p.n.deploy.GetMsg(ctx, s)
+			return err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("partition %d: deployment log entry %d: %w", p.id, s, err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 )
@@ -29,9 +30,9 @@ func TestRouter_DeployedAs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
-	n, err := Start(ctx, nc, Config{Cluster: "dep", Node: "a", Partitions: 2, LeaseTTL: 2 * time.Second})
+	n, err := Start(ctx, nc, Config{Cluster: "dep", Node: "a", Partitions: 2, LeaseTTL: testtime.Scale(2 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

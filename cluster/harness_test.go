@@ -16,6 +16,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/server"
 )
 
@@ -125,7 +126,7 @@ func newTestClusterWith(t testing.TB, size int, cfg cluster.Config, tweak func(i
 	for i := range size {
 		c.startNode(i)
 	}
-	c.waitBalanced(60 * time.Second)
+	c.waitBalanced(testtime.Scale(60 * time.Second))
 	return c
 }
 
@@ -143,7 +144,7 @@ func (c *testCluster) startNode(i int) {
 	nc, err := nats.Connect(c.ns[i].ClientURL(), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1),
 		nats.ReconnectWait(100*time.Millisecond), nats.IgnoreDiscoveredServers()) // a node lives and dies with its own server
 	require.NoError(c.t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(60*time.Second))
 	defer cancel()
 	require.NoError(c.t, server.WaitForJetStream(ctx, nc))
 	cfg := c.cfg
@@ -317,4 +318,32 @@ func (c *testCluster) survivorsServe(i int) bool {
 		}
 	}
 	return n == c.cfg.Partitions
+}
+
+// until calls cond every interval on the test's goroutine until it holds
+// or limit passed, and reports whether it held. Unlike testify's
+// Eventually, which runs the condition on a goroutine of its own and may
+// give up while a call is still running, cond runs one call at a time on
+// the caller's goroutine: what it writes is settled when until returns,
+// and it may call require.
+func until(limit, interval time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+}
+
+// requireEventually fails the test unless cond holds within limit
+// (until).
+func requireEventually(t testing.TB, cond func() bool, limit, interval time.Duration, msgAndArgs ...any) {
+	t.Helper()
+	if !until(limit, interval, cond) {
+		require.Fail(t, fmt.Sprintf("condition not met within %s", limit), msgAndArgs...)
+	}
 }

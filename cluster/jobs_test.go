@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 )
 
 // TestCluster_JobQueues runs the mixed workload with its jobs worked
@@ -52,11 +53,11 @@ func TestCluster_JobQueues(t *testing.T) {
 		w.start(i)
 	}
 	tc.kill(2)
-	t.Logf("partitions served again %s after the kill", tc.waitServed(60*time.Second).Round(time.Millisecond))
+	t.Logf("partitions served again %s after the kill", tc.waitServed(testtime.Scale(60*time.Second)).Round(time.Millisecond))
 	for i := orders / 2; i < orders; i++ {
 		w.start(i)
 	}
-	w.check(t, 120*time.Second)
+	w.check(t, testtime.Scale(120*time.Second))
 	stopWork()
 	wg.Wait()
 	require.GreaterOrEqual(t, len(w.started), orders/2, "starts after the takeover are all acknowledged")

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -54,6 +55,16 @@ func (f *fence) extend(sent time.Time, ttl time.Duration) bool {
 
 func (f *fence) trip() { f.until.Store(-1) }
 
+// deadline returns the fence's current deadline (in the past once
+// closed).
+func (f *fence) deadline() time.Time {
+	cur := f.until.Load()
+	if cur < 0 {
+		return f.epoch
+	}
+	return f.epoch.Add(time.Duration(cur))
+}
+
 // open reports whether the partition may still be written; past the
 // deadline it closes the fence for good.
 func (f *fence) open() bool {
@@ -75,7 +86,24 @@ func (s fencedStore) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if !s.fence.open() {
 		return ErrFenced
 	}
-	err := s.Store.Commit(ctx, b)
+	// The store waits out JetStream's transient states (a leader
+	// election) no longer than the fence's deadline: a commit still
+	// waiting then gives up and is refused as fenced. While renewals
+	// move the deadline on, the commit is tried again (it is written
+	// whole again, harmlessly: see jetstore.Store.Commit).
+	var err error
+	for {
+		fctx, cancel := context.WithDeadline(ctx, s.fence.deadline())
+		err = s.Store.Commit(fctx, b)
+		waited := fctx.Err() != nil
+		cancel()
+		if err == nil || !waited || ctx.Err() != nil {
+			break
+		}
+		if !s.fence.open() {
+			return fmt.Errorf("%w (the commit waited: %w)", ErrFenced, err)
+		}
+	}
 	if errors.Is(err, jetstore.ErrSuperseded) {
 		// Another node opened the partition: this one lost it, whatever
 		// its lease loop knows yet.
@@ -143,6 +171,17 @@ func (n *Node) renewPartition(ctx context.Context, id int) {
 	}
 	sent := time.Now()
 	rev, err := n.leases.Update(ctx, partitionKey(id), []byte(n.cfg.Node), o.rev)
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		// A renewal whose answer was lost (it timed out in an earlier
+		// round) may have landed: the lease then holds this node's
+		// name at a later revision, which only this node writes. That
+		// revision is adopted and renewed at once, with a send time
+		// known, rather than the lease taken for lost.
+		if e, gerr := n.leases.Get(ctx, partitionKey(id)); gerr == nil && e.Revision() > o.rev && string(e.Value()) == n.cfg.Node {
+			sent = time.Now()
+			rev, err = n.leases.Update(ctx, partitionKey(id), []byte(n.cfg.Node), e.Revision())
+		}
+	}
 	switch {
 	case err == nil:
 		n.mu.Lock()

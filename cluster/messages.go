@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -136,9 +137,13 @@ type messages struct {
 	// stripes serialize the correlations of one name and key.
 	stripes [64]sync.Mutex
 
-	subsc   []*nats.Subscription
-	watcher jetstream.KeyWatcher
-	stop    chan struct{}
+	subsc []*nats.Subscription
+	// watcher is the watch of the waits registered at the partition,
+	// made again when it ends (watch); watchClosed is set by close.
+	watchMu     sync.Mutex
+	watcher     jetstream.KeyWatcher
+	watchClosed bool
+	stop        chan struct{}
 	// ctx ends when the partition closes: requests under way give up (a
 	// correlation's intent stays for the next owner).
 	ctx    context.Context
@@ -168,28 +173,13 @@ func (p *Partition) startMessages(ctx context.Context) error {
 		index: map[[2]string][]indexed{}, retryDrains: map[[3]string]bool{}, stop: make(chan struct{})}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	p.msgs = m
-	// The watcher lives as long as the partition, not ctx: close stops it.
-	w, err := m.subs.Watch(context.Background(), "s."+strconv.Itoa(p.id)+".>")
+	w, entries, err := m.loadWatch(ctx)
 	if err != nil {
-		return fmt.Errorf("partition %d: watch the waits registered at it: %w", p.id, err)
+		return fmt.Errorf("partition %d: %w", p.id, err)
 	}
 	m.watcher = w
-	// The initial values end with a nil entry.
-loaded:
-	for {
-		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				return fmt.Errorf("partition %d: the watch of the waits registered at it ended while loading them", p.id)
-			}
-			if e == nil {
-				break loaded
-			}
-			m.apply(e)
-		case <-ctx.Done():
-			_ = w.Stop()
-			return fmt.Errorf("partition %d: load the waits registered at it: %w", p.id, ctx.Err())
-		}
+	for _, e := range entries {
+		m.apply(e)
 	}
 	lister, err := m.subs.ListKeysFiltered(ctx, "s.*."+strconv.Itoa(p.id)+".>")
 	if err != nil {
@@ -268,9 +258,12 @@ func (m *messages) close() {
 	m.gate.Unlock()
 	close(m.stop)
 	m.cancel()
+	m.watchMu.Lock()
+	m.watchClosed = true
 	if m.watcher != nil {
 		_ = m.watcher.Stop()
 	}
+	m.watchMu.Unlock()
 	m.wg.Wait()
 }
 
@@ -384,29 +377,121 @@ func (m *messages) reconcile() error {
 }
 
 // watch keeps the index equal to the waits registered at the partition,
-// and offers each new wait the buffered messages that match it.
+// and offers each new wait the buffered messages that match it. A watch
+// that ends while the partition is open (its consumer lost, on a busy
+// machine or a server's restart, and not made again by the client) is
+// made again, and the index set to what it then holds: messages keep
+// reaching the waits of other partitions.
 func (m *messages) watch() {
 	defer m.wg.Done()
+	m.watchMu.Lock()
+	w := m.watcher
+	m.watchMu.Unlock()
 	for {
 		select {
 		case <-m.stop:
 			return
-		case e, ok := <-m.watcher.Updates():
+		case e, ok := <-w.Updates():
 			if !ok {
 				select {
 				case <-m.stop:
+					return
 				default:
-					m.p.n.logf("partition %d: the watch of the waits registered at it ended: messages reach only its own waits until it is opened again", m.p.id)
 				}
-				return
+				m.p.n.logf("partition %d: the watch of the waits registered at it ended: watching again", m.p.id)
+				if w = m.rewatch(); w == nil {
+					return
+				}
+				continue
 			}
 			if e == nil {
 				continue
 			}
 			if rs, added := m.apply(e); added {
-				m.wg.Add(1)
-				go func() { defer m.wg.Done(); m.drain(rs.Name, rs.CorrelationKey, rs.ProcessID) }()
+				m.offerLater(rs)
 			}
+		}
+	}
+}
+
+// offerLater offers a newly registered wait the buffered messages that
+// match it, on a goroutine of its own.
+func (m *messages) offerLater(rs remoteSub) {
+	m.wg.Add(1)
+	go func() { defer m.wg.Done(); m.drain(rs.Name, rs.CorrelationKey, rs.ProcessID) }()
+}
+
+// loadWatch watches the waits registered at the partition and returns
+// the watch with its initial values. The watch lives as long as the
+// partition, not ctx: close stops it.
+func (m *messages) loadWatch(ctx context.Context) (jetstream.KeyWatcher, []jetstream.KeyValueEntry, error) {
+	w, err := m.subs.Watch(context.Background(), "s."+strconv.Itoa(m.p.id)+".>")
+	if err != nil {
+		return nil, nil, fmt.Errorf("watch the waits registered at it: %w", err)
+	}
+	var entries []jetstream.KeyValueEntry
+	// The initial values end with a nil entry.
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, nil, errors.New("the watch of the waits registered at it ended while loading them")
+			}
+			if e == nil {
+				return w, entries, nil
+			}
+			entries = append(entries, e)
+		case <-ctx.Done():
+			_ = w.Stop()
+			return nil, nil, fmt.Errorf("load the waits registered at it: %w", ctx.Err())
+		}
+	}
+}
+
+// rewatch makes the watch again, trying until it is made or the
+// partition closes (nil then), and sets the index to its initial
+// values: waits gone meanwhile leave it, new ones are offered the
+// buffered messages.
+func (m *messages) rewatch() jetstream.KeyWatcher {
+	for {
+		w, entries, err := m.loadWatch(m.ctx)
+		if err == nil {
+			m.watchMu.Lock()
+			if m.watchClosed {
+				m.watchMu.Unlock()
+				_ = w.Stop()
+				return nil
+			}
+			m.watcher = w
+			m.watchMu.Unlock()
+			live := map[string]bool{}
+			for _, e := range entries {
+				if e.Operation() == jetstream.KeyValuePut {
+					live[e.Key()] = true
+				}
+			}
+			m.mu.Lock()
+			for mk, list := range m.index {
+				list = slices.DeleteFunc(list, func(x indexed) bool { return !live[x.key] })
+				if len(list) == 0 {
+					delete(m.index, mk)
+				} else {
+					m.index[mk] = list
+				}
+			}
+			m.mu.Unlock()
+			for _, e := range entries {
+				if rs, added := m.apply(e); added {
+					m.offerLater(rs)
+				}
+			}
+			return w
+		}
+		m.p.n.logf("partition %d: %v; trying again", m.p.id, err)
+		select {
+		case <-m.stop:
+			return nil
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 }
@@ -785,27 +870,22 @@ func (m *messages) ask(ctx context.Context, in intent) (*wire.CompleteJobResult,
 }
 
 // finishIntents finishes the correlations a previous owner of the
-// partition left under way: each is asked again (the wait's partition
+// partition left under way, read from the subscription bucket's leader
+// (leaderIntents), so that an intent written just before the owner died
+// is seen by the next one when it opens the partition: each is asked again (the wait's partition
 // answers a repeated request as the first time); a message the wait no
 // longer takes is offered to the other waits of its process.
 func (m *messages) finishIntents() {
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
-	lister, err := m.subs.ListKeysFiltered(ctx, "i."+strconv.Itoa(m.p.id)+".*")
+	intents, err := m.leaderIntents(ctx)
 	if err != nil {
 		m.p.n.logf("partition %d: list the correlations under way: %v", m.p.id, err)
 		m.later(nil)
 		return
 	}
-	for k := range lister.Keys() {
-		e, err := m.subs.Get(ctx, k)
-		if err != nil {
-			continue
-		}
-		var in intent
-		if json.Unmarshal(e.Value(), &in) != nil {
-			continue
-		}
+	for _, k := range slices.Sorted(maps.Keys(intents)) {
+		in := intents[k]
 		mu := m.stripe(in.Sub.Name, in.Sub.CorrelationKey)
 		mu.Lock()
 		took, err := m.ask(ctx, in)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 )
@@ -38,12 +39,12 @@ func oneNode(t *testing.T, cluster string) (*Node, *nats.Conn) {
 	nc, err := nats.Connect(ns.ClientURL(), nats.ReconnectBufSize(-1))
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
-	n, err := Start(ctx, nc, Config{Cluster: cluster, Node: "a", Partitions: 1, LeaseTTL: 2 * time.Second})
+	n, err := Start(ctx, nc, Config{Cluster: cluster, Node: "a", Partitions: 1, LeaseTTL: testtime.Scale(2 * time.Second)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = n.Close(context.Background()) })
-	require.Eventually(t, func() bool { return n.Partition(1) != nil }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return n.Partition(1) != nil }, testtime.Scale(10*time.Second), 10*time.Millisecond)
 	return n, nc
 }
 
@@ -66,7 +67,7 @@ func keyedPartition(t *testing.T, cluster string) (*Partition, *nats.Conn) {
 func TestCorrelateIdempotent(t *testing.T) {
 	p, nc := keyedPartition(t, "idem")
 	eng := p.Engine()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	first, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
 	require.NoError(t, err)
@@ -131,7 +132,7 @@ func TestCorrelateIdempotent(t *testing.T) {
 // answer with the instance is taken as is, and a no is nil.
 func TestAskOlderAnswer(t *testing.T) {
 	n, nc := oneNode(t, "older")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	m := n.Partition(1).msgs
 
@@ -163,7 +164,7 @@ func TestAskOlderAnswer(t *testing.T) {
 func TestIntentSweep(t *testing.T) {
 	p, _ := keyedPartition(t, "sweep")
 	eng := p.Engine()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	inst, err := eng.Start(ctx, "keyed", map[string]any{"key": "k"})
 	require.NoError(t, err)
@@ -176,4 +177,34 @@ func TestIntentSweep(t *testing.T) {
 	require.Eventually(t, func() bool { return inst.State() == engine.Completed }, 3*intentSweep, 20*time.Millisecond,
 		"the intent is finished by a sweep")
 	require.InDelta(t, 7, inst.Variables()["n"], 0)
+}
+
+// TestWatchMadeAgain: when the watch of the waits registered at a
+// partition ends while the partition is open, it is made again: a wait
+// registered afterwards still reaches the partition's index, and one
+// deleted meanwhile leaves it.
+func TestWatchMadeAgain(t *testing.T) {
+	p, _ := keyedPartition(t, "rewatch")
+	m := p.msgs
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
+	defer cancel()
+	put := func(key string, rs remoteSub) {
+		data, _ := json.Marshal(rs)
+		_, err := m.subs.Put(ctx, key, data)
+		require.NoError(t, err)
+	}
+	gone := remoteSub{Partition: 2, InstanceKey: 7, ProcessID: "keyed", Name: "m", CorrelationKey: "gone"}
+	put(subKey(1, gone), gone)
+	require.Eventually(t, func() bool { return len(m.candidates("m", "gone")) == 1 }, testtime.Scale(10*time.Second), 10*time.Millisecond)
+
+	m.watchMu.Lock()
+	old := m.watcher
+	m.watchMu.Unlock()
+	require.NoError(t, old.Stop()) // as a consumer lost for good ends it
+	require.NoError(t, m.subs.Delete(ctx, subKey(1, gone)))
+	later := remoteSub{Partition: 2, InstanceKey: 8, ProcessID: "keyed", Name: "m", CorrelationKey: "later"}
+	put(subKey(1, later), later)
+	require.Eventually(t, func() bool {
+		return len(m.candidates("m", "later")) == 1 && len(m.candidates("m", "gone")) == 0
+	}, testtime.Scale(10*time.Second), 10*time.Millisecond, "the watch was not made again")
 }

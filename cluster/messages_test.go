@@ -17,6 +17,7 @@ import (
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -41,7 +42,7 @@ func keyOn(t testing.TB, prefix string, p, parts int) string {
 // bucket.
 func remoteWaits(t testing.TB, js jetstream.JetStream, name string) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(5*time.Second))
 	defer cancel()
 	kv, err := js.KeyValue(ctx, "flowtrack_"+name+"_msgsubs")
 	require.NoError(t, err)
@@ -68,12 +69,12 @@ func remoteWaits(t testing.TB, js jetstream.JetStream, name string) []string {
 func TestCluster_RemoteWaitsClosed(t *testing.T) {
 	nc := singleNATS(t)
 	const parts = 3
-	cfg := cluster.Config{Cluster: "rw", Partitions: parts, LeaseTTL: 2 * time.Second}
+	cfg := cluster.Config{Cluster: "rw", Partitions: parts, LeaseTTL: testtime.Scale(2 * time.Second)}
 	startNodes(t, nc, cfg, "a")
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	cl := client.New(nc, "rw")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	_, err = cl.Deploy(ctx, "waits.bpmn", waitsBPMN)
 	require.NoError(t, err)
@@ -89,11 +90,11 @@ func TestCluster_RemoteWaitsClosed(t *testing.T) {
 	gw, err = cl.Start(ctx, "gateway", map[string]any{"goKey": goKey, "stopKey": stopKey})
 	require.NoError(t, err)
 	require.Equal(t, home, engine.PartitionOf(gw))
-	require.Eventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 2 }, 10*time.Second, 10*time.Millisecond,
+	requireEventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 2 }, testtime.Scale(10*time.Second), 10*time.Millisecond,
 		"both arms registered at their keys' partitions")
 
 	require.NoError(t, cl.PublishMessage(ctx, engine.Message{Name: "stop", CorrelationKey: stopKey, MessageID: "stop-1", TTL: time.Minute}))
-	require.Eventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 0 }, 10*time.Second, 10*time.Millisecond,
+	requireEventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 0 }, testtime.Scale(10*time.Second), 10*time.Millisecond,
 		"the go arm's registration closed when the stop arm fired: %v", remoteWaits(t, js, "rw"))
 	res, err := cl.Instance(ctx, gw)
 	require.NoError(t, err)
@@ -119,9 +120,9 @@ func TestCluster_RemoteWaitsClosed(t *testing.T) {
 	stopKey = keyOn(t, "abort", (home+1)%parts+1, parts)
 	bd, err := cl.Start(ctx, "boundary", map[string]any{"goKey": goKey, "stopKey": stopKey})
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 2 }, 10*time.Second, 10*time.Millisecond)
+	requireEventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 2 }, testtime.Scale(10*time.Second), 10*time.Millisecond)
 	require.NoError(t, cl.PublishMessage(ctx, engine.Message{Name: "abort", CorrelationKey: stopKey}))
-	require.Eventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 0 }, 10*time.Second, 10*time.Millisecond,
+	requireEventually(t, func() bool { return len(remoteWaits(t, js, "rw")) == 0 }, testtime.Scale(10*time.Second), 10*time.Millisecond,
 		"the receive task's registration closed when its boundary interrupted it")
 	res, err = cl.Instance(ctx, bd)
 	require.NoError(t, err)
@@ -179,7 +180,7 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
-	cfg := cluster.Config{Cluster: "mx", Partitions: 6, Replicas: 3, LeaseTTL: 2 * time.Second}
+	cfg := cluster.Config{Cluster: "mx", Partitions: 6, Replicas: 3, LeaseTTL: testtime.Scale(2 * time.Second)}
 	tc := newTestCluster(t, 3, cfg)
 	cl := tc.client()
 	ctx, cancel := reqCtx()
@@ -243,14 +244,9 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	tc.waitServed(60 * time.Second)
-	takeover := time.Since(killed)
-	dups := 0
-	for i := range n { // every message again, with its id
-		dups += publishUntilTaken(t, cl, msg(i))
-	}
-	t.Logf("the last messages published and the partitions served again %s after the kill; %d of %d messages published again refused as duplicates",
-		takeover.Round(time.Millisecond), dups, n)
+	tc.waitServed(testtime.Scale(60 * time.Second))
+	served := time.Now()
+	takeover := served.Sub(killed)
 
 	state := func(key int64) (engine.State, map[string]any, int) {
 		ctx, cancel := reqCtx()
@@ -268,7 +264,7 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 		return res.State, res.Variables, correlated
 	}
 	var waiting []string
-	assert.Eventually(t, func() bool {
+	correlated := until(testtime.Scale(20*time.Second), 50*time.Millisecond, func() bool {
 		waiting = waiting[:0]
 		for i, k := range append(keys[:n:n], shared...) {
 			if s, _, _ := state(k); s != engine.Completed {
@@ -280,17 +276,29 @@ func TestCluster_MessagesAcrossPartitions(t *testing.T) {
 			}
 		}
 		return len(waiting) == 0
-	}, 20*time.Second, 50*time.Millisecond, "every instance correlated")
-	if len(waiting) > 0 {
+	})
+	if correlated {
+		// The figure #41 asks for: how long after its partition is
+		// served again a waiting instance is correlated (on a loaded
+		// machine, make flake's, it should stay within 5 s).
+		t.Logf("every instance correlated %s after the partitions were served again", time.Since(served).Round(time.Millisecond))
+	}
+	if !correlated {
 		js, err := jetstream.New(tc.conns[0])
 		require.NoError(t, err)
 		t.Fatalf("still waiting: %v; registered waits: %v", waiting, remoteWaits(t, js, cfg.Cluster))
 	}
+	dups := 0
+	for i := range n { // every message again, with its id
+		dups += publishUntilTaken(t, cl, msg(i))
+	}
+	t.Logf("the last messages published and the partitions served again %s after the kill; %d of %d messages published again refused as duplicates",
+		takeover.Round(time.Millisecond), dups, n)
 	// Every wait ended, so every registration is gone, and no correlation
 	// is left under way.
 	js, err := jetstream.New(tc.conns[0])
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return len(remoteWaits(t, js, cfg.Cluster)) == 0 }, 10*time.Second, 20*time.Millisecond,
+	requireEventually(t, func() bool { return len(remoteWaits(t, js, cfg.Cluster)) == 0 }, testtime.Scale(10*time.Second), 20*time.Millisecond,
 		"registrations left: %v", remoteWaits(t, js, cfg.Cluster))
 	kctx, kcancel := reqCtx()
 	defer kcancel()
@@ -359,12 +367,12 @@ const reachedBPMN = `<?xml version="1.0" encoding="UTF-8"?>
 func TestCluster_MessagesReached(t *testing.T) {
 	nc := singleNATS(t)
 	const parts = 2
-	cfg := cluster.Config{Cluster: "reach", Partitions: parts, LeaseTTL: 2 * time.Second, BusinessKey: "home"}
+	cfg := cluster.Config{Cluster: "reach", Partitions: parts, LeaseTTL: testtime.Scale(2 * time.Second), BusinessKey: "home"}
 	startNodes(t, nc, cfg, "a")
 	js, err := jetstream.New(nc)
 	require.NoError(t, err)
 	cl := client.New(nc, cfg.Cluster)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	_, err = cl.Deploy(ctx, "reached.bpmn", []byte(reachedBPMN))
 	require.NoError(t, err)
@@ -380,10 +388,10 @@ func TestCluster_MessagesReached(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, cluster.MessagePartition(home, parts), engine.PartitionOf(k))
 		if engine.PartitionOf(k) != cluster.MessagePartition(key, parts) {
-			require.Eventually(t, func() bool {
+			requireEventually(t, func() bool {
 				waits := remoteWaits(t, js, cfg.Cluster)
 				return len(waits) == 1 && strings.Contains(waits[0], fmt.Sprintf(".%d.%d.", engine.PartitionOf(k), k))
-			}, 10*time.Second, 10*time.Millisecond, "the wait of instance %d registered at partition %d", k, b)
+			}, testtime.Scale(10*time.Second), 10*time.Millisecond, "the wait of instance %d registered at partition %d", k, b)
 		}
 		return k
 	}

@@ -44,6 +44,12 @@ func (p *Partition) ID() int { return p.id }
 // keys are the partition's (engine.PartitionOf).
 func (p *Partition) Engine() *engine.Engine { return p.srv.Engine() }
 
+// openWait, in lease TTLs, bounds how long a partition's store waits out
+// JetStream's transient states (an election, peers joining) while it
+// opens and loads; its commits wait no longer than the partition's
+// fence (fencedStore).
+const openWait = 10
+
 // open opens partition id behind fence f: its store (the stream
 // FLOWTRACK_STORE_<cluster>_p<id>), its engine from what the store holds,
 // the deployments of the cluster's log it misses, and then serves it and
@@ -57,7 +63,7 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	// the stream after this open, however late, is refused by JetStream
 	// (jetstore.ErrSuperseded), so none lands after the engine loaded.
 	st, err := jetstore.Open(ctx, n.nc, &jetstore.Options{Name: storeName(c.Cluster, id), Replicas: c.Replicas,
-		Timeout: min(n.ttl/2, 10*time.Second), TakeOver: true})
+		Timeout: min(n.ttl/2, 10*time.Second), Wait: openWait * n.ttl, TakeOver: true})
 	if err != nil {
 		return nil, err
 	}

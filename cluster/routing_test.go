@@ -17,6 +17,7 @@ import (
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 )
@@ -51,7 +52,7 @@ func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string
 		nodes = append(nodes, n)
 	}
 	share := (cfg.Partitions + len(nodes) - 1) / len(nodes)
-	require.Eventually(t, func() bool {
+	requireEventually(t, func() bool {
 		total := 0
 		for _, n := range nodes {
 			owned := len(n.Owned())
@@ -61,7 +62,7 @@ func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string
 			total += owned
 		}
 		return total == cfg.Partitions
-	}, 30*time.Second, 10*time.Millisecond)
+	}, testtime.Scale(30*time.Second), 10*time.Millisecond)
 	return nodes
 }
 
@@ -71,10 +72,10 @@ func startNodes(t testing.TB, nc *nats.Conn, cfg cluster.Config, names ...string
 // partition and the operations a cluster cannot do are refused.
 func TestCluster_Routing(t *testing.T) {
 	nc := singleNATS(t)
-	cfg := cluster.Config{Cluster: "rt", Partitions: 4, LeaseTTL: 2 * time.Second}
+	cfg := cluster.Config{Cluster: "rt", Partitions: 4, LeaseTTL: testtime.Scale(2 * time.Second)}
 	startNodes(t, nc, cfg, "a", "b")
 	cl := client.New(nc, "rt")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 
 	_, err := cl.Deploy(ctx, "bad.bpmn", []byte("<not-bpmn/>"))
@@ -130,7 +131,7 @@ func TestCluster_Refusals(t *testing.T) {
 	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "solo", Node: "a", Partitions: 2})
 	require.ErrorIs(t, err, server.ErrClusterServed)
 
-	startNodes(t, nc, cluster.Config{Cluster: "two", Partitions: 2, LeaseTTL: time.Second}, "a")
+	startNodes(t, nc, cluster.Config{Cluster: "two", Partitions: 2, LeaseTTL: testtime.Scale(time.Second)}, "a")
 	_, err = cluster.Start(context.Background(), nc, cluster.Config{Cluster: "two", Node: "b", Partitions: 3})
 	require.ErrorIs(t, err, cluster.ErrPartitions)
 	n, err := cluster.Start(context.Background(), nc, cluster.Config{Cluster: "two", Node: "b"})
@@ -164,7 +165,7 @@ func TestCluster_ServicesAndRemoteWaits(t *testing.T) {
 	nc := singleNATS(t)
 	var mu sync.Mutex
 	started, stopped := map[int]int{}, map[int]int{}
-	cfg := cluster.Config{Cluster: "svc", Partitions: 4, LeaseTTL: 2 * time.Second, BusinessKey: "order",
+	cfg := cluster.Config{Cluster: "svc", Partitions: 4, LeaseTTL: testtime.Scale(2 * time.Second), BusinessKey: "order",
 		Services: []cluster.Service{func(_ context.Context, p *cluster.Partition) (func(context.Context) error, error) {
 			require.NotNil(t, p.Engine())
 			mu.Lock()
@@ -183,7 +184,7 @@ func TestCluster_ServicesAndRemoteWaits(t *testing.T) {
 	mu.Unlock()
 
 	cl := client.New(nc, "svc")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	_, err := cl.Deploy(ctx, "keyed.bpmn", []byte(keyedWait))
 	require.NoError(t, err)
@@ -222,7 +223,7 @@ func TestCluster_ServicesAndRemoteWaits(t *testing.T) {
 		require.NoError(t, cl.PublishMessage(ctx, engine.Message{Name: "m", CorrelationKey: "k", TTL: time.Minute,
 			Variables: map[string]any{"n": i}}))
 	}
-	require.Eventually(t, func() bool { return len(got()) == 4 }, 10*time.Second, 10*time.Millisecond)
+	requireEventually(t, func() bool { return len(got()) == 4 }, testtime.Scale(10*time.Second), 10*time.Millisecond)
 	assert.Equal(t, []float64{0, 1, 2, 3}, got())
 
 	require.NoError(t, nodes[0].Close(ctx))
@@ -236,10 +237,10 @@ func TestCluster_ServicesAndRemoteWaits(t *testing.T) {
 // within a lease loop round or two, not a TTL, and what it held goes on.
 func TestCluster_Leave(t *testing.T) {
 	nc := singleNATS(t)
-	cfg := cluster.Config{Cluster: "lv", Partitions: 4, LeaseTTL: 4 * time.Second}
+	cfg := cluster.Config{Cluster: "lv", Partitions: 4, LeaseTTL: testtime.Scale(4 * time.Second)}
 	nodes := startNodes(t, nc, cfg, "a", "b")
 	cl := client.New(nc, "lv")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	_, err := cl.Deploy(ctx, "signal.bpmn", signalBPMN)
 	require.NoError(t, err)
@@ -251,7 +252,7 @@ func TestCluster_Leave(t *testing.T) {
 	}
 	start := time.Now()
 	require.NoError(t, nodes[1].Close(ctx))
-	require.Eventually(t, func() bool { return len(nodes[0].Owned()) == 4 }, 30*time.Second, 10*time.Millisecond)
+	requireEventually(t, func() bool { return len(nodes[0].Owned()) == 4 }, testtime.Scale(30*time.Second), 10*time.Millisecond)
 	t.Logf("partitions of the node that left served again after %s (lease TTL %s)", time.Since(start).Round(time.Millisecond), cfg.LeaseTTL)
 	require.NoError(t, cl.BroadcastSignal(ctx, "go", nil))
 	for _, key := range keys {
@@ -269,9 +270,9 @@ var startsBPMN []byte
 // every partition holds the deployment.
 func TestCluster_TimerAndSignalStartsOnce(t *testing.T) {
 	nc := singleNATS(t)
-	startNodes(t, nc, cluster.Config{Cluster: "ts", Partitions: 4, LeaseTTL: 2 * time.Second}, "a", "b")
+	startNodes(t, nc, cluster.Config{Cluster: "ts", Partitions: 4, LeaseTTL: testtime.Scale(2 * time.Second)}, "a", "b")
 	cl := client.New(nc, "ts")
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(30*time.Second))
 	defer cancel()
 	_, err := cl.Deploy(ctx, "starts.bpmn", startsBPMN)
 	require.NoError(t, err)
@@ -279,12 +280,12 @@ func TestCluster_TimerAndSignalStartsOnce(t *testing.T) {
 	// metrics merges the partitions: its next deadline is the earliest
 	// of theirs, none once every timer start has fired.
 	var resp wire.Response[engine.Metrics]
-	require.Eventually(t, func() bool {
+	requireEventually(t, func() bool {
 		msg, err := nc.RequestWithContext(ctx, "flowtrack.ts.op.metrics", nil)
 		if err != nil || json.Unmarshal(msg.Data, &resp) != nil || !resp.OK {
 			return false
 		}
 		return resp.NextDeadline == nil && len(resp.Result.Processes) == 1 && resp.Result.Processes[0].Completed >= 2
-	}, 20*time.Second, 20*time.Millisecond)
+	}, testtime.Scale(20*time.Second), 20*time.Millisecond)
 	assert.Equal(t, 2, resp.Result.Processes[0].Completed, "one instance by the timer, one by the signal")
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 )
 
 // slowDisk delays the commits of the stores it wraps while it is on, as a
@@ -179,7 +180,7 @@ func TestCluster_SlowDisk(t *testing.T) {
 				}
 			})
 			tick := time.NewTicker(time.Millisecond)
-			for limit := time.Now().Add(5 * time.Second); disk.inflight.Load() == 0 && time.Now().Before(limit); {
+			for limit := time.Now().Add(testtime.Scale(5 * time.Second)); disk.inflight.Load() == 0 && time.Now().Before(limit); {
 				<-tick.C
 			}
 			tick.Stop()
@@ -189,7 +190,7 @@ func TestCluster_SlowDisk(t *testing.T) {
 			start := time.Now()
 			tc.cutOff(slow)
 			close(stopStarts)
-			require.Eventually(t, func() bool { return tc.survivorsServe(slow) }, 60*time.Second, 10*time.Millisecond)
+			requireEventually(t, func() bool { return tc.survivorsServe(slow) }, testtime.Scale(60*time.Second), 10*time.Millisecond)
 			takeovers = append(takeovers, time.Since(start))
 			starter.Wait() // its last start may wait out its deadline
 			batch(4)
@@ -201,15 +202,15 @@ func TestCluster_SlowDisk(t *testing.T) {
 			// meanwhile.
 			start := time.Now()
 			tc.kill(victim)
-			tc.waitServed(60 * time.Second)
+			tc.waitServed(testtime.Scale(60 * time.Second))
 			takeovers = append(takeovers, time.Since(start))
 			batch(4)
 			tc.restart(victim)
 		}
-		tc.waitBalanced(60 * time.Second)
+		tc.waitBalanced(testtime.Scale(60 * time.Second))
 	}
 	batch(8)
-	w.check(t, 120*time.Second)
+	w.check(t, testtime.Scale(120*time.Second))
 	stopWork()
 	wg.Wait()
 	disk.on.Store(false)

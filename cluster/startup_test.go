@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 )
 
 // leaseLog is a test whose log also counts what the nodes say of their
@@ -35,7 +36,7 @@ func (l *leaseLog) Logf(format string, args ...any) {
 // machine.
 func TestCluster_StartTogether(t *testing.T) {
 	l := &leaseLog{T: t}
-	c := newTestCluster(l, 3, cluster.Config{Cluster: "together", Partitions: 6, Replicas: 3, LeaseTTL: 20 * time.Second})
+	c := newTestCluster(l, 3, cluster.Config{Cluster: "together", Partitions: 6, Replicas: 3, LeaseTTL: testtime.Scale(20 * time.Second)})
 	if got := l.released.Load(); got != 0 {
 		t.Errorf("%d partitions released for rebalance while the cluster started, want none: %s", got, c.owners())
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -134,7 +135,7 @@ func StartJobs(ctx context.Context, eng *engine.Engine, nc *nats.Conn, cluster s
 	})
 	// A first try here, so that a lone server's stream exists when it
 	// answers; the queue's goroutine tries again if this one failed.
-	if err := q.openStream(ctx); err != nil {
+	if err := q.openStreamOnce(ctx); err != nil {
 		cfg.OnError(fmt.Errorf("job queues of cluster %s: %w", cluster, err))
 	}
 	q.poke()
@@ -209,6 +210,12 @@ func (q *Jobs) run() {
 // is taken as it is, never updated, so that partitions opening at once
 // do not contend over its configuration.
 func (q *Jobs) openStream(ctx context.Context) error {
+	ctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
+	defer cancel()
+	return jswait.Do(ctx, q.openStreamOnce)
+}
+
+func (q *Jobs) openStreamOnce(ctx context.Context) error {
 	name := wire.JobStream(q.cluster)
 	stream, err := q.js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -272,19 +279,24 @@ func (q *Jobs) types(ctx context.Context) (map[string]time.Duration, error) {
 	if !refresh {
 		return served, nil
 	}
-	served = map[string]time.Duration{}
 	prefix := wire.JobSubjectPrefix(q.cluster)
-	list := q.stream.ListConsumers(ctx)
-	for info := range list.Info() {
-		token, ok := strings.CutPrefix(info.Config.FilterSubject, prefix)
-		if !ok {
-			continue
+	lctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
+	defer cancel()
+	err := jswait.Do(lctx, func(ctx context.Context) error {
+		served = map[string]time.Duration{}
+		list := q.stream.ListConsumers(ctx)
+		for info := range list.Info() {
+			token, ok := strings.CutPrefix(info.Config.FilterSubject, prefix)
+			if !ok {
+				continue
+			}
+			if typ, ok := wire.JobType(token); ok && info.Config.AckWait > 0 {
+				served[typ] = max(info.Config.AckWait, MinJobTimeout)
+			}
 		}
-		if typ, ok := wire.JobType(token); ok && info.Config.AckWait > 0 {
-			served[typ] = max(info.Config.AckWait, MinJobTimeout)
-		}
-	}
-	if err := list.Err(); err != nil {
+		return list.Err()
+	})
+	if err != nil {
 		q.mu.Lock()
 		q.refresh = true
 		q.mu.Unlock()
@@ -296,11 +308,20 @@ func (q *Jobs) types(ctx context.Context) (map[string]time.Duration, error) {
 	return served, nil
 }
 
-// publish queues activated jobs and waits until JetStream holds them.
+// publish queues activated jobs and waits until JetStream holds them,
+// waiting out JetStream's transient states (an election of the stream's
+// leader, a reconnecting connection). A job published again carries the
+// same message id (its key and activation), so JetStream holds it once.
 func (q *Jobs) publish(ctx context.Context, jobs []engine.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
+	ctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
+	defer cancel()
+	return jswait.Do(ctx, func(ctx context.Context) error { return q.publishOnce(ctx, jobs) })
+}
+
+func (q *Jobs) publishOnce(ctx context.Context, jobs []engine.Job) error {
 	acks := make([]jetstream.PubAckFuture, 0, len(jobs))
 	for _, j := range jobs {
 		data, err := json.Marshal(j)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/client"
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -27,7 +28,7 @@ const (
 
 // bound bounds a wait that only a hang would exceed: not a timing
 // assertion.
-const bound = 30 * time.Second
+var bound = testtime.Scale(30 * time.Second)
 
 // queued is an embedded NATS server, a connection, a flowtrack server on
 // it and a client with the test process deployed.
@@ -378,7 +379,7 @@ func TestJobs_RestartUnderWorkers(t *testing.T) {
 				<-restarted // hold the job across the restart
 			}
 			return map[string]any{"done": true}, nil
-		}, engine.WorkerOptions{Concurrency: held, Timeout: 500 * time.Millisecond})
+		}, engine.WorkerOptions{Concurrency: held, Timeout: testtime.Scale(500 * time.Millisecond)})
 	}()
 	keys := q.startN(n)
 	for range held {

@@ -102,7 +102,11 @@ func StartClusteredNATS(node NATSNode) (*natsserver.Server, error) {
 }
 
 // WaitForJetStream waits until JetStream answers on nc (a clustered
-// JetStream has elected its meta leader), or ctx ends.
+// JetStream has elected its meta leader), or ctx ends. It does not wait
+// for the servers a replicated stream needs: a client's account cannot
+// list JetStream's peers, so jetstore.Open and cluster.Start, which know
+// the replicas they ask for, wait for placement themselves (package
+// jswait: "no suitable peers for placement" is a state they wait out).
 func WaitForJetStream(ctx context.Context, nc *nats.Conn) error {
 	js, err := jetstream.New(nc)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -12,9 +13,16 @@ import (
 // the cluster's deployment log to deploy what it has not yet, in the
 // log's order. It reads the stream only and may run beside Commit.
 func (s *Store) Deployments(ctx context.Context) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.bound(ctx)
 	defer cancel()
-	info, err := s.stream.Info(ctx, jetstream.WithSubjectFilter(s.prefix+"dep.*"))
+	var info *jetstream.StreamInfo
+	err := jswait.Do(ctx, func(ctx context.Context) error {
+		ictx, cancel := context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+		var err error
+		info, err = s.stream.Info(ictx, jetstream.WithSubjectFilter(s.prefix+"dep.*"))
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("jetstore: count the deployments: %w", err)
 	}

@@ -77,6 +77,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -113,6 +114,13 @@ type Options struct {
 	Replicas int
 	// Timeout bounds one request to JetStream; the default is 10 seconds.
 	Timeout time.Duration
+	// Wait bounds how long Open, Commit, Load, Instance and Deployments
+	// wait out JetStream's transient states (a leader election, peers
+	// still joining, a reconnecting connection: package jswait) when
+	// their context has no earlier deadline; the default is one minute.
+	// An engine commits with a context without deadline, so this is
+	// how long a commit may wait for a cluster to elect its leader.
+	Wait time.Duration
 	// TakeOver makes the store the stream's only writer: Open writes an
 	// owner marker, and the commits of every store that opened the
 	// stream before are refused from then on (ErrSuperseded). The
@@ -133,6 +141,7 @@ type Store struct {
 	stream     jetstream.Stream
 	prefix     string
 	timeout    time.Duration
+	wait       time.Duration
 	// deps counts the deployments committed (-1: not known yet): a
 	// deployment's subject is its index, so that a commit written again
 	// after a failure rewrites it rather than adding it twice.
@@ -172,7 +181,12 @@ var ErrSuperseded = fmt.Errorf("the stream was taken over by another store: %w",
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Open creates the store's stream if it does not exist (or updates its
-// replicas) and returns the store. nc is the connection js was made on.
+// replicas) and returns the store once the stream is usable: it has the
+// replicas asked for and a leader. nc is the connection js was made on.
+// While the cluster cannot place or elect it yet (its servers still
+// joining, an election under way) Open waits, until ctx ends or
+// Options.Wait passed; the error then says what was missing ("3 replicas
+// asked for, 2 placed", "no stream leader").
 //
 // Open settles what a crash in a commit left: it rolls a commit whose
 // record is written forward and purges the staged packs of one whose
@@ -203,14 +217,17 @@ func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) 
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
+	if o.Wait <= 0 {
+		o.Wait = time.Minute
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: %w", err)
 	}
-	s := &Store{nc: nc, js: js, replicated: o.Replicas > 1, prefix: "flowtrack.store." + o.Name + ".", timeout: o.Timeout, deps: -1, fault: fault}
-	sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	s := &Store{nc: nc, js: js, replicated: o.Replicas > 1, prefix: "flowtrack.store." + o.Name + ".", timeout: o.Timeout, wait: o.Wait, deps: -1, fault: fault}
+	ctx, cancel := jswait.Bound(ctx, o.Wait)
 	defer cancel()
-	s.stream, err = js.CreateOrUpdateStream(sctx, jetstream.StreamConfig{
+	cfg := jetstream.StreamConfig{
 		Name:               "FLOWTRACK_STORE_" + o.Name,
 		Description:        "flowtrack engine state (engine/jetstore)",
 		Subjects:           []string{s.prefix + ">"},
@@ -219,24 +236,80 @@ func open(ctx context.Context, nc *nats.Conn, opts *Options, fault func(string) 
 		AllowRollup:        true,
 		AllowAtomicPublish: true,
 		AllowDirect:        true,
+	}
+	err = jswait.Do(ctx, func(ctx context.Context) error {
+		sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+		var err error
+		s.stream, err = js.CreateOrUpdateStream(sctx, cfg)
+		var apiErr *jetstream.APIError
+		if errors.As(err, &apiErr) && apiErr.ErrorCode == errNoPeers {
+			return fmt.Errorf("%d replicas asked for, fewer peers known: %w", o.Replicas, err)
+		}
+		if err != nil {
+			return err
+		}
+		return s.usable(sctx, o.Replicas)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jetstore: stream for store %q: %w", o.Name, err)
 	}
 	if o.TakeOver {
-		m := nats.NewMsg(s.prefix + subjectOwner)
-		m.Data = []byte(nuid.Next())
-		m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-		ack, err := js.PublishMsg(ctx, m)
+		err := jswait.Do(ctx, func(ctx context.Context) error {
+			m := nats.NewMsg(s.prefix + subjectOwner)
+			m.Data = []byte(nuid.Next())
+			m.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
+			pctx, cancel := context.WithTimeout(ctx, o.Timeout)
+			defer cancel()
+			ack, err := js.PublishMsg(pctx, m)
+			if err != nil {
+				return err
+			}
+			// A try whose answer was lost wrote a marker too: this
+			// one, later, is the one every commit expects.
+			s.owner = ack.Sequence
+			return nil
+		})
 		if err != nil {
 			return nil, fmt.Errorf("jetstore: store %q: write the owner marker: %w", o.Name, err)
 		}
-		s.owner = ack.Sequence
 	}
-	if err := s.settle(ctx); err != nil {
+	if err := jswait.Do(ctx, s.settle); err != nil {
 		return nil, fmt.Errorf("jetstore: open store %q: %w", o.Name, err)
 	}
 	return s, nil
+}
+
+// errNoPeers is JetStream's error code for a stream it cannot place: fewer
+// servers than its replicas (they may still be joining).
+const errNoPeers = 10005
+
+// usable checks that the stream has a leader and the replicas asked for
+// placed; otherwise it returns a transient error saying what is missing.
+// A follower still catching up is not waited for: reads go to the leader
+// (read), and writes need a majority only.
+func (s *Store) usable(ctx context.Context, replicas int) error {
+	info, err := s.stream.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.Cluster == nil {
+		return nil // a server outside a cluster
+	}
+	if info.Cluster.Leader == "" {
+		return jswait.Again(errors.New("no stream leader"))
+	}
+	placed := 1 + len(info.Cluster.Replicas)
+	if placed < replicas {
+		return jswait.Again(fmt.Errorf("%d replicas asked for, %d placed", replicas, placed))
+	}
+	return nil
+}
+
+// bound returns ctx with the store's Wait as its deadline, unless it has
+// an earlier one: how long a call waits out transient states.
+func (s *Store) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return jswait.Bound(ctx, s.wait)
 }
 
 // subjectOwner is the subject, under the store's prefix, of the owner
@@ -256,12 +329,26 @@ func (s *Store) guard(m *nats.Msg) {
 	m.Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, s.prefix+subjectOwner)
 }
 
-// errWrongLastSequence is JetStream's error code for an expected last
-// (subject) sequence that does not match.
-const errWrongLastSequence = 10071
+// wrongLastSequence reports whether code is JetStream's error code for an
+// expected last (subject) sequence that does not match: 10071, or 10164
+// on a replicated stream.
+func wrongLastSequence(code jetstream.ErrorCode) bool {
+	return code == jetstream.JSErrCodeStreamWrongLastSequence || code == jetstream.JSErrCodeStreamWrongLastSequenceConstant
+}
 
-// Load returns everything the stream holds.
-func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
+// Load returns everything the stream holds, waiting out JetStream's
+// transient states (see Options.Wait).
+func (s *Store) Load(ctx context.Context) (st *engine.StoreState, err error) {
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	err = jswait.Do(ctx, func(ctx context.Context) error {
+		st, err = s.load(ctx)
+		return err
+	})
+	return st, err
+}
+
+func (s *Store) load(ctx context.Context) (*engine.StoreState, error) {
 	if s.unsettled {
 		if err := s.settle(ctx); err != nil {
 			return nil, fmt.Errorf("jetstore: load: %w", err)
@@ -355,10 +442,19 @@ func (s *Store) Load(ctx context.Context) (*engine.StoreState, error) {
 	return st, nil
 }
 
-// Instance returns the document and history of one instance.
-func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+// Instance returns the document and history of one instance, waiting
+// out JetStream's transient states (see Options.Wait).
+func (s *Store) Instance(ctx context.Context, key int64) (si *engine.StoredInstance, err error) {
+	ctx, cancel := s.bound(ctx)
 	defer cancel()
+	err = jswait.Do(ctx, func(ctx context.Context) error {
+		si, err = s.instance(ctx, key)
+		return err
+	})
+	return si, err
+}
+
+func (s *Store) instance(ctx context.Context, key int64) (*engine.StoredInstance, error) {
 	// The subject holds the document's parts since its last rollup.
 	var doc []byte
 	deleted := false
@@ -396,6 +492,13 @@ func (s *Store) Instance(ctx context.Context, key int64) (*engine.StoredInstance
 // messages on a stream of one replica, as one atomic batch when it is up
 // to maxBatch, and through a record naming staged packs when it is more
 // (see the package documentation).
+//
+// A commit waits out JetStream's transient states (a leader election, a
+// reconnecting connection) until ctx ends or Options.Wait passed, trying
+// again. A try whose outcome is unknown (its acknowledgement lost) is
+// harmless to write again: every piece rolls up its subject and a
+// deployment keeps its index, so the second try rewrites what the first
+// wrote and nothing is doubled.
 func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if b.Engine == nil {
 		return engine.ErrNoEngineDocument
@@ -403,6 +506,12 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("jetstore: commit: %w", err)
 	}
+	ctx, cancel := s.bound(ctx)
+	defer cancel()
+	return jswait.Do(ctx, func(ctx context.Context) error { return s.commit(ctx, b) })
+}
+
+func (s *Store) commit(ctx context.Context, b *engine.StoreBatch) error {
 	if s.unsettled {
 		if err := s.settle(ctx); err != nil {
 			return fmt.Errorf("jetstore: commit: %w", err)
@@ -475,10 +584,12 @@ func (s *Store) Commit(ctx context.Context, b *engine.StoreBatch) error {
 		if err := s.publishBatch(ctx, msgs); err != nil {
 			return fmt.Errorf("jetstore: commit: %w", err)
 		}
-		s.deps += len(b.Deployments)
+		// A tidy that fails leaves the commit to be written again, with
+		// its deployments at the same indexes.
 		if err := s.tidy(ctx, msgs); err != nil {
 			return fmt.Errorf("jetstore: commit: %w", err)
 		}
+		s.deps += len(b.Deployments)
 		return nil
 	}
 	if err := s.write(ctx, msgs); err != nil {
@@ -782,7 +893,7 @@ func (s *Store) publish(ctx context.Context, msgs []*nats.Msg) error {
 		s.guard(m)
 		if _, err := s.js.PublishMsg(ctx, m); err != nil {
 			var apiErr *jetstream.APIError
-			if errors.As(err, &apiErr) && apiErr.ErrorCode == errWrongLastSequence && s.owner != 0 {
+			if errors.As(err, &apiErr) && wrongLastSequence(apiErr.ErrorCode) && s.owner != 0 {
 				return fmt.Errorf("publish on %s: %w: %w", m.Subject, ErrSuperseded, err)
 			}
 			return fmt.Errorf("publish on %s: %w", m.Subject, err)
@@ -829,11 +940,14 @@ func (s *Store) publishBatch(ctx context.Context, msgs []*nats.Msg) error {
 	if err := json.Unmarshal(reply.Data, &ack); err != nil {
 		return fmt.Errorf("batch acknowledgement %q: %w", reply.Data, err)
 	}
-	if ack.Error != nil && ack.Error.ErrCode == errWrongLastSequence && s.owner != 0 {
+	if ack.Error != nil && wrongLastSequence(jetstream.ErrorCode(ack.Error.ErrCode)) && s.owner != 0 {
 		return fmt.Errorf("batch of %d messages refused: %s: %w", len(msgs), ack.Error.Description, ErrSuperseded)
 	}
 	if ack.Error != nil {
-		return fmt.Errorf("batch of %d messages refused: %s (error %d)", len(msgs), ack.Error.Description, ack.Error.ErrCode)
+		// An API error, so that a transient one (a stream offline for
+		// a moment) is waited out.
+		return fmt.Errorf("batch of %d messages refused: %w", len(msgs),
+			&jetstream.APIError{Code: ack.Error.Code, ErrorCode: jetstream.ErrorCode(ack.Error.ErrCode), Description: ack.Error.Description})
 	}
 	if ack.Count != len(msgs) {
 		return fmt.Errorf("batch of %d messages acknowledged with %d", len(msgs), ack.Count)
@@ -859,6 +973,10 @@ func (s *Store) read(ctx context.Context, subject string, fn func(m jetstream.Ms
 	for try := 1; ; try++ {
 		delivered, err := s.readOnce(ctx, subject, fn)
 		if err == nil || delivered || try == readTries || !errors.Is(err, nats.ErrTimeout) || ctx.Err() != nil {
+			if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrConsumerDeleted) {
+				// Its server restarted: a new reader, on the next try.
+				err = jswait.Again(err)
+			}
 			return err
 		}
 	}
@@ -956,7 +1074,7 @@ func (s *Store) reader(ctx context.Context, subject string) (jetstream.Consumer,
 			return nil, 0, err
 		}
 	}
-	return nil, 0, fmt.Errorf("no reader of %s landed on the stream's leader in %d tries", subject, readerTries)
+	return nil, 0, jswait.Again(fmt.Errorf("no reader of %s landed on the stream's leader in %d tries", subject, readerTries))
 }
 
 // readerTries bounds how often reader makes a consumer again: with three

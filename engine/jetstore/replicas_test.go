@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
+	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/server"
 )
 
@@ -27,44 +30,9 @@ func TestStore_ReadsFromTheLeader(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three NATS servers: make race (part of make test) runs it")
 	}
-	nodes := make([]server.NATSNode, 3)
-	ports := freePorts(t, 6)
-	cports := ports[3:]
-	dir := t.TempDir()
-	for i := range nodes {
-		nodes[i] = server.NATSNode{Name: fmt.Sprintf("s%d", i+1), Dir: fmt.Sprintf("%s/s%d", dir, i+1), Port: ports[i], ClusterPort: cports[i]}
-		for j, p := range cports {
-			if j != i {
-				nodes[i].Routes = append(nodes[i].Routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-			}
-		}
-	}
-	servers := make([]*natsserver.Server, 3)
-	start := func(i int) {
-		ns, err := server.StartClusteredNATS(nodes[i])
-		require.NoError(t, err)
-		servers[i] = ns
-	}
-	for i := range servers {
-		start(i)
-	}
-	t.Cleanup(func() {
-		for _, ns := range servers {
-			ns.Shutdown()
-			ns.WaitForShutdown()
-		}
-	})
-	var urls string
-	for i, n := range nodes {
-		if i > 0 {
-			urls += ","
-		}
-		urls += fmt.Sprintf("nats://127.0.0.1:%d", n.Port)
-	}
-	nc, err := nats.Connect(urls, nats.MaxReconnects(-1))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	c := startCluster(t, 3)
+	nc := c.connect(t)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(60*time.Second))
 	defer cancel()
 	require.NoError(t, server.WaitForJetStream(ctx, nc))
 	s, err := jetstore.Open(ctx, nc, &jetstore.Options{Name: "replicas", Replicas: 3})
@@ -96,23 +64,112 @@ func TestStore_ReadsFromTheLeader(t *testing.T) {
 	// The follower stopped is not the server the store's connection
 	// uses, so that its commits go on meanwhile.
 	var follower int
-	for i, ns := range servers {
-		if ns.Name() != leader() && ns.Name() != nc.ConnectedServerName() {
+	for i, n := range c.nodes {
+		if n.Name != leader() && n.Name != nc.ConnectedServerName() {
 			follower = i
 		}
 	}
-	servers[follower].Shutdown()
-	servers[follower].WaitForShutdown()
+	c.stop(follower)
 	for k := int64(21); k <= 400; k += 20 {
 		commit(k, k+19)
 	}
-	start(follower)
+	require.NoError(t, c.start(follower))
 	for range 10 {
 		st, err := s.Load(ctx)
 		require.NoError(t, err)
 		require.JSONEq(t, `{"lastKey":400}`, string(st.Engine))
 		require.Len(t, st.Instances, 400)
 	}
+}
+
+// natsCluster is a cluster of embedded NATS servers on loopback.
+type natsCluster struct {
+	nodes   []server.NATSNode
+	mu      sync.Mutex
+	servers []*natsserver.Server
+}
+
+// startCluster starts n servers of a NATS cluster, shut down when the test
+// ends.
+func startCluster(t *testing.T, n int) *natsCluster {
+	c := newCluster(t, n)
+	for i := range n {
+		require.NoError(t, c.start(i))
+	}
+	return c
+}
+
+// newCluster describes a NATS cluster of n servers without starting any.
+func newCluster(t *testing.T, n int) *natsCluster {
+	t.Helper()
+	c := &natsCluster{nodes: make([]server.NATSNode, n), servers: make([]*natsserver.Server, n)}
+	ports := freePorts(t, 2*n)
+	cports := ports[n:]
+	dir := t.TempDir()
+	for i := range c.nodes {
+		c.nodes[i] = server.NATSNode{Name: fmt.Sprintf("s%d", i+1), Dir: fmt.Sprintf("%s/s%d", dir, i+1), Port: ports[i], ClusterPort: cports[i]}
+		for j, p := range cports {
+			if j != i {
+				c.nodes[i].Routes = append(c.nodes[i].Routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+			}
+		}
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, ns := range c.servers {
+			if ns != nil {
+				ns.Shutdown()
+				ns.WaitForShutdown()
+			}
+		}
+	})
+	return c
+}
+
+// start starts (or restarts) server i.
+func (c *natsCluster) start(i int) error {
+	ns, err := server.StartClusteredNATS(c.nodes[i])
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	c.servers[i] = ns
+	c.mu.Unlock()
+	return nil
+}
+
+// stop shuts server i down.
+func (c *natsCluster) stop(i int) {
+	c.mu.Lock()
+	ns := c.servers[i]
+	c.servers[i] = nil
+	c.mu.Unlock()
+	ns.Shutdown()
+	ns.WaitForShutdown()
+}
+
+// index returns the index of the server named name.
+func (c *natsCluster) index(name string) int {
+	for i, n := range c.nodes {
+		if n.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// connect connects to the cluster's servers, reconnecting for ever.
+func (c *natsCluster) connect(t *testing.T) *nats.Conn {
+	t.Helper()
+	var urls []string
+	for _, n := range c.nodes {
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", n.Port))
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond), nats.RetryOnFailedConnect(true))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return nc
 }
 
 // freePorts returns n distinct free ports on loopback: each listener is
