@@ -131,7 +131,7 @@ examples: wasm
 # This is the only declaration of test's prerequisites: add a new part
 # here, not on a "test:" line of its own.
 test: wasm-check check race restore-hosts stress fuzz examples \
-	test-wasm test-feelin test-sdk test-browser test-extism
+	test-wasm test-feelin test-sdk test-browser test-extism test-camunda flake-short
 
 # quick is the loop to run while working: static checks, every Go test
 # in -short mode (the long runs skip themselves there and name the target
@@ -155,7 +155,7 @@ quick: fmt-check vet staticcheck sdk-build
 # for states, never for fixed times; the bounds of their waits stretch by
 # FLAKE_SLOW (internal/testtime, FLOWTRACK_TEST_SLOW). Run it in full
 # before resolving an issue that touches these packages; make test runs
-# its short form, flake-short (three passes of the stores, one of the
+# its short form, flake-short (two passes of the stores, one of the
 # cluster's failover-under-load and messages-across-partitions tests, under
 # the competing load), beside the race run's single pass of all.
 FLAKE_STORE_COUNT ?= 20
@@ -167,8 +167,7 @@ FLAKE_SHORT_RUN    = TestCluster_(MessagesAcrossPartitions|FailoverUnderLoad)
 flake:
 	@$(MAKE) --no-print-directory flake-run FLAKE_PKGS='./cluster ./server ./client ./host' FLAKE_RUN=.
 flake-short:
-	@$(MAKE) --no-print-directory flake-run FLAKE_STORE_COUNT=3 FLAKE_COUNT=1 FLAKE_PKGS=./cluster FLAKE_RUN='$(FLAKE_SHORT_RUN)'
-test: flake-short
+	@$(MAKE) --no-print-directory flake-run FLAKE_STORE_COUNT=2 FLAKE_COUNT=1 FLAKE_PKGS=./cluster FLAKE_RUN='$(FLAKE_SHORT_RUN)'
 flake-run:
 	@pids=""; \
 	for i in $$(seq $$(nproc)); do timeout 4h sh -c 'while :; do :; done' >/dev/null 2>&1 & pids="$$pids $$!"; done; \
@@ -293,7 +292,6 @@ test-wasm: bin/wazero-$(WAZERO_VERSION)
 # node, with Basic and OAuth authentication (auth.test.mjs), then on a
 # three-node cluster that loses a node in the middle.
 .PHONY: test-camunda
-test: test-camunda
 test-camunda:
 	cd server/rest/clienttest && $(NPM_CI) && npm test && FLOWTRACK_CLUSTER=1 node --test clients.test.mjs
 
