@@ -62,11 +62,11 @@ type nodePlan struct {
 	innerWaits bool
 	// fork marks a node whose outgoing flows are all taken at once.
 	fork bool
-	// inclusive marks a converging inclusive gateway; reaches[i] holds,
-	// by node index, the nodes from which a token can still arrive on
-	// incoming flow i without passing the gateway.
+	// inclusive marks a converging inclusive gateway; reaches says, by
+	// incoming flow and node index, from where a token can still arrive
+	// on it without passing the gateway (joinReach).
 	inclusive bool
-	reaches   [][]bool
+	reaches   joinReach
 	// complex marks a converging complex gateway, with its activation rule
 	// (nil: fire as an inclusive join would).
 	complex    bool
@@ -717,10 +717,49 @@ func signalMissing(d *model.EventDefinition) error {
 	return broke("FT.signal-name", "signal %s has no name: give the bpmn:signal a name", d.Signal.ID)
 }
 
-// upstream computes, for each incoming flow of join, the nodes a token can
-// be at and still arrive on that flow without passing join: a backward
+// joinReach is what a token at each node can still do to each incoming
+// flow of a converging inclusive or complex gateway without passing the
+// gateway; both tables are indexed [incoming flow][node index].
+//
+// feeds[i] marks the nodes from which a token can still appear on flow
+// i: along sequence flows and link jumps, or through a boundary event of
+// the activity the token is at. A boundary event fires while the token
+// waits at its activity: an interrupting one moves that token onto its
+// outgoing flows, a non-interrupting one adds a token there and leaves
+// the activity's token where it was. Either way a token may appear on
+// flow i, so a join with flow i empty waits for the activity.
+//
+// carries[i] marks the nodes from which the token itself can arrive on
+// flow i: the same paths, except through non-interrupting boundary
+// events. It decides which tokens the join need not wait for (BPMN 2.0
+// §13.4.3 as corrected by BPMN2-289: a token excused because it can reach
+// a filled flow is one whose own path, formed by sequence flows, goes
+// there). A task whose non-interrupting boundary event feeds a filled flow
+// is not excused from the empty flow its own outgoing flow feeds: its own
+// token still comes that way.
+//
+// Other ways a token appears beside an activity feed nothing here: an
+// event sub-process and a compensation handler have no outgoing sequence
+// flows (their tokens end inside them), and a compensation boundary event
+// has none either (it fires after its activity completed, through an
+// association). A token inside a sub-process, multi-instance body or
+// called process is in another scope; the join sees the token waiting at
+// that activity in its own scope, and the activity's boundary events as
+// above.
+type joinReach struct {
+	feeds, carries [][]bool
+}
+
+// upstream computes the joinReach of join: per incoming flow, a backward
 // search from the flow's source that stops at join.
-func upstream(p *model.Process, join *model.Node) [][]bool {
+func upstream(p *model.Process, join *model.Node) joinReach {
+	return joinReach{feeds: reachBack(p, join, true), carries: reachBack(p, join, false)}
+}
+
+// reachBack searches backwards from each incoming flow of join, along
+// sequence flows, link jumps and boundary attachments (non-interrupting
+// ones only when spawns is set), stopping at join.
+func reachBack(p *model.Process, join *model.Node, spawns bool) [][]bool {
 	out := make([][]bool, len(join.Incoming))
 	for i, f := range join.Incoming {
 		seen := make([]bool, len(p.Nodes))
@@ -738,7 +777,8 @@ func upstream(p *model.Process, join *model.Node) [][]bool {
 			if n.Kind == model.KindIntermediateCatchEvent && n.HasEvent(model.EventLink) {
 				stack = append(stack, linkSources(p, n)...)
 			}
-			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil {
+			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil && !n.HasEvent(model.EventCompensation) &&
+				(n.CancelActivity || spawns) {
 				stack = append(stack, n.AttachedTo)
 			}
 		}
