@@ -115,6 +115,10 @@ type nodePlan struct {
 	adhoc *adHocSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// throws are, on a throw or end event with several event
+	// definitions (BPMN's "multiple" event), what it throws, in document
+	// order (throwAll); a single definition uses throw or raise instead.
+	throws []throwStep
 	// startsWaiting marks an activity with a start quantity (a join)
 	// that, once started, waits for what the loop sets up (quantity.go).
 	startsWaiting bool
@@ -134,6 +138,15 @@ type loopSpec struct {
 type raiseSpec struct {
 	kind model.EventKind
 	code string
+}
+
+// throwStep is one event definition of a multiple throw or end event: a
+// message or signal the engine publishes, or an error or escalation it
+// raises. A terminate or link definition needs no step: the token ends the
+// scope, or jumps, as it leaves the event once the steps are thrown.
+type throwStep struct {
+	publish *catchSpec
+	raise   *raiseSpec
 }
 
 // catchSpec is one event a waiting token subscribes to.
@@ -437,19 +450,51 @@ func (c *compiler) throwEvent(np *nodePlan) {
 			np.link = targets[0]
 		}
 	}
-	if len(n.Events) != 1 {
+	if len(n.Events) > 1 {
+		c.multipleThrow(np)
 		return
 	}
-	switch d := n.Events[0]; d.Kind {
+	if len(n.Events) == 1 {
+		np.raise = raiseOf(n.Events[0])
+	}
+}
+
+// raiseOf returns what an error or escalation definition raises, or nil
+// for any other definition.
+func raiseOf(d *model.EventDefinition) *raiseSpec {
+	switch d.Kind {
 	case model.EventError:
-		np.raise = &raiseSpec{kind: d.Kind}
+		r := &raiseSpec{kind: d.Kind}
 		if d.Error != nil {
-			np.raise.code = d.Error.Code
+			r.code = d.Error.Code
 		}
+		return r
 	case model.EventEscalation:
-		np.raise = &raiseSpec{kind: d.Kind}
+		r := &raiseSpec{kind: d.Kind}
 		if d.Escalation != nil {
-			np.raise.code = d.Escalation.Code
+			r.code = d.Escalation.Code
+		}
+		return r
+	}
+	return nil
+}
+
+// multipleThrow compiles a throw or end event with several event
+// definitions: BPMN 2.0 §10.5 ("Multiple": all of them are thrown), in
+// document order (throwAll).
+func (c *compiler) multipleThrow(np *nodePlan) {
+	n := np.node
+	for _, d := range n.Events {
+		switch d.Kind {
+		case model.EventMessage, model.EventSignal:
+			sc, err := compileCatch(n, d, c.opts.Expr)
+			if err != nil {
+				c.problem(n.ID, "FT.expression", err, "%v", err)
+				continue
+			}
+			np.throws = append(np.throws, throwStep{publish: &sc})
+		case model.EventError, model.EventEscalation:
+			np.throws = append(np.throws, throwStep{raise: raiseOf(d)})
 		}
 	}
 }
@@ -518,7 +563,7 @@ func (c *compiler) jobTask(np *nodePlan) {
 // instance. Looping activities are left to their track, which decides each
 // iteration.
 func waitsOnEntry(np *nodePlan) bool {
-	if np.join || np.loop != nil || np.raise != nil || np.throw != nil {
+	if np.join || np.loop != nil || np.raise != nil || np.throw != nil || len(np.throws) > 0 {
 		return false
 	}
 	switch n := np.node; {
@@ -535,7 +580,9 @@ func supported(n *model.Node) error {
 	unsupported := func() error { return broke("FT.unsupported", "unsupported element bpmn:%s", n.Kind) }
 	trigger := func(allowed ...model.EventKind) error {
 		if len(n.Events) > 1 && n.Kind != model.KindIntermediateCatchEvent {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with multiple triggers", n.Kind)
+			if err := multipleThrowSupported(n); err != nil {
+				return err
+			}
 		}
 		for _, d := range n.Events {
 			if !slices.Contains(allowed, d.Kind) {
@@ -579,6 +626,29 @@ func supported(n *model.Node) error {
 	}
 	if err != nil {
 		return err
+	}
+	return nil
+}
+
+// multipleThrowSupported reports the multiple events the runtime cannot
+// execute: a multiple start or boundary event (several triggers to catch,
+// any one of which would start or fire it), and a multiple throw or end
+// event with a definition that makes the thrower wait or that hands the
+// event to a worker. A compensation definition waits for the handlers it
+// starts and a cancel definition undoes its transaction first; thrown
+// beside others, what is thrown after them would depend on their outcome,
+// so each stays an event of its own.
+func multipleThrowSupported(n *model.Node) error {
+	if n.Kind != model.KindIntermediateThrowEvent && n.Kind != model.KindEndEvent {
+		return broke("FT.unsupported", "unsupported element bpmn:%s with multiple triggers", n.Kind)
+	}
+	for _, d := range n.Events {
+		if d.Kind == model.EventCompensation || d.Kind == model.EventCancel {
+			return broke("FT.unsupported", "unsupported: a %s definition beside other event definitions on one bpmn:%s (it waits for what it starts): throw it from an event of its own", d.Kind, n.Kind)
+		}
+	}
+	if n.Job != nil && !n.Job.Type.IsZero() {
+		return broke("FT.unsupported", "unsupported: a job type on a bpmn:%s with several event definitions: the engine throws them itself; remove the job type or throw the message from an event of its own", n.Kind)
 	}
 	return nil
 }
@@ -634,7 +704,7 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 // before a token passing it leaves (it alone writes variables): a throw, a
 // script, or output mappings.
 func (np *nodePlan) writes() bool {
-	return np.throw != nil || np.script != nil || len(np.outputs) > 0
+	return np.throw != nil || len(np.throws) > 0 || np.script != nil || len(np.outputs) > 0
 }
 
 // isThrow reports whether n is a message or signal throw the engine
