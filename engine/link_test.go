@@ -68,6 +68,9 @@ func TestLink_Refused(t *testing.T) {
 		{"name in a sub-process", withSub(`<bpmn:linkEventDefinition id="lt" name="a"/>`, catchIn("c", `<bpmn:linkEventDefinition id="lc" name="a"/>`)), "EXT.126"},
 		{"two catches of one name", defs(``, `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="t"><bpmn:linkEventDefinition id="lt" name="a"/></bpmn:intermediateThrowEvent>`+
 			catchIn("c1", `<bpmn:linkEventDefinition id="l1" name="a"/>`)+catchIn("c2", `<bpmn:linkEventDefinition id="l2" name="a"/>`)+flows("s", "t")), "FT.link-name"},
+		{"two catches list it as source", defs(``, `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="t"><bpmn:linkEventDefinition id="lt" name="a"/></bpmn:intermediateThrowEvent>`+
+			catchIn("c1", `<bpmn:linkEventDefinition id="l1" name="b"><bpmn:source>lt</bpmn:source></bpmn:linkEventDefinition>`)+
+			catchIn("c2", `<bpmn:linkEventDefinition id="l2" name="c"><bpmn:source>lt</bpmn:source></bpmn:linkEventDefinition>`)+flows("s", "t")), "FT.link-name"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t)

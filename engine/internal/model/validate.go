@@ -765,7 +765,9 @@ func (v *validator) linkTarget(n *Node) {
 		}
 	}
 	switch {
-	case len(here) > 1:
+	case len(here) > 1 && slices.ContainsFunc(here, pairedBySource):
+		// Catches paired by name alone are reported as a name defined
+		// twice (link); one that lists its throws is reported here.
 		v.report(n.ID, "FT.link-name", "link throw event jumps to %d link catch events (%s and %s): pair it with one, by bpmn:target or by a name no other catch of its scope has", len(here), here[0].ID, here[1].ID)
 	case len(targets) > len(here):
 		v.report(n.ID, "EXT.126", "link throw event jumps to link catch event %s, outside its scope (links stay in one process level): move one of them, or link to a catch of the same scope", targets[0].ID)
@@ -774,6 +776,12 @@ func (v *validator) linkTarget(n *Node) {
 	case len(targets) == 0:
 		v.report(n.ID, "EXT.118", "link throw event has no link catch event to jump to (none is its bpmn:target, lists it as bpmn:source, or has its name): add one")
 	}
+}
+
+// pairedBySource reports whether link catch event c lists the throws
+// that jump to it (bpmn:source).
+func pairedBySource(c *Node) bool {
+	return slices.ContainsFunc(c.Events, func(d *EventDefinition) bool { return d.Kind == EventLink && len(d.LinkSources) > 0 })
 }
 
 // linkNamedElsewhere reports whether a link catch event of another scope
