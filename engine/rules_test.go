@@ -191,7 +191,8 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:compensateEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
 	{rule: "EXT.123", valid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition><bpmn:condition>= x &gt; 1</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
-	{rule: "EXT.126", valid: link("go", "go"), invalid: link("go", "elsewhere")},
+	{rule: "EXT.118", valid: link("go", "go"), invalid: link("go", "elsewhere")},
+	{rule: "EXT.126", valid: link("go", "go"), invalid: linkIntoSubProcess("go")},
 	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")), invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t"/>`, "t"))},
 	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements><zeebe:taskDefinition type="send"/></bpmn:extensionElements><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t")),
 		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t"))},
@@ -451,6 +452,15 @@ func transaction(cancelBoundary bool) string {
 func link(throw, catch string) string {
 	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="lt"><bpmn:linkEventDefinition name="`+throw+`"/></bpmn:intermediateThrowEvent>`+
 		`<bpmn:intermediateCatchEvent id="lc"><bpmn:linkEventDefinition name="`+catch+`"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+flows("s", "lt", "lc", "e"))
+}
+
+// linkIntoSubProcess is a link throw event named name whose only catch of
+// that name is inside a sub-process: a link that leaves its process level.
+func linkIntoSubProcess(name string) string {
+	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="lt"><bpmn:linkEventDefinition name="`+name+`"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:subProcess id="sub"><bpmn:startEvent id="ss"/><bpmn:endEvent id="se"/>`+flows("ss", "se")+
+		`<bpmn:intermediateCatchEvent id="lc"><bpmn:linkEventDefinition name="`+name+`"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="le"/>`+flows("lc", "le")+
+		`</bpmn:subProcess><bpmn:endEvent id="e"/>`+flows("s", "lt", "sub", "e"))
 }
 
 // eventGate builds an event-based gateway with n timer arms whose flows
