@@ -408,3 +408,38 @@ func TestTransaction_CancelCompensatesRunningSubProcessWork(t *testing.T) {
 		})
 	}
 }
+
+// TestCompensation_EventSubProcessMarkedForCompensation: a compensation
+// event sub-process, and the activities in it, may be marked
+// isForCompensation="true" (they are part of a compensation handler,
+// started by its compensation start event, not by an association). It
+// deploys and compensates its sub-process, seeing the sub-process's
+// variables as they were when it completed.
+func TestCompensation_EventSubProcessMarkedForCompensation(t *testing.T) {
+	for _, tc := range []struct{ name, esp, inner string }{
+		{"event sub-process", ` isForCompensation="true"`, ``},
+		{"its activity", ``, ` isForCompensation="true"`},
+		{"both", ` isForCompensation="true"`, ` isForCompensation="true"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t)
+			deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:subProcess id="order">`+
+				`<bpmn:extensionElements><zeebe:ioMapping><zeebe:input source="= &quot;R-&quot; + id" target="reservation"/></zeebe:ioMapping></bpmn:extensionElements>`+
+				`<bpmn:startEvent id="os"/>`+task("reserve", "reserve")+`<bpmn:endEvent id="oe"/>`+flows("os", "reserve", "reserve", "oe")+
+				`<bpmn:subProcess id="undo_order" triggeredByEvent="true"`+tc.esp+`><bpmn:startEvent id="us"><bpmn:compensateEventDefinition/></bpmn:startEvent>`+
+				`<bpmn:serviceTask id="release"`+tc.inner+`><bpmn:extensionElements><zeebe:taskDefinition type="release"/>`+
+				`<zeebe:ioMapping><zeebe:input source="= reservation" target="what"/><zeebe:output source="= what" target="released"/></zeebe:ioMapping></bpmn:extensionElements></bpmn:serviceTask>`+
+				`<bpmn:endEvent id="ue"/>`+flows("us", "release", "release", "ue")+`</bpmn:subProcess></bpmn:subProcess>`+
+				`<bpmn:endEvent id="undo">`+compensateThrow+`</bpmn:endEvent>`+flows("s", "order", "order", "undo")))
+			inst := start(t, e, map[string]any{"id": "o-7"})
+			complete(t, e, "reserve")
+			job := jobOf(t, e, "release")
+			assert.Equal(t, "R-o-7", job.Variables["what"], "the sub-process's variables, restored for its handler")
+			complete(t, e, "release")
+			state, err := inst.Wait(ctxT(t))
+			require.NoError(t, err)
+			assert.Equal(t, engine.Completed, state)
+			assert.Equal(t, 1, count(inst, engine.ElementLeft, "undo_order"))
+		})
+	}
+}

@@ -199,7 +199,8 @@ var ruleCases = []ruleCase{
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:compensateEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
 	{rule: "EXT.123", valid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition><bpmn:condition>= x &gt; 1</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition/></bpmn:intermediateCatchEvent>`, "t"))},
-	{rule: "EXT.126", valid: link("go", "go"), invalid: link("go", "elsewhere")},
+	{rule: "EXT.118", valid: link("go", "go"), invalid: link("go", "elsewhere")},
+	{rule: "EXT.126", valid: link("go", "go"), invalid: linkIntoSubProcess("go")},
 	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t" messageRef="M"/>`, "t")), invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:receiveTask id="t"/>`, "t"))},
 	{rule: "EXT.127", valid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:extensionElements><zeebe:taskDefinition type="send"/></bpmn:extensionElements><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t")),
 		invalid: ruleDoc(msgDecl, ruleBody(`<bpmn:intermediateThrowEvent id="t"><bpmn:messageEventDefinition/></bpmn:intermediateThrowEvent>`, "t"))},
@@ -335,20 +336,20 @@ var ruleCases = []ruleCase{
 			`<bpmn:endEvent id="e"><bpmn:eventDefinitionRef>sd</bpmn:eventDefinitionRef></bpmn:endEvent>`+flows("s", "t", "t", "e"))},
 	{rule: "EXT.097", warning: true, valid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:startEvent id="ss"/><bpmn:endEvent id="se"/>`+flows("ss", "se")+`</bpmn:subProcess>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:subProcess id="t"><bpmn:task id="st"/><bpmn:endEvent id="se"/>`+flows("st", "se")+`</bpmn:subProcess>`, "t"))},
-	{rule: "EXT.118", valid: linkPair(`<bpmn:source>lt</bpmn:source>`), invalid: linkPair("")},
+	{rule: "EXT.118", valid: linkWithSources(`<bpmn:source>lt</bpmn:source>`), invalid: linkWithSources("")},
 	{rule: "EXT.012", valid: gateway(`<bpmn:conditionExpression>x &gt; 1</bpmn:conditionExpression>`, `<bpmn:conditionExpression>x &lt;= 1</bpmn:conditionExpression>`, ""),
 		invalid: gateway(`<bpmn:conditionExpression>when the order is large</bpmn:conditionExpression>`, `<bpmn:conditionExpression>x &lt;= 1</bpmn:conditionExpression>`, "")},
 	{rule: "EXT.123", valid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition><bpmn:condition>x &gt; 1</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "t")),
 		invalid: ruleDoc("", ruleBody(`<bpmn:intermediateCatchEvent id="t"><bpmn:conditionalEventDefinition><bpmn:condition>once the stock is low</bpmn:condition></bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>`, "t"))},
-	{rule: "EXT.124", valid: linkPair(`<bpmn:source>lt</bpmn:source>`), invalid: linkPair("")},
-	{rule: "EXT.125", valid: linkPair(`<bpmn:source>lt</bpmn:source>`), invalid: strings.Replace(linkPair(`<bpmn:source>lt</bpmn:source>`), `<bpmn:target>lc</bpmn:target>`, `<bpmn:target>lc</bpmn:target><bpmn:target>lc</bpmn:target>`, 1)},
+	{rule: "EXT.124", valid: linkWithSources(`<bpmn:source>lt</bpmn:source>`), invalid: linkWithSources("")},
+	{rule: "EXT.125", valid: linkWithSources(`<bpmn:source>lt</bpmn:source>`), invalid: strings.Replace(linkWithSources(`<bpmn:source>lt</bpmn:source>`), `<bpmn:target>lc</bpmn:target>`, `<bpmn:target>lc</bpmn:target><bpmn:target>lc</bpmn:target>`, 1)},
 	{rule: "EXT.142", valid: eventGate(2, ""), invalid: strings.Replace(eventGate(2, ""), `<bpmn:eventBasedGateway id="g"/>`, `<bpmn:eventBasedGateway id="g" instantiate="true"/>`, 1)},
 }
 
 // linkPair is a process whose link throw event, with link definition lt,
 // names the catch event's definition lc as its target; sources is what lc
 // lists as its sources.
-func linkPair(sources string) string {
+func linkWithSources(sources string) string {
 	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="t" name="go"><bpmn:linkEventDefinition id="lt" name="go"><bpmn:target>lc</bpmn:target></bpmn:linkEventDefinition></bpmn:intermediateThrowEvent>`+
 		`<bpmn:intermediateCatchEvent id="c" name="go"><bpmn:linkEventDefinition id="lc" name="go">`+sources+`</bpmn:linkEventDefinition></bpmn:intermediateCatchEvent>`+
 		`<bpmn:endEvent id="e"/>`+flows("s", "t", "c", "e"))
@@ -557,6 +558,15 @@ func transaction(cancelBoundary bool) string {
 func link(throw, catch string) string {
 	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="lt"><bpmn:linkEventDefinition name="`+throw+`"/></bpmn:intermediateThrowEvent>`+
 		`<bpmn:intermediateCatchEvent id="lc"><bpmn:linkEventDefinition name="`+catch+`"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="e"/>`+flows("s", "lt", "lc", "e"))
+}
+
+// linkIntoSubProcess is a link throw event named name whose only catch of
+// that name is inside a sub-process: a link that leaves its process level.
+func linkIntoSubProcess(name string) string {
+	return ruleDoc("", `<bpmn:startEvent id="s"/><bpmn:intermediateThrowEvent id="lt"><bpmn:linkEventDefinition name="`+name+`"/></bpmn:intermediateThrowEvent>`+
+		`<bpmn:subProcess id="sub"><bpmn:startEvent id="ss"/><bpmn:endEvent id="se"/>`+flows("ss", "se")+
+		`<bpmn:intermediateCatchEvent id="lc"><bpmn:linkEventDefinition name="`+name+`"/></bpmn:intermediateCatchEvent><bpmn:endEvent id="le"/>`+flows("lc", "le")+
+		`</bpmn:subProcess><bpmn:endEvent id="e"/>`+flows("s", "lt", "sub", "e"))
 }
 
 // eventGate builds an event-based gateway with n timer arms whose flows

@@ -600,6 +600,15 @@ func (b *builder) eventDefinition(n *model.Node, e *element) {
 		def.Condition = b.imp.expression(e.child(nsBPMN, "condition"))
 	case model.EventLink:
 		def.LinkName = e.get("name")
+		for _, c := range e.children {
+			switch {
+			case c.space != nsBPMN:
+			case c.local == "target":
+				def.LinkTarget = localID(c.content())
+			case c.local == "source":
+				def.LinkSources = append(def.LinkSources, localID(c.content()))
+			}
+		}
 	case model.EventCompensation:
 		def.Activity = localID(e.get("activityRef"))
 		def.WaitForCompletion = e.get("waitForCompletion") != "false"

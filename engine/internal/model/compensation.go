@@ -15,6 +15,11 @@ import "slices"
 //     a compensation boundary event, or is a sub-process whose content
 //     can be (FT.compensation-activity); a throw in an event sub-process
 //     compensates the scope the event sub-process is in;
+//   - isForCompensation="true" on a compensation event sub-process, or on
+//     an activity inside one or inside a compensation handler, marks part
+//     of a handler that runs by its own start or its enclosing handler,
+//     not one a boundary event starts: it needs no association and may
+//     have sequence flows (partOfHandler);
 //   - a compensation event sub-process is inside a sub-process, which it
 //     compensates: a process is never compensated
 //     (FT.compensation-event-subprocess);
@@ -33,7 +38,7 @@ func (v *validator) compensation(n *Node) {
 		case h.Parent != n.Parent:
 			v.report(n.ID, "FT.compensation-handler", "compensation handler %s is not in the scope of the activity it compensates: move it beside %s", h.ID, n.AttachedTo.ID)
 		}
-	case n.ForCompensation && n.Kind.IsActivity():
+	case n.ForCompensation && n.Kind.IsActivity() && !partOfHandler(n):
 		if len(n.Incoming) > 0 || len(n.Outgoing) > 0 {
 			v.report(n.ID, "FT.compensation-handler", "compensation handler must not have sequence flows (compensation alone starts it, and it ends the compensation): remove them")
 		}
@@ -86,6 +91,30 @@ func (v *validator) compensation(n *Node) {
 			v.report(n.ID, "FT.compensation-activity", "activity %s cannot be compensated: it has no compensation boundary event (and is no sub-process with compensable content)", d.Activity)
 		}
 	}
+}
+
+// partOfHandler reports whether activity n, marked isForCompensation, is
+// a compensation handler's own content rather than a handler a
+// compensation boundary event starts: a compensation event sub-process
+// (its compensation start event starts it; BPMN 2.0 counts it among the
+// compensation handlers, and modellers mark it so), or an activity inside
+// one, or inside a handler sub-process, which runs in that handler's flow.
+func partOfHandler(n *Node) bool {
+	if n.TriggeredByEvent && compensationEventSubProcess(n) {
+		return true
+	}
+	for p := n.Parent; p != nil; p = p.Parent {
+		if p.ForCompensation || p.TriggeredByEvent && compensationEventSubProcess(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// compensationEventSubProcess reports whether event sub-process esp
+// starts with a compensation start event.
+func compensationEventSubProcess(esp *Node) bool {
+	return slices.ContainsFunc(esp.Children, func(s *Node) bool { return s.Kind == KindStartEvent && s.HasEvent(EventCompensation) })
 }
 
 // Compensable reports whether completing activity a leaves something to

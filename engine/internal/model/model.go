@@ -200,6 +200,13 @@ type EventDefinition struct {
 	Condition Expression
 	// LinkName is the name of a link event.
 	LinkName string
+	// LinkTarget is, on a link throw event, the id of the link event
+	// definition of the catch it jumps to (bpmn:target), and LinkSources
+	// are, on a link catch event, those of the throws that jump to it
+	// (bpmn:source); empty when the document pairs its links by name
+	// only (LinkTargets).
+	LinkTarget  string
+	LinkSources []string
 	// Activity is the id of the activity a compensation throw or end
 	// event compensates (activityRef); empty compensates every completed
 	// activity of the event's scope.

@@ -266,8 +266,8 @@ func (v *validator) node(n *Node) {
 		if n.HasEvent(EventLink) && len(n.Outgoing) > 0 {
 			v.report(n.ID, "EXT.117", "link throw event continues at its link catch event, not along a sequence flow: remove the outgoing flow")
 		}
-		if n.HasEvent(EventLink) && linkNamed(n) && len(LinkTargets(v.current, n)) == 0 {
-			v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
+		if n.HasEvent(EventLink) && (linkNamed(n) || linkPaired(v.current, n)) {
+			v.linkTarget(n)
 		}
 		if v.none(n, n.Incoming) {
 			v.report(n.ID, "EXT.115", "intermediate event has no incoming flow: connect a flow to it")
@@ -770,22 +770,24 @@ func entries(scope []*Node, parent *Node) []*Node {
 	return out
 }
 
-// link checks that a link event is named and that a link catch event's
-// name is its scope's only one: a throw jumps to the catch of its name, so
-// two catches of one name leave the jump undecided (Zeebe refuses them too).
+// link checks that a link event is named, unless it is paired by
+// reference, and that a link catch event's name is its scope's only one
+// among the catches paired by name: a throw jumps to the catch of its
+// name, so two catches of one name leave the jump undecided (Zeebe
+// refuses them too).
 func (v *validator) link(n *Node) {
 	if !n.HasEvent(EventLink) || n.Kind != KindIntermediateCatchEvent && n.Kind != KindIntermediateThrowEvent {
 		return
 	}
-	if !linkNamed(n) {
-		v.report(n.ID, "FT.link-name", "link event has no name: give the bpmn:linkEventDefinition the name its throw and catch share")
+	if !linkNamed(n) && !linkPaired(v.current, n) {
+		v.report(n.ID, "FT.link-name", "link event has no name: give the bpmn:linkEventDefinition the name its throw and catch share, or pair them by bpmn:target and bpmn:source")
 		return
 	}
 	if n.Kind != KindIntermediateCatchEvent {
 		return
 	}
 	for _, d := range n.Events {
-		if d.Kind != EventLink {
+		if d.Kind != EventLink || len(d.LinkSources) > 0 {
 			continue
 		}
 		for _, other := range v.current.Nodes {
@@ -793,7 +795,7 @@ func (v *validator) link(n *Node) {
 				break // only an earlier catch is reported, once
 			}
 			if other.Kind == KindIntermediateCatchEvent && other.Parent == n.Parent && slices.ContainsFunc(other.Events, func(o *EventDefinition) bool {
-				return o.Kind == EventLink && o.LinkName == d.LinkName
+				return o.Kind == EventLink && o.LinkName == d.LinkName && len(o.LinkSources) == 0
 			}) {
 				v.report(n.ID, "FT.link-name", "link catch event %q is defined twice in its scope (also %s): rename one, so each throw has one place to go", d.LinkName, other.ID)
 				break
@@ -802,31 +804,118 @@ func (v *validator) link(n *Node) {
 	}
 }
 
-// linkNamed reports whether every link definition of n has a name.
+// linkTarget checks that link throw event n jumps to exactly one link
+// catch event, of its own scope: BPMN 2.0 pairs a throw with its catch by
+// the definitions' target and source references (EXT.118: a throw's
+// target exists), and Camunda-style models by name; either way a link
+// stays in one process level (EXT.126).
+func (v *validator) linkTarget(n *Node) {
+	targets := LinkTargets(v.current, n)
+	var here []*Node
+	for _, c := range targets {
+		if c.Parent == n.Parent {
+			here = append(here, c)
+		}
+	}
+	switch {
+	case len(here) > 1 && slices.ContainsFunc(here, pairedBySource):
+		// Catches paired by name alone are reported as a name defined
+		// twice (link); one that lists its throws is reported here.
+		v.report(n.ID, "FT.link-name", "link throw event jumps to %d link catch events (%s and %s): pair it with one, by bpmn:target or by a name no other catch of its scope has", len(here), here[0].ID, here[1].ID)
+	case len(targets) > len(here):
+		v.report(n.ID, "EXT.126", "link throw event jumps to link catch event %s, outside its scope (links stay in one process level): move one of them, or link to a catch of the same scope", targets[0].ID)
+	case len(targets) == 0 && linkNamedElsewhere(v.current, n):
+		v.report(n.ID, "EXT.126", "link throw event has no link catch event of the same name in its scope (links stay in one process level): add one, or rename the link")
+	case len(targets) == 0:
+		v.report(n.ID, "EXT.118", "link throw event has no link catch event to jump to (none is its bpmn:target, lists it as bpmn:source, or has its name): add one")
+	}
+}
+
+// pairedBySource reports whether link catch event c lists the throws
+// that jump to it (bpmn:source).
+func pairedBySource(c *Node) bool {
+	return slices.ContainsFunc(c.Events, func(d *EventDefinition) bool { return d.Kind == EventLink && len(d.LinkSources) > 0 })
+}
+
+// linkNamedElsewhere reports whether a link catch event of another scope
+// has the name of link throw event n.
+func linkNamedElsewhere(p *Process, n *Node) bool {
+	for _, c := range p.Nodes {
+		if c.Kind == KindIntermediateCatchEvent && c.Parent != n.Parent && slices.ContainsFunc(c.Events, func(o *EventDefinition) bool {
+			return o.Kind == EventLink && slices.ContainsFunc(n.Events, func(d *EventDefinition) bool { return d.Kind == EventLink && d.LinkName == o.LinkName })
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkPaired reports whether link event n has a partner without a name:
+// a throw a catch to jump to, a catch a throw that jumps to it.
+func linkPaired(p *Process, n *Node) bool {
+	if n.Kind == KindIntermediateThrowEvent {
+		return len(LinkTargets(p, n)) > 0
+	}
+	for _, t := range p.Nodes {
+		if t.Kind == KindIntermediateThrowEvent && t.HasEvent(EventLink) && slices.Contains(LinkTargets(p, t), n) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkNamed reports whether every link definition of n has a name or is
+// paired by reference (bpmn:target on a throw, bpmn:source on a catch).
 func linkNamed(n *Node) bool {
 	for _, d := range n.Events {
-		if d.Kind == EventLink && d.LinkName == "" {
+		if d.Kind == EventLink && d.LinkName == "" && d.LinkTarget == "" && len(d.LinkSources) == 0 {
 			return false
 		}
 	}
 	return true
 }
 
-// LinkTargets returns the link catch events a link throw event jumps to:
-// those of the same scope with the same link name.
+// LinkTargets returns the link catch events a link throw event jumps to,
+// at any level (Validate refuses a jump out of the throw's scope). A link
+// definition paired by reference goes to the catch its bpmn:target names,
+// or else to the catches that list it as a bpmn:source; one paired by
+// name only goes to the catches of its own scope with its name.
 func LinkTargets(p *Process, throw *Node) []*Node {
 	var out []*Node
+	add := func(n *Node) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
 	for _, d := range throw.Events {
 		if d.Kind != EventLink {
 			continue
+		}
+		byRef := false
+		for _, n := range p.Nodes {
+			if n.Kind != KindIntermediateCatchEvent {
+				continue
+			}
+			for _, c := range n.Events {
+				if c.Kind != EventLink {
+					continue
+				}
+				if d.LinkTarget != "" && c.ID == d.LinkTarget || d.LinkTarget == "" && d.ID != "" && slices.Contains(c.LinkSources, d.ID) {
+					add(n)
+					byRef = true
+				}
+			}
+		}
+		if byRef || d.LinkTarget != "" {
+			continue // a target that names no catch pairs with none
 		}
 		for _, n := range p.Nodes {
 			if n.Kind != KindIntermediateCatchEvent || n.Parent != throw.Parent {
 				continue
 			}
 			for _, c := range n.Events {
-				if c.Kind == EventLink && c.LinkName == d.LinkName {
-					out = append(out, n)
+				if c.Kind == EventLink && d.LinkName != "" && c.LinkName == d.LinkName {
+					add(n)
 				}
 			}
 		}

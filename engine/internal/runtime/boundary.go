@@ -143,7 +143,10 @@ func (inst *Instance) rearm(ref subRef, d *eventhub.Delivery, sc *scope, token i
 		inst.subs[id] = next
 		return id
 	case d.Kind == eventhub.Timer && h.spec.timer.cycle != nil && ref.left > 1:
-		due := d.Due.Add(ref.period)
+		due, ok := h.spec.timer.following(sc.visible(), d.Due, ref.period)
+		if !ok {
+			return 0
+		}
 		id := inst.schedule(token, h.spec, due)
 		inst.subs[id] = subRef{token: token, spec: h.spec, handler: h, scope: ref.scope, left: ref.left - 1, period: ref.period, due: due}
 		return id

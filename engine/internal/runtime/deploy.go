@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
@@ -115,7 +114,10 @@ func (r *timerStart) Deliver(d eventhub.Delivery) bool {
 	_, _ = e.startAt(r.target, nil, &Event{Type: TimerFired, Due: timeOf(d.Due)}, "", new(cause))
 	r.left--
 	// A cycle ends at the last repetition the engine can represent.
-	if next := d.Due.Add(r.period); r.left > 0 && r.period > 0 && clock.CheckRange(next) == nil {
+	if r.left <= 0 {
+		return true
+	}
+	if next, ok := r.target.plan.nodes[r.target.node.Index].startCatch.timer.following(nil, d.Due, r.period); ok {
 		e.mu.Lock()
 		id := r.target.plan.Process.ID
 		e.timerStarts[id] = append(e.timerStarts[id], e.hub.Schedule(next, r))

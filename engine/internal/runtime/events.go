@@ -366,45 +366,121 @@ func (inst *Instance) throw(tv *tokenView, n *model.Node) {
 		inst.throwCompensation(tv, n)
 		return
 	}
+	if len(np.throws) > 0 {
+		inst.throwAll(tv, n, np.throws)
+		return
+	}
 	c := np.throw
 	if c == nil {
 		inst.notify(tv, notice{kind: resume})
 		return
 	}
+	key, ok := inst.throwKey(tv, n, c)
+	if !ok || !inst.throwOne(tv, n, c, key) {
+		return
+	}
+	inst.deliverOwn()
+	inst.notify(tv, notice{kind: resume})
+}
+
+// deliverOwn handles the mail of this instance at once: what it throws
+// reaches its own subscriptions before the thrower moves on, or the
+// thrower's next report (an end event completing the sub-process whose
+// boundary catches the signal) could overtake it.
+func (inst *Instance) deliverOwn() {
+	for _, m := range inst.takeMail(false) {
+		inst.handle(m)
+	}
+}
+
+// throwKey evaluates the correlation key of message c thrown by tv at n
+// ("" for a signal, or a message without one); on failure it holds tv
+// with an incident and returns false.
+func (inst *Instance) throwKey(tv *tokenView, n *model.Node, c *catchSpec) (string, bool) {
+	if c.def.Kind != model.EventMessage || c.key == nil {
+		return "", true
+	}
+	k, err := c.key.EvalString(tv.scope.visible())
+	if err != nil {
+		tv.wait = WaitIncident
+		inst.openIncident(tv, n, 0, fmt.Sprintf("message %q correlation key: %v", c.name(), err))
+		return "", false
+	}
+	return k, true
+}
+
+// throwOne publishes message c (with correlation key) or broadcasts
+// signal c, thrown by tv at n; on failure it holds tv with an incident
+// and returns false.
+func (inst *Instance) throwOne(tv *tokenView, n *model.Node, c *catchSpec, key string) bool {
 	switch c.def.Kind {
 	case model.EventMessage:
-		key := ""
-		if c.key != nil {
-			k, err := c.key.EvalString(tv.scope.visible())
-			if err != nil {
-				tv.wait = WaitIncident
-				inst.openIncident(tv, n, 0, fmt.Sprintf("message %q correlation key: %v", c.name(), err))
-				return
-			}
-			key = k
-		}
 		if _, err := inst.eng.publishMessage(c.name(), key, nil, 0, "", inst.causeOf()); err != nil {
 			tv.wait = WaitIncident
 			inst.openIncident(tv, n, 0, fmt.Sprintf("message thrown at element %s: %v", n.ID, err))
-			return
+			return false
 		}
 		inst.record(Event{Type: MessagePublished, ElementID: n.ID, TokenID: tv.id, Name: c.name(), CorrelationKey: key})
 	case model.EventSignal:
 		if err := inst.eng.broadcastSignal(c.name(), nil, inst.causeOf()); err != nil {
 			tv.wait = WaitIncident
 			inst.openIncident(tv, n, 0, fmt.Sprintf("signal thrown at element %s: %v", n.ID, err))
-			return
+			return false
 		}
 		inst.record(Event{Type: SignalBroadcast, ElementID: n.ID, TokenID: tv.id, Name: c.name()})
 	}
-	// What this instance throws reaches its own subscriptions before the
-	// thrower moves on: handle the mail now, or the thrower's next report
-	// (an end event completing the sub-process whose boundary catches the
-	// signal) could overtake it.
-	for _, m := range inst.takeMail(false) {
-		inst.handle(m)
+	return true
+}
+
+// throwAll throws every event definition of multiple throw or end event n
+// for tv, in document order (BPMN 2.0 §10.5: all of a multiple event's
+// consequences happen), then lets the token go on: to its link catch, or,
+// at an end event, to its end (of the scope, for a terminate definition).
+//
+// Every correlation key is evaluated first, so a key that fails holds the
+// token with an incident before anything is thrown, and resolving it
+// throws the event whole. Each message or signal reaches this instance's
+// own subscriptions before the next definition is thrown. An error, or an
+// escalation an interrupting handler catches, withdraws the thrower: the
+// messages and signals after it are still thrown (they need no thrower),
+// the errors and escalations after it are not (there is no token left to
+// raise them from, and the scope they would rise through is being
+// withdrawn). An unhandled error holds the thrower with an incident
+// instead, and nothing after it is thrown: resolving the incident throws
+// the event again, from its first definition.
+func (inst *Instance) throwAll(tv *tokenView, n *model.Node, steps []throwStep) {
+	keys := make([]string, len(steps))
+	for i, s := range steps {
+		if s.publish == nil {
+			continue
+		}
+		k, ok := inst.throwKey(tv, n, s.publish)
+		if !ok {
+			return
+		}
+		keys[i] = k
 	}
-	inst.notify(tv, notice{kind: resume})
+	withdrawn := false
+	for i, s := range steps {
+		switch {
+		case s.publish != nil:
+			if !inst.throwOne(tv, n, s.publish, keys[i]) {
+				return
+			}
+			inst.deliverOwn()
+		case !withdrawn:
+			inst.record(Event{Type: thrownType(s.raise.kind), ElementID: n.ID, TokenID: tv.id, Name: s.raise.code})
+			if !inst.raise(tv, n, s.raise.kind, s.raise.code, "", false, nil) || tv.doomed {
+				if tv.wait == WaitIncident {
+					return
+				}
+				withdrawn = true
+			}
+		}
+	}
+	if !withdrawn {
+		inst.notify(tv, notice{kind: resume})
+	}
 }
 
 // timeOf formats a due time for records.

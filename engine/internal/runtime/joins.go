@@ -105,19 +105,19 @@ func (inst *Instance) tryInclusive(js *joinState) {
 // So the join waits only for a token that can reach an empty flow and no
 // filled one: a token that can also reach a filled flow may arrive there
 // and only queue behind that flow's token, so waiting for it could not
-// change what this firing consumes. reaches[i] holds, by node index, the
-// nodes with a path to incoming flow i that does not visit the join.
-func inclusiveWaits(reaches [][]bool, arrived [][]int, occupied map[int]bool) bool {
+// change what this firing consumes. A token "can reach" an empty flow if
+// anything it may still cause arrives there (r.feeds, boundary events
+// included), and a filled one only if it can go there itself (r.carries):
+// a non-interrupting boundary event's token on a filled flow does not
+// excuse the activity's own token on its way to an empty one.
+func inclusiveWaits(r joinReach, arrived [][]int, occupied map[int]bool) bool {
 	for idx := range occupied {
 		toEmpty, toFilled := false, false
-		for i, reach := range reaches {
-			if !reach[idx] {
-				continue
-			}
+		for i := range arrived {
 			if len(arrived[i]) > 0 {
-				toFilled = true
+				toFilled = toFilled || r.carries[i][idx]
 			} else {
-				toEmpty = true
+				toEmpty = toEmpty || r.feeds[i][idx]
 			}
 		}
 		if toEmpty && !toFilled {
@@ -148,7 +148,7 @@ func (inst *Instance) tryComplex(js *joinState) {
 	occupied, inTransit := joinPositions(n, inst.positions(js.scope), js.parked())
 	more := inTransit
 	for i := range js.arrived {
-		more = more || reachesAny(np.reaches[i], occupied)
+		more = more || reachesAny(np.reaches.feeds[i], occupied)
 	}
 	count := 0
 	for _, q := range js.arrived {

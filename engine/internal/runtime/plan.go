@@ -69,11 +69,11 @@ type nodePlan struct {
 	innerWaits bool
 	// fork marks a node whose outgoing flows are all taken at once.
 	fork bool
-	// inclusive marks a converging inclusive gateway; reaches[i] holds,
-	// by node index, the nodes from which a token can still arrive on
-	// incoming flow i without passing the gateway.
+	// inclusive marks a converging inclusive gateway; reaches says, by
+	// incoming flow and node index, from where a token can still arrive
+	// on it without passing the gateway (joinReach).
 	inclusive bool
-	reaches   [][]bool
+	reaches   joinReach
 	// complex marks a converging complex gateway, with its activation rule
 	// (nil: fire as an inclusive join would).
 	complex    bool
@@ -122,6 +122,10 @@ type nodePlan struct {
 	adhoc *adHocSpec
 	// link is the link catch event a link throw event jumps to.
 	link *model.Node
+	// throws are, on a throw or end event with several event
+	// definitions (BPMN's "multiple" event), what it throws, in document
+	// order (throwAll); a single definition uses throw or raise instead.
+	throws []throwStep
 	// startsWaiting marks an activity with a start quantity (a join)
 	// that, once started, waits for what the loop sets up (quantity.go).
 	startsWaiting bool
@@ -141,6 +145,15 @@ type loopSpec struct {
 type raiseSpec struct {
 	kind model.EventKind
 	code string
+}
+
+// throwStep is one event definition of a multiple throw or end event: a
+// message or signal the engine publishes, or an error or escalation it
+// raises. A terminate or link definition needs no step: the token ends the
+// scope, or jumps, as it leaves the event once the steps are thrown.
+type throwStep struct {
+	publish *catchSpec
+	raise   *raiseSpec
 }
 
 // catchSpec is one event a waiting token subscribes to.
@@ -446,19 +459,51 @@ func (c *compiler) throwEvent(np *nodePlan) {
 			np.link = targets[0]
 		}
 	}
-	if len(n.Events) != 1 {
+	if len(n.Events) > 1 {
+		c.multipleThrow(np)
 		return
 	}
-	switch d := n.Events[0]; d.Kind {
+	if len(n.Events) == 1 {
+		np.raise = raiseOf(n.Events[0])
+	}
+}
+
+// raiseOf returns what an error or escalation definition raises, or nil
+// for any other definition.
+func raiseOf(d *model.EventDefinition) *raiseSpec {
+	switch d.Kind {
 	case model.EventError:
-		np.raise = &raiseSpec{kind: d.Kind}
+		r := &raiseSpec{kind: d.Kind}
 		if d.Error != nil {
-			np.raise.code = d.Error.Code
+			r.code = d.Error.Code
 		}
+		return r
 	case model.EventEscalation:
-		np.raise = &raiseSpec{kind: d.Kind}
+		r := &raiseSpec{kind: d.Kind}
 		if d.Escalation != nil {
-			np.raise.code = d.Escalation.Code
+			r.code = d.Escalation.Code
+		}
+		return r
+	}
+	return nil
+}
+
+// multipleThrow compiles a throw or end event with several event
+// definitions: BPMN 2.0 §10.5 ("Multiple": all of them are thrown), in
+// document order (throwAll).
+func (c *compiler) multipleThrow(np *nodePlan) {
+	n := np.node
+	for _, d := range n.Events {
+		switch d.Kind {
+		case model.EventMessage, model.EventSignal:
+			sc, err := compileCatch(n, d, c.opts.Expr)
+			if err != nil {
+				c.problem(n.ID, "FT.expression", err, "%v", err)
+				continue
+			}
+			np.throws = append(np.throws, throwStep{publish: &sc})
+		case model.EventError, model.EventEscalation:
+			np.throws = append(np.throws, throwStep{raise: raiseOf(d)})
 		}
 	}
 }
@@ -559,7 +604,7 @@ func (c *compiler) jobTask(np *nodePlan) {
 // instance. Looping activities are left to their track, which decides each
 // iteration.
 func waitsOnEntry(np *nodePlan) bool {
-	if np.join || np.loop != nil || np.raise != nil || np.throw != nil {
+	if np.join || np.loop != nil || np.raise != nil || np.throw != nil || len(np.throws) > 0 {
 		return false
 	}
 	switch n := np.node; {
@@ -576,7 +621,9 @@ func supported(n *model.Node) error {
 	unsupported := func() error { return broke("FT.unsupported", "unsupported element bpmn:%s", n.Kind) }
 	trigger := func(allowed ...model.EventKind) error {
 		if len(n.Events) > 1 && n.Kind != model.KindIntermediateCatchEvent {
-			return broke("FT.unsupported", "unsupported element bpmn:%s with multiple triggers", n.Kind)
+			if err := multipleThrowSupported(n); err != nil {
+				return err
+			}
 		}
 		for _, d := range n.Events {
 			if !slices.Contains(allowed, d.Kind) {
@@ -620,6 +667,29 @@ func supported(n *model.Node) error {
 	}
 	if err != nil {
 		return err
+	}
+	return nil
+}
+
+// multipleThrowSupported reports the multiple events the runtime cannot
+// execute: a multiple start or boundary event (several triggers to catch,
+// any one of which would start or fire it), and a multiple throw or end
+// event with a definition that makes the thrower wait or that hands the
+// event to a worker. A compensation definition waits for the handlers it
+// starts and a cancel definition undoes its transaction first; thrown
+// beside others, what is thrown after them would depend on their outcome,
+// so each stays an event of its own.
+func multipleThrowSupported(n *model.Node) error {
+	if n.Kind != model.KindIntermediateThrowEvent && n.Kind != model.KindEndEvent {
+		return broke("FT.unsupported", "unsupported element bpmn:%s with multiple triggers", n.Kind)
+	}
+	for _, d := range n.Events {
+		if d.Kind == model.EventCompensation || d.Kind == model.EventCancel {
+			return broke("FT.unsupported", "unsupported: a %s definition beside other event definitions on one bpmn:%s (it waits for what it starts): throw it from an event of its own", d.Kind, n.Kind)
+		}
+	}
+	if n.Job != nil && !n.Job.Type.IsZero() {
+		return broke("FT.unsupported", "unsupported: a job type on a bpmn:%s with several event definitions: the engine throws them itself; remove the job type or throw the message from an event of its own", n.Kind)
 	}
 	return nil
 }
@@ -675,7 +745,7 @@ func compileJob(np *nodePlan, opts CompileOptions) error {
 // before a token passing it leaves (it alone writes variables): a throw, a
 // script, or output mappings.
 func (np *nodePlan) writes() bool {
-	return np.throw != nil || np.script != nil || np.decides || len(np.outputs) > 0
+	return np.throw != nil || len(np.throws) > 0 || np.script != nil || np.decides || len(np.outputs) > 0
 }
 
 // isThrow reports whether n is a message or signal throw the engine
@@ -758,10 +828,49 @@ func signalMissing(d *model.EventDefinition) error {
 	return broke("FT.signal-name", "signal %s has no name: give the bpmn:signal a name", d.Signal.ID)
 }
 
-// upstream computes, for each incoming flow of join, the nodes a token can
-// be at and still arrive on that flow without passing join: a backward
+// joinReach is what a token at each node can still do to each incoming
+// flow of a converging inclusive or complex gateway without passing the
+// gateway; both tables are indexed [incoming flow][node index].
+//
+// feeds[i] marks the nodes from which a token can still appear on flow
+// i: along sequence flows and link jumps, or through a boundary event of
+// the activity the token is at. A boundary event fires while the token
+// waits at its activity: an interrupting one moves that token onto its
+// outgoing flows, a non-interrupting one adds a token there and leaves
+// the activity's token where it was. Either way a token may appear on
+// flow i, so a join with flow i empty waits for the activity.
+//
+// carries[i] marks the nodes from which the token itself can arrive on
+// flow i: the same paths, except through non-interrupting boundary
+// events. It decides which tokens the join need not wait for (BPMN 2.0
+// §13.4.3 as corrected by BPMN2-289: a token excused because it can reach
+// a filled flow is one whose own path, formed by sequence flows, goes
+// there). A task whose non-interrupting boundary event feeds a filled flow
+// is not excused from the empty flow its own outgoing flow feeds: its own
+// token still comes that way.
+//
+// Other ways a token appears beside an activity feed nothing here: an
+// event sub-process and a compensation handler have no outgoing sequence
+// flows (their tokens end inside them), and a compensation boundary event
+// has none either (it fires after its activity completed, through an
+// association). A token inside a sub-process, multi-instance body or
+// called process is in another scope; the join sees the token waiting at
+// that activity in its own scope, and the activity's boundary events as
+// above.
+type joinReach struct {
+	feeds, carries [][]bool
+}
+
+// upstream computes the joinReach of join: per incoming flow, a backward
 // search from the flow's source that stops at join.
-func upstream(p *model.Process, join *model.Node) [][]bool {
+func upstream(p *model.Process, join *model.Node) joinReach {
+	return joinReach{feeds: reachBack(p, join, true), carries: reachBack(p, join, false)}
+}
+
+// reachBack searches backwards from each incoming flow of join, along
+// sequence flows, link jumps and boundary attachments (non-interrupting
+// ones only when spawns is set), stopping at join.
+func reachBack(p *model.Process, join *model.Node, spawns bool) [][]bool {
 	out := make([][]bool, len(join.Incoming))
 	for i, f := range join.Incoming {
 		seen := make([]bool, len(p.Nodes))
@@ -779,7 +888,8 @@ func upstream(p *model.Process, join *model.Node) [][]bool {
 			if n.Kind == model.KindIntermediateCatchEvent && n.HasEvent(model.EventLink) {
 				stack = append(stack, linkSources(p, n)...)
 			}
-			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil {
+			if n.Kind == model.KindBoundaryEvent && n.AttachedTo != nil && !n.HasEvent(model.EventCompensation) &&
+				(n.CancelActivity || spawns) {
 				stack = append(stack, n.AttachedTo)
 			}
 		}

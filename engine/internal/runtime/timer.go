@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -42,7 +44,7 @@ func compileTimer(t *model.Timer, opts expr.Options) (*timerSpec, error) {
 		prog, rule, what = ts.duration, "FT.timer-duration", "timeDuration: write an ISO-8601 duration such as PT10M or P3D"
 	case !t.Cycle.IsZero():
 		ts.cycle, err = expr.Compile(t.Cycle, expr.Static, opts)
-		prog, rule, what = ts.cycle, "EXT.133", "timeCycle: write an ISO-8601 repeating interval such as R3/PT10M"
+		prog, rule, what = ts.cycle, "EXT.133", "timeCycle: write an ISO-8601 repeating interval such as R3/PT10M, or a cron expression with seconds such as 0 0 9 * * MON-FRI"
 	default:
 		return nil, nil
 	}
@@ -61,10 +63,33 @@ func compileTimer(t *model.Timer, opts expr.Options) (*timerSpec, error) {
 
 // schedule is a timer's evaluated plan: when it first fires, and for a
 // cycle how often it repeats and how many times in all (-1: unbounded).
+// A cron cycle has no period (0): it repeats when its expression matches
+// next (following).
 type schedule struct {
 	first  time.Time
 	period time.Duration
 	times  int
+}
+
+// following returns when a cycle of ts that fired at due fires next: one
+// period later, or, for a cron cycle (period 0), the first time after due
+// its expression matches, the expression evaluated again over vars (a
+// literal one gives the same schedule every time; the state document
+// keeps no more than the period). ok is false when there is no next
+// firing the engine can represent.
+func (ts *timerSpec) following(vars map[string]any, due time.Time, period time.Duration) (next time.Time, ok bool) {
+	if period > 0 {
+		next = due.Add(period)
+		return next, clock.CheckRange(next) == nil
+	}
+	if ts == nil || ts.cycle == nil {
+		return time.Time{}, false
+	}
+	s, err := ts.plan(vars, due)
+	if err != nil || !s.first.After(due) {
+		return time.Time{}, false
+	}
+	return s.first, clock.CheckRange(s.first) == nil
 }
 
 // evaluate computes the schedule of ts at now over vars. A schedule with
@@ -107,7 +132,52 @@ func (ts *timerSpec) plan(vars map[string]any, now time.Time) (schedule, error) 
 	if err != nil {
 		return schedule{}, err
 	}
+	if isCron(text) {
+		return parseCron(text, now)
+	}
 	return parseCycle(text, now)
+}
+
+// isCron reports whether a timeCycle is a cron expression rather than an
+// ISO-8601 repeating interval, which always starts with R and a
+// repetition count or a slash.
+func isCron(text string) bool {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "@") {
+		return true
+	}
+	return !strings.HasPrefix(t, "R") && len(strings.Fields(t)) > 1
+}
+
+// cronParser reads the cron dialect of timer cycles (docs/timers.md):
+// six fields, seconds first, as Zeebe's (Spring's) cron, and the macros
+// @yearly, @annually, @monthly, @weekly, @daily, @midnight and @hourly.
+var cronParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// parseCron reads a cron timer cycle. It repeats without a count (bounded
+// like "R/PT1M", by MaxCycleFirings), first at the first time after now
+// the expression matches, in UTC. An expression that matches no time
+// within five years of now (0 0 0 30 2 *: February 30th) never fires and
+// is an error, as are the parser's @every (write R/PT10M) and time zone
+// prefixes (every host computes the same times, in UTC; the module has no
+// time zone database).
+func parseCron(text string, now time.Time) (schedule, error) {
+	t := strings.TrimSpace(text)
+	switch {
+	case strings.HasPrefix(t, "@every"):
+		return schedule{}, fmt.Errorf("timer cycle %q: @every is not a cron expression: write an ISO-8601 repeating interval such as R/PT10M", text)
+	case strings.HasPrefix(t, "CRON_TZ=") || strings.HasPrefix(t, "TZ="):
+		return schedule{}, fmt.Errorf("timer cycle %q: a time zone prefix is not supported: cron cycles run in UTC; write the times in UTC", text)
+	}
+	c, err := cronParser.Parse(t)
+	if err != nil {
+		return schedule{}, fmt.Errorf("timer cycle %q is neither an ISO-8601 repeating interval like R3/PT10M nor a cron expression with seconds like 0 0 9 * * MON-FRI: %v", text, err)
+	}
+	first := c.Next(now.UTC())
+	if first.IsZero() {
+		return schedule{}, fmt.Errorf("timer cycle %q: the cron expression matches no time within five years, so the timer would never fire", text)
+	}
+	return schedule{first: first, times: -1}, nil
 }
 
 // parseCycle reads an ISO-8601 repeating interval: "R3/PT10M",

@@ -183,7 +183,11 @@ func (t *track) next(d notice) outcome {
 		return t.execute()
 	case atRaise, atThrow:
 		if n.Kind == model.KindEndEvent {
-			t.emit(report{kind: evEnded, node: n})
+			kind := evEnded
+			if n.HasEvent(model.EventTerminate) {
+				kind = evTerminate // a multiple end event, once it threw the rest
+			}
+			t.emit(report{kind: kind, node: n})
 			return exited
 		}
 	case atLoopCond:
