@@ -175,8 +175,8 @@ func TestStateFile_ReadOnly(t *testing.T) {
 	var out bytes.Buffer
 	require.Equal(t, exitOK, run([]string{"start", "--state", state, "shipment", "--vars", `{"orderId":"o-2"}`}, &out, &out), out.String())
 	// The trace names instance and token, so the parallel branches read apart.
-	assert.Contains(t, out.String(), "     +0s  i2 t1     job       3 pack created at pack\n")
-	assert.Contains(t, out.String(), "     +0s  i2 t2     flow      f3 taken\n")
+	assert.Contains(t, out.String(), "   +PT0S  i2 t1     job       3 pack created at pack\n")
+	assert.Contains(t, out.String(), "   +PT0S  i2 t2     flow      f3 taken\n")
 	assert.Contains(t, out.String(), "instance 2 of shipment: active\n")
 	before, err := os.ReadFile(state)
 	require.NoError(t, err)

@@ -834,8 +834,9 @@ type tracer struct {
 	auto map[int64]bool
 }
 
-// stamp is virtual time since the start, e.g. "+0s", "+1h0m0s".
-func (t *tracer) stamp(at time.Time) string { return fmt.Sprintf("%8s", "+"+at.Sub(t.epoch).String()) }
+// stamp is virtual time since the start, in ISO 8601 as every duration
+// the CLI prints: "+PT0S", "+PT1H".
+func (t *tracer) stamp(at time.Time) string { return fmt.Sprintf("%8s", "+"+isoDuration(at.Sub(t.epoch))) }
 
 // note prints a line that is no engine event (a scenario step, a choice
 // in sim), at the engine time at.

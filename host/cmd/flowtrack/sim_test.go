@@ -27,7 +27,7 @@ func TestSim_Choices(t *testing.T) {
 			assert.Contains(t, out.String(), "waiting: i2 t1 at gate for event\n")
 			assert.Contains(t, out.String(), "  1) publish message \"go\" key \"x\" (awaited at onMsg)\n")
 			assert.Contains(t, out.String(), "  2) broadcast signal \"stop\" (awaited at onSignal)\n")
-			assert.Contains(t, out.String(), "  3) fire the next timer: advance time to 2026-01-01T01:00:00Z (+1h0m0s)\n")
+			assert.Contains(t, out.String(), "  3) fire the next timer: advance time to 2026-01-01T01:00:00Z (+PT1H)\n")
 			assert.Contains(t, out.String(), tc.want)
 			assert.Contains(t, out.String(), "final state: completed\n")
 		})

@@ -16,13 +16,13 @@ func TestRun_Trace(t *testing.T) {
 	code := run([]string{"run", "testdata/message.bpmn", "--scenario", "testdata/unheard.json"}, &out, &out)
 	assert.Equal(t, exitOK, code, out.String())
 	for _, line := range []string{
-		"     +0s  i2 t1     flow      f1 taken\n",
-		"     +0s            publish message \"nobody\" key \"x\"\n",
-		"     +0s            nobody received the message: it is kept for PT1M\n",
-		"     +0s            broadcast signal \"nosig\"\n",
-		"     +0s            nobody received the signal: it is dropped\n",
-		"     +0s            advance time by PT5S to 2026-01-01T00:00:05Z\n",
-		"     +5s  i2 t1     message   \"go\" key \"order-1\" correlated at wait_go\n",
+		"   +PT0S  i2 t1     flow      f1 taken\n",
+		"   +PT0S            publish message \"nobody\" key \"x\"\n",
+		"   +PT0S            nobody received the message: it is kept for PT1M\n",
+		"   +PT0S            broadcast signal \"nosig\"\n",
+		"   +PT0S            nobody received the signal: it is dropped\n",
+		"   +PT0S            advance time by PT5S to 2026-01-01T00:00:05Z\n",
+		"   +PT5S  i2 t1     message   \"go\" key \"order-1\" correlated at wait_go\n",
 	} {
 		assert.Contains(t, out.String(), line)
 	}
@@ -30,12 +30,12 @@ func TestRun_Trace(t *testing.T) {
 	out.Reset()
 	code = run([]string{"run", "testdata/caller.bpmn", "testdata/called.bpmn"}, &out, &out)
 	assert.Equal(t, exitOK, code, out.String())
-	assert.Contains(t, out.String(), "     +0s  i4 t1     job       5 invoice completed automatically\n")
+	assert.Contains(t, out.String(), "   +PT0S  i4 t1     job       5 invoice completed automatically\n")
 
 	out.Reset()
 	code = run([]string{"run", "testdata/caller.bpmn", "testdata/called.bpmn", "--scenario", "testdata/invoice.json"}, &out, &out)
 	assert.Equal(t, exitOK, code, out.String())
-	assert.Contains(t, out.String(), "     +0s  i4 t1     job       5 invoice completed {\"billed\":true}\n")
+	assert.Contains(t, out.String(), "   +PT0S  i4 t1     job       5 invoice completed {\"billed\":true}\n")
 }
 
 // A run prints a progress line on stderr every progressEvery rounds, and
