@@ -836,7 +836,9 @@ type tracer struct {
 
 // stamp is virtual time since the start, in ISO 8601 as every duration
 // the CLI prints: "+PT0S", "+PT1H".
-func (t *tracer) stamp(at time.Time) string { return fmt.Sprintf("%8s", "+"+isoDuration(at.Sub(t.epoch))) }
+func (t *tracer) stamp(at time.Time) string {
+	return fmt.Sprintf("%8s", "+"+isoDuration(at.Sub(t.epoch)))
+}
 
 // note prints a line that is no engine event (a scenario step, a choice
 // in sim), at the engine time at.
