@@ -225,9 +225,40 @@ func TestAPI_ProblemDetails(t *testing.T) {
 			t.Errorf("%s %s: %d %+v, want %d %s", c.method, c.path, status, p, c.status, c.title)
 		}
 	}
-	status, body := deploy(t, base, map[string][]byte{"rules.dmn": []byte("<definitions/>")})
-	if status != http.StatusBadRequest || !strings.Contains(string(body), "BPMN processes only") {
-		t.Errorf("a .dmn deployment: %d %s", status, body)
+	status, body := deploy(t, base, map[string][]byte{"order.form": []byte(`{"components": []}`)})
+	if status != http.StatusBadRequest || !strings.Contains(string(body), "not forms") {
+		t.Errorf("a .form deployment: %d %s", status, body)
+	}
+}
+
+// TestAPI_DeployDecisions: a .dmn resource deploys its decisions (listed
+// as decision definitions, with the model's id as the requirements id),
+// and a business rule task of a process deployed beside it evaluates one.
+func TestAPI_DeployDecisions(t *testing.T) {
+	base, _ := served(t, nil)
+	status, body := deploy(t, base, map[string][]byte{"grade.dmn": testdata(t, "grade.dmn")})
+	if status != http.StatusOK {
+		t.Fatalf("deploy: %d %s", status, body)
+	}
+	var dep rest.DeploymentResult
+	if err := json.Unmarshal(body, &dep); err != nil || len(dep.Deployments) != 1 || dep.Deployments[0].DecisionDefinition == nil {
+		t.Fatalf("deploy answered %s (%v)", body, err)
+	}
+	d := dep.Deployments[0].DecisionDefinition
+	if d.DecisionDefinitionID != "grade" || d.Version != 1 || d.Name != "Grade" || d.DecisionRequirementsID != "grading" || d.DecisionDefinitionKey == "" {
+		t.Errorf("decision definition = %+v", d)
+	}
+	if status, body := deploy(t, base, map[string][]byte{"grade.bpmn": testdata(t, "grade.bpmn")}); status != http.StatusOK {
+		t.Fatalf("deploy: %d %s", status, body)
+	}
+	var created rest.CreateProcessInstanceResult
+	status, body = do(t, "POST", base+"/v2/process-instances", map[string]any{"processDefinitionId": "ct-grade",
+		"variables": map[string]any{"score": 95}, "awaitCompletion": true}, &created)
+	if status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	if created.Variables["grade"] != "A" {
+		t.Errorf("grade = %v, want A (variables %v)", created.Variables["grade"], created.Variables)
 	}
 }
 

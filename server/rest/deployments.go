@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,8 +17,9 @@ import (
 // "resources" files. Each .bpmn (or .xml) file is deployed with the deploy
 // operation, in order; the first one rejected fails the request with the
 // engine's problems, those before it staying deployed (Camunda deploys
-// all or nothing; see docs/camunda-rest.md). Decisions (.dmn) and forms
-// (.form) are refused: flowtrack has no decision engine or forms yet.
+// all or nothing; see docs/camunda-rest.md). A .dmn file deploys its
+// decisions the same way (the engine tells DMN from BPMN by content);
+// forms (.form) are refused: flowtrack has no forms yet.
 func (a *API) deploy(r *http.Request) (int, any, error) {
 	if err := r.ParseMultipartForm(MaxBody); err != nil {
 		return 0, nil, badRequest("the deployment is not a multipart/form-data request: %v", err)
@@ -33,11 +36,11 @@ func (a *API) deploy(r *http.Request) (int, any, error) {
 	var resources []resource
 	for _, fh := range files {
 		switch ext := strings.ToLower(path.Ext(fh.Filename)); ext {
-		case ".bpmn", ".xml":
-		case ".dmn", ".form":
-			return 0, nil, badRequest("resource %q: flowtrack deploys BPMN processes only, not %s files", fh.Filename, ext)
+		case ".bpmn", ".xml", ".dmn":
+		case ".form":
+			return 0, nil, badRequest("resource %q: flowtrack deploys BPMN processes and DMN decisions, not forms", fh.Filename)
 		default:
-			return 0, nil, badRequest("resource %q: expected a .bpmn file", fh.Filename)
+			return 0, nil, badRequest("resource %q: expected a .bpmn or .dmn file", fh.Filename)
 		}
 		f, err := fh.Open()
 		if err != nil {
@@ -62,6 +65,37 @@ func (a *API) deploy(r *http.Request) (int, any, error) {
 				ProcessDefinitionID: p.ID, ProcessDefinitionVersion: p.Version, ResourceName: rs.name,
 				TenantID: defaultTenant, ProcessDefinitionKey: key(p.Key)}})
 		}
+		if len(out.Decisions) > 0 {
+			drg := definitionsID(rs.data)
+			drgKey := key(a.keys.next())
+			for _, d := range out.Decisions {
+				res.Deployments = append(res.Deployments, DeploymentMetadataResult{DecisionDefinition: &DeploymentDecisionResult{
+					DecisionDefinitionID: d.ID, Version: d.Version, Name: d.Name, TenantID: defaultTenant,
+					DecisionRequirementsID: drg, DecisionDefinitionKey: key(a.keys.next()), DecisionRequirementsKey: drgKey}})
+			}
+		}
 	}
 	return http.StatusOK, res, nil
+}
+
+// definitionsID is the id of a DMN model's definitions element, its
+// decision requirements graph's id in Camunda's terms; "" when the
+// document has none.
+func definitionsID(doc []byte) string {
+	d := xml.NewDecoder(bytes.NewReader(doc))
+	d.CharsetReader = func(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			for _, at := range se.Attr {
+				if at.Name.Local == "id" && at.Name.Space == "" {
+					return at.Value
+				}
+			}
+			return ""
+		}
+	}
 }

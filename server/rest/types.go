@@ -59,11 +59,24 @@ type DeploymentResult struct {
 // DeploymentMetadataResult is one deployed artefact; flowtrack deploys
 // processes only.
 type DeploymentMetadataResult struct {
-	ProcessDefinition    *DeploymentProcessResult `json:"processDefinition"`
-	DecisionDefinition   any                      `json:"decisionDefinition"`
-	DecisionRequirements any                      `json:"decisionRequirements"`
-	Form                 any                      `json:"form"`
-	Resource             any                      `json:"resource"`
+	ProcessDefinition    *DeploymentProcessResult  `json:"processDefinition"`
+	DecisionDefinition   *DeploymentDecisionResult `json:"decisionDefinition"`
+	DecisionRequirements any                       `json:"decisionRequirements"`
+	Form                 any                       `json:"form"`
+	Resource             any                       `json:"resource"`
+}
+
+// DeploymentDecisionResult is one deployed decision version. Its keys
+// name the deployment's record only: decisions are evaluated by id
+// (business rule tasks), and there is no decision definition endpoint.
+type DeploymentDecisionResult struct {
+	DecisionDefinitionID    string `json:"decisionDefinitionId"`
+	Version                 int    `json:"version"`
+	Name                    string `json:"name"`
+	TenantID                string `json:"tenantId"`
+	DecisionRequirementsID  string `json:"decisionRequirementsId"`
+	DecisionDefinitionKey   string `json:"decisionDefinitionKey"`
+	DecisionRequirementsKey string `json:"decisionRequirementsKey"`
 }
 
 // DeploymentProcessResult is one deployed process version.

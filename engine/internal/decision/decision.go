@@ -503,6 +503,10 @@ type Result struct {
 type run struct {
 	set    *Set
 	inputs map[string]any
+	// ambient, when set, are variables in scope of every decision and
+	// BKM of ambientModel beneath their requirements (EvaluateInScope).
+	ambient      map[string]any
+	ambientModel *modelC
 	memo   map[*decisionC]any
 	given  map[*decisionC]any
 	active map[*decisionC]bool
@@ -602,11 +606,29 @@ func (s *Set) HasDecision(ref string) bool { return s.find(ref) != nil }
 // in its Evaluated.Err, and the first one is returned too as
 // *EvaluationError beside the result.
 func (s *Set) Evaluate(ref string, inputs map[string]any) (*Result, error) {
+	return s.evaluate(ref, inputs, false)
+}
+
+// EvaluateInScope evaluates as Evaluate does, with every one of vars in
+// scope of every decision and business knowledge model of the main model,
+// beneath the names its requirements declare, as Camunda evaluates a
+// business rule task's decision over the process variables: decision
+// tables modelled in Camunda Modeler read variables by name, with no
+// input data elements. The DMN TCK's models see only what they require
+// (Evaluate).
+func (s *Set) EvaluateInScope(ref string, vars map[string]any) (*Result, error) {
+	return s.evaluate(ref, vars, true)
+}
+
+func (s *Set) evaluate(ref string, inputs map[string]any, ambient bool) (*Result, error) {
 	d := s.find(ref)
 	if d == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownDecision, ref)
 	}
 	r := &run{set: s, inputs: inputs, memo: map[*decisionC]any{}, active: map[*decisionC]bool{}}
+	if ambient && len(s.models) > 0 {
+		r.ambient, r.ambientModel = inputs, s.models[0]
+	}
 	v := r.decision(d)
 	res := &Result{Value: v, Evaluated: r.trace}
 	for _, e := range r.trace {
@@ -756,6 +778,11 @@ func (r *run) decision(d *decisionC) any {
 // model's under the import's name).
 func (r *run) scopeOf(m *modelC, reqs []reqC) (map[string]any, error) {
 	scope := map[string]any{}
+	if m == r.ambientModel {
+		for k, v := range r.ambient {
+			scope[k] = v
+		}
+	}
 	put := func(imp, name string, v any) {
 		if imp == "" {
 			scope[name] = v

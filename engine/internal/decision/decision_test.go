@@ -314,3 +314,25 @@ func TestCompile_LenientDefersBrokenDecisions(t *testing.T) {
 		t.Errorf("broken: %v, %v", got, err)
 	}
 }
+
+// TestSet_EvaluateInScope: a decision table that reads a variable no
+// input data declares (as Camunda Modeler writes them) sees it with
+// EvaluateInScope, not with Evaluate (the TCK's scoping); a required
+// input data's value, coerced to its type, wins over the variable.
+func TestSet_EvaluateInScope(t *testing.T) {
+	body := `<inputData id="y" name="y"><variable name="y" typeRef="number"/></inputData>` +
+		`<decision id="d" name="d"><variable name="d"/><informationRequirement><requiredInput href="#y"/></informationRequirement>` +
+		`<decisionTable hitPolicy="FIRST"><input><inputExpression typeRef="number"><text>score + y</text></inputExpression></input>` + oneOut +
+		rule("high", `&gt;= 90`, `"A"`) + rule("other", `-`, `"B"`) + `</decisionTable></decision>`
+	s := compileDoc(t, body)
+	vars := map[string]any{"score": 95.0, "y": 0.0}
+	if r, err := s.EvaluateInScope("d", vars); err != nil || expr.Normalize(r.Value) != "A" {
+		t.Errorf("in scope: %v %v, want A", r, err)
+	}
+	if v, _ := eval(t, s, "d", vars); v != "B" {
+		t.Errorf("required inputs only: %v, want B (score is not required)", v)
+	}
+	if r, err := s.EvaluateInScope("d", map[string]any{"score": 80.0, "y": 20.0}); err != nil || expr.Normalize(r.Value) != "A" {
+		t.Errorf("with y: %v %v, want A", r, err)
+	}
+}

@@ -148,9 +148,11 @@ type DecisionOutcome struct {
 	Entries []map[string]any
 }
 
-// Evaluate evaluates v over vars (JSON values).
+// Evaluate evaluates v over vars (JSON values), every one of them in
+// scope of its decisions, as Camunda evaluates decisions over process
+// variables (decision.Set.EvaluateInScope).
 func (v *DecisionVersion) Evaluate(vars map[string]any) (*DecisionOutcome, error) {
-	res, err := v.set.Evaluate(v.ID, vars)
+	res, err := v.set.EvaluateInScope(v.ID, vars)
 	if res == nil {
 		return nil, err
 	}
