@@ -507,10 +507,10 @@ type run struct {
 	// BKM of ambientModel beneath their requirements (EvaluateInScope).
 	ambient      map[string]any
 	ambientModel *modelC
-	memo   map[*decisionC]any
-	given  map[*decisionC]any
-	active map[*decisionC]bool
-	trace  []Evaluated
+	memo         map[*decisionC]any
+	given        map[*decisionC]any
+	active       map[*decisionC]bool
+	trace        []Evaluated
 	// matched collects the matched rules of the decision tables of the
 	// decision being evaluated.
 	matched *[]MatchedRule
