@@ -107,7 +107,7 @@ func constValue(n ast.Node) (any, bool) {
 func constNode(v any, pos, end int) ast.Node {
 	switch v := v.(type) {
 	case nil:
-		return at(&ast.NilNode{}, pos, end)
+		return nullNode(pos, end)
 	case bool:
 		return at(&ast.BoolNode{Value: v}, pos, end)
 	case string:
@@ -117,6 +117,12 @@ func constNode(v any, pos, end int) ast.Node {
 	}
 	return at(&ast.ConstantNode{Value: v}, pos, end)
 }
+
+// nullNode is the literal null. It is a constant rather than expr-lang's
+// nil literal because expr-lang's checker types the nil literal as nil and
+// takes a predicate whose body is typed nil for one with no result: "for x
+// in l return null" would not compile. A nil constant is typed unknown.
+func nullNode(pos, end int) ast.Node { return at(&ast.ConstantNode{Value: nil}, pos, end) }
 
 // isScalar reports whether v is immutable, so that one value may be shared
 // by every evaluation.

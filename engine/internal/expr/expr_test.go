@@ -1040,6 +1040,11 @@ func TestCompile_FEELFor(t *testing.T) {
 		{text: `= sum(for i in order.items return i.qty)`, want: 7.0},
 		{text: `= for x in [1, 2] return x + amount`, want: []any{151.0, 152.0}}, // outer variables stay visible
 		{text: `= for x in [[1], [2, 3]] return count(x)`, want: []any{1.0, 2.0}},
+		// A body known to be null before evaluation is a list of nulls.
+		{text: `= for x in [1, 2] return null`, want: []any{nil, nil}},
+		{text: `= for x in [1], y in [2] return if x > 0 then null else null`, want: []any{nil}},
+		{text: `= for x in 1..2 return 0.a`, want: []any{nil, nil}},
+		{text: `= for x in [1] return date(null)`, want: []any{nil}},
 	}, Options{})
 }
 

@@ -574,7 +574,7 @@ func (c *compiler) feelPrimary() ast.Node {
 				return at(&ast.BoolNode{Value: t.text == "true"}, t.pos, t.end)
 			case "null":
 				c.next()
-				return at(&ast.NilNode{}, t.pos, t.end)
+				return nullNode(t.pos, t.end)
 			}
 			if feelKeywords[t.text] {
 				panic(c.unexpected(t))
@@ -863,7 +863,7 @@ func (c *compiler) feelNamedArgs(fn string, at0 token) []ast.Node {
 		}
 		for i, a := range args {
 			if a == nil {
-				args[i] = at(&ast.NilNode{}, at0.pos, at0.end)
+				args[i] = nullNode(at0.pos, at0.end)
 			}
 		}
 		return args

@@ -107,7 +107,7 @@ func (c *compiler) feelFunction(kw token, self string) ast.Node {
 	for i, name := range sub.captures {
 		if name == self {
 			def.self = i
-			args = append(args, at(&ast.NilNode{}, kw.pos, closeTok.end))
+			args = append(args, nullNode(kw.pos, closeTok.end))
 			continue
 		}
 		args = append(args, at(&ast.IdentifierNode{Value: name}, kw.pos, closeTok.end))

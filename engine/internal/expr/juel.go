@@ -209,7 +209,7 @@ func (c *compiler) juelPrimary() ast.Node {
 		case "true", "false":
 			return at(&ast.BoolNode{Value: t.text == "true"}, t.pos, t.end)
 		case "null":
-			return at(&ast.NilNode{}, t.pos, t.end)
+			return nullNode(t.pos, t.end)
 		}
 		if juelKeywords[t.text] {
 			panic(c.unexpected(t))
