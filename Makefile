@@ -193,7 +193,7 @@ run:
 		$(MAKE) --no-print-directory wasm || exit 1; \
 	fi
 	@echo "make run: building the CLI and running examples/native/order.bpmn"
-	$(GO) run ./host/cmd/flowtrack run examples/native/order.bpmn --vars '{"amount":250}'
+	$(GO) run ./cmd/flowtrack run examples/native/order.bpmn --vars '{"amount":250}'
 
 # bench measures every host (native, wazero, Node through the SDK) on the
 # reference and bench/workloads processes, parks 100k instances, times cold
@@ -220,9 +220,9 @@ bench-peer:
 # (sections, the largest packages and functions) from a build of the same
 # module that keeps its name section (the committed one is built -s).
 size: wasm
-	$(GO) run ./host/cmd/flowtrack-size $(WASM)
+	$(GO) run ./cmd/flowtrack-size $(WASM)
 	cd host && GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -trimpath -buildvcs=false -o ../bin/flowtrack-named.wasm ../wasm
-	$(GO) run ./host/cmd/flowtrack-size -profile 40 bin/flowtrack-named.wasm
+	$(GO) run ./cmd/flowtrack-size -profile 40 bin/flowtrack-named.wasm
 
 clean:
 	rm -rf bin $(WASM)

@@ -121,7 +121,7 @@ func TestOutsideModule(t *testing.T) {
 		t.Fatalf("the program using package host printed\n%s", out)
 	}
 	cli := filepath.Join(work, "flowtrack-cli")
-	gocmd("build", "-o", cli, "github.com/flowtrack/flowtrack/host/cmd/flowtrack")
+	gocmd("build", "-o", cli, "github.com/flowtrack/flowtrack/cmd/flowtrack")
 	out, err := exec.Command(cli, "run", model).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "completed") {
 		t.Fatalf("flowtrack run: %v\n%s", err, out)

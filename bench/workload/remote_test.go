@@ -17,7 +17,7 @@ import (
 // publish ends it, and Finish reports it completed; an instance cancelled
 // while parked is reported as not completed, not as done.
 func TestRemote(t *testing.T) {
-	xml, err := os.ReadFile("../../host/cmd/flowtrack/testdata/message.bpmn")
+	xml, err := os.ReadFile("../../cmd/flowtrack/testdata/message.bpmn")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ let dir, serve, nc;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'flowtrack-node-worker-'));
-  execFileSync('go', ['build', '-o', join(dir, 'flowtrack'), './host/cmd/flowtrack'], { cwd: repo, stdio: 'inherit' });
+  execFileSync('go', ['build', '-o', join(dir, 'flowtrack'), './cmd/flowtrack'], { cwd: repo, stdio: 'inherit' });
   serve = spawn(join(dir, 'flowtrack'), ['serve', '--port', '0', '--data', join(dir, 'data'), '--cluster', cluster], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise((resolve, reject) => {
     let out = '';

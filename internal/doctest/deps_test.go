@@ -113,7 +113,8 @@ func TestDependencyRules_Match(t *testing.T) {
 		{"engine/clock", "engine/...", true},
 		{"engine", "engine/...", true},
 		{"enginex", "engine/...", false},
-		{"host/cmd/flowtrack", "host/...", true},
+		{"host/extism", "host/...", true},
+		{"cmd/flowtrack", "host/...", false},
 	} {
 		if got := matches(c.rel, []string{c.pattern}); got != c.want {
 			t.Errorf("matches(%q, %q) = %v, want %v", c.rel, c.pattern, got, c.want)

@@ -27,7 +27,7 @@ export async function freePort() {
 // build compiles the CLI once into dir.
 export function build(dir) {
   const bin = join(dir, 'flowtrack');
-  execFileSync('go', ['build', '-o', bin, './host/cmd/flowtrack'], { cwd: repo, stdio: 'inherit' });
+  execFileSync('go', ['build', '-o', bin, './cmd/flowtrack'], { cwd: repo, stdio: 'inherit' });
   return bin;
 }
 

@@ -44,13 +44,13 @@ func TestRun_Progress(t *testing.T) {
 	defer func(n int) { progressEvery = n }(progressEvery)
 	progressEvery = 1
 	var out, errs bytes.Buffer
-	code := run([]string{"run", "../../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, &out, &errs)
+	code := run([]string{"run", "../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, &out, &errs)
 	assert.Equal(t, exitOK, code, out.String())
 	assert.Contains(t, errs.String(), "flowtrack: 1 step, ")
 	assert.NotContains(t, out.String(), "flowtrack: 1 step")
 
 	errs.Reset()
-	code = run([]string{"run", "--json", "../../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, &out, &errs)
+	code = run([]string{"run", "--json", "../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, &out, &errs)
 	assert.Equal(t, exitOK, code)
 	assert.Empty(t, errs.String())
 }

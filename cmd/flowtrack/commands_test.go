@@ -395,7 +395,7 @@ func TestRun_State(t *testing.T) {
 func TestStateFile_Decimals(t *testing.T) {
 	t.Parallel()
 	state := filepath.Join(t.TempDir(), "state.json")
-	ft(t, exitOK, state, "deploy", "../../../engine/testdata/decimals.bpmn")
+	ft(t, exitOK, state, "deploy", "../../engine/testdata/decimals.bpmn")
 	ft(t, exitOK, state, "start", "decimals", "--vars", `{"big":12345678901234567890}`)
 	jobs := ft(t, exitOK, state, "jobs")
 	assert.Contains(t, string(jobs.Result), `"bigIn": 12345678901234567890,`, "a job's variables keep every digit")

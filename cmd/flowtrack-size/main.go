@@ -3,7 +3,7 @@
 // regressions show up in review. With no argument it measures the module
 // embedded in package host.
 //
-//	go run ./host/cmd/flowtrack-size [-profile N] [module.wasm]
+//	go run ./cmd/flowtrack-size [-profile N] [module.wasm]
 //
 // With -profile it also prints where the bytes go: each section, then the
 // N Go packages and N functions with the most code. That needs the

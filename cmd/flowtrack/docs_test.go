@@ -15,7 +15,7 @@ import (
 // the model it names, as the page says.
 func TestDocs_ScenarioExample(t *testing.T) {
 	t.Parallel()
-	doc, err := os.ReadFile("../../../docs/cli.md")
+	doc, err := os.ReadFile("../../docs/cli.md")
 	require.NoError(t, err)
 	_, section, ok := strings.Cut(string(doc), "## The scenario file")
 	require.True(t, ok, "docs/cli.md has a scenario section")
@@ -25,7 +25,7 @@ func TestDocs_ScenarioExample(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "order-scenario.json")
 	require.NoError(t, os.WriteFile(file, []byte(example), 0o600))
 	var out bytes.Buffer
-	code := run([]string{"run", "../../../examples/native/order.bpmn", "--scenario", file}, &out, &out)
+	code := run([]string{"run", "../../examples/native/order.bpmn", "--scenario", file}, &out, &out)
 	require.Equal(t, exitOK, code, out.String())
 	for _, want := range []string{"check-order completed {\"valid\":true}", "completed automatically", "charge-payment completed {\"charged\":250}", "final state: completed"} {
 		assert.Contains(t, out.String(), want)

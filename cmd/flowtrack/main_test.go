@@ -14,7 +14,7 @@ func TestRun(t *testing.T) {
 		code int
 		out  string
 	}{
-		{"order through the module", []string{"run", "../../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, 0, "final state: completed"},
+		{"order through the module", []string{"run", "../../examples/native/order.bpmn", "--vars", `{"amount":250}`}, 0, "final state: completed"},
 		{"flags before the file", []string{"run", "--process", "timer", "testdata/timer.bpmn"}, 0, "advance time to 2026-01-01T00:00:01Z"},
 		{"scenario", []string{"run", "testdata/message.bpmn", "--scenario", "testdata/message.json"}, 0, `"paid":true`},
 		{"stuck waiting", []string{"run", "testdata/message.bpmn", "--vars", `{"key":"x"}`}, 1, "stuck: token 1 at wait_go waiting for message"},
@@ -35,17 +35,17 @@ func TestRun(t *testing.T) {
 		{"no command", nil, 2, "usage:"},
 		{"unknown command", []string{"simulate"}, 2, `unknown command "simulate"`},
 		{"two files", []string{"validate", "a.bpmn", "b.bpmn"}, 2, "exactly one model file"},
-		{"ISO-8859-1 model", []string{"run", "../../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
+		{"ISO-8859-1 model", []string{"run", "../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
 			"maße-prüfen created at prüfen"},
-		{"ISO-8859-1 model variables", []string{"run", "../../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
+		{"ISO-8859-1 model variables", []string{"run", "../../engine/testdata/latin1.bpmn", "--vars", `{"länge":12}`}, 0,
 			`variables: {"ergebnis":"Größe: 12","länge":12}`},
-		{"validate DMN", []string{"validate", "../../../engine/testdata/discount.dmn"}, 0, "ok: decision price (version 1)"},
-		{"decide", []string{"decide", "../../../engine/testdata/discount.dmn", "--decision", "price", "--vars", `{"customer":"gold","order amount":2000}`}, 0,
+		{"validate DMN", []string{"validate", "../../engine/testdata/discount.dmn"}, 0, "ok: decision price (version 1)"},
+		{"decide", []string{"decide", "../../engine/testdata/discount.dmn", "--decision", "price", "--vars", `{"customer":"gold","order amount":2000}`}, 0,
 			"matched: discount rule 1 gold_big\nprice (version 1): 1700"},
-		{"decide json", []string{"decide", "../../../engine/testdata/discount.dmn", "--json", "--vars", `{"customer":"x","order amount":1}`}, 0, `"ruleId": "other"`},
-		{"decide failed", []string{"decide", "../../../engine/testdata/discount.dmn", "--decision", "strict", "--vars", `{"order amount":1}`}, 1, "failed: strict: hit policy UNIQUE"},
-		{"decide unknown", []string{"decide", "../../../engine/testdata/discount.dmn", "--decision", "nope"}, 1, "unknown decision"},
-		{"validate ISO-8859-1", []string{"validate", "../../../engine/testdata/latin1.bpmn"}, 0, "ok: process prüfung"},
+		{"decide json", []string{"decide", "../../engine/testdata/discount.dmn", "--json", "--vars", `{"customer":"x","order amount":1}`}, 0, `"ruleId": "other"`},
+		{"decide failed", []string{"decide", "../../engine/testdata/discount.dmn", "--decision", "strict", "--vars", `{"order amount":1}`}, 1, "failed: strict: hit policy UNIQUE"},
+		{"decide unknown", []string{"decide", "../../engine/testdata/discount.dmn", "--decision", "nope"}, 1, "unknown decision"},
+		{"validate ISO-8859-1", []string{"validate", "../../engine/testdata/latin1.bpmn"}, 0, "ok: process prüfung"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each run instantiates the module, which is slow under -race
