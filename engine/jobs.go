@@ -281,3 +281,78 @@ func runHandler(ctx context.Context, j Job, handler JobHandler) (vars map[string
 	}()
 	return handler(ctx, j)
 }
+
+// Jobs returns the activatable jobs matching f, ordered by key.
+func (e *Engine) Jobs(f JobFilter) []Job { return e.rt.Jobs(f) }
+
+// Job returns the activatable job with key, or false when there is none
+// (completed, cancelled, held by an incident, or never created).
+func (e *Engine) Job(key int64) (Job, bool) { return e.rt.Job(key) }
+
+// CompleteJob completes a job; vars are merged into the process variables
+// and the waiting token moves on. With JobActivation the activation must
+// still be the job's (ErrStaleActivation).
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...JobOption) error {
+	norm, err := normalize(vars)
+	if err != nil {
+		return fmt.Errorf("complete job %d: %w", key, err)
+	}
+	return e.durably(ctx, func() error { return e.rt.CompleteJobAs(ctx, key, JobArgsOf(opts), norm) })
+}
+
+// FailJob reports a failed attempt at a job. With retries > 0 the job stays
+// activatable, after the RetryBackoff option's back-off; with 0 an incident
+// holds the token until ResolveIncident. With JobActivation the activation
+// must still be the job's (ErrStaleActivation).
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...JobOption) error {
+	if retries < 0 {
+		return invalid("fail job %d: retries must be >= 0, got %d", key, retries)
+	}
+	a := JobArgsOf(opts)
+	if a.Backoff < 0 {
+		return invalid("fail job %d: retry back-off must be >= 0, got %s", key, a.Backoff)
+	}
+	return e.durably(ctx, func() error { return e.rt.FailJobAs(ctx, key, a, retries, message) })
+}
+
+// ThrowError raises the BPMN error code from a job's element. Without a
+// boundary event or event sub-process that catches it, an incident holds
+// the token. With JobActivation the activation must still be the job's
+// (ErrStaleActivation).
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...JobOption) error {
+	if code == "" {
+		return invalid("throw error from job %d: the error code is empty", key)
+	}
+	norm, err := normalize(vars)
+	if err != nil {
+		return fmt.Errorf("throw error from job %d: %w", key, err)
+	}
+	return e.durably(ctx, func() error { return e.rt.ThrowErrorAs(ctx, key, JobArgsOf(opts), code, message, norm) })
+}
+
+// ActivateAdHoc activates inner elements of the active ad-hoc sub-process
+// adHocID of an instance, as Zeebe's ad-hoc activation API does: each
+// element named gets a token of its own there (a sequential ad-hoc
+// sub-process runs them one after another, after what it runs already). An
+// element may be activated again while it runs; the sub-process completes,
+// as always, when nothing inside is active and its completion condition
+// held.
+//
+// # Errors
+//
+// ErrUnknownInstance for a key that names no instance; ErrInstanceEnded
+// once it has ended; an error matching ErrInvalidArgument when the
+// instance has no active ad-hoc sub-process adHocID, runs it more than once
+// (a multi-instance one), elementIDs is empty, or an id names something
+// other than an inner element without incoming flows.
+func (e *Engine) ActivateAdHoc(ctx context.Context, instanceKey int64, adHocID string, elementIDs []string) error {
+	inst, ok := e.rt.Instance(instanceKey)
+	if !ok {
+		return fmt.Errorf("activate ad-hoc elements: instance %d: %w", instanceKey, ErrUnknownInstance)
+	}
+	err := e.durably(ctx, func() error { return inst.ActivateAdHoc(ctx, adHocID, elementIDs) })
+	if ae := (*runtime.AdHocError)(nil); errors.As(err, &ae) {
+		return invalid("activate ad-hoc elements: %s", ae)
+	}
+	return err
+}
