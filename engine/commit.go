@@ -12,6 +12,24 @@ import (
 )
 
 // durability commits the engine's state to its store after commands.
+//
+// # Lock order
+//
+// gate is taken before every lock of the engine's runtime: a command holds
+// it for reading while it gives the engine input (with direct resumption
+// the instances run on the command's goroutine, under it), the committer
+// for writing while it takes its snapshot (runtime.Engine.CheckpointDirty,
+// which takes the runtime's Engine.mu, dirtyMu, Instance.mailMu and the
+// hub's lock). mu is a leaf, taken under the gate or alone. Nothing in the
+// runtime takes either: the store's callbacks (timerFired, the dry reader)
+// run with no runtime lock held. The runtime's own order is in the package
+// comment of engine/internal/runtime.
+//
+// A command must not wait, while it holds the gate, for anything that waits
+// for a commit. AdvanceTo does: it settles under the gate, and settling
+// waits for observers, so an observer that gives a command while AdvanceTo
+// runs waits for a commit that waits for the gate (see "Hazards" in the
+// runtime's package comment).
 type durability struct {
 	store Store
 	// gate is held for reading by commands while they give the engine

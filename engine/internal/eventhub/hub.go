@@ -65,6 +65,12 @@ type Delivery struct {
 }
 
 // Hub is the event hub of one engine. It is safe for concurrent use.
+//
+// Lock order: mu may be taken with the runtime's engine lock held, and
+// under it the hub takes only its clock's (Now, AfterFunc, stopping a
+// timer). It is never held while the hub calls a Receiver or the function
+// SetOnFire set, which may therefore take any lock and call the hub. The
+// whole order is in the package comment of engine/internal/runtime.
 type Hub struct {
 	clock clock.Clock
 
