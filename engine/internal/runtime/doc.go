@@ -376,7 +376,8 @@
 //     it, not under it.
 //   - [Engine.mu] (engine.go): plans, decisions, the live instances and the
 //     finished ring, the job and incident indexes, the start-event tables
-//     and closed. Under it: the hub's lock, taken by [Engine.Close],
+//     and closed. Under it: [Instance.mu], which [Engine.countFinished] reads
+//     for [Engine.finish]; the hub's lock, taken by [Engine.Close],
 //     [Engine.Restore] (unsubscribing timer starts), [Engine.registerStarts]
 //     (from [Engine.Install] and [restorer.deploy]) and
 //     [timerStart.Deliver] (scheduling a cycle's next firing); through
@@ -437,14 +438,17 @@
 //
 // # Hazards
 //
-// Settle and AdvanceTo wait for observers ([quiescence.wait]), and
-// observers may call the engine. Two waits that follow from this never
-// end (until the caller's context does):
+// Settle waits for observers ([quiescence.wait]: records being delivered
+// count), and observers may call the engine. Three waits follow from this
+// that end only when the caller's context does:
 //
-//   - An observer that calls [Engine.AdvanceTo] while another AdvanceTo
-//     runs: the first holds Engine.advanceMu while it settles, and its
-//     settling waits for the observer, which waits for advanceMu. So does
-//     an observer that calls Settle itself.
+//   - An observer that calls [Engine.Settle], or [Engine.AdvanceTo], which
+//     settles before and after each firing: settling waits for every
+//     observer to return, the caller included. [Engine.Close] from an
+//     observer waits for the observer's goroutine to end the same way.
+//   - An observer that calls AdvanceTo while another AdvanceTo runs also
+//     waits for [Engine.advanceMu], which the other holds while it waits
+//     for the observer.
 //   - With a store, an observer that gives any command while AdvanceTo
 //     runs: AdvanceTo holds the commit gate for reading (package engine)
 //     while it settles, which waits for the observer; the observer's
