@@ -65,6 +65,12 @@ type Config struct {
 	// partition over (TestCluster_SlowDisk). The wrapper must pass every
 	// call on to s, with its result. Nil wraps nothing.
 	WrapStore func(partition int, s engine.Store) engine.Store
+	// Access, when set, checks every request against its caller's role
+	// (server.Access): the router refuses what the role does not allow,
+	// and each partition's server checks again, with the job types of
+	// the jobs it holds, the caller's identity the router passes on.
+	// Nil checks nothing.
+	Access *server.Access
 }
 
 // Service is started on a partition the node comes to own (Config.
