@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +15,11 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--config FILE | --port N] [--cluster NAME] [--replicas N]
@@ -177,6 +180,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		}
 		closer = n.Close
 		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
+		defer reportJobLeader(ctx, nc, *clusterName, stdout)()
 		clk = nil // each partition keeps its own clock
 	}
 	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, stdout)
@@ -205,4 +209,45 @@ func startEmbedded(dir string, port int, node string, routePort int, routes stri
 	}
 	return server.StartClusteredNATS(server.NATSNode{Name: node, Dir: dir, Port: port, ClusterPort: routePort,
 		Routes: strings.Split(routes, ",")})
+}
+
+// reportJobLeader prints which NATS server leads the cluster's job
+// work-queue stream once it has one, and again whenever JetStream elects
+// another (its stream leader advisory): the server whose loss pauses job
+// delivery until the next election. The returned function stops it.
+func reportJobLeader(ctx context.Context, nc *nats.Conn, clusterName string, out io.Writer) func() {
+	stream := wire.JobStream(clusterName)
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+stream, func(m *nats.Msg) {
+		var adv struct {
+			Leader string `json:"leader"`
+		}
+		if json.Unmarshal(m.Data, &adv) == nil && adv.Leader != "" {
+			fmt.Fprintf(out, "flowtrack: job stream %s leader: %s\n", stream, adv.Leader)
+		}
+	})
+	if err != nil {
+		fmt.Fprintf(out, "flowtrack: job stream leader advisories: %v\n", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return
+		}
+		for ctx.Err() == nil {
+			ictx, icancel := context.WithTimeout(ctx, time.Second)
+			st, err := js.Stream(ictx, stream)
+			icancel()
+			if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != "" {
+				fmt.Fprintf(out, "flowtrack: job stream %s leader: %s\n", stream, st.CachedInfo().Cluster.Leader)
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { cancel(); _ = sub.Unsubscribe() }
 }
