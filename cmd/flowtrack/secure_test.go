@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 	"github.com/flowtrack/flowtrack/internal/testcert"
 	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +40,50 @@ func TestMain(m *testing.M) {
 // secureNodes are the three nodes of docs/cluster.md's recipe, "Three
 // machines with TLS and users", on three loopback addresses.
 var secureNodes = []struct{ name, ip string }{{"a", "127.0.0.2"}, {"b", "127.0.0.3"}, {"c", "127.0.0.4"}}
+
+// secureCommand is the command line of node name in docs/cluster.md's
+// recipe, less the program name.
+func secureCommand(name string) []string {
+	return []string{"serve", "--config", name + ".json", "--node", name, "--partitions", "6", "--replicas", "3", "--data", "./ft-" + name}
+}
+
+// TestDocs_SecureRecipe: docs/cluster.md's three-machine recipe and
+// docs/server.md's example are the files and commands
+// TestServe_SecureCluster runs.
+func TestDocs_SecureRecipe(t *testing.T) {
+	conf, err := os.ReadFile(filepath.Join("testdata", "secure", "a.json"))
+	require.NoError(t, err)
+	for _, page := range []string{"cluster.md", "server.md"} {
+		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", page))
+		require.NoError(t, err)
+		assert.Contains(t, string(doc), "```json\n"+string(conf)+"```", "docs/%s shows testdata/secure/a.json", page)
+		if page == "cluster.md" {
+			for _, n := range secureNodes {
+				assert.Contains(t, string(doc), "\nflowtrack "+strings.Join(secureCommand(n.name), " ")+"\n")
+			}
+		}
+	}
+	// The files differ only in the node's addresses, certificate and routes.
+	first, err := server.ReadNetConfig(filepath.Join("testdata", "secure", "a.json"))
+	require.NoError(t, err)
+	for _, n := range secureNodes {
+		c, err := server.ReadNetConfig(filepath.Join("testdata", "secure", n.name+".json"))
+		require.NoError(t, err)
+		assert.Equal(t, n.ip+":4222", c.Listen)
+		assert.Equal(t, n.ip+":6222", c.Cluster.Listen)
+		assert.Equal(t, n.name+"-cert.pem", c.TLS.Cert)
+		assert.Equal(t, *c.TLS, *c.Cluster.TLS)
+		var routes []string
+		for _, o := range secureNodes {
+			if o != n {
+				routes = append(routes, "nats-route://"+o.ip+":6222")
+			}
+		}
+		assert.Equal(t, routes, c.Cluster.Routes)
+		assert.Equal(t, first.Users, c.Users)
+		require.NoError(t, c.CheckExposure(false), "secure by default")
+	}
+}
 
 // proc is one flowtrack serve process and the lines it printed.
 type proc struct {
@@ -86,8 +132,7 @@ func TestServe_SecureCluster(t *testing.T) {
 	for _, n := range secureNodes {
 		// The command of docs/cluster.md, run in the directory of the files.
 		p := &proc{name: n.name, ready: make(chan struct{}),
-			cmd: exec.Command(os.Args[0], "serve", "--config", n.name+".json", "--node", n.name,
-				"--partitions", "6", "--replicas", "3", "--data", "./ft-"+n.name)}
+			cmd: exec.Command(os.Args[0], secureCommand(n.name)...)}
 		p.cmd.Dir = dir
 		p.cmd.Env = append(os.Environ(), cliEnv+"=1")
 		p.cmd.Stderr = os.Stderr
@@ -251,4 +296,20 @@ func TestServe_SecureCluster(t *testing.T) {
 	t.Logf("three nodes: all serving %v after start, 6 instances started %v after start", serving.Round(time.Millisecond), firstStarts.Round(time.Millisecond))
 	t.Logf("killed %s (job stream leader, now %s): first start answered %v after the kill, first job delivered %v, 6 instances completed %v",
 		leader, reelected, served.Round(time.Millisecond), firstJob.Round(time.Millisecond), allDone.Round(time.Millisecond))
+}
+
+// TestServe_RefusesInsecure: serve with a configuration that listens
+// beyond loopback without TLS and users does not start (and so listens
+// nowhere); --config takes no address flags.
+func TestServe_RefusesInsecure(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "open.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"listen":"192.0.2.10:4222"}`), 0o600))
+	code, err := serveCmd(context.Background(), []string{"--config", file, "--data", filepath.Join(dir, "d")}, io.Discard)
+	require.ErrorIs(t, err, server.ErrInsecure)
+	assert.Equal(t, exitUsage, code)
+	code, err = serveCmd(context.Background(), []string{"--config", file, "--port", "4333"}, io.Discard)
+	var ue usageError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, exitUsage, code)
 }
