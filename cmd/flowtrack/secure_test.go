@@ -210,8 +210,9 @@ func TestServe_SecureCluster(t *testing.T) {
 	worker := client.New(connect("pay"), "default")
 	wctx, wcancel := context.WithCancel(ctx)
 	defer wcancel()
+	workerErr := make(chan error, 1)
 	go func() {
-		_ = worker.HandleJobs(wctx, "charge", func(_ context.Context, j engine.Job) (map[string]any, error) {
+		workerErr <- worker.HandleJobs(wctx, "charge", func(_ context.Context, j engine.Job) (map[string]any, error) {
 			delivered <- time.Now()
 			return map[string]any{"charged": true}, nil
 		}, engine.WorkerOptions{Timeout: 2 * time.Second})
@@ -231,6 +232,12 @@ func TestServe_SecureCluster(t *testing.T) {
 			if !ok {
 				jobs, jerr := admin.Jobs(ctx, engine.JobFilter{})
 				t.Logf("instance %d: %s %v; jobs %+v (%v); delivered %d", k, state, err, jobs, jerr, len(delivered))
+				select {
+				case err := <-workerErr:
+					t.Logf("the worker stopped: %v", err)
+				default:
+					t.Logf("the worker runs")
+				}
 				for _, p := range procs {
 					t.Logf("node %s printed:\n%s", p.name, strings.Join(p.printed(), "\n"))
 				}
