@@ -14,6 +14,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// pullExpiry is how long one pull request of HandleJobs waits at the
+// consumer before it is made again.
+const pullExpiry = 5 * time.Second
+
 // ErrNoJobQueues is returned (wrapped) by HandleJobs when the cluster has
 // no job stream: no flowtrack server has run on this NATS system for it.
 var ErrNoJobQueues = errors.New("the cluster has no job queues")
@@ -56,7 +60,12 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 	}
 	// A missed heartbeat (the NATS server the connection was on went
 	// away) is not reported: the iterator pulls again once reconnected.
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency), jetstream.WithMessagesErrOnMissingHeartbeat(false))
+	// A pull expires after pullExpiry: a pull parked at a consumer leader
+	// that died is noticed by its missing heartbeats (half the expiry)
+	// and made again within seconds, rather than after nats.go's default
+	// 30 s (TestServe_SecureCluster kills the job stream's leader).
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency), jetstream.PullExpiry(pullExpiry),
+		jetstream.WithMessagesErrOnMissingHeartbeat(false))
 	if err != nil {
 		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
 	}
