@@ -315,6 +315,10 @@ func TestServe_RefusesInsecure(t *testing.T) {
 	code, err := serveCmd(context.Background(), []string{"--config", file, "--data", filepath.Join(dir, "d")}, io.Discard)
 	require.ErrorIs(t, err, server.ErrInsecure)
 	assert.Equal(t, exitUsage, code)
+	code, err = serveCmd(context.Background(), []string{"--node", "a", "--partitions", "2", "--routes", "nats-route://192.0.2.11:6222",
+		"--data", filepath.Join(dir, "d")}, io.Discard)
+	require.ErrorIs(t, err, server.ErrInsecure, "routes to another machine without TLS")
+	assert.Equal(t, exitUsage, code)
 	code, err = serveCmd(context.Background(), []string{"--config", file, "--port", "4333"}, io.Discard)
 	var ue usageError
 	require.ErrorAs(t, err, &ue)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -92,6 +94,13 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		return exitUsage, usageError{"serve: --routes configures the embedded NATS server; --nats connects to another"}
 	case *configFile != "" && (*natsURL != "" || fs.Changed("port") || *routes != "" || fs.Changed("route-port")):
 		return exitUsage, usageError{"serve: --config sets the embedded NATS server's addresses and routes: without --nats, --port, --routes and --route-port"}
+	}
+	if *routes != "" && !*httpFlags.insecure {
+		for _, r := range strings.Split(*routes, ",") {
+			if u, err := url.Parse(r); err != nil || !loopbackHost(u.Hostname()) {
+				return exitUsage, fmt.Errorf("serve: --routes %s: %w; routes to other machines are configured with --config (TLS on routes)", r, server.ErrInsecure)
+			}
+		}
 	}
 	var netCfg *server.NetConfig
 	if *configFile != "" {
@@ -250,4 +259,13 @@ func reportJobLeader(ctx context.Context, nc *nats.Conn, clusterName string, out
 		}
 	}()
 	return func() { cancel(); _ = sub.Unsubscribe() }
+}
+
+// loopbackHost reports whether host names this machine only.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
