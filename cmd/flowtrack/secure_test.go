@@ -90,8 +90,9 @@ type proc struct {
 	name  string
 	cmd   *exec.Cmd
 	mu    sync.Mutex
-	lines []string
-	ready chan struct{}
+	lines  []string
+	ready  chan struct{}
+	exited chan struct{} // closed once the process has ended
 }
 
 func (p *proc) printed() []string {
@@ -131,7 +132,7 @@ func TestServe_SecureCluster(t *testing.T) {
 	procs := map[string]*proc{}
 	for _, n := range secureNodes {
 		// The command of docs/cluster.md, run in the directory of the files.
-		p := &proc{name: n.name, ready: make(chan struct{}),
+		p := &proc{name: n.name, ready: make(chan struct{}), exited: make(chan struct{}),
 			cmd: exec.Command(os.Args[0], secureCommand(n.name)...)}
 		p.cmd.Dir = dir
 		p.cmd.Env = append(os.Environ(), cliEnv+"=1")
@@ -139,8 +140,9 @@ func TestServe_SecureCluster(t *testing.T) {
 		out, err := p.cmd.StdoutPipe()
 		require.NoError(t, err)
 		require.NoError(t, p.cmd.Start())
-		t.Cleanup(func() { _ = p.cmd.Process.Kill(); _ = p.cmd.Wait() })
+		t.Cleanup(func() { _ = p.cmd.Process.Kill(); <-p.exited })
 		go func() {
+			defer func() { _ = p.cmd.Wait(); close(p.exited) }()
 			sc := bufio.NewScanner(out)
 			once := sync.Once{}
 			for sc.Scan() {
@@ -158,6 +160,8 @@ func TestServe_SecureCluster(t *testing.T) {
 	for _, p := range procs {
 		select {
 		case <-p.ready:
+		case <-p.exited:
+			t.Fatalf("node %s ended before it served: %q", p.name, p.printed())
 		case <-time.After(bound):
 			t.Fatalf("node %s does not serve: %q", p.name, p.printed())
 		}
@@ -264,7 +268,7 @@ func TestServe_SecureCluster(t *testing.T) {
 	}
 	killed := time.Now()
 	require.NoError(t, procs[leader].cmd.Process.Signal(syscall.SIGKILL))
-	_, _ = procs[leader].cmd.Process.Wait()
+	<-procs[leader].exited
 	// Drain what was delivered before the kill.
 	for len(delivered) > 0 {
 		<-delivered
