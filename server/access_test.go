@@ -194,6 +194,14 @@ func TestAccess_Roles(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("the worker receives no charge job")
 		}
+		// The worker acked the message through the imported ack subjects:
+		// the work queue holds nothing more.
+		js, err := jetstream.New(s.node)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			st, err := js.Stream(ctx, wire.JobStream(secCluster))
+			return err == nil && st.CachedInfo().State.Msgs == 0
+		}, bound, 20*time.Millisecond, "the charge job's message is acked")
 		wcancel()
 		<-done
 		// Another type: its queue is refused by the NATS server, its jobs
