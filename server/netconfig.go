@@ -342,12 +342,10 @@ func (c *NetConfig) NATSConf(name, dir, cluster, nodePassword string) ([]byte, e
 		return nil, err
 	}
 	conf := map[string]any{
-		"server_name":    name,
-		"host":           host,
-		"port":           natsPort(port),
-		"jetstream":      map[string]any{"store_dir": dir},
-		"max_payload":    natsserver.MAX_PAYLOAD_SIZE,
-		"write_deadline": "10s",
+		"server_name": name,
+		"host":        host,
+		"port":        natsPort(port),
+		"jetstream":   map[string]any{"store_dir": dir},
 	}
 	if c.Advertise != "" {
 		conf["client_advertise"] = c.Advertise
