@@ -74,7 +74,16 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, wire.OpSubject(c.cluster, op), data)
+	subject := wire.OpSubject(c.cluster, op)
+	var msg *nats.Msg
+	err = c.guard(ctx, subject, func(ctx context.Context) error {
+		var err error
+		msg, err = c.nc.RequestWithContext(ctx, subject, data)
+		return err
+	})
+	if errors.Is(err, ErrPermissionDenied) {
+		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, err)
+	}
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
 	}
@@ -259,6 +268,10 @@ func (c *Client) Subscribe(fn func(engine.Event)) (unsubscribe func() error, err
 	if err := c.nc.Flush(); err != nil {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("subscribe to the events of cluster %q: %w", c.cluster, err)
+	}
+	if c.refusedSubscription(wire.AllEventsSubject(c.cluster)) {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe to the events of cluster %q: %w: %v", c.cluster, ErrPermissionDenied, c.nc.LastError())
 	}
 	return sub.Unsubscribe, nil
 }

@@ -10,8 +10,13 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// pullExpiry is how long one pull request of HandleJobs waits at the
+// consumer before it is made again.
+const pullExpiry = 5 * time.Second
 
 // ErrNoJobQueues is returned (wrapped) by HandleJobs when the cluster has
 // no job stream: no flowtrack server has run on this NATS system for it.
@@ -46,20 +51,7 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 	if o.Timeout <= 0 {
 		o.Timeout = engine.DefaultJobTimeout
 	}
-	js, err := jetstream.New(c.nc)
-	if err != nil {
-		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
-	}
-	cons, err := js.CreateOrUpdateConsumer(ctx, wire.JobStream(c.cluster), jetstream.ConsumerConfig{
-		Durable:       wire.JobConsumer(jobType),
-		Description:   "flowtrack workers of job type " + jobType,
-		FilterSubject: wire.JobSubject(c.cluster, jobType),
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       o.Timeout,
-		// Once no worker has pulled for this long, JetStream removes the
-		// consumer and the server stops activating the type's jobs.
-		InactiveThreshold: wire.JobConsumerIdle(o.Timeout),
-	})
+	cons, err := c.jobConsumer(ctx, jobType, o)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return fmt.Errorf("handle jobs of type %q: cluster %q: %w", jobType, c.cluster, ErrNoJobQueues)
 	}
@@ -68,7 +60,12 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 	}
 	// A missed heartbeat (the NATS server the connection was on went
 	// away) is not reported: the iterator pulls again once reconnected.
-	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency), jetstream.WithMessagesErrOnMissingHeartbeat(false))
+	// A pull expires after pullExpiry: a pull parked at a consumer leader
+	// that died is noticed by its missing heartbeats (half the expiry)
+	// and made again within seconds, rather than after nats.go's default
+	// 30 s (TestServe_SecureCluster kills the job stream's leader).
+	msgs, err := cons.Messages(jetstream.PullMaxMessages(o.Concurrency), jetstream.PullExpiry(pullExpiry),
+		jetstream.WithMessagesErrOnMissingHeartbeat(false))
 	if err != nil {
 		return fmt.Errorf("handle jobs of type %q: %w", jobType, err)
 	}
@@ -101,6 +98,40 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 			c.workMessage(ctx, m, handler, o)
 		}()
 	}
+}
+
+// jobConsumer creates (or updates) the consumer of jobType's queue. A
+// client user of a secured server (server.NetConfig) reaches the
+// consumers under wire.JobAPIPrefix; any other connection through the
+// JetStream API itself, where the prefixed subjects have no responder.
+func (c *Client) jobConsumer(ctx context.Context, jobType string, o engine.WorkerOptions) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{
+		Durable:       wire.JobConsumer(jobType),
+		Description:   "flowtrack workers of job type " + jobType,
+		FilterSubject: wire.JobSubject(c.cluster, jobType),
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       o.Timeout,
+		// Once no worker has pulled for this long, JetStream removes the
+		// consumer and the server stops activating the type's jobs.
+		InactiveThreshold: wire.JobConsumerIdle(o.Timeout),
+	}
+	prefix := wire.JobAPIPrefix(c.cluster)
+	js, err := jetstream.NewWithAPIPrefix(c.nc, prefix)
+	if err != nil {
+		return nil, err
+	}
+	var cons jetstream.Consumer
+	err = c.guard(ctx, prefix+".", func(ctx context.Context) error {
+		cons, err = js.CreateOrUpdateConsumer(ctx, wire.JobStream(c.cluster), cfg)
+		return err
+	})
+	if !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders) {
+		return cons, err
+	}
+	if js, err = jetstream.New(c.nc); err != nil {
+		return nil, err
+	}
+	return js.CreateOrUpdateConsumer(ctx, wire.JobStream(c.cluster), cfg)
 }
 
 // workMessage works the job of one queue message and acks it once the

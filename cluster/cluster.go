@@ -65,6 +65,12 @@ type Config struct {
 	// partition over (TestCluster_SlowDisk). The wrapper must pass every
 	// call on to s, with its result. Nil wraps nothing.
 	WrapStore func(partition int, s engine.Store) engine.Store
+	// Access, when set, checks every request against its caller's role
+	// (server.Access): the router refuses what the role does not allow,
+	// and each partition's server checks again, with the job types of
+	// the jobs it holds, the caller's identity the router passes on.
+	// Nil checks nothing.
+	Access *server.Access
 }
 
 // Service is started on a partition the node comes to own (Config.
@@ -238,6 +244,11 @@ func (n *Node) setup(ctx context.Context) error {
 		n.parts = c.Partitions
 	case c.Partitions == 0 || errors.Is(err, jetstream.ErrKeyExists):
 		e, gerr := meta.Get(ctx, "partitions")
+		if errors.Is(gerr, jetstream.ErrKeyNotFound) && c.Partitions > 0 {
+			// Another node wrote it, and the replica read has not seen it
+			// yet (nodes started together): read again.
+			return jswait.Again(fmt.Errorf("cluster %s: the partition count another node wrote is not readable yet: %w", c.Cluster, gerr))
+		}
 		if errors.Is(gerr, jetstream.ErrKeyNotFound) {
 			return fmt.Errorf("cluster %s: %w: the cluster does not exist yet; give its partition count", c.Cluster, ErrPartitions)
 		}
@@ -260,11 +271,18 @@ func (n *Node) setup(ctx context.Context) error {
 	if errors.Is(err, jetstream.ErrBucketExists) {
 		n.leases, err = n.js.KeyValue(ctx, leaseBucket(c.Cluster))
 	}
+	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+		// Created by another node, not yet known where it was asked.
+		err = jswait.Again(err)
+	}
 	if err != nil {
 		return fmt.Errorf("cluster %s: lease bucket: %w", c.Cluster, err)
 	}
 	n.leases = jswait.KeyValue(n.leases)
 	st, err := n.leases.Status(ctx)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		err = jswait.Again(err) // as above
+	}
 	if err != nil {
 		return fmt.Errorf("cluster %s: lease bucket: %w", c.Cluster, err)
 	}

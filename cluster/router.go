@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -85,7 +86,15 @@ func (r *router) accept(m *nats.Msg) {
 		defer func() { <-r.slots; r.running.Done() }()
 		ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
 		defer cancel()
-		r.respond(m, r.route(ctx, m.Subject[len(r.prefix):], m.Data))
+		op := m.Subject[len(r.prefix):]
+		if a := r.n.cfg.Access; a != nil {
+			if err := a.Check(m.Header, op, m.Data, nil); err != nil {
+				r.respond(m, server.DeniedResponse(err))
+				return
+			}
+			ctx = withCaller(ctx, m.Header)
+		}
+		r.respond(m, r.route(ctx, op, m.Data))
 	}()
 }
 
@@ -354,7 +363,7 @@ func (r *router) forward(ctx context.Context, p int, op string, data []byte) []b
 func (r *router) request(ctx context.Context, subject string, data []byte) ([]byte, error) {
 	wait := 20 * time.Millisecond
 	for {
-		msg, err := r.n.nc.RequestWithContext(ctx, subject, data)
+		msg, err := r.n.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: data, Header: callerOf(ctx)})
 		switch {
 		case err == nil && !retryable(msg.Data):
 			return msg.Data, nil
@@ -372,6 +381,25 @@ func (r *router) request(ctx context.Context, subject string, data []byte) ([]by
 		}
 		wait = min(2*wait, 250*time.Millisecond)
 	}
+}
+
+// callerKey carries the header naming a request's caller (the NATS
+// server's request info) from the router to the partitions it forwards
+// the request to, which check the caller's role again (server.Access).
+// Only nodes publish on partition subjects, so the header they carry is
+// the one the NATS server set.
+type callerKey struct{}
+
+func withCaller(ctx context.Context, h nats.Header) context.Context {
+	if v := h.Get(server.RequestInfoHeader); v != "" {
+		return context.WithValue(ctx, callerKey{}, nats.Header{server.RequestInfoHeader: []string{v}})
+	}
+	return ctx
+}
+
+func callerOf(ctx context.Context) nats.Header {
+	h, _ := ctx.Value(callerKey{}).(nats.Header)
+	return h
 }
 
 // retryable reports whether a response says the command was not taken by

@@ -21,6 +21,12 @@
 // naming the job's activation, then ack (README.md, "Job workers in any
 // language").
 //
+// On a network (NetConfig, flowtrack serve --config), the embedded NATS
+// server has TLS for clients and routes and two accounts: the nodes', with
+// JetStream, and the clients', whose users reach only the subjects of
+// their role (ClientPermissions); the server checks every request again
+// against the caller's role (Access) and answers PERMISSION_DENIED.
+//
 // A server alone owns all of a cluster's instances. With Config.Partition
 // it is instead one partition of a partitioned cluster (package cluster),
 // answering flowtrack.C.p.<partition>.<operation> for the node that holds

@@ -152,6 +152,10 @@ func (q *Jobs) poke() {
 	}
 }
 
+// idleRefresh bounds how long the queue goes without listing the job
+// stream's consumers again.
+const idleRefresh = 5 * time.Second
+
 // run is the queue's goroutine: a pass at every wake and at the engine's
 // next deadline.
 func (q *Jobs) run() {
@@ -184,7 +188,11 @@ func (q *Jobs) run() {
 			if at, ok := q.eng.NextDeadline(); ok {
 				wait = min(wait, time.Until(at))
 			}
-			wait = max(wait, time.Millisecond)
+			// The consumers are listed again at least this often: a list
+			// taken while a consumer's leader was being elected again
+			// (its server killed) may miss it, and its type would wait
+			// for an advisory that has already passed.
+			wait = max(min(wait, idleRefresh), time.Millisecond)
 		}
 		timer.Reset(wait)
 		select {

@@ -57,6 +57,12 @@ type Config struct {
 	// time until told otherwise: the store's timers and job deadlines
 	// are instants.
 	Clock clock.Clock
+	// Access, when set, checks every request against its caller's role
+	// (the NATS server shares the caller's identity with the request,
+	// NetConfig); a refused request is answered PERMISSION_DENIED. Nil
+	// checks nothing: every caller that reaches the subjects may do
+	// everything.
+	Access *Access
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -79,6 +85,7 @@ type Server struct {
 	sub     *nats.Subscription
 	unsub   func() error
 	jobs    *Jobs
+	access  *Access
 }
 
 // MaxInFlight bounds the operations a server runs at once; further
@@ -146,7 +153,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: prepare the engine: %w", err)
 		}
 	}
-	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight), serving: cfg.Serving}
+	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight), serving: cfg.Serving, access: cfg.Access}
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
 	s.cluster = cfg.Cluster
@@ -214,6 +221,14 @@ var closedResponse, _ = json.Marshal(wire.Response[any]{Error: &wire.Error{Code:
 func (s *Server) serve(m *nats.Msg) {
 	op := m.Subject[len(s.prefix):]
 	var out []byte
+	if s.access != nil {
+		if err := s.access.Check(m.Header, op, m.Data, s.jobType); err != nil {
+			if m.Reply != "" {
+				_ = m.Respond(DeniedResponse(err))
+			}
+			return
+		}
+	}
 	if dispatch.Concurrent(op) {
 		s.mu.RLock()
 		out = s.mod.Call(op, m.Data) // after Close, the engine answers CLOSED
@@ -226,6 +241,12 @@ func (s *Server) serve(m *nats.Msg) {
 	if m.Reply != "" {
 		_ = m.Respond(out) // a requester that went away has no one to tell
 	}
+}
+
+// jobType is the type of the engine's job key, for Access.
+func (s *Server) jobType(key int64) (string, bool) {
+	j, ok := s.eng.Job(key)
+	return j.Type, ok
 }
 
 // publish sends one event to its instance's subject.

@@ -6,7 +6,7 @@
 //	flowtrack decide model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]
 //	flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
 //	flowtrack COMMAND --state FILE [--json] [flags] ARGS
-//	flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
+//	flowtrack serve [--data DIR | --nats URL[,URL...]] [--config FILE | --port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
 //	flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
 //	flowtrack store check FILE
 //
@@ -105,7 +105,7 @@ var usage = `usage:
   flowtrack validate [--json] model.bpmn|model.dmn
   flowtrack decide model.dmn [--with FILE]... [--decision ID] [--vars JSON] [--json]
   flowtrack sim model.bpmn [more.bpmn...] [--with FILE]... [--process ID] [--vars JSON]
-  flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
+  flowtrack serve [--data DIR | --nats URL[,URL...]] [--config FILE | --port N] [--cluster NAME] [--replicas N] [--node ID --partitions P ...]
   flowtrack cluster status [--nats URL[,URL...]] [--cluster NAME] [--json]
 ` + storeUsage + stateUsage() + `
 Every state command loads --state FILE (default $FLOWTRACK_STATE), applies

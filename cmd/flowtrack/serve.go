@@ -2,9 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,12 +17,14 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
-const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N]
+const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--config FILE | --port N] [--cluster NAME] [--replicas N]
                        [--node ID --partitions P [--routes URL,URL... --route-port N] [--lease-ttl D] [--business-key VAR]]
                        [--http ADDR [--http-auth FILE] [--http-tls-cert FILE --http-tls-key FILE] [--insecure]]
 
@@ -39,6 +44,13 @@ another when its node dies; every node answers the same subjects. With
 --routes, the embedded NATS server (named after the node, client port
 --port, route port --route-port on 127.0.0.1) joins the others' as one NATS
 cluster whose streams are replicated --replicas times.
+
+With --config FILE (docs/server.md, "Putting a server on a network") the
+embedded NATS server takes its addresses (client, cluster routes,
+advertised), TLS for clients and routes, and its users with their roles
+(admin, worker, reader) from the JSON file; secrets are never flags. A
+server that would listen beyond loopback without TLS and users refuses to
+start unless --insecure.
 
 With --http it also serves Camunda 8's REST API (/v2/..., docs/camunda-rest.md)
 on ADDR, so Camunda's clients and job workers run against it; in a cluster
@@ -63,6 +75,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	routePort := fs.Int("route-port", 6222, "route port of the embedded NATS server on 127.0.0.1 (with --routes)")
 	leaseTTL := durationFlag(fs, "lease-ttl", cluster.DefaultLeaseTTL, "lease TTL of a cluster created by this node (with --node)")
 	businessKey := fs.String("business-key", "", "start variable whose value places an instance on its messages' partition (with --node)")
+	configFile := fs.String("config", "", "JSON server configuration: addresses, TLS, users and roles (docs/server.md)")
 	httpFlags := restFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -79,33 +92,78 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		return exitUsage, usageError{"serve: --partitions, --routes and --business-key need --node"}
 	case *routes != "" && *natsURL != "":
 		return exitUsage, usageError{"serve: --routes configures the embedded NATS server; --nats connects to another"}
+	case *configFile != "" && (*natsURL != "" || fs.Changed("port") || *routes != "" || fs.Changed("route-port")):
+		return exitUsage, usageError{"serve: --config sets the embedded NATS server's addresses and routes: without --nats, --port, --routes and --route-port"}
+	}
+	if *routes != "" && !*httpFlags.insecure {
+		for _, r := range strings.Split(*routes, ",") {
+			if u, err := url.Parse(r); err != nil || !loopbackHost(u.Hostname()) {
+				return exitUsage, fmt.Errorf("serve: --routes %s: %w; routes to other machines are configured with --config (TLS on routes)", r, server.ErrInsecure)
+			}
+		}
+	}
+	var netCfg *server.NetConfig
+	if *configFile != "" {
+		var err error
+		if netCfg, err = server.ReadNetConfig(*configFile); err != nil {
+			return exitUsage, fmt.Errorf("serve: %w", err)
+		}
+		if err := netCfg.CheckExposure(*httpFlags.insecure); err != nil {
+			return exitUsage, fmt.Errorf("serve: %w", err)
+		}
+		if *httpFlags.addr == "" {
+			*httpFlags.addr = netCfg.HTTP
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Nothing is buffered while reconnecting: a cluster node's commit
+	// must not reach its stream after the node was fenced off it.
+	connOpts := []nats.Option{nats.Name("flowtrack serve"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	url := *natsURL
-	if url == "" {
+	var nc *nats.Conn
+	switch {
+	case netCfg != nil:
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return exitUsage, fmt.Errorf("serve: --data %s: %w", *data, err)
 		}
-		ns, err := startEmbedded(*data, *port, *node, *routePort, *routes)
+		name := *node
+		if name == "" {
+			name = "flowtrack"
+		}
+		e, err := server.StartEmbedded(netCfg, name, *data, *clusterName)
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
-		defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-		url = ns.ClientURL()
-	}
-	// Nothing is buffered while reconnecting: a cluster node's commit
-	// must not reach its stream after the node was fenced off it.
-	nc, err := nats.Connect(url, nats.Name("flowtrack serve"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1))
-	if err != nil {
-		return exitUsage, fmt.Errorf("serve: connect to %s: %w", url, err)
+		defer func() { e.Shutdown(); e.WaitForShutdown() }()
+		url = e.ClientURL()
+		if nc, err = e.Connect(connOpts...); err != nil {
+			return exitUsage, fmt.Errorf("serve: %w", err)
+		}
+	default:
+		if url == "" {
+			if err := os.MkdirAll(*data, 0o700); err != nil {
+				return exitUsage, fmt.Errorf("serve: --data %s: %w", *data, err)
+			}
+			ns, err := startEmbedded(*data, *port, *node, *routePort, *routes)
+			if err != nil {
+				return exitUsage, fmt.Errorf("serve: %w", err)
+			}
+			defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+			url = ns.ClientURL()
+		}
+		var err error
+		if nc, err = nats.Connect(url, connOpts...); err != nil {
+			return exitUsage, fmt.Errorf("serve: connect to %s: %w", url, err)
+		}
 	}
 	defer nc.Close()
+	access := netCfg.Access()
 	var closer func(context.Context) error
 	clk := httpFlags.clock()
 	if *node == "" {
-		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk),
+		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk), Access: access,
 			// Job queue trouble (JetStream not answering yet) is retried
 			// in the background; the operator sees it here.
 			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})
@@ -124,13 +182,14 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: *clusterName, Node: *node, Partitions: *partitions,
-			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey,
+			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey, Access: access,
 			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		closer = n.Close
 		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
+		defer reportJobLeader(ctx, nc, *clusterName, stdout)()
 		clk = nil // each partition keeps its own clock
 	}
 	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, stdout)
@@ -159,4 +218,54 @@ func startEmbedded(dir string, port int, node string, routePort int, routes stri
 	}
 	return server.StartClusteredNATS(server.NATSNode{Name: node, Dir: dir, Port: port, ClusterPort: routePort,
 		Routes: strings.Split(routes, ",")})
+}
+
+// reportJobLeader prints which NATS server leads the cluster's job
+// work-queue stream once it has one, and again whenever JetStream elects
+// another (its stream leader advisory): the server whose loss pauses job
+// delivery until the next election. The returned function stops it.
+func reportJobLeader(ctx context.Context, nc *nats.Conn, clusterName string, out io.Writer) func() {
+	stream := wire.JobStream(clusterName)
+	sub, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED."+stream, func(m *nats.Msg) {
+		var adv struct {
+			Leader string `json:"leader"`
+		}
+		if json.Unmarshal(m.Data, &adv) == nil && adv.Leader != "" {
+			fmt.Fprintf(out, "flowtrack: job stream %s leader: %s\n", stream, adv.Leader)
+		}
+	})
+	if err != nil {
+		fmt.Fprintf(out, "flowtrack: job stream leader advisories: %v\n", err)
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return
+		}
+		for ctx.Err() == nil {
+			ictx, icancel := context.WithTimeout(ctx, time.Second)
+			st, err := js.Stream(ictx, stream)
+			icancel()
+			if err == nil && st.CachedInfo().Cluster != nil && st.CachedInfo().Cluster.Leader != "" {
+				fmt.Fprintf(out, "flowtrack: job stream %s leader: %s\n", stream, st.CachedInfo().Cluster.Leader)
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { cancel(); _ = sub.Unsubscribe() }
+}
+
+// loopbackHost reports whether host names this machine only.
+func loopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

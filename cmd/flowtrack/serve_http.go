@@ -25,7 +25,7 @@ func restFlags(fs *flag.FlagSet) *httpFlags {
 		auth:     fs.String("http-auth", "", "JSON file of the REST API's Basic users and OAuth issuer (docs/camunda-rest.md)"),
 		cert:     fs.String("http-tls-cert", "", "PEM certificate: the REST API speaks HTTPS"),
 		key:      fs.String("http-tls-key", "", "PEM private key of --http-tls-cert"),
-		insecure: fs.Bool("insecure", false, "allow the REST API beyond loopback without --http-auth"),
+		insecure: fs.Bool("insecure", false, "allow listening beyond loopback without TLS and users (--config) or --http-auth"),
 	}
 }
 

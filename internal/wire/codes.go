@@ -37,11 +37,19 @@ const (
 	CodeTrapped     Code = "TRAPPED"
 	CodeClosed      Code = "CLOSED"
 	CodeTooManyJobs Code = "TOO_MANY_JOBS"
+	// CodePermissionDenied is a server's answer to a request its caller's
+	// role does not allow (package server, Access).
+	CodePermissionDenied Code = "PERMISSION_DENIED"
 )
 
 // ErrTrapped is the error of a call on a module that trapped (stopped
 // without returning): the module was discarded with its instances.
 var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
+
+// ErrPermissionDenied is the error of a request to a flowtrack server
+// that the caller's role does not allow, refused by the server
+// (PERMISSION_DENIED) or by the NATS server's subject permissions.
+var ErrPermissionDenied = errors.New("permission denied")
 
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
@@ -115,6 +123,8 @@ var Codes = []CodeInfo{
 		"a call on an engine after Close."},
 	{CodeTooManyJobs, nil, "TooManyJobsError", true,
 		"the SDK's job handlers worked more jobs after one call than its `maxHandledJobs` allows (a model that loops through jobs)."},
+	{CodePermissionDenied, ErrPermissionDenied, "PermissionDeniedError", true,
+		"a `flowtrack serve` (remote mode) refused the request: the caller's role does not allow the operation, or a worker's job types do not include the job's."},
 }
 
 // CodeOf returns the code the module answers with for err: DEPLOY_FAILED

@@ -41,6 +41,14 @@ func JobSubjectPrefix(cluster string) string { return "flowtrack." + cluster + "
 // JobSubject is the subject the activated jobs of jobType are queued on.
 func JobSubject(cluster, jobType string) string { return JobSubjectPrefix(cluster) + JobToken(jobType) }
 
+// JobAPIPrefix is the JetStream API prefix of the job queues for a
+// client user of a secured server (server.NetConfig): its account has no
+// JetStream of its own and reaches the consumers of JobStream only
+// through these subjects, imported from the nodes' account
+// (JobAPIPrefix.CONSUMER.CREATE.FLOWTRACK_JOBS_C..., .CONSUMER.INFO...,
+// .CONSUMER.MSG.NEXT...).
+func JobAPIPrefix(cluster string) string { return "flowtrack." + cluster + ".jsapi" }
+
 // JobConsumer is the durable consumer workers of jobType pull through.
 func JobConsumer(jobType string) string { return JobToken(jobType) }
 

@@ -1321,7 +1321,7 @@ export interface Results {
 }
 
 /** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'UNKNOWN_DECISION' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS';
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'UNKNOWN_DECISION' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS' | 'PERMISSION_DENIED';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1472,6 +1472,11 @@ export class TooManyJobsError extends FlowtrackError {
   override readonly name: string = 'TooManyJobsError';
 }
 
+/** PERMISSION_DENIED: a `flowtrack serve` (remote mode) refused the request: the caller's role does not allow the operation, or a worker's job types do not include the job's. */
+export class PermissionDeniedError extends FlowtrackError {
+  override readonly name: string = 'PermissionDeniedError';
+}
+
 const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   BAD_REQUEST: BadRequestError,
   UNKNOWN_OPERATION: UnknownOperationError,
@@ -1497,6 +1502,7 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   TRAPPED: TrappedError,
   CLOSED: ClosedError,
   TOO_MANY_JOBS: TooManyJobsError,
+  PERMISSION_DENIED: PermissionDeniedError,
 };
 
 /** errorFromData builds the typed error for an error object. */

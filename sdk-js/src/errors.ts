@@ -18,6 +18,7 @@ export {
   InternalError,
   KeyInUseError,
   NoNoneStartError,
+  PermissionDeniedError,
   StaleActivationError,
   TimeOutOfRangeError,
   TooManyFiringsError,

@@ -22,6 +22,7 @@ export {
   InternalError,
   KeyInUseError,
   NoNoneStartError,
+  PermissionDeniedError,
   ObserverError,
   StaleActivationError,
   TimeOutOfRangeError,

@@ -52,6 +52,8 @@ func statusOf(code wire.Code) (int, string) {
 		return http.StatusConflict, "INVALID_STATE"
 	case wire.CodeClosed, wire.CodeTooManyJobs:
 		return http.StatusServiceUnavailable, "UNAVAILABLE"
+	case wire.CodePermissionDenied:
+		return http.StatusForbidden, "FORBIDDEN"
 	case wire.CodeUnsupported, wire.CodeUnknownOperation:
 		return http.StatusNotImplemented, "NOT_IMPLEMENTED"
 	}
