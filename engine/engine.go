@@ -707,7 +707,7 @@ func (e *Engine) deployIn(name string, bpmn []byte, deployment int64) (d *Deploy
 	if len(plans) == 0 {
 		return nil, deployError(name, defs, append([]*model.Problem{noExecutable()}, defs.Descriptive...))
 	}
-	e.rt.Deployed(name, bpmn, plans)
+	e.rt.Deployed(name, bpmn, plans, deployment)
 	// What a process that is not deployed breaks refuses nothing that
 	// runs: the modeller is told.
 	d = &Deployment{Name: name, Warnings: publicProblems(model.SortProblems(append(warnings, defs.Descriptive...)))}
