@@ -97,7 +97,7 @@ func (e *Engine) plansOf(deploys []runtime.Deploy) (map[int64]*runtime.Plan, err
 					together[d.Deployment] = id
 				}
 			}
-			if _, err := e.deployIn(d.Name, []byte(d.Source), id); err != nil {
+			if _, err := e.deployAs(d.Name, []byte(d.Source), id); err != nil {
 				return nil, err
 			}
 			got = e.rt.DeployedSource(d.Name, []byte(d.Source))
