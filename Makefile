@@ -10,7 +10,7 @@
 GO       ?= go
 export FLOWTRACK_EXTERNAL ?= $(abspath ../shared/conformance)
 
-.PHONY: all build wasm wasm-check check fmt-check vet staticcheck tidy-check quick test race restore-hosts stress fuzz examples run bench size clean
+.PHONY: all build wasm wasm-check check fmt-check vet staticcheck tidy-check quick test race restore-hosts stress fuzz examples run bench bench-dmn size clean
 
 all: build
 
@@ -208,6 +208,22 @@ bench: sdk bench-peer
 	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
 	bin/flowbench all
 	$(MAKE) bench-extism
+	$(MAKE) bench-dmn-hosts
+
+# bench-dmn measures DMN evaluations per second on every host: native
+# (engine/internal/decision BenchmarkEvaluate), the module in wazero
+# (host BenchmarkEvaluateDecision) and the SDK in Node
+# (bench/node/decisions.mjs), on the same models and inputs: a 100-rule,
+# 5-input table (FIRST, COLLECT SUM) and a small DRD (docs/dmn.md, Speed).
+bench-dmn: sdk
+	$(MAKE) bench-dmn-hosts
+
+.PHONY: bench-dmn-hosts
+bench-dmn-hosts:
+	@mkdir -p bench/results
+	cd engine/internal/decision && $(GO) test -run='^$$' -bench='^BenchmarkEvaluate$$' -benchtime=2s . | tee ../../../bench/results/dmn-native.txt
+	$(GO) test -run='^$$' -bench='^BenchmarkEvaluateDecision$$' -benchtime=2s ./host | tee bench/results/dmn-wazero.txt
+	node bench/node/decisions.mjs | tee bench/results/dmn-node.jsonl
 
 # bench-peer installs bench/peer's driver dependencies: bpmn-engine, the
 # JavaScript BPMN engine, at the version package-lock.json pins. Without

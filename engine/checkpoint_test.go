@@ -193,7 +193,7 @@ func TestRestore_RefusesBadDocuments(t *testing.T) {
 		{"not JSON", "invalid character", []byte("{nope")},
 		{"truncated", "unexpected end", doc[:len(doc)/2]},
 		{"another format", `format "bpmn-engine"`, edit(func(m map[string]any) { m["format"] = "bpmn-engine" })},
-		{"newer version", "version 3 is newer than this engine reads (2)", edit(func(m map[string]any) { m["version"] = 3 })},
+		{"newer version", "version 4 is newer than this engine reads (3)", edit(func(m map[string]any) { m["version"] = 4 })},
 		{"unknown field", `unknown field "extra"`, edit(func(m map[string]any) { m["extra"] = 1 })},
 		{"token at an unknown element", `no element "nowhere"`, edit(func(m map[string]any) { token(m)["element"] = "nowhere" })},
 		{"token in an unknown scope", "no scope 7", edit(func(m map[string]any) { token(m)["scope"] = 7 })},

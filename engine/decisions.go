@@ -171,7 +171,7 @@ func (e *Engine) deployDMN(name string, data []byte, deployment int64) (*Deploym
 		}
 		return nil, dmnDeployError(name, err)
 	}
-	e.rt.Deployed(name, data, nil)
+	e.rt.Deployed(name, data, nil, deployment)
 	dep := &Deployment{Name: name}
 	for _, v := range vs {
 		dep.Decisions = append(dep.Decisions, decisionOf(v))

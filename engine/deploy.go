@@ -61,7 +61,13 @@ func (e *Engine) Deploy(name string, bpmn []byte) (d *Deployment, err error) {
 }
 
 // deploy is Deploy, leaving the store aside.
-func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
+func (e *Engine) deploy(name string, bpmn []byte) (*Deployment, error) {
+	return e.deployAs(name, bpmn, e.rt.NewDeployment())
+}
+
+// deployAs is deploy as part of deployment: a defect of flowtrack met
+// while deploying is recovered into a *DeployError.
+func (e *Engine) deployAs(name string, bpmn []byte, deployment int64) (d *Deployment, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			d = nil
@@ -69,7 +75,7 @@ func (e *Engine) deploy(name string, bpmn []byte) (d *Deployment, err error) {
 			err = &DeployError{File: name, Rule: p.Rule, Problems: []Problem{p}}
 		}
 	}()
-	return e.deployIn(name, bpmn, e.rt.NewDeployment())
+	return e.deployIn(name, bpmn, deployment)
 }
 
 // deployIn deploys one document (BPMN or DMN, told apart by content) as
@@ -101,7 +107,7 @@ func (e *Engine) deployIn(name string, bpmn []byte, deployment int64) (d *Deploy
 	if len(plans) == 0 {
 		return nil, deployError(name, defs, append([]*model.Problem{noExecutable()}, defs.Descriptive...))
 	}
-	e.rt.Deployed(name, bpmn, plans)
+	e.rt.Deployed(name, bpmn, plans, deployment)
 	// What a process that is not deployed breaks refuses nothing that
 	// runs: the modeller is told.
 	d = &Deployment{Name: name, Warnings: publicProblems(model.SortProblems(append(warnings, defs.Descriptive...)))}

@@ -77,16 +77,27 @@ func (e *Engine) RestoreInstance(ctx context.Context, state []byte) (*Instance, 
 
 // plansOf returns the plans of the engine that the processes of deploys
 // run on, by the document's process keys: a deployment with the same
-// name and source is used, else the source is deployed.
+// name and source is used, else the source is deployed; documents the
+// document says were deployed together are deployed together here too,
+// so that a business rule task's binding "deployment" finds its
+// decisions.
 func (e *Engine) plansOf(deploys []runtime.Deploy) (map[int64]*runtime.Plan, error) {
 	plans := map[int64]*runtime.Plan{}
+	together := map[int64]int64{} // the document's deployment -> this engine's
 	for _, d := range deploys {
 		if len(d.Processes) == 0 && e.rt.HasDeployed(d.Name, []byte(d.Source)) {
 			continue // a DMN model deployed here already
 		}
 		got := e.rt.DeployedSource(d.Name, []byte(d.Source))
 		if got == nil {
-			if _, err := e.deploy(d.Name, []byte(d.Source)); err != nil {
+			id := together[d.Deployment]
+			if id == 0 {
+				id = e.rt.NewDeployment()
+				if d.Deployment > 0 {
+					together[d.Deployment] = id
+				}
+			}
+			if _, err := e.deployAs(d.Name, []byte(d.Source), id); err != nil {
 				return nil, err
 			}
 			got = e.rt.DeployedSource(d.Name, []byte(d.Source))

@@ -16,7 +16,7 @@ func BenchmarkEvaluateDecision(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	in := map[string]any{"x1": 46, "x2": 62, "x3": 78, "x4": 4, "x5": 1}
+	in := map[string]any{"x1": 66, "x2": 79, "x3": 2, "x4": 25, "x5": 1}
 	for _, c := range []struct {
 		name, ref string
 		in        map[string]any

@@ -32,7 +32,7 @@ func benchSet(b *testing.B, file string) *Set {
 func BenchmarkEvaluate(b *testing.B) {
 	table := benchSet(b, "../../testdata/table100.dmn")
 	drd := benchSet(b, "../../testdata/discount.dmn")
-	in := map[string]any{"x1": 46.0, "x2": 62.0, "x3": 78.0, "x4": 4.0, "x5": 1.0}
+	in := map[string]any{"x1": 66.0, "x2": 79.0, "x3": 2.0, "x4": 25.0, "x5": 1.0}
 	for _, c := range []struct {
 		name string
 		set  *Set

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -378,13 +379,19 @@ var feelFunctionOps = map[string]fnInfo{
 // feelListReplace is list replace(list, position, newItem) and list
 // replace(list, match, newItem) (DMN 1.5 10.3.4.4): the item at a
 // position, or every item for which match(item, newItem) is true,
-// replaced by newItem. Its first argument is the evaluation's meter.
+// replaced by newItem. A position with decimals is truncated to an
+// integer (2.5 is 2, -1.5 is -1), as the DMN TCK reads the spec. Its
+// first argument is the evaluation's meter.
 func feelListReplace(a ...any) (any, error) {
 	m := a[0].(*meter)
 	a = a[1:]
 	f, ok := a[1].(*feelFunc)
 	if !ok {
-		l, i, ok := listPos(a, 1)
+		pos := a[1]
+		if n, isNum := toFloat(pos); isNum {
+			pos = math.Trunc(n)
+		}
+		l, i, ok := listPos([]any{a[0], pos}, 1)
 		if !ok {
 			return nil, nil
 		}

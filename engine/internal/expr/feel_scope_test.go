@@ -108,6 +108,20 @@ func TestCompile_FEELListReplaceMatch(t *testing.T) {
 	})
 }
 
+// TestCompile_FEELListReplaceTruncatesPosition: a position with decimals
+// is truncated to an integer, toward zero (DMN 1.5 list replace).
+func TestCompile_FEELListReplaceTruncatesPosition(t *testing.T) {
+	runFEELCases(t, Options{}, []feelCase{
+		{text: "list replace([1, 2, 3], 2.5, 4)", want: []any{1.0, 4.0, 3.0}},
+		{text: "list replace([1, 2, 3], 2.9999, 4)", want: []any{1.0, 4.0, 3.0}},
+		{text: "list replace([1, 2, 3], -1.5, 4)", want: []any{1.0, 2.0, 4.0}},
+		{text: "list replace([1, 2, 3], 0.5, 4)", want: nil}, // position 0
+		{text: "list replace([1, 2, 3], 3.5, 4)", want: []any{1.0, 2.0, 4.0}},
+		{text: "list replace([1, 2, 3], 4.5, 4)", want: nil},
+		{text: `list replace([1, 2, 3], "2", 4)`, want: nil},
+	})
+}
+
 // TestCompile_FEELSpacedNames: names with spaces, keywords or operators
 // resolve against the scope (DMN 1.5 grammar notes): the variables, the
 // context entries and iteration variables around, and Options.Names,

@@ -27,6 +27,8 @@ type deployment struct {
 	// at is the key counter when it was recorded, which orders a
 	// deployment without plans (a DMN model) among the others.
 	at int64
+	// id is the deployment the document came with (NewDeployment).
+	id int64
 }
 
 // order is where the deployment goes in a checkpoint: by its first
@@ -38,12 +40,12 @@ func (d *deployment) order() int64 {
 	return d.at
 }
 
-// Deployed records the source of a deployment whose plans Install
-// registered, so that checkpoints can carry it.
-func (e *Engine) Deployed(name string, source []byte, plans []*Plan) {
+// Deployed records the source of a document of deployment id whose
+// plans Install registered, so that checkpoints can carry it.
+func (e *Engine) Deployed(name string, source []byte, plans []*Plan, id int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.deployments = append(e.deployments, deployment{name: name, source: append([]byte(nil), source...), plans: plans, at: e.keys.Load()})
+	e.deployments = append(e.deployments, deployment{name: name, source: append([]byte(nil), source...), plans: plans, at: e.keys.Load(), id: id})
 }
 
 // Checkpoint settles the engine and returns its state document. It must
@@ -214,7 +216,7 @@ func (e *Engine) checkpoint(ctx context.Context, only *int64, from func(int64) i
 	sort.SliceStable(deps, func(i, j int) bool { return deps[i].order() < deps[j].order() })
 	indexes := map[*Plan]*planIndex{}
 	for _, d := range deps {
-		dd := Deploy{Name: d.name, Source: string(d.source)}
+		dd := Deploy{Name: d.name, Source: string(d.source), Deployment: d.id}
 		for _, p := range d.plans {
 			dd.Processes = append(dd.Processes, ProcessDoc{ID: p.Process.ID, Key: p.Key, Version: p.Version})
 			indexes[p] = indexPlan(p)

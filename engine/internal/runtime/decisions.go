@@ -225,7 +225,13 @@ func matchedRules(evs []decision.Evaluated) []any {
 // sets.
 func (inst *Instance) evaluateDecision(tv *tokenView, np *nodePlan, vars map[string]any) (map[string]any, error) {
 	call := np.node.Decision
-	v, err := inst.eng.FindDecision(call.DecisionID, call.Binding, call.VersionTag, call.Version, inst.plan.Deployment)
+	var v *DecisionVersion
+	var err error
+	if call.Binding == "deployment" && inst.plan.DeploymentInferred {
+		v, err = inst.eng.findDecisionUpTo(call.DecisionID, inst.plan.Deployment)
+	} else {
+		v, err = inst.eng.FindDecision(call.DecisionID, call.Binding, call.VersionTag, call.Version, inst.plan.Deployment)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("business rule task: %w", err)
 	}
@@ -243,6 +249,21 @@ func (inst *Instance) evaluateDecision(tv *tokenView, np *nodePlan, vars map[str
 			"result": o.Value, "matchedRules": matchedRules(o.Evaluated),
 		}})
 	return map[string]any{call.ResultVariable: result}, nil
+}
+
+// findDecisionUpTo returns the newest version of decision id deployed
+// in deployment or before it: binding "deployment" for a plan whose
+// deployment was inferred (Plan.DeploymentInferred).
+func (e *Engine) findDecisionUpTo(id string, deployment int64) (*DecisionVersion, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	vs := e.decisions.byID[id]
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].Deployment <= deployment {
+			return vs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q: none was deployed with or before the process", ErrUnknownDecision, id)
 }
 
 // NewDeployment returns a new deployment's identifier (processes and

@@ -13,7 +13,7 @@ import (
 // newer one with a clear error.
 const (
 	StateFormat  = "flowtrack-state"
-	StateVersion = 2
+	StateVersion = 3
 )
 
 // Document is the state of a settled engine.
@@ -42,6 +42,11 @@ type Deploy struct {
 	Name      string       `json:"name"`
 	Source    string       `json:"bpmn"`
 	Processes []ProcessDoc `json:"processes"`
+	// Deployment identifies the deployment the document came with:
+	// documents deployed together (DeployResources) share it, and a
+	// business rule task with binding "deployment" finds its decision by
+	// it. Absent (0) in documents before version 3.
+	Deployment int64 `json:"deployment,omitempty"`
 }
 
 // ProcessDoc is one process version a deployment registered.

@@ -25,9 +25,15 @@ type Plan struct {
 	Key     int64
 	Version int
 	// Deployment identifies the deployment the plan came with, which a
-	// business rule task's binding "deployment" looks decisions up in
-	// (0: none known, as after a restore).
+	// business rule task's binding "deployment" looks decisions up in.
 	Deployment int64
+	// DeploymentInferred is set on a plan restored from a state document
+	// written before deployments were recorded (version < 3): which
+	// documents were deployed together is not known, so binding
+	// "deployment" takes the newest version of the decision deployed up
+	// to the plan's document (DeployResources deploys the DMN models
+	// before the processes).
+	DeploymentInferred bool
 
 	nodes []nodePlan
 	// start is the none start event instances begin at, or nil when the

@@ -39,11 +39,13 @@ func (e *Engine) Restore(doc *Document, parse Parse, opts CompileOptions) (err e
 		return fmt.Errorf("%w: %v", ErrBadState, err)
 	}
 	rs := &restorer{e: e, plans: map[int64]*planIndex{}, live: map[int64]*Instance{}}
+	ids, inferred, last := deploymentIDs(doc.Deploys)
 	for i, d := range doc.Deploys {
-		if err := rs.deploy(d, parse, opts); err != nil {
+		if err := rs.deploy(d, ids[i], inferred[i], parse, opts); err != nil {
 			return fmt.Errorf("%w: deployment %d (%s): %v", ErrBadState, i+1, d.Name, err)
 		}
 	}
+	e.deploySeq.Store(last)
 	if err := e.checkDocument(doc, func(k int64) *Plan {
 		if x := rs.plans[k]; x != nil {
 			return x.plan
@@ -153,9 +155,31 @@ func (rs *restorer) key(k int64) {
 	rs.maxKey = max(rs.maxKey, k)
 }
 
+// deploymentIDs returns the deployment of each of deploys, whether it
+// was inferred, and the greatest. A document written before version 3
+// has none: each of its documents is taken as a deployment of its own,
+// numbered after those the document names, in order, and marked
+// inferred (a business rule task's binding "deployment" then takes the
+// newest version deployed up to its process: see Plan.DeploymentInferred).
+func deploymentIDs(deploys []Deploy) (ids []int64, inferred []bool, last int64) {
+	for _, d := range deploys {
+		last = max(last, d.Deployment)
+	}
+	ids = make([]int64, len(deploys))
+	inferred = make([]bool, len(deploys))
+	for i, d := range deploys {
+		ids[i] = d.Deployment
+		if ids[i] <= 0 {
+			last++
+			ids[i], inferred[i] = last, true
+		}
+	}
+	return ids, inferred, last
+}
+
 // deploy installs one deployment of the document under its own keys and
-// versions.
-func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
+// versions, as part of deployment id.
+func (rs *restorer) deploy(d Deploy, id int64, inferred bool, parse Parse, opts CompileOptions) error {
 	defs, err := parse(d.Name, []byte(d.Source))
 	if err != nil {
 		return err
@@ -168,7 +192,7 @@ func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
 		if err != nil {
 			return err
 		}
-		if _, err := rs.e.InstallDecisions(d.Name, 0, defs.DMN, set); err != nil {
+		if _, err := rs.e.InstallDecisions(d.Name, id, defs.DMN, set); err != nil {
 			return err
 		}
 		// Ordered right after the deployment before it, as it was when
@@ -178,7 +202,7 @@ func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
 		if n := len(rs.e.deployments); n > 0 {
 			at = rs.e.deployments[n-1].order()
 		}
-		rs.e.deployments = append(rs.e.deployments, deployment{name: d.Name, source: []byte(d.Source), at: at})
+		rs.e.deployments = append(rs.e.deployments, deployment{name: d.Name, source: []byte(d.Source), at: at, id: id})
 		rs.e.mu.Unlock()
 		return nil
 	}
@@ -212,11 +236,12 @@ func (rs *restorer) deploy(d Deploy, parse Parse, opts CompileOptions) error {
 		}
 		rs.key(pd.Key)
 		plan.Key, plan.Version = pd.Key, pd.Version
+		plan.Deployment, plan.DeploymentInferred = id, inferred
 		e.plans[pd.ID] = append(e.plans[pd.ID], plan)
 		e.registerStarts(plan)
 		rs.plans[pd.Key] = indexPlan(plan)
 	}
-	e.deployments = append(e.deployments, deployment{name: d.Name, source: []byte(d.Source), plans: plans})
+	e.deployments = append(e.deployments, deployment{name: d.Name, source: []byte(d.Source), plans: plans, id: id})
 	return nil
 }
 

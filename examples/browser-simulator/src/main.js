@@ -13,14 +13,28 @@
 // and "Load saved"/"Open state" restore one, taking the model from its last
 // deployment. The document is the one the CLI's --state file holds, so a
 // session moves between the page and `flowtrack ... --state FILE`.
+//
+// DMN models deploy beside the BPMN (before it, so its business rule
+// tasks find their decisions): when a business rule task evaluates its
+// decision, the page shows the decision table with dmn-js, the rules that
+// matched highlighted and the outputs, from the engine's
+// decisionEvaluated event.
 
 import NavigatedViewer from 'bpmn-js/lib/NavigatedViewer';
 import { layoutProcess } from 'bpmn-auto-layout';
+import DmnViewer from 'dmn-js/lib/Viewer';
+import 'dmn-js/dist/assets/dmn-js-shared.css';
+import 'dmn-js/dist/assets/dmn-js-decision-table.css';
+import 'dmn-js/dist/assets/dmn-js-literal-expression.css';
+import 'dmn-js/dist/assets/dmn-js-boxed-expression.css';
+import 'dmn-js/dist/assets/dmn-font/css/dmn.css';
 import 'bpmn-js/dist/assets/diagram-js.css';
 import 'bpmn-js/dist/assets/bpmn-font/css/bpmn.css';
 import { Engine } from 'flowtrack';
 import wasmURL from 'flowtrack/flowtrack.wasm?url';
 import defaultXml from './order-payment.bpmn?raw';
+import loanXml from './loan-risk.bpmn?raw';
+import loanDmn from './loan-risk.dmn?raw';
 import './style.css';
 
 const $ = (id) => document.getElementById(id);
@@ -31,9 +45,24 @@ const overlays = viewer.get('overlays');
 const canvas = viewer.get('canvas');
 const registry = viewer.get('elementRegistry');
 
+// examples are the preloaded models: a BPMN, the DMN models it calls, and
+// start variables.
+const examples = {
+  'order-payment': { name: 'order-payment.bpmn', xml: defaultXml, dmn: [], vars: '{"orderId": "A-1", "amount": 250}' },
+  'loan-risk': { name: 'loan-risk.bpmn', xml: loanXml, dmn: [{ name: 'loan-risk.dmn', xml: loanDmn }], vars: '{"age": 40, "amount": 20000}' },
+};
+
 const sim = {
   xml: defaultXml,
   name: 'order-payment.bpmn',
+  // The DMN models deployed beside the BPMN, before it: [{ name, xml }].
+  dmn: [],
+  // Deployed decisions: decision id -> the DMN model's XML that has it.
+  decisionSources: new Map(),
+  // The decision shown: the last decisionEvaluated event of the shown
+  // instance, { elementId, decisionId, decisionName, version, result,
+  // matchedRules, open }, open being the decision whose table is open.
+  decision: null,
   engine: null,
   instanceKey: 0,
   state: '',
@@ -150,6 +179,18 @@ async function resetEngine() {
   sim.checkpoints = [];
   renderBack();
   if ($('choose').checked) await engine.setGatewayChoices(true);
+  sim.decisionSources.clear();
+  for (const m of sim.dmn) {
+    progress(`deploying ${m.name}…`);
+    let dd;
+    try {
+      dd = await engine.deploy(m.xml, m.name);
+    } catch (err) {
+      throw Object.assign(err, { resource: m.name });
+    }
+    for (const dec of dd.decisions ?? []) sim.decisionSources.set(dec.id, m.xml);
+    log('info', `deployed ${m.name}: decisions ${(dd.decisions ?? []).map((x) => `${x.id} v${x.version}`).join(', ')}`);
+  }
   progress(`deploying ${sim.name}…`);
   const d = await engine.deploy(sim.xml, sim.name);
   showProcesses(d.processes);
@@ -216,6 +257,7 @@ function clearInstance() {
   }
   sim.markers.clear();
   overlays.remove({ type: 'token' });
+  hideDecision();
   renderInstance();
   renderWaiting();
 }
@@ -355,6 +397,9 @@ function apply(ev, quiet = false) {
       break;
     case 'incidentCreated':
       if (ev.elementId) mark(ev.elementId, 'ft-error');
+      break;
+    case 'decisionEvaluated':
+      decisionEvaluated(ev);
       break;
     case 'instanceCompleted':
     case 'instanceTerminated':
@@ -815,7 +860,139 @@ function parseVars(text) {
   return v;
 }
 
+// ---- decisions ------------------------------------------------------------------
+
+// The decision panel shows the decision a business rule task of the shown
+// instance evaluated last (its decisionEvaluated event): the decision
+// table as dmn-js draws it (a viewer), the rules that matched
+// highlighted, and the outputs. A decision that required others has a
+// tab for each decision whose rules matched.
+
+let dmnViewer = null;
+// dmnImported is the DMN XML the viewer holds.
+let dmnImported = '';
+// decisionGen counts the panel's renders: an import still running when
+// another decision (or none) is shown gives up.
+let decisionGen = 0;
+
+// decisionEvaluated records a business rule task's evaluation and shows it.
+function decisionEvaluated(ev) {
+  const v = ev.variables ?? {};
+  const id = v.decisionId ?? ev.name;
+  sim.decision = {
+    elementId: ev.elementId,
+    decisionId: id,
+    decisionName: v.decisionName,
+    version: v.decisionVersion,
+    result: v.result,
+    matchedRules: v.matchedRules ?? [],
+    open: id,
+  };
+  showDecision();
+}
+
+function hideDecision() {
+  decisionGen++;
+  sim.decision = null;
+  $('decision-panel').hidden = true;
+}
+
+// showDecision renders sim.decision: title, tabs, outputs, and the open
+// decision's table with its matched rules highlighted.
+async function showDecision() {
+  const d = sim.decision;
+  if (!d) return;
+  const gen = ++decisionGen;
+  const panel = $('decision-panel');
+  panel.hidden = false;
+  panel.dataset.element = d.elementId ?? '';
+  panel.dataset.decision = d.open;
+  $('decision-title').textContent = `${label(d.elementId)}: ${d.decisionName || d.decisionId}${d.version ? ` v${d.version}` : ''}`;
+  const ids = [...new Set([d.decisionId, ...d.matchedRules.map((r) => r.decisionId)])];
+  $('decision-tabs').replaceChildren(
+    ...(ids.length < 2
+      ? []
+      : ids.map((id) => {
+          const b = Object.assign(document.createElement('button'), { className: `decision-tab${id === d.open ? ' open' : ''}`, textContent: id });
+          b.dataset.decision = id;
+          b.onclick = () => {
+            d.open = id;
+            showDecision();
+          };
+          return b;
+        })),
+  );
+  const matched = d.matchedRules.filter((r) => r.decisionId === d.open);
+  $('decision-result').innerHTML = `output <code class="decision-output">${escape(JSON.stringify(d.result))}</code> · ${
+    matched.length ? `matched ${matched.map((r) => `rule ${r.ruleIndex}${r.ruleId ? ` (${escape(r.ruleId)})` : ''}`).join(', ')}` : 'no rule matched'
+  }`;
+  const box = $('decision-table');
+  const xml = sim.decisionSources.get(d.open);
+  if (!xml) {
+    box.hidden = true;
+    $('decision-result').append(note(`no DMN model deployed by this page has decision ${d.open}`));
+    return;
+  }
+  box.hidden = false;
+  try {
+    dmnViewer ??= new DmnViewer({ container: box });
+    if (dmnImported !== xml) {
+      dmnImported = '';
+      await dmnViewer.importXML(xml);
+      dmnImported = xml;
+    }
+    if (gen !== decisionGen) return;
+    const view = dmnViewer.getViews().find((v) => v.element.id === d.open);
+    if (view && dmnViewer.getActiveView() !== view) await dmnViewer.open(view);
+  } catch (err) {
+    log('error', `decision ${d.open}: dmn-js cannot show it: ${err.message}`);
+    return;
+  }
+  if (gen !== decisionGen) return;
+  for (const tr of box.querySelectorAll('tr.ft-matched')) {
+    tr.classList.remove('ft-matched');
+    delete tr.dataset.ruleIndex;
+    delete tr.dataset.ruleId;
+  }
+  const rows = box.querySelectorAll('tbody tr');
+  for (const r of matched) {
+    const cell = r.ruleId ? box.querySelector(`td[data-row-id="${CSS.escape(r.ruleId)}"]`) : null;
+    const tr = cell?.closest('tr') ?? rows[r.ruleIndex - 1];
+    if (!tr) continue;
+    tr.classList.add('ft-matched');
+    tr.dataset.ruleIndex = String(r.ruleIndex);
+    if (r.ruleId) tr.dataset.ruleId = r.ruleId;
+  }
+  box.querySelector('tr.ft-matched')?.scrollIntoView({ block: 'nearest' });
+}
+
 // ---- model loading -----------------------------------------------------------
+
+// isDMN tells a DMN model from a BPMN one by its root element's namespace.
+function isDMN(xml) {
+  const root = new DOMParser().parseFromString(xml, 'application/xml').documentElement;
+  return /\/spec\/DMN\//.test(root?.namespaceURI ?? '');
+}
+
+// modelName is what the header shows: the BPMN and the DMN beside it.
+const modelName = () => [sim.name, ...sim.dmn.map((m) => m.name)].join(' + ');
+
+// openFiles loads what the file input gave: a BPMN with the DMN models
+// selected with it, or DMN models alone, added beside the model shown
+// (a DMN of the same name replaces the one before).
+async function openFiles(files) {
+  const read = await Promise.all([...files].map(async (f) => ({ name: f.name, xml: await f.text() })));
+  const dmn = read.filter((f) => isDMN(f.xml));
+  const bpmn = read.filter((f) => !isDMN(f.xml));
+  if (bpmn.length > 1) log('error', `open: one BPMN model at a time; opening ${bpmn[0].name}, not ${bpmn.slice(1).map((f) => f.name).join(', ')}`);
+  if (bpmn.length) {
+    sim.dmn = dmn;
+    return loadModel(bpmn[0].xml, bpmn[0].name);
+  }
+  sim.dmn = [...sim.dmn.filter((m) => !dmn.some((n) => n.name === m.name)), ...dmn];
+  log('info', `${dmn.map((m) => m.name).join(', ')} beside ${sim.name}: deploying again`);
+  return loadModel(sim.xml, sim.name);
+}
 
 // hasDiagram tells whether a BPMN document has a diagram (BPMN DI) to draw;
 // text that is not XML counts as having one, for importXML to report.
@@ -889,7 +1066,7 @@ async function loadModel(xml, name) {
   }
   sim.xml = xml;
   sim.name = name;
-  $('model-name').textContent = name;
+  $('model-name').textContent = modelName();
   if (sourceErr) {
     // Nothing of the rejected model runs.
     sim.engine?.close();
@@ -905,7 +1082,7 @@ async function loadModel(xml, name) {
     await resetEngine();
   } catch (err) {
     progress('', null, true);
-    rejected(name, err);
+    rejected(err.resource ?? name, err);
   }
 }
 
@@ -981,7 +1158,7 @@ async function loadSession(text, source) {
     } catch (err) {
       throw Object.assign(new Error(`not JSON: ${err.message}`), { name: 'InputError' });
     }
-    const dep = doc?.deployments?.at(-1);
+    const dep = doc?.deployments?.filter((d) => d.processes).at(-1);
     if (doc?.format !== 'flowtrack-state' || !dep) throw Object.assign(new Error('not a flowtrack state document with a deployment'), { name: 'InputError' });
     const key = newest(doc);
     await restore(text, key); // a document the engine refuses leaves everything as it was
@@ -1001,7 +1178,17 @@ async function loadSession(text, source) {
     }
     sim.xml = dep.bpmn;
     sim.name = dep.name;
-    $('model-name').textContent = dep.name;
+    // The DMN models deployed (the newest of each name), for the decision panel and Reset.
+    const dmn = new Map();
+    for (const d of doc.deployments) if (!d.processes && isDMN(d.bpmn)) dmn.set(d.name, { name: d.name, xml: d.bpmn });
+    sim.dmn = [...dmn.values()];
+    sim.decisionSources.clear();
+    for (const m of sim.dmn) {
+      const ids = new DOMParser().parseFromString(m.xml, 'application/xml').getElementsByTagNameNS('*', 'decision');
+      for (const el of ids) sim.decisionSources.set(el.getAttribute('id'), m.xml);
+    }
+    if (sim.decision) showDecision();
+    $('model-name').textContent = modelName();
     showProcesses(doc.deployments.flatMap((d) => d.processes));
     sim.checkpoints = [];
     await remember(`load ${source}`);
@@ -1025,9 +1212,17 @@ function currentState() {
 // ---- controls -----------------------------------------------------------------
 
 $('file').onchange = async (ev) => {
-  const file = ev.target.files?.[0];
-  if (file) await loadModel(await file.text(), file.name);
+  const files = ev.target.files;
+  if (files?.length) await openFiles(files);
+  ev.target.value = '';
 };
+$('example').onchange = async (ev) => {
+  const x = examples[ev.target.value];
+  sim.dmn = x.dmn;
+  $('start-vars').value = x.vars;
+  await loadModel(x.xml, x.name);
+};
+$('decision-close').onclick = () => hideDecision();
 $('reset').onclick = () => loadModel(sim.xml, sim.name);
 $('start').onclick = () =>
   act('start', async (e) => {

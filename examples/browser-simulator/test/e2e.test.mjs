@@ -2,10 +2,12 @@
 // built with Vite, served from dist/, and driven through a process with an
 // event-based gateway, a timer and user tasks, checking the token overlays
 // on the diagram and the final state; then chooses a gateway's flow, runs
-// two instances, edits variables and resolves an incident by clicking.
-// Saves screenshot.png, screenshot-final.png, screenshot-flow.png,
-// screenshot-instances.png, screenshot-choice.png, screenshot-incident.png and
-// screenshot-rejected.png beside this
+// two instances, edits variables and resolves an incident by clicking;
+// last, a business rule task's decision table (BPMN + DMN) with the rule
+// that matched highlighted. Saves screenshot.png, screenshot-final.png,
+// screenshot-flow.png, screenshot-instances.png, screenshot-choice.png,
+// screenshot-incident.png, screenshot-rejected.png and
+// screenshot-decision.png beside this
 // folder's package.json.
 //
 // Chromium comes from the system (Debian package `chromium`); this test
@@ -646,5 +648,71 @@ describe('browser simulator', { skip: !existsSync(executablePath) && `no Chromiu
     await complete('B', {});
     await page.waitForSelector('#instance[data-state="completed"]');
     await chooseMode(false);
+  });
+  // matchedRows lists the decision panel's highlighted rows: rule index, rule id, and the row's text.
+  const matchedRows = () =>
+    page.$$eval('#decision-panel:not([hidden]) #decision-table tr.ft-matched', (trs) => trs.map((tr) => [Number(tr.dataset.ruleIndex), tr.dataset.ruleId, tr.innerText.replace(/\s+/g, ' ').trim()]));
+
+  it('shows the decision a business rule task evaluated, with the rule that matched (preloaded BPMN + DMN example)', async () => {
+    await page.selectOption('#example', 'loan-risk');
+    await page.locator('#log li', { hasText: /deployed loan-risk\.dmn: decisions risk v1/ }).waitFor();
+    await ready();
+    await page.waitForFunction(() => document.querySelector('#process')?.value === 'loan');
+    assert.equal(await page.locator('#model-name').innerText(), 'loan-risk.bpmn + loan-risk.dmn');
+    assert.equal(await page.inputValue('#start-vars'), '{"age": 40, "amount": 20000}');
+    await page.selectOption('#speed', '0');
+    await page.click('#start');
+    await ready();
+    // age 40, amount 20000: only rule 3 (amount in [10000..50000]) holds, so FIRST picks it.
+    await page.locator('#decision-panel #decision-table tr.ft-matched').waitFor();
+    assert.equal(await page.getAttribute('#decision-panel', 'data-decision'), 'risk');
+    assert.equal(await page.getAttribute('#decision-panel', 'data-element'), 'Task_risk');
+    const rows = await matchedRows();
+    assert.equal(rows.length, 1, `one rule matched: ${JSON.stringify(rows)}`);
+    assert.deepEqual(rows[0].slice(0, 2), [3, 'r_medium']);
+    assert.match(rows[0][2], /\[10000\.\.50000\].*"medium".*"medium loan"/);
+    // The table is dmn-js's: every rule is a row, the matched one highlighted.
+    assert.equal(await page.locator('#decision-table tbody tr').count(), 4);
+    assert.deepEqual(JSON.parse(await page.locator('#decision-result .decision-output').innerText()), { level: 'medium', reason: 'medium loan' });
+    assert.match(await page.locator('#decision-result').innerText(), /matched rule 3 \(r_medium\)/);
+    await logLine(/decisionEvaluated Task_risk "risk"/);
+    // The engine routed by the output: medium risk goes to the review.
+    await token('Task_review').waitFor();
+    assert.deepEqual(await tokens(), ['Task_review:job']);
+    await page.screenshot({ path: join(root, 'screenshot-decision.png') });
+  });
+
+  it('loads a DMN file beside the BPMN and highlights the first rule that matched', async () => {
+    const src = (f) => readFileSync(join(root, 'src', f));
+    // The BPMN and the DMN selected together, as from a folder.
+    await page.setInputFiles('#file', [
+      { name: 'my-loan.bpmn', mimeType: 'application/xml', buffer: src('loan-risk.bpmn') },
+      { name: 'my-risk.dmn', mimeType: 'application/xml', buffer: src('loan-risk.dmn') },
+    ]);
+    await page.locator('#log li', { hasText: /deployed my-risk\.dmn: decisions risk v1/ }).waitFor();
+    await ready();
+    assert.equal(await page.locator('#model-name').innerText(), 'my-loan.bpmn + my-risk.dmn');
+    assert.equal(await page.isHidden('#decision-panel'), true, 'no decision shown before one is evaluated');
+    // age 22, amount 30000: rules 1 (young, > 10000) and 3 (in [10000..50000]) hold; FIRST takes rule 1.
+    await page.fill('#start-vars', '{"age": 22, "amount": 30000}');
+    await page.click('#start');
+    await ready();
+    await page.locator('#decision-panel #decision-table tr.ft-matched').waitFor();
+    const rows = await matchedRows();
+    assert.deepEqual(rows.map((r) => r.slice(0, 2)), [[1, 'r_young_big']]);
+    assert.deepEqual(JSON.parse(await page.locator('#decision-result .decision-output').innerText()), { level: 'high', reason: 'young applicant, large loan' });
+    // Another instance with a small loan: the table shows that evaluation's rule.
+    await page.fill('#start-vars', '{"age": 30, "amount": 2000}');
+    await page.click('#start');
+    await ready();
+    await page.waitForFunction(() => document.querySelector('#decision-table tr.ft-matched')?.dataset.ruleId === 'r_small');
+    assert.deepEqual((await matchedRows()).map((r) => r.slice(0, 2)), [[4, 'r_small']]);
+    await token('Task_pay').waitFor();
+    // Showing the first instance again rebuilds its decision from its history.
+    const first = await page.$$eval('#instances option', (os) => os.map((o) => o.value));
+    await page.selectOption('#instances', first[0]);
+    await page.waitForFunction(() => document.querySelector('#decision-table tr.ft-matched')?.dataset.ruleId === 'r_young_big');
+    await token('Task_review').waitFor();
+    assert.deepEqual(errors, []);
   });
 });
