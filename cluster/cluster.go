@@ -223,7 +223,9 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 // and settles the partition count.
 func (n *Node) setup(ctx context.Context) error {
 	c := n.cfg
-	meta, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "flowtrack_" + c.Cluster,
+	// ensureKeyValue and ensureStream, not CreateOrUpdate: see
+	// streams.go, why nodes started together waited 10 s here.
+	meta, err := ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: metaBucket(c.Cluster),
 		Description: "flowtrack cluster settings (package cluster)", Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: settings bucket: %w", c.Cluster, err)
@@ -255,11 +257,8 @@ func (n *Node) setup(ctx context.Context) error {
 	default:
 		return fmt.Errorf("cluster %s: write the partition count: %w", c.Cluster, err)
 	}
-	n.leases, err = n.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: leaseBucket(c.Cluster),
+	n.leases, err = ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: leaseBucket(c.Cluster),
 		Description: "flowtrack cluster leases (package cluster)", TTL: c.LeaseTTL, Replicas: c.Replicas})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		n.leases, err = n.js.KeyValue(ctx, leaseBucket(c.Cluster))
-	}
 	if err != nil {
 		return fmt.Errorf("cluster %s: lease bucket: %w", c.Cluster, err)
 	}
@@ -274,7 +273,7 @@ func (n *Node) setup(ctx context.Context) error {
 	if err := n.refuseSingleServer(ctx); err != nil {
 		return err
 	}
-	n.deploy, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	n.deploy, err = ensureStream(ctx, n.js, jetstream.StreamConfig{
 		Name:        deployStream(c.Cluster),
 		Description: "flowtrack cluster deployment log (package cluster)",
 		Subjects:    []string{deploySubject(c.Cluster)},
@@ -285,18 +284,23 @@ func (n *Node) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: deployment log: %w", c.Cluster, err)
 	}
-	n.subs, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subsBucket(c.Cluster),
+	n.subs, err = ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: subsBucket(c.Cluster),
 		Description: "flowtrack cluster message waits across partitions (package cluster)", Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: message subscription bucket: %w", c.Cluster, err)
 	}
 	n.subs = jswait.KeyValue(n.subs)
-	n.corr, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: doneBucket(c.Cluster),
+	n.corr, err = ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: doneBucket(c.Cluster),
 		Description: "flowtrack cluster correlations made on request (package cluster)", TTL: DoneTTL, Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: correlation bucket: %w", c.Cluster, err)
 	}
 	n.corr = jswait.KeyValue(n.corr)
+	// The job stream is created here, with the cluster's replicas, rather
+	// than by the first partition's job queue to open.
+	if _, err := ensureStream(ctx, n.js, server.JobStreamConfig(c.Cluster, c.Replicas)); err != nil {
+		return fmt.Errorf("cluster %s: job stream: %w", c.Cluster, err)
+	}
 	return nil
 }
 
@@ -455,6 +459,7 @@ func (n *Node) ownedIDs() []int {
 	return ids
 }
 
+func metaBucket(cluster string) string    { return "flowtrack_" + cluster }
 func leaseBucket(cluster string) string   { return "flowtrack_" + cluster + "_leases" }
 func deployStream(cluster string) string  { return "FLOWTRACK_" + cluster + "_DEPLOYMENTS" }
 func deploySubject(cluster string) string { return "flowtrack." + cluster + ".deployments" }

@@ -219,14 +219,7 @@ func (q *Jobs) openStreamOnce(ctx context.Context) error {
 	name := wire.JobStream(q.cluster)
 	stream, err := q.js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		stream, err = q.js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:        name,
-			Description: "flowtrack job work queues of cluster " + q.cluster,
-			Subjects:    []string{wire.JobSubjectPrefix(q.cluster) + ">"},
-			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    q.cfg.Replicas,
-		})
+		stream, err = q.js.CreateStream(ctx, JobStreamConfig(q.cluster, q.cfg.Replicas))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // created meanwhile, by another partition
 			stream, err = q.js.Stream(ctx, name)
 		}
@@ -236,6 +229,20 @@ func (q *Jobs) openStreamOnce(ctx context.Context) error {
 	}
 	q.stream = stream
 	return nil
+}
+
+// JobStreamConfig is the configuration of cluster's job stream: work-queue
+// retention, on file, with replicas (a cluster creates it with its
+// partitions' replicas before any partition opens).
+func JobStreamConfig(cluster string, replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        wire.JobStream(cluster),
+		Description: "flowtrack job work queues of cluster " + cluster,
+		Subjects:    []string{wire.JobSubjectPrefix(cluster) + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+	}
 }
 
 // pass activates and publishes every activatable job of the served
