@@ -117,6 +117,7 @@ type Node struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	leases jetstream.KeyValue
+	meta   jetstream.KeyValue // the settings bucket: partition count, members
 	deploy jetstream.Stream
 	// subs and corr are the buckets of the message protocol (messages.go).
 	subs  jetstream.KeyValue
@@ -231,6 +232,7 @@ func (n *Node) setup(ctx context.Context) error {
 		return fmt.Errorf("cluster %s: settings bucket: %w", c.Cluster, err)
 	}
 	meta = jswait.KeyValue(meta)
+	n.meta = meta
 	want := strconv.Itoa(c.Partitions)
 	if c.Partitions > 0 {
 		_, err = meta.Create(ctx, "partitions", []byte(want))
@@ -345,6 +347,11 @@ func (n *Node) join(ctx context.Context) error {
 		rev, err := n.leases.Create(ctx, nodeKey(n.cfg.Node), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 		if err == nil {
 			n.nodeRev = rev
+			// A member entry outlives the lease, so that a node that dies
+			// is listed as dead (ReadStatus) rather than vanish.
+			if _, err := n.meta.Put(ctx, memberPrefix+n.cfg.Node, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+				return fmt.Errorf("cluster %s: register member %s: %w", n.cfg.Cluster, n.cfg.Node, err)
+			}
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
@@ -409,6 +416,9 @@ func (n *Node) Close(ctx context.Context) error {
 	n.closing.Wait()
 	if err := n.leases.Delete(ctx, nodeKey(n.cfg.Node)); err != nil {
 		errs = append(errs, fmt.Errorf("leave: %w", err))
+	}
+	if err := n.meta.Delete(ctx, memberPrefix+n.cfg.Node); err != nil {
+		errs = append(errs, fmt.Errorf("leave: member entry: %w", err))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cluster %s: close node %s: %w", n.cfg.Cluster, n.cfg.Node, err)
