@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -27,8 +28,10 @@ import (
 type Error = wire.Error
 
 // ErrNoServer is returned (wrapped) when no server answers on the
-// cluster's subjects.
-var ErrNoServer = errors.New("no flowtrack server answers")
+// cluster's subjects: NATS answers the request "no responders" at once,
+// so the call fails at once rather than after its timeout. It is
+// wire.ErrNoServer, the NO_SERVER code of the SDK's remote mode.
+var ErrNoServer = wire.ErrNoServer
 
 // ErrUnsupported is returned for operations the server's engine cannot do
 // (UNSUPPORTED): restore, which would replace the served engine, and
@@ -44,6 +47,9 @@ const DefaultTimeout = 30 * time.Second
 type Client struct {
 	nc      *nats.Conn
 	cluster string
+	// mux sends the requests: an answer larger than a NATS message
+	// comes in chunks (package reply).
+	mux *reply.Mux
 }
 
 // New returns a client of cluster ("" is "default") over nc, which stays
@@ -52,7 +58,7 @@ func New(nc *nats.Conn, cluster string) *Client {
 	if cluster == "" {
 		cluster = "default"
 	}
-	return &Client{nc: nc, cluster: cluster}
+	return &Client{nc: nc, cluster: cluster, mux: reply.NewMux(nc)}
 }
 
 // Call runs operation op with a JSON request and returns the JSON result
@@ -74,7 +80,7 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, wire.OpSubject(c.cluster, op), data)
+	msg, err := c.mux.Request(ctx, wire.OpSubject(c.cluster, op), data, nil)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
 	}
@@ -148,10 +154,35 @@ func (c *Client) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	return c.call(ctx, "broadcast_signal", wire.SignalRequest{Name: name, Variables: vars}, nil)
 }
 
-// Jobs returns the activatable jobs matching f, ordered by key.
+// JobsPageSize is how many jobs Jobs asks for at a time.
+const JobsPageSize = 1000
+
+// Jobs returns the activatable jobs matching f, ordered by key, asking
+// for them a page at a time (JobsPage), so that no answer is large
+// however many jobs there are.
 func (c *Client) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
+	var all []engine.Job
+	after := int64(0)
+	for {
+		page, err := c.JobsPage(ctx, f, after, JobsPageSize)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < JobsPageSize {
+			return all, nil
+		}
+		after = page[len(page)-1].Key
+	}
+}
+
+// JobsPage returns up to limit activatable jobs matching f whose keys
+// are above afterKey, ordered by key (limit 0: all of them): the next
+// page starts after the last key of this one.
+func (c *Client) JobsPage(ctx context.Context, f engine.JobFilter, afterKey int64, limit int) ([]engine.Job, error) {
 	var jobs []engine.Job
-	err := c.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID}, &jobs)
+	err := c.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID,
+		AfterKey: afterKey, Limit: limit}, &jobs)
 	return jobs, err
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/jswait"
+	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -127,6 +128,9 @@ type Node struct {
 	epoch time.Time // the node's monotonic origin for lease deadlines
 
 	router *router
+	// mux sends the node's requests to partitions, whose answers may
+	// come in chunks (package reply).
+	mux *reply.Mux
 
 	mu      sync.Mutex
 	owned   map[int]*owned
@@ -189,7 +193,7 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cfg.Cluster, err)
 	}
-	n := &Node{cfg: cfg, nc: nc, js: js, epoch: time.Now(), owned: map[int]*owned{},
+	n := &Node{cfg: cfg, nc: nc, js: js, mux: reply.NewMux(nc), epoch: time.Now(), owned: map[int]*owned{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	// Servers of a NATS cluster that start together may not place a
 	// replicated bucket or stream at once: setup waits that out (and
@@ -420,6 +424,9 @@ func (n *Node) Close(ctx context.Context) error {
 	if err := n.meta.Delete(ctx, memberPrefix+n.cfg.Node); err != nil {
 		errs = append(errs, fmt.Errorf("leave: member entry: %w", err))
 	}
+	if err := n.mux.Close(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cluster %s: close node %s: %w", n.cfg.Cluster, n.cfg.Node, err)
 	}
@@ -442,6 +449,7 @@ func (n *Node) Kill() {
 		_ = n.drop(context.Background(), o)
 	}
 	n.closing.Wait()
+	_ = n.mux.Close() // a crash: nothing to report
 }
 
 // halt stops the lease loop; false if the node was already stopped.

@@ -37,6 +37,8 @@ const (
 	CodeTrapped     Code = "TRAPPED"
 	CodeClosed      Code = "CLOSED"
 	CodeTooManyJobs Code = "TOO_MANY_JOBS"
+	CodeTooLarge    Code = "TOO_LARGE"
+	CodeNoServer    Code = "NO_SERVER"
 )
 
 // ErrTrapped is the error of a call on a module that trapped (stopped
@@ -46,6 +48,15 @@ var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
 var ErrUnsupported = errors.New("unsupported operation")
+
+// ErrTooLarge is the error of an answer larger than the transport
+// carries in one message (NATS' max payload) to a requester that does
+// not take it in chunks.
+var ErrTooLarge = errors.New("flowtrack: answer too large for the transport; ask for a page (limit, afterKey) or use a client that takes chunked answers")
+
+// ErrNoServer is the error of a request no flowtrack server answers: no
+// server or node serves the cluster's subjects (NATS no-responders).
+var ErrNoServer = errors.New("flowtrack: no flowtrack server answers")
 
 // CodeInfo describes one error code.
 type CodeInfo struct {
@@ -115,6 +126,10 @@ var Codes = []CodeInfo{
 		"a call on an engine after Close."},
 	{CodeTooManyJobs, nil, "TooManyJobsError", true,
 		"the SDK's job handlers worked more jobs after one call than its `maxHandledJobs` allows (a model that loops through jobs)."},
+	{CodeTooLarge, ErrTooLarge, "TooLargeError", true,
+		"a served engine's answer larger than NATS carries in one message, to a requester that does not take chunked answers; ask for a page (`jobs`: `limit`, `afterKey`)."},
+	{CodeNoServer, ErrNoServer, "NoServerError", true,
+		"remote mode: no flowtrack server answers on the cluster's subjects (NATS no-responders); raised at once, not after the timeout."},
 }
 
 // CodeOf returns the code the module answers with for err: DEPLOY_FAILED
