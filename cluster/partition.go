@@ -88,7 +88,7 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Replicas: c.Replicas, Engine: opts,
 		Store: fencedStore{Store: store, fence: f}, Serving: f.open,
 		OnError: func(err error) { n.logf("partition %d: %v", id, err) },
-		Jobs: server.JobsConfig{OnError: func(err error) { n.logf("partition %d: %v", id, err) }},
+		Jobs:    server.JobsConfig{OnError: func(err error) { n.logf("partition %d: %v", id, err) }},
 		Prepare: func(ctx context.Context, eng *engine.Engine) error {
 			_, err := p.syncTo(ctx, eng, 0)
 			return err
