@@ -41,6 +41,12 @@ var ErrUnsupported = wire.ErrUnsupported
 // DefaultTimeout bounds a request whose context has no deadline.
 const DefaultTimeout = 30 * time.Second
 
+// ReconnectGrace is how long a request waits for a connection that is
+// down (reconnecting: its NATS server died) to come back, to another
+// server of the NATS cluster or the same one, before it fails with
+// ErrNoServer rather than wait out its whole timeout.
+const ReconnectGrace = 2 * time.Second
+
 // Client is a connection to the server (or the nodes) of one cluster. It
 // is safe for concurrent use; the server runs the operations that only
 // call the engine concurrently, and the others one at a time.
@@ -80,9 +86,16 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := c.watchDown(ctx, cancel)
 	msg, err := c.mux.Request(ctx, wire.OpSubject(c.cluster, op), data, nil)
+	stop()
+	if cause := context.Cause(ctx); errors.Is(cause, ErrNoServer) {
+		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, cause)
+	}
 	if errors.Is(err, nats.ErrNoResponders) {
-		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
+		return fmt.Errorf("%s: cluster %q: %w (NATS has no responders on its subjects)", op, c.cluster, ErrNoServer)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -104,6 +117,37 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		return fmt.Errorf("%s: decode result: %w", op, err)
 	}
 	return nil
+}
+
+// watchDown cancels ctx with ErrNoServer once the connection has been
+// down (reconnecting) for ReconnectGrace; the returned function stops
+// watching.
+func (c *Client) watchDown(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var since time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				switch {
+				case c.nc.IsConnected():
+					since = time.Time{}
+				case since.IsZero():
+					since = now
+				case now.Sub(since) >= ReconnectGrace:
+					cancel(fmt.Errorf("%w: the NATS connection has been down for %s", ErrNoServer, now.Sub(since).Round(time.Millisecond)))
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // Deploy parses, validates and registers the executable processes of a
