@@ -332,7 +332,7 @@ export class Engine {
    * checkpoint and restore throw UnsupportedError. With `servers` the SDK
    * connects through the `nats` package (an optional peer dependency:
    * install it next to flowtrack); in a browser pass a `connection` from
-   * nats.ws. Throws ClosedError when no server answers for the cluster.
+   * nats.ws. Throws NoServerError when no server answers for the cluster.
    *
    *     const engine = await Engine.connect({ servers: 'nats://127.0.0.1:4222', cluster: 'orders' });
    *     engine.handle('check-order', async job => ({ valid: job.variables?.amount < 1000 }));
