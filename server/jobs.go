@@ -325,8 +325,20 @@ func (q *Jobs) publish(ctx context.Context, jobs []engine.Job) error {
 	}
 	ctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
 	defer cancel()
-	return jswait.Do(ctx, func(ctx context.Context) error { return q.publishOnce(ctx, jobs) })
+	return jswait.Do(ctx, func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		defer cancel()
+		return q.publishOnce(actx, jobs)
+	})
 }
+
+// publishAttempt bounds one try of publish: an acknowledgement that does
+// not come (the stream's leader died with the publication) is not waited
+// for longer, and the jobs are published again (the same message ids:
+// JetStream holds each once). Waiting out jswait.DefaultWait instead
+// stopped job delivery for 30 s after a kill of the job stream's leader
+// (TestCluster_JobStreamLeaderKilled).
+const publishAttempt = 3 * time.Second
 
 func (q *Jobs) publishOnce(ctx context.Context, jobs []engine.Job) error {
 	acks := make([]jetstream.PubAckFuture, 0, len(jobs))
