@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -27,8 +28,10 @@ import (
 type Error = wire.Error
 
 // ErrNoServer is returned (wrapped) when no server answers on the
-// cluster's subjects.
-var ErrNoServer = errors.New("no flowtrack server answers")
+// cluster's subjects: NATS answers the request "no responders" at once,
+// so the call fails at once rather than after its timeout. It is
+// wire.ErrNoServer, the NO_SERVER code of the SDK's remote mode.
+var ErrNoServer = wire.ErrNoServer
 
 // ErrUnsupported is returned for operations the server's engine cannot do
 // (UNSUPPORTED): restore, which would replace the served engine, and
@@ -38,12 +41,21 @@ var ErrUnsupported = wire.ErrUnsupported
 // DefaultTimeout bounds a request whose context has no deadline.
 const DefaultTimeout = 30 * time.Second
 
+// ReconnectGrace is how long a request waits for a connection that is
+// down (reconnecting: its NATS server died) to come back, to another
+// server of the NATS cluster or the same one, before it fails with
+// ErrNoServer rather than wait out its whole timeout.
+const ReconnectGrace = 2 * time.Second
+
 // Client is a connection to the server (or the nodes) of one cluster. It
 // is safe for concurrent use; the server runs the operations that only
 // call the engine concurrently, and the others one at a time.
 type Client struct {
 	nc      *nats.Conn
 	cluster string
+	// mux sends the requests: an answer larger than a NATS message
+	// comes in chunks (package reply).
+	mux *reply.Mux
 }
 
 // New returns a client of cluster ("" is "default") over nc, which stays
@@ -52,7 +64,7 @@ func New(nc *nats.Conn, cluster string) *Client {
 	if cluster == "" {
 		cluster = "default"
 	}
-	return &Client{nc: nc, cluster: cluster}
+	return &Client{nc: nc, cluster: cluster, mux: reply.NewMux(nc)}
 }
 
 // Call runs operation op with a JSON request and returns the JSON result
@@ -74,18 +86,25 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := c.watchDown(ctx, cancel)
 	subject := wire.OpSubject(c.cluster, op)
 	var msg *nats.Msg
 	err = c.guard(ctx, subject, func(ctx context.Context) error {
 		var err error
-		msg, err = c.nc.RequestWithContext(ctx, subject, data)
+		msg, err = c.mux.Request(ctx, subject, data, nil)
 		return err
 	})
+	stop()
 	if errors.Is(err, ErrPermissionDenied) {
 		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, err)
 	}
+	if cause := context.Cause(ctx); errors.Is(cause, ErrNoServer) {
+		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, cause)
+	}
 	if errors.Is(err, nats.ErrNoResponders) {
-		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
+		return fmt.Errorf("%s: cluster %q: %w (NATS has no responders on its subjects)", op, c.cluster, ErrNoServer)
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", op, err)
@@ -107,6 +126,37 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		return fmt.Errorf("%s: decode result: %w", op, err)
 	}
 	return nil
+}
+
+// watchDown cancels ctx with ErrNoServer once the connection has been
+// down (reconnecting) for ReconnectGrace; the returned function stops
+// watching.
+func (c *Client) watchDown(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		var since time.Time
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case now := <-tick.C:
+				switch {
+				case c.nc.IsConnected():
+					since = time.Time{}
+				case since.IsZero():
+					since = now
+				case now.Sub(since) >= ReconnectGrace:
+					cancel(fmt.Errorf("%w: the NATS connection has been down for %s", ErrNoServer, now.Sub(since).Round(time.Millisecond)))
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // Deploy parses, validates and registers the executable processes of a
@@ -157,10 +207,35 @@ func (c *Client) BroadcastSignal(ctx context.Context, name string, vars map[stri
 	return c.call(ctx, "broadcast_signal", wire.SignalRequest{Name: name, Variables: vars}, nil)
 }
 
-// Jobs returns the activatable jobs matching f, ordered by key.
+// JobsPageSize is how many jobs Jobs asks for at a time.
+const JobsPageSize = 1000
+
+// Jobs returns the activatable jobs matching f, ordered by key, asking
+// for them a page at a time (JobsPage), so that no answer is large
+// however many jobs there are.
 func (c *Client) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
+	var all []engine.Job
+	after := int64(0)
+	for {
+		page, err := c.JobsPage(ctx, f, after, JobsPageSize)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page...)
+		if len(page) < JobsPageSize {
+			return all, nil
+		}
+		after = page[len(page)-1].Key
+	}
+}
+
+// JobsPage returns up to limit activatable jobs matching f whose keys
+// are above afterKey, ordered by key (limit 0: all of them): the next
+// page starts after the last key of this one.
+func (c *Client) JobsPage(ctx context.Context, f engine.JobFilter, afterKey int64, limit int) ([]engine.Job, error) {
 	var jobs []engine.Job
-	err := c.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID}, &jobs)
+	err := c.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID,
+		AfterKey: afterKey, Limit: limit}, &jobs)
 	return jobs, err
 }
 

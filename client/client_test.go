@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -325,5 +326,41 @@ func TestServer_Concurrent(t *testing.T) {
 		if len(toks) != 1 || toks[0].ElementID != "paid" {
 			t.Errorf("instance %d after the restart: tokens %+v, want one waiting at paid", key, toks)
 		}
+	}
+}
+
+// TestClient_DeadServer: a request to a server whose NATS server died
+// (the connection reconnecting) fails with ErrNoServer once the
+// connection has been down for ReconnectGrace, not after its timeout.
+func TestClient_DeadServer(t *testing.T) {
+	ns, err := server.StartNATS(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(ns.ClientURL(), nats.MaxReconnects(-1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	srv, err := server.New(ctx, nc, server.Config{Cluster: "dying"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(nc, "dying")
+	if _, err := c.Now(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The flowtrack server closes first (its store needs NATS to close);
+	// then NATS dies, and the connection reconnects in vain.
+	if err := srv.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	_, err = c.Now(ctx)
+	if !errors.Is(err, client.ErrNoServer) || !strings.Contains(err.Error(), "connection has been down") || ctx.Err() != nil {
+		t.Fatalf("a request once the server died: %v (context %v), want ErrNoServer", err, ctx.Err())
 	}
 }

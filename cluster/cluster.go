@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/jswait"
+	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -123,6 +124,7 @@ type Node struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	leases jetstream.KeyValue
+	meta   jetstream.KeyValue // the settings bucket: partition count, members
 	deploy jetstream.Stream
 	// subs and corr are the buckets of the message protocol (messages.go).
 	subs  jetstream.KeyValue
@@ -132,6 +134,9 @@ type Node struct {
 	epoch time.Time // the node's monotonic origin for lease deadlines
 
 	router *router
+	// mux sends the node's requests to partitions, whose answers may
+	// come in chunks (package reply).
+	mux *reply.Mux
 
 	mu      sync.Mutex
 	owned   map[int]*owned
@@ -194,7 +199,7 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: %w", cfg.Cluster, err)
 	}
-	n := &Node{cfg: cfg, nc: nc, js: js, epoch: time.Now(), owned: map[int]*owned{},
+	n := &Node{cfg: cfg, nc: nc, js: js, mux: reply.NewMux(nc), epoch: time.Now(), owned: map[int]*owned{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	// Servers of a NATS cluster that start together may not place a
 	// replicated bucket or stream at once: setup waits that out (and
@@ -229,12 +234,15 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 // and settles the partition count.
 func (n *Node) setup(ctx context.Context) error {
 	c := n.cfg
-	meta, err := n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "flowtrack_" + c.Cluster,
+	// ensureKeyValue and ensureStream, not CreateOrUpdate: see
+	// streams.go, why nodes started together waited 10 s here.
+	meta, err := ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: metaBucket(c.Cluster),
 		Description: "flowtrack cluster settings (package cluster)", Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: settings bucket: %w", c.Cluster, err)
 	}
 	meta = jswait.KeyValue(meta)
+	n.meta = meta
 	want := strconv.Itoa(c.Partitions)
 	if c.Partitions > 0 {
 		_, err = meta.Create(ctx, "partitions", []byte(want))
@@ -266,15 +274,8 @@ func (n *Node) setup(ctx context.Context) error {
 	default:
 		return fmt.Errorf("cluster %s: write the partition count: %w", c.Cluster, err)
 	}
-	n.leases, err = n.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: leaseBucket(c.Cluster),
+	n.leases, err = ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: leaseBucket(c.Cluster),
 		Description: "flowtrack cluster leases (package cluster)", TTL: c.LeaseTTL, Replicas: c.Replicas})
-	if errors.Is(err, jetstream.ErrBucketExists) {
-		n.leases, err = n.js.KeyValue(ctx, leaseBucket(c.Cluster))
-	}
-	if errors.Is(err, jetstream.ErrBucketNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
-		// Created by another node, not yet known where it was asked.
-		err = jswait.Again(err)
-	}
 	if err != nil {
 		return fmt.Errorf("cluster %s: lease bucket: %w", c.Cluster, err)
 	}
@@ -292,7 +293,7 @@ func (n *Node) setup(ctx context.Context) error {
 	if err := n.refuseSingleServer(ctx); err != nil {
 		return err
 	}
-	n.deploy, err = n.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	n.deploy, err = ensureStream(ctx, n.js, jetstream.StreamConfig{
 		Name:        deployStream(c.Cluster),
 		Description: "flowtrack cluster deployment log (package cluster)",
 		Subjects:    []string{deploySubject(c.Cluster)},
@@ -303,18 +304,23 @@ func (n *Node) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster %s: deployment log: %w", c.Cluster, err)
 	}
-	n.subs, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: subsBucket(c.Cluster),
+	n.subs, err = ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: subsBucket(c.Cluster),
 		Description: "flowtrack cluster message waits across partitions (package cluster)", Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: message subscription bucket: %w", c.Cluster, err)
 	}
 	n.subs = jswait.KeyValue(n.subs)
-	n.corr, err = n.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: doneBucket(c.Cluster),
+	n.corr, err = ensureKeyValue(ctx, n.js, jetstream.KeyValueConfig{Bucket: doneBucket(c.Cluster),
 		Description: "flowtrack cluster correlations made on request (package cluster)", TTL: DoneTTL, Replicas: c.Replicas})
 	if err != nil {
 		return fmt.Errorf("cluster %s: correlation bucket: %w", c.Cluster, err)
 	}
 	n.corr = jswait.KeyValue(n.corr)
+	// The job stream is created here, with the cluster's replicas, rather
+	// than by the first partition's job queue to open.
+	if _, err := ensureStream(ctx, n.js, server.JobStreamConfig(c.Cluster, c.Replicas)); err != nil {
+		return fmt.Errorf("cluster %s: job stream: %w", c.Cluster, err)
+	}
 	return nil
 }
 
@@ -359,6 +365,11 @@ func (n *Node) join(ctx context.Context) error {
 		rev, err := n.leases.Create(ctx, nodeKey(n.cfg.Node), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 		if err == nil {
 			n.nodeRev = rev
+			// A member entry outlives the lease, so that a node that dies
+			// is listed as dead (ReadStatus) rather than vanish.
+			if _, err := n.meta.Put(ctx, memberPrefix+n.cfg.Node, []byte(time.Now().UTC().Format(time.RFC3339Nano))); err != nil {
+				return fmt.Errorf("cluster %s: register member %s: %w", n.cfg.Cluster, n.cfg.Node, err)
+			}
 			return nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
@@ -424,6 +435,12 @@ func (n *Node) Close(ctx context.Context) error {
 	if err := n.leases.Delete(ctx, nodeKey(n.cfg.Node)); err != nil {
 		errs = append(errs, fmt.Errorf("leave: %w", err))
 	}
+	if err := n.meta.Delete(ctx, memberPrefix+n.cfg.Node); err != nil {
+		errs = append(errs, fmt.Errorf("leave: member entry: %w", err))
+	}
+	if err := n.mux.Close(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cluster %s: close node %s: %w", n.cfg.Cluster, n.cfg.Node, err)
 	}
@@ -446,6 +463,7 @@ func (n *Node) Kill() {
 		_ = n.drop(context.Background(), o)
 	}
 	n.closing.Wait()
+	_ = n.mux.Close() // a crash: nothing to report
 }
 
 // halt stops the lease loop; false if the node was already stopped.
@@ -473,6 +491,7 @@ func (n *Node) ownedIDs() []int {
 	return ids
 }
 
+func metaBucket(cluster string) string    { return "flowtrack_" + cluster }
 func leaseBucket(cluster string) string   { return "flowtrack_" + cluster + "_leases" }
 func deployStream(cluster string) string  { return "FLOWTRACK_" + cluster + "_DEPLOYMENTS" }
 func deploySubject(cluster string) string { return "flowtrack." + cluster + ".deployments" }

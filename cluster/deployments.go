@@ -139,16 +139,16 @@ func (p *Partition) syncTo(ctx context.Context, eng *engine.Engine, seq uint64) 
 func (p *Partition) answerSync(m *nats.Msg) {
 	seq, err := strconv.ParseUint(string(m.Data), 10, 64)
 	if err != nil {
-		_ = m.Respond(errorResponse(wire.CodeBadRequest, "sync: not a log sequence: "+strconv.Quote(string(m.Data))))
+		p.n.respond(m, errorResponse(wire.CodeBadRequest, "sync: not a log sequence: "+strconv.Quote(string(m.Data))))
 		return
 	}
 	res, err := p.syncTo(context.Background(), p.Engine(), seq)
 	if err != nil {
-		_ = m.Respond(errorResponse(wire.CodeInternal, err.Error()))
+		p.n.respond(m, errorResponse(wire.CodeInternal, err.Error()))
 		return
 	}
 	if res == nil {
 		res = []byte("null")
 	}
-	_ = m.Respond(okResponse(res, nil))
+	p.n.respond(m, okResponse(res, nil))
 }

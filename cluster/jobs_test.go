@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -23,7 +24,42 @@ func TestCluster_JobQueues(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
 	}
-	tc := newTestCluster(t, 3, clusterConfig("jq"))
+	runJobQueues(t, "jq", func(*testCluster) int { return 2 })
+}
+
+// TestCluster_JobStreamLeaderKilled is TestCluster_JobQueues with the
+// member whose NATS server leads the job stream killed: the stream has
+// the partitions' replicas, so another server leads it and jobs are
+// delivered on (with one replica, delivery stopped for minutes).
+func TestCluster_JobStreamLeaderKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-server cluster: make race (part of make test) runs it")
+	}
+	runJobQueues(t, "jql", func(tc *testCluster) int {
+		js, err := jetstream.New(tc.conns[0])
+		require.NoError(t, err)
+		ctx, cancel := reqCtx()
+		defer cancel()
+		s, err := js.Stream(ctx, "FLOWTRACK_JOBS_jql")
+		require.NoError(t, err)
+		info := s.CachedInfo()
+		require.Equal(t, 3, info.Config.Replicas)
+		require.NotNil(t, info.Cluster)
+		for i, n := range tc.nats {
+			if n.Name == info.Cluster.Leader {
+				t.Logf("killing %s, the job stream's leader", n.Name)
+				return i
+			}
+		}
+		t.Fatalf("the job stream's leader %q is none of the members", info.Cluster.Leader)
+		return 0
+	})
+}
+
+// runJobQueues runs the job queue workload on a cluster named name,
+// killing the member victim picks midway.
+func runJobQueues(t *testing.T, name string, victim func(*testCluster) int) {
+	tc := newTestCluster(t, 3, clusterConfig(name))
 	cl := tc.client()
 	ctx, cancel := reqCtx()
 	_, err := cl.Deploy(ctx, "order.bpmn", orderBPMN)
@@ -52,12 +88,14 @@ func TestCluster_JobQueues(t *testing.T) {
 	for i := range orders / 2 {
 		w.start(i)
 	}
-	tc.kill(2)
+	killed := time.Now()
+	tc.kill(victim(tc))
 	t.Logf("partitions served again %s after the kill", tc.waitServed(testtime.Scale(60*time.Second)).Round(time.Millisecond))
 	for i := orders / 2; i < orders; i++ {
 		w.start(i)
 	}
 	w.check(t, testtime.Scale(120*time.Second))
+	t.Logf("every instance completed %s after the kill", time.Since(killed).Round(time.Millisecond))
 	stopWork()
 	wg.Wait()
 	require.GreaterOrEqual(t, len(w.started), orders/2, "starts after the takeover are all acknowledged")

@@ -11,6 +11,11 @@ import (
 // mergeByKey concatenates the partitions' lists (jobs, incidents) in key
 // order, as one engine lists them.
 func mergeByKey(results []json.RawMessage) (json.RawMessage, error) {
+	return mergeByKeyLimit(results, 0)
+}
+
+// mergeByKeyLimit is mergeByKey keeping the first limit items (0: all).
+func mergeByKeyLimit(results []json.RawMessage, limit int) (json.RawMessage, error) {
 	type keyed struct {
 		key int64
 		raw json.RawMessage
@@ -32,6 +37,9 @@ func mergeByKey(results []json.RawMessage) (json.RawMessage, error) {
 		}
 	}
 	slices.SortFunc(all, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
 	out := make([]json.RawMessage, len(all))
 	for i, k := range all {
 		out[i] = k.raw

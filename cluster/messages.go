@@ -197,7 +197,7 @@ func (p *Partition) startMessages(ctx context.Context) error {
 			m.gate.Lock()
 			if m.closed {
 				m.gate.Unlock()
-				_ = msg.Respond(errorResponse(wire.CodeClosed, "the partition is closing")) // sent again to its next owner
+				n.respond(msg, errorResponse(wire.CodeClosed, "the partition is closing")) // sent again to its next owner
 				return
 			}
 			m.wg.Add(1)
@@ -559,18 +559,18 @@ func (m *messages) stripe(name, key string) *sync.Mutex {
 func (m *messages) answerPublish(msg *nats.Msg) {
 	var req wire.MessageRequest
 	if err := json.Unmarshal(msg.Data, &req); err != nil {
-		_ = msg.Respond(errorResponse(wire.CodeBadRequest, "publish_message: "+err.Error()))
+		m.p.n.respond(msg, errorResponse(wire.CodeBadRequest, "publish_message: "+err.Error()))
 		return
 	}
 	if req.TTLMs < 0 {
-		_ = msg.Respond(errorResponse(wire.CodeBadRequest, fmt.Sprintf("publish_message: field \"ttlMs\" must not be negative, got %v", req.TTLMs)))
+		m.p.n.respond(msg, errorResponse(wire.CodeBadRequest, fmt.Sprintf("publish_message: field \"ttlMs\" must not be negative, got %v", req.TTLMs)))
 		return
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, ForwardTimeout)
 	defer cancel()
 	pub, remote, err := m.publish(ctx, req)
 	if err != nil {
-		_ = msg.Respond(errorResponse(wire.CodeOf(err), err.Error()))
+		m.p.n.respond(msg, errorResponse(wire.CodeOf(err), err.Error()))
 		return
 	}
 	eng := m.p.Engine()
@@ -589,7 +589,7 @@ func (m *messages) answerPublish(msg *nats.Msg) {
 		}
 	}
 	out, _ := json.Marshal(res)
-	_ = msg.Respond(okResponse(out, nil))
+	m.p.n.respond(msg, okResponse(out, nil))
 }
 
 // publish publishes a message on the partition: the engine correlates it
@@ -926,10 +926,10 @@ const (
 func (m *messages) answerCorrelate(msg *nats.Msg) {
 	respond := func(r correlateResponse) {
 		out, _ := json.Marshal(r)
-		_ = msg.Respond(out)
+		m.p.n.respond(msg, out)
 	}
 	retry := func(what string, err error) {
-		_ = msg.Respond(errorResponse(wire.CodeClosed, "correlate: "+what+": "+err.Error())) // sent again by the asker
+		m.p.n.respond(msg, errorResponse(wire.CodeClosed, "correlate: "+what+": "+err.Error())) // sent again by the asker
 	}
 	var req correlateRequest
 	if err := json.Unmarshal(msg.Data, &req); err != nil {

@@ -85,9 +85,10 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 		// only, as in Zeebe: one firing, one instance.
 		opts = append(opts[:len(opts):len(opts)], engine.WithoutTimerAndSignalStarts())
 	}
-	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Engine: opts,
+	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Replicas: c.Replicas, Engine: opts,
 		Store: fencedStore{Store: store, fence: f}, Serving: f.open, Access: c.Access,
-		Jobs: server.JobsConfig{Replicas: c.Replicas, OnError: func(err error) { n.logf("partition %d: %v", id, err) }},
+		OnError: func(err error) { n.logf("partition %d: %v", id, err) },
+		Jobs:    server.JobsConfig{OnError: func(err error) { n.logf("partition %d: %v", id, err) }},
 		Prepare: func(ctx context.Context, eng *engine.Engine) error {
 			_, err := p.syncTo(ctx, eng, 0)
 			return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -99,12 +100,9 @@ func (r *router) accept(m *nats.Msg) {
 }
 
 // respond answers m, if it asks for an answer, naming this node
-// (NodeHeader); a requester that went away has no one to tell.
+// (NodeHeader).
 func (r *router) respond(m *nats.Msg, out []byte) {
-	if m.Reply == "" {
-		return
-	}
-	_ = m.RespondMsg(&nats.Msg{Data: out, Header: nats.Header{NodeHeader: []string{r.n.cfg.Node}}})
+	r.n.respondWith(m, out, nats.Header{NodeHeader: []string{r.n.cfg.Node}})
 }
 
 // keyField names the key that routes each keyed operation.
@@ -153,7 +151,13 @@ func (r *router) route(ctx context.Context, op string, data []byte) []byte {
 		if _, ok := keyOf(data, "instanceKey"); ok {
 			return r.keyed(ctx, op, "instanceKey", data)
 		}
-		return r.merge(ctx, op, data, mergeByKey)
+		var page wire.JobsRequest
+		_ = json.Unmarshal(data, &page) // a bad request is each partition's BAD_REQUEST
+		return r.merge(ctx, op, data, func(results []json.RawMessage) (json.RawMessage, error) {
+			// Each partition answered its first Limit jobs after
+			// AfterKey: the first Limit of all are among them.
+			return mergeByKeyLimit(results, page.Limit)
+		})
 	case "incidents":
 		return r.merge(ctx, op, data, mergeByKey)
 	case "metrics":
@@ -322,7 +326,7 @@ func (r *router) activate(ctx context.Context, data []byte) []byte {
 		p := (first+i)%r.n.parts + 1
 		req["maxJobs"] = json.RawMessage(strconv.Itoa(maxJobs - len(jobs)))
 		body, _ := json.Marshal(req)
-		msg, err := r.n.nc.RequestWithContext(ctx, wire.PartitionOpSubject(r.n.cfg.Cluster, p, "activate_jobs"), body)
+		msg, err := r.n.mux.Request(ctx, wire.PartitionOpSubject(r.n.cfg.Cluster, p, "activate_jobs"), body, nil)
 		if err != nil {
 			continue
 		}
@@ -363,7 +367,7 @@ func (r *router) forward(ctx context.Context, p int, op string, data []byte) []b
 func (r *router) request(ctx context.Context, subject string, data []byte) ([]byte, error) {
 	wait := 20 * time.Millisecond
 	for {
-		msg, err := r.n.nc.RequestMsgWithContext(ctx, &nats.Msg{Subject: subject, Data: data, Header: callerOf(ctx)})
+		msg, err := r.n.mux.Request(ctx, subject, data, callerOf(ctx))
 		switch {
 		case err == nil && !retryable(msg.Data):
 			return msg.Data, nil
@@ -448,6 +452,17 @@ func (r *router) merge(ctx context.Context, op string, data []byte, fn func([]js
 		return errorResponse(wire.CodeInternal, fmt.Sprintf("%s: merge the partitions' results: %v", op, err))
 	}
 	return okResponse(merged, answers)
+}
+
+// respond answers m, if it asks for an answer, with out (package reply:
+// in chunks to a requester that takes them), logging what could not be
+// sent: its requester hears nothing and waits out its timeout.
+func (n *Node) respond(m *nats.Msg, out []byte) { n.respondWith(m, out, nil) }
+
+func (n *Node) respondWith(m *nats.Msg, out []byte, hdr nats.Header) {
+	if err := reply.Respond(n.nc, m, out, hdr, server.TooLarge); err != nil {
+		n.logf("answer %s: %v", m.Subject, err)
+	}
 }
 
 // okResponse is a success envelope with result; its clock reading is the

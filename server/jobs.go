@@ -227,14 +227,7 @@ func (q *Jobs) openStreamOnce(ctx context.Context) error {
 	name := wire.JobStream(q.cluster)
 	stream, err := q.js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		stream, err = q.js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:        name,
-			Description: "flowtrack job work queues of cluster " + q.cluster,
-			Subjects:    []string{wire.JobSubjectPrefix(q.cluster) + ">"},
-			Retention:   jetstream.WorkQueuePolicy,
-			Storage:     jetstream.FileStorage,
-			Replicas:    q.cfg.Replicas,
-		})
+		stream, err = q.js.CreateStream(ctx, JobStreamConfig(q.cluster, q.cfg.Replicas))
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) { // created meanwhile, by another partition
 			stream, err = q.js.Stream(ctx, name)
 		}
@@ -244,6 +237,20 @@ func (q *Jobs) openStreamOnce(ctx context.Context) error {
 	}
 	q.stream = stream
 	return nil
+}
+
+// JobStreamConfig is the configuration of cluster's job stream: work-queue
+// retention, on file, with replicas (a cluster creates it with its
+// partitions' replicas before any partition opens).
+func JobStreamConfig(cluster string, replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        wire.JobStream(cluster),
+		Description: "flowtrack job work queues of cluster " + cluster,
+		Subjects:    []string{wire.JobSubjectPrefix(cluster) + ">"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+	}
 }
 
 // pass activates and publishes every activatable job of the served
@@ -326,8 +333,20 @@ func (q *Jobs) publish(ctx context.Context, jobs []engine.Job) error {
 	}
 	ctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
 	defer cancel()
-	return jswait.Do(ctx, func(ctx context.Context) error { return q.publishOnce(ctx, jobs) })
+	return jswait.Do(ctx, func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		defer cancel()
+		return q.publishOnce(actx, jobs)
+	})
 }
+
+// publishAttempt bounds one try of publish: an acknowledgement that does
+// not come (the stream's leader died with the publication) is not waited
+// for longer, and the jobs are published again (the same message ids:
+// JetStream holds each once). Waiting out jswait.DefaultWait instead
+// stopped job delivery for 30 s after a kill of the job stream's leader
+// (TestCluster_JobStreamLeaderKilled).
+const publishAttempt = 3 * time.Second
 
 func (q *Jobs) publishOnce(ctx context.Context, jobs []engine.Job) error {
 	acks := make([]jetstream.PubAckFuture, 0, len(jobs))

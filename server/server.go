@@ -13,6 +13,7 @@ import (
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
 	"github.com/flowtrack/flowtrack/internal/dispatch"
+	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -52,6 +53,12 @@ type Config struct {
 	// whose lease lapsed answers no query from state its next owner has
 	// moved past, even before its node has noticed and closed it.
 	Serving func() bool
+	// OnError is told what the server could not send: an answer that
+	// failed to publish (the requester then hears nothing and waits out
+	// its timeout), one too large for a requester that takes no chunks
+	// (it was answered TOO_LARGE), an event that could not be published.
+	// Default: ignored.
+	OnError func(error)
 	// Clock, when set, is the engine's clock instead of the real one (the
 	// REST API's controlled clock, server/rest.Clock). It must read real
 	// time until told otherwise: the store's timers and job deadlines
@@ -81,6 +88,7 @@ type Server struct {
 	closed  bool
 	stopped bool // no longer subscribed (Config.Serving said no, or Close)
 	serving func() bool
+	onError func(error)
 	running sync.WaitGroup
 	sub     *nats.Subscription
 	unsub   func() error
@@ -153,7 +161,10 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("server: prepare the engine: %w", err)
 		}
 	}
-	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight), serving: cfg.Serving, access: cfg.Access}
+	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight), serving: cfg.Serving, access: cfg.Access, onError: cfg.OnError}
+	if s.onError == nil {
+		s.onError = func(error) {}
+	}
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
 	s.cluster = cfg.Cluster
@@ -191,9 +202,7 @@ func (s *Server) accept(m *nats.Msg) {
 	if s.closed || s.stopped {
 		s.gate.Unlock()
 		<-s.slots
-		if m.Reply != "" {
-			_ = m.Respond(closedResponse)
-		}
+		s.respond(m, "", closedResponse)
 		return
 	}
 	s.running.Add(1)
@@ -238,8 +247,15 @@ func (s *Server) serve(m *nats.Msg) {
 		out = s.mod.Call(op, m.Data)
 		s.mu.Unlock()
 	}
-	if m.Reply != "" {
-		_ = m.Respond(out) // a requester that went away has no one to tell
+	s.respond(m, op, out)
+}
+
+// respond answers m with out (package reply: in chunks to a requester
+// that takes them, TOO_LARGE to one that does not), telling OnError what
+// could not be sent.
+func (s *Server) respond(m *nats.Msg, op string, out []byte) {
+	if err := reply.Respond(s.nc, m, out, nil, TooLarge); err != nil {
+		s.onError(fmt.Errorf("server: answer %s: %w", op, err))
 	}
 }
 
@@ -249,13 +265,24 @@ func (s *Server) jobType(key int64) (string, bool) {
 	return j.Type, ok
 }
 
+// TooLarge is the answer to a requester that takes no chunks when the
+// answer is size bytes and a message carries max: TOO_LARGE.
+func TooLarge(size, max int) []byte {
+	out, _ := json.Marshal(wire.Response[any]{Error: &wire.Error{Code: wire.CodeTooLarge,
+		Message: fmt.Sprintf("the answer is %d bytes and a NATS message carries %d: ask for a page (jobs: limit, afterKey), or use a client that takes chunked answers (package client, the SDK)", size, max)},
+		Events: []engine.Event{}, Now: time.Now()})
+	return out
+}
+
 // publish sends one event to its instance's subject.
 func (s *Server) publish(ev engine.Event) {
 	buf, err := ev.AppendJSON(make([]byte, 0, 192))
 	if err != nil {
 		return // only variables JSON cannot carry fail, and the engine holds none
 	}
-	_ = s.nc.Publish(wire.EventSubject(s.cluster, ev.InstanceKey), buf)
+	if err := s.nc.Publish(wire.EventSubject(s.cluster, ev.InstanceKey), buf); err != nil {
+		s.onError(fmt.Errorf("server: publish event %d of instance %d: %w", ev.Seq, ev.InstanceKey, err))
+	}
 }
 
 // Close stops serving and closes the engine: what it committed stays in

@@ -87,9 +87,9 @@ func TestDocs_SecureRecipe(t *testing.T) {
 
 // proc is one flowtrack serve process and the lines it printed.
 type proc struct {
-	name  string
-	cmd   *exec.Cmd
-	mu    sync.Mutex
+	name   string
+	cmd    *exec.Cmd
+	mu     sync.Mutex
 	lines  []string
 	ready  chan struct{}
 	exited chan struct{} // closed once the process has ended

@@ -164,6 +164,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	clk := httpFlags.clock()
 	if *node == "" {
 		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk), Access: access,
+			OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) },
 			// Job queue trouble (JetStream not answering yet) is retried
 			// in the background; the operator sees it here.
 			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})

@@ -47,6 +47,9 @@ func clusterTopology(ctx context.Context, nc *nats.Conn, name string, replicas i
 	t := rest.Topology{Partitions: st.Partitions, Replicas: replicas}
 	index := map[string]int{}
 	for _, n := range st.Nodes {
+		if n.State == cluster.NodeDead {
+			continue
+		}
 		index[n.Name] = len(t.Nodes)
 		t.Nodes = append(t.Nodes, rest.TopologyNode{Name: n.Name, Partitions: []int{}})
 	}

@@ -449,11 +449,11 @@ func opJobs(_ context.Context, m *Module, data []byte) (any, error) {
 	if err := decode("jobs", data, &req); err != nil {
 		return nil, err
 	}
-	jobs := m.eng.Jobs(engine.JobFilter{Type: req.Type, InstanceKey: req.InstanceKey, ElementID: req.ElementID})
-	if jobs == nil {
-		jobs = []engine.Job{}
+	if req.Limit < 0 {
+		return nil, fmt.Errorf("jobs: field \"limit\" must not be negative, got %d: %w", req.Limit, engine.ErrInvalidArgument)
 	}
-	return jobs, nil
+	jobs := m.eng.Jobs(engine.JobFilter{Type: req.Type, InstanceKey: req.InstanceKey, ElementID: req.ElementID})
+	return wire.JobsPage(jobs, req.AfterKey, req.Limit), nil
 }
 
 func opIncidents(ctx context.Context, m *Module, data []byte) (any, error) {

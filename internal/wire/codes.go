@@ -40,6 +40,8 @@ const (
 	// CodePermissionDenied is a server's answer to a request its caller's
 	// role does not allow (package server, Access).
 	CodePermissionDenied Code = "PERMISSION_DENIED"
+	CodeTooLarge         Code = "TOO_LARGE"
+	CodeNoServer         Code = "NO_SERVER"
 )
 
 // ErrTrapped is the error of a call on a module that trapped (stopped
@@ -54,6 +56,15 @@ var ErrPermissionDenied = errors.New("permission denied")
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
 var ErrUnsupported = errors.New("unsupported operation")
+
+// ErrTooLarge is the error of an answer larger than the transport
+// carries in one message (NATS' max payload) to a requester that does
+// not take it in chunks.
+var ErrTooLarge = errors.New("flowtrack: answer too large for the transport; ask for a page (limit, afterKey) or use a client that takes chunked answers")
+
+// ErrNoServer is the error of a request no flowtrack server answers: no
+// server or node serves the cluster's subjects (NATS no-responders).
+var ErrNoServer = errors.New("flowtrack: no flowtrack server answers")
 
 // CodeInfo describes one error code.
 type CodeInfo struct {
@@ -125,6 +136,10 @@ var Codes = []CodeInfo{
 		"the SDK's job handlers worked more jobs after one call than its `maxHandledJobs` allows (a model that loops through jobs)."},
 	{CodePermissionDenied, ErrPermissionDenied, "PermissionDeniedError", true,
 		"a `flowtrack serve` (remote mode) refused the request: the caller's role does not allow the operation, or a worker's job types do not include the job's."},
+	{CodeTooLarge, ErrTooLarge, "TooLargeError", true,
+		"a served engine's answer larger than NATS carries in one message, to a requester that does not take chunked answers; ask for a page (`jobs`: `limit`, `afterKey`)."},
+	{CodeNoServer, ErrNoServer, "NoServerError", true,
+		"remote mode: no flowtrack server answers on the cluster's subjects (NATS no-responders); raised at once, not after the timeout."},
 }
 
 // CodeOf returns the code the module answers with for err: DEPLOY_FAILED

@@ -14,6 +14,7 @@ package wire
 
 import (
 	"encoding/json"
+	"sort"
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
@@ -183,11 +184,15 @@ type InstanceRequest struct {
 	InstanceKey *int64 `json:"instanceKey"`
 }
 
-// JobsRequest is jobs' request; zero fields match anything.
+// JobsRequest is jobs' request; zero fields match anything. The jobs are
+// ordered by key, so a page is AfterKey (the last key of the page
+// before; 0 from the start) and Limit (0: every job).
 type JobsRequest struct {
 	Type        string `json:"type,omitempty"`
 	InstanceKey int64  `json:"instanceKey,omitempty"`
 	ElementID   string `json:"elementId,omitempty"`
+	AfterKey    int64  `json:"afterKey,omitempty"`
+	Limit       int    `json:"limit,omitempty"`
 }
 
 // ActivateJobsRequest is activate_jobs' request.
@@ -475,4 +480,18 @@ func (e *Error) Native() error {
 		de.Rule = e.Message
 	}
 	return de
+}
+
+// JobsPage returns the page of jobs (ordered by key) that a JobsRequest's
+// AfterKey and Limit ask for, never nil.
+func JobsPage(jobs []engine.Job, afterKey int64, limit int) []engine.Job {
+	i := sort.Search(len(jobs), func(i int) bool { return jobs[i].Key > afterKey })
+	jobs = jobs[i:]
+	if limit > 0 && len(jobs) > limit {
+		jobs = jobs[:limit]
+	}
+	if jobs == nil {
+		return []engine.Job{}
+	}
+	return jobs
 }

@@ -1044,11 +1044,17 @@ export interface InstanceRequest {
   instanceKey: number;
 }
 
-/** JobsRequest is jobs' request; zero fields match anything. */
+/**
+ * JobsRequest is jobs' request; zero fields match anything. The jobs are
+ * ordered by key, so a page is AfterKey (the last key of the page
+ * before; 0 from the start) and Limit (0: every job).
+ */
 export interface JobsRequest {
   type?: string;
   instanceKey?: number;
   elementId?: string;
+  afterKey?: number;
+  limit?: number;
 }
 
 /** ActivateJobsRequest is activate_jobs' request. */
@@ -1320,8 +1326,8 @@ export interface Results {
   call: null;
 }
 
-/** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */
-export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'UNKNOWN_DECISION' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS' | 'PERMISSION_DENIED';
+/** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS, TOO_LARGE, NO_SERVER). */
+export type ErrorCode = 'BAD_REQUEST' | 'UNKNOWN_OPERATION' | 'DEPLOY_FAILED' | 'UNKNOWN_PROCESS' | 'UNKNOWN_DECISION' | 'NO_NONE_START' | 'UNKNOWN_INSTANCE' | 'UNKNOWN_JOB' | 'UNKNOWN_INCIDENT' | 'STALE_ACTIVATION' | 'UNKNOWN_SCOPE' | 'BAD_MODIFICATION' | 'INSTANCE_ENDED' | 'BAD_VARIABLES' | 'DUPLICATE_MESSAGE' | 'TIME_OUT_OF_RANGE' | 'TOO_MANY_FIRINGS' | 'UNSUPPORTED' | 'BAD_STATE' | 'KEY_IN_USE' | 'INTERNAL' | 'TRAPPED' | 'CLOSED' | 'TOO_MANY_JOBS' | 'PERMISSION_DENIED' | 'TOO_LARGE' | 'NO_SERVER';
 
 /**
  * FlowtrackError is the base class of every error the SDK throws. `code` is
@@ -1477,6 +1483,16 @@ export class PermissionDeniedError extends FlowtrackError {
   override readonly name: string = 'PermissionDeniedError';
 }
 
+/** TOO_LARGE: a served engine's answer larger than NATS carries in one message, to a requester that does not take chunked answers; ask for a page (`jobs`: `limit`, `afterKey`). */
+export class TooLargeError extends FlowtrackError {
+  override readonly name: string = 'TooLargeError';
+}
+
+/** NO_SERVER: remote mode: no flowtrack server answers on the cluster's subjects (NATS no-responders); raised at once, not after the timeout. */
+export class NoServerError extends FlowtrackError {
+  override readonly name: string = 'NoServerError';
+}
+
 const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   BAD_REQUEST: BadRequestError,
   UNKNOWN_OPERATION: UnknownOperationError,
@@ -1503,6 +1519,8 @@ const byCode: Record<ErrorCode, new (data: ErrorData) => FlowtrackError> = {
   CLOSED: ClosedError,
   TOO_MANY_JOBS: TooManyJobsError,
   PERMISSION_DENIED: PermissionDeniedError,
+  TOO_LARGE: TooLargeError,
+  NO_SERVER: NoServerError,
 };
 
 /** errorFromData builds the typed error for an error object. */

@@ -160,6 +160,9 @@ interface handler {
   backoffMs: number;
 }
 
+// jobsPageSize is how many jobs a remote engine's jobs() asks for at a time.
+const jobsPageSize = 1000;
+
 // activateBatch is how many jobs the handler loop activates per call.
 const activateBatch = 32;
 
@@ -329,7 +332,7 @@ export class Engine {
    * checkpoint and restore throw UnsupportedError. With `servers` the SDK
    * connects through the `nats` package (an optional peer dependency:
    * install it next to flowtrack); in a browser pass a `connection` from
-   * nats.ws. Throws ClosedError when no server answers for the cluster.
+   * nats.ws. Throws NoServerError when no server answers for the cluster.
    *
    *     const engine = await Engine.connect({ servers: 'nats://127.0.0.1:4222', cluster: 'orders' });
    *     engine.handle('check-order', async job => ({ valid: job.variables?.amount < 1000 }));
@@ -456,9 +459,22 @@ export class Engine {
     await this.#call('broadcast_signal', variables === undefined ? { name } : { name, variables });
   }
 
-  /** jobs returns the activatable jobs matching filter, ordered by key. */
+  /**
+   * jobs returns the activatable jobs matching filter, ordered by key; with
+   * `limit` (and `afterKey`) one page of them. In remote mode, without a
+   * limit, it asks the server a page of jobsPageSize at a time, so that no
+   * answer outgrows a NATS message.
+   */
   async jobs<V extends Variables = Variables>(filter: JobFilter = {}): Promise<Job<V>[]> {
-    return (await this.#exec('jobs', filter)) as Job<V>[];
+    if (!this.#remote || filter.limit) return (await this.#exec('jobs', filter)) as Job<V>[];
+    const all: Job<V>[] = [];
+    let afterKey = filter.afterKey ?? 0;
+    for (;;) {
+      const page = (await this.#exec('jobs', { ...filter, afterKey, limit: jobsPageSize })) as Job<V>[];
+      all.push(...page);
+      if (page.length < jobsPageSize) return all;
+      afterKey = page[page.length - 1]!.key;
+    }
   }
 
   /**

@@ -6,7 +6,7 @@
 // package, an optional peer dependency loaded only by Engine.connect with
 // `servers`; a browser passes a connection of its own (nats.ws).
 
-import { ClosedError, errorFromData } from './errors.js';
+import { ClosedError, errorFromData, NoServerError } from './errors.js';
 import { toMs } from './duration.js';
 import { encodeRequest, parseEnvelope, type Envelope, type Operation } from './module.js';
 import { parseJSON } from './numbers.js';
@@ -25,6 +25,8 @@ export interface NatsConnection {
   jetstream(): { consumers: { get(stream: string, name: string): Promise<{ consume(opts?: { max_messages?: number }): Promise<NatsMessages> }> } };
   flush(): Promise<void>;
   drain(): Promise<void>;
+  /** The connection's status events (`disconnect`, `reconnect`...); used, when present, to fail calls fast while the connection is down. */
+  status?(): AsyncIterable<{ type: string }>;
 }
 
 /** NatsMessages is a JetStream consumer's message iterator. */
@@ -42,6 +44,12 @@ export interface ConnectOptions {
   cluster?: string;
   /** How long a call waits for the server's answer, ms or ISO 8601. Default 30 seconds. */
   timeout?: number | string;
+  /**
+   * How long a call waits for a connection that went down to come back
+   * (another server of the NATS cluster) before it fails with
+   * NoServerError, ms or ISO 8601. Default 2 seconds.
+   */
+  reconnectGrace?: number | string;
   /** How many queued jobs each handler holds ahead of the one it works. Default 8. */
   prefetch?: number;
   /** Receives errors nobody awaits, as EngineOptions.onError. Default console.error. */
@@ -76,6 +84,10 @@ export class RemoteTransport implements Transport {
   readonly #cluster: string;
   readonly #timeoutMs: number;
   readonly #prefetch: number;
+  readonly #graceMs: number;
+  // #downSince is when the connection went down (a disconnect event), or
+  // undefined while it is up.
+  #downSince: number | undefined;
   // #closers stop what close must end: subscriptions, and job queues once
   // the job in hand is reported.
   #closers = new Set<() => Promise<void> | void>();
@@ -89,6 +101,16 @@ export class RemoteTransport implements Transport {
     this.#cluster = options.cluster ?? 'default';
     this.#timeoutMs = toMs(options.timeout ?? 30_000, 'connect timeout');
     this.#prefetch = options.prefetch ?? 8;
+    this.#graceMs = toMs(options.reconnectGrace ?? 2_000, 'connect reconnectGrace');
+    const status = nc.status?.();
+    if (status) {
+      void (async () => {
+        for await (const s of status) {
+          if (s.type === 'disconnect' && this.#downSince === undefined) this.#downSince = Date.now();
+          if (s.type === 'reconnect') this.#downSince = undefined;
+        }
+      })().catch(() => {});
+    }
   }
 
   /** open connects as options say. */
@@ -102,17 +124,33 @@ export class RemoteTransport implements Transport {
     return new RemoteTransport(await nats.connect({ servers: options.servers }), true, options);
   }
 
-  /** call runs an operation on the server and returns its response envelope. */
+  /**
+   * call runs an operation on the server and returns its response envelope.
+   * It throws NoServerError at once when NATS says nobody serves the
+   * cluster's subjects (no responders), and when the connection has been
+   * down for reconnectGrace (its server died and no other took over),
+   * rather than after the timeout.
+   */
   async call(op: Operation, request: unknown): Promise<Envelope> {
     const text = encodeRequest(op, request);
+    const noServer = (why: string) => new NoServerError({ code: 'NO_SERVER', message: `flowtrack: ${op}: no flowtrack server answers for cluster ${this.#cluster}: ${why}` });
+    let timer: ReturnType<typeof setInterval> | undefined;
+    const down = new Promise<never>((_, reject) => {
+      const check = () => {
+        if (this.#downSince !== undefined && Date.now() - this.#downSince >= this.#graceMs) {
+          reject(noServer(`the NATS connection has been down for ${Date.now() - this.#downSince} ms`));
+        }
+      };
+      timer = setInterval(check, Math.min(100, this.#graceMs));
+    });
     let reply: { data: Uint8Array };
     try {
-      reply = await this.#nc.request(`flowtrack.${this.#cluster}.op.${op}`, encoder.encode(text), { timeout: this.#timeoutMs });
+      reply = await Promise.race([this.#nc.request(`flowtrack.${this.#cluster}.op.${op}`, encoder.encode(text), { timeout: this.#timeoutMs }), down]);
     } catch (err) {
-      if ((err as { code?: string })?.code === '503') {
-        throw new ClosedError({ code: 'CLOSED', message: `flowtrack: ${op}: no flowtrack server answers for cluster ${this.#cluster}` });
-      }
+      if ((err as { code?: string })?.code === '503') throw noServer('NATS has no responders on its subjects');
       throw err;
+    } finally {
+      clearInterval(timer);
     }
     return parseEnvelope(decoder.decode(reply.data));
   }

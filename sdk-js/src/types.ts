@@ -41,6 +41,10 @@ export interface JobFilter {
   type?: string;
   instanceKey?: number;
   elementId?: string;
+  /** A page: only jobs whose keys are above afterKey (the last key of the page before). */
+  afterKey?: number;
+  /** A page: at most limit jobs (0 or absent: all; in remote mode the SDK then asks a page at a time). */
+  limit?: number;
 }
 
 /** A message to publish. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { connect } from 'nats';
 import { jobToken } from '../dist/remote.js';
-import { BadRequestError, BpmnError, ClosedError, Engine, InstanceEndedError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
+import { BadRequestError, BpmnError, ClosedError, Engine, InstanceEndedError, NoServerError, StaleActivationError, UnknownInstanceError, UnknownJobError, UnsupportedError } from '../dist/index.js';
 
 const repo = new URL('../..', import.meta.url).pathname;
 const fixture = (name) => readFileSync(new URL(`fixtures/${name}`, import.meta.url));
@@ -184,8 +184,52 @@ describe('Engine.connect', { timeout: 120_000 }, () => {
     for (const [type, token] of Object.entries(vectors)) assert.equal(jobToken(type), token, type);
   });
 
-  it('says when no server answers for the cluster', async () => {
-    await assert.rejects(Engine.connect({ servers: url, cluster: 'nobody' }), ClosedError);
+  it('says when no server answers for the cluster, at once (NATS no-responders)', async () => {
+    // A timeout far beyond the test's: a bare TIMEOUT would fail the test, not pass it late.
+    await assert.rejects(Engine.connect({ servers: url, cluster: 'nobody', timeout: 600_000 }), (err) => err instanceof NoServerError && err.code === 'NO_SERVER');
     await assert.rejects(Engine.connect({ cluster }), /give servers or a connection/);
+  });
+
+  it('fails fast with NoServerError once its server died', async () => {
+    const deadDir = mkdtempSync(join(tmpdir(), 'flowtrack-sdk-dead-'));
+    const doomed = spawn(join(dir, 'flowtrack'), ['serve', '--port', '0', '--data', join(deadDir, 'data'), '--cluster', 'doomed'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const doomedURL = await new Promise((resolve, reject) => {
+        let out = '';
+        doomed.stdout.on('data', (b) => {
+          out += b;
+          const m = /serving cluster \S+ on (\S+)/.exec(out);
+          if (m) resolve(m[1]);
+        });
+        doomed.once('exit', (code) => reject(new Error(`flowtrack serve exited with ${code} before serving`)));
+      });
+      const engine = await Engine.connect({ servers: doomedURL, cluster: 'doomed', timeout: 600_000, reconnectGrace: 200 });
+      const exited = new Promise((resolve) => doomed.once('exit', resolve));
+      doomed.kill('SIGKILL');
+      await exited;
+      await assert.rejects(engine.jobs(), (err) => err instanceof NoServerError && /connection has been down/.test(err.message));
+      await engine.close().catch(() => {});
+    } finally {
+      if (doomed.exitCode === null) doomed.kill('SIGKILL');
+      rmSync(deadDir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists jobs a page at a time', async () => {
+    const engine = await Engine.connect({ servers: url, cluster });
+    try {
+      await engine.deploy(manual);
+      const keys = [];
+      for (let i = 0; i < 3; i++) keys.push((await engine.start('manual', { i })).instanceKey);
+      const all = (await engine.jobs({ type: 'manual-check' })).filter((j) => keys.includes(j.instanceKey));
+      assert.equal(all.length, 3);
+      const first = await engine.jobs({ type: 'manual-check', afterKey: all[0].key - 1, limit: 2 });
+      assert.deepEqual(first.map((j) => j.key), [all[0].key, all[1].key]);
+      const next = await engine.jobs({ type: 'manual-check', afterKey: all[1].key, limit: 1 });
+      assert.deepEqual(next.map((j) => j.key), [all[2].key]);
+      for (const k of keys) await engine.cancel(k);
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -372,7 +372,7 @@ func (g *gen) errors() {
 	for _, c := range wire.Codes {
 		codes = append(codes, string(c.Code))
 	}
-	g.p("/** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS). */\n")
+	g.p("/** Every error code: the module's, then those hosts raise themselves (TRAPPED, CLOSED, TOO_MANY_JOBS, TOO_LARGE, NO_SERVER). */\n")
 	g.p("export type ErrorCode = %s;\n\n", strings.Join(quoted(codes), " | "))
 	g.p(`/**
  * FlowtrackError is the base class of every error the SDK throws. ` + "`code`" + ` is
