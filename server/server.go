@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"github.com/flowtrack/flowtrack/engine/jetstore"
 	"github.com/flowtrack/flowtrack/internal/dispatch"
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/nats-io/nats.go"
 )
 
@@ -57,6 +59,11 @@ type Config struct {
 	// time until told otherwise: the store's timers and job deadlines
 	// are instants.
 	Clock clock.Clock
+	// Monitor, when set, gets the server's metrics (server/monitor): its
+	// engine as partition Partition (1 for a single server) counted from
+	// the event observer the server has anyway, every request's latency
+	// and outcome, and every store commit. Nil measures nothing.
+	Monitor *monitor.Monitor
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -79,6 +86,8 @@ type Server struct {
 	sub     *nats.Subscription
 	unsub   func() error
 	jobs    *Jobs
+	mon     *monitor.Monitor
+	monEng  *monitor.Engine // nil without a Monitor
 }
 
 // MaxInFlight bounds the operations a server runs at once; further
@@ -132,6 +141,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 		}
 		store = js
 	}
+	if cfg.Monitor != nil {
+		store = cfg.Monitor.Store(store)
+	}
 	var clk clock.Clock = clock.Real{}
 	if cfg.Clock != nil {
 		clk = cfg.Clock
@@ -150,6 +162,17 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
 	s.cluster = cfg.Cluster
+	if cfg.Monitor != nil {
+		s.mon, s.monEng = cfg.Monitor, cfg.Monitor.AddEngine(max(cfg.Partition, 1), eng)
+		s.mod.OnActivated(s.monEng.Tally.AddJobsActivated)
+		onActivated := cfg.Jobs.Activated
+		cfg.Jobs.Activated = func(typ string, n int) {
+			s.monEng.Tally.AddJobsActivated(typ, n)
+			if onActivated != nil {
+				onActivated(typ, n)
+			}
+		}
+	}
 	s.unsub = eng.Subscribe(s.publish)
 	if cfg.Jobs.Replicas == 0 {
 		cfg.Jobs.Replicas = cfg.Replicas
@@ -213,6 +236,7 @@ var closedResponse, _ = json.Marshal(wire.Response[any]{Error: &wire.Error{Code:
 // operation, the data is its request, the reply the response envelope.
 func (s *Server) serve(m *nats.Msg) {
 	op := m.Subject[len(s.prefix):]
+	start := time.Now()
 	var out []byte
 	if dispatch.Concurrent(op) {
 		s.mu.RLock()
@@ -223,13 +247,39 @@ func (s *Server) serve(m *nats.Msg) {
 		out = s.mod.Call(op, m.Data)
 		s.mu.Unlock()
 	}
+	if s.mon != nil {
+		s.measure(op, start, out)
+	}
 	if m.Reply != "" {
 		_ = m.Respond(out) // a requester that went away has no one to tell
 	}
 }
 
-// publish sends one event to its instance's subject.
+// okPrefix starts every successful response envelope (wire.Response).
+var okPrefix = []byte(`{"ok":true`)
+
+// measure records one answered request with the Monitor, and the
+// messages and signals it published, which the event stream does not
+// carry.
+func (s *Server) measure(op string, start time.Time, out []byte) {
+	ok := bytes.HasPrefix(out, okPrefix)
+	s.mon.Command(op, time.Since(start), ok)
+	if ok {
+		switch op {
+		case "publish_message":
+			s.monEng.Tally.AddMessagesPublished(1)
+		case "broadcast_signal":
+			s.monEng.Tally.AddSignalsBroadcast(1)
+		}
+	}
+}
+
+// publish sends one event to its instance's subject (and counts it, with
+// a Monitor).
 func (s *Server) publish(ev engine.Event) {
+	if s.monEng != nil {
+		s.monEng.Tally.Observe(ev)
+	}
 	buf, err := ev.AppendJSON(make([]byte, 0, 192))
 	if err != nil {
 		return // only variables JSON cannot carry fail, and the engine holds none
@@ -246,6 +296,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.gate.Unlock()
 	if closed {
 		return nil
+	}
+	if s.monEng != nil {
+		s.monEng.Remove() // not ready, and no series, from here on
 	}
 	var errs []error
 	s.gate.Lock()
