@@ -15,6 +15,7 @@ import (
 	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -65,6 +66,11 @@ type Config struct {
 	// partition over (TestCluster_SlowDisk). The wrapper must pass every
 	// call on to s, with its result. Nil wraps nothing.
 	WrapStore func(partition int, s engine.Store) engine.Store
+	// Monitor, when set, gets the node's metrics and readiness
+	// (server/monitor): every partition the node serves as an engine of
+	// its own, the cluster's partitions and which the node owns, and its
+	// lease renewals. The node is ready while it serves a partition.
+	Monitor *monitor.Monitor
 }
 
 // Service is started on a partition the node comes to own (Config.
@@ -209,6 +215,9 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	}
 	if err := n.join(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Monitor != nil {
+		cfg.Monitor.SetOwnership(func() ([]int, int) { return n.Owned(), n.parts })
 	}
 	n.router = newRouter(n)
 	if err := n.router.start(); err != nil {

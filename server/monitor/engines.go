@@ -60,7 +60,8 @@ func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, e := range c.m.snapshot() {
+	engines := c.m.snapshot()
+	for _, e := range engines {
 		collectEngine(ch, e)
 	}
 	c.m.mu.Lock()
@@ -72,9 +73,14 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	owned, parts := own()
 	ch <- prometheus.MustNewConstMetric(descPartitions, prometheus.GaugeValue, float64(parts))
+	// A partition serves from when its engine is registered (the
+	// server answers), a moment before the node lists it as owned.
 	mine := map[int]bool{}
 	for _, p := range owned {
 		mine[p] = true
+	}
+	for _, e := range engines {
+		mine[e.partition] = true
 	}
 	for p := 1; p <= parts; p++ {
 		v := 0.0
