@@ -15,6 +15,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/server"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
@@ -84,6 +85,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	defer stop()
 
 	url := *natsURL
+	var embedded *natsserver.Server
 	if url == "" {
 		if err := os.MkdirAll(*data, 0o700); err != nil {
 			return exitUsage, fmt.Errorf("serve: --data %s: %w", *data, err)
@@ -94,6 +96,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		}
 		defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 		url = ns.ClientURL()
+		embedded = ns
 	}
 	// Nothing is buffered while reconnecting: a cluster node's commit
 	// must not reach its stream after the node was fenced off it.
@@ -102,10 +105,13 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		return exitUsage, fmt.Errorf("serve: connect to %s: %w", url, err)
 	}
 	defer nc.Close()
+	// The metrics and health checks every server has; --http serves them.
+	mon := monitor.New()
+	mon.SetNATS(nc, embedded)
 	var closer func(context.Context) error
 	clk := httpFlags.clock()
 	if *node == "" {
-		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk),
+		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk), Monitor: mon,
 			// Job queue trouble (JetStream not answering yet) is retried
 			// in the background; the operator sees it here.
 			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})
@@ -124,7 +130,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: *clusterName, Node: *node, Partitions: *partitions,
-			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey,
+			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey, Monitor: mon,
 			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
@@ -133,7 +139,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
 		clk = nil // each partition keeps its own clock
 	}
-	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, stdout)
+	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, mon, stdout)
 	if err != nil {
 		_ = closer(context.Background())
 		return exitUsage, fmt.Errorf("serve: %w", err)

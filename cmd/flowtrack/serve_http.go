@@ -5,10 +5,12 @@ import (
 	"fmt"
 	flag "github.com/spf13/pflag"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/flowtrack/flowtrack/server/rest"
 	"github.com/nats-io/nats.go"
 )
@@ -69,7 +71,7 @@ func engineClock(clk *rest.Clock) clock.Clock {
 
 // start starts the REST listener, when --http asks for one, and prints
 // its URL; the returned function stops it.
-func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, stdout io.Writer) (func(), error) {
+func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, mon *monitor.Monitor, stdout io.Writer) (func(), error) {
 	if *f.addr == "" {
 		if *f.auth != "" || *f.cert != "" || *f.key != "" {
 			return nil, usageError{"serve: --http-auth, --http-tls-cert and --http-tls-key need --http"}
@@ -79,6 +81,14 @@ func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, no
 	cfg := rest.ListenConfig{Addr: *f.addr, TLSCert: *f.cert, TLSKey: *f.key, Insecure: *f.insecure,
 		API: rest.Config{Conn: nc, Cluster: clusterName, Clock: clk,
 			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }}}
+	if mon != nil {
+		// Prometheus metrics and health checks beside the API.
+		h := mon.Handler()
+		cfg.Handlers = map[string]http.Handler{}
+		for _, p := range monitor.Paths {
+			cfg.Handlers[p] = h
+		}
+	}
 	if node != "" {
 		cfg.API.Topology = func(ctx context.Context) (rest.Topology, error) {
 			return clusterTopology(ctx, nc, clusterName, replicas)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,6 +57,19 @@ func TestServe_HTTP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET /v2/topology: %s", resp.Status)
+	}
+	// The metrics and health checks are served beside the API.
+	for path, want := range map[string]string{"/healthz": "ok", "/readyz": "ok",
+		"/metrics": "flowtrack_nats_server_in_messages_total"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), want) {
+			t.Errorf("GET %s: %s, want 200 with %q in:\n%.300s", path, resp.Status, want, body)
+		}
 	}
 	cancel()
 	select {
