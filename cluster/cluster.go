@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -58,6 +59,11 @@ type Config struct {
 	// Logf receives what the node does with leases and partitions (taken,
 	// released, fenced); nil logs nothing.
 	Logf func(format string, args ...any)
+	// Logger, when set, gets the same reports as records (log/slog) with
+	// the cluster, the node and the partition as attributes, at level
+	// Warn when they report an error and Info otherwise; every partition's
+	// server logs to it too (server.Config.Logger). Nil logs nothing.
+	Logger *slog.Logger
 	// WrapStore, for tests and fault injection only, wraps the store of
 	// every partition the node opens (a slow disk: commits delayed). It
 	// sits beneath the partition's fence: the fence checks a commit
@@ -391,12 +397,6 @@ func (n *Node) Partition(id int) *Partition {
 		return o.part
 	}
 	return nil
-}
-
-func (n *Node) logf(format string, args ...any) {
-	if n.cfg.Logf != nil {
-		n.cfg.Logf("cluster %s node %s: "+format, append([]any{n.cfg.Cluster, n.cfg.Node}, args...)...)
-	}
 }
 
 // Close stops the node cleanly: it stops answering, releases its

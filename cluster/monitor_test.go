@@ -1,10 +1,15 @@
 package cluster_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,12 +45,14 @@ func TestCluster_Readiness(t *testing.T) {
 		return nc
 	}
 	cfg := cluster.Config{Cluster: "ready", Partitions: 1, LeaseTTL: testtime.Scale(2 * time.Second)}
+	logs := map[string]*lockedBuffer{}
 	start := func(name string) (*cluster.Node, *monitor.Monitor, string) {
 		nc := connect()
 		mon := monitor.New()
 		mon.SetNATS(nc, nil)
 		c := cfg
-		c.Node, c.Monitor = name, mon
+		logs[name] = &lockedBuffer{}
+		c.Node, c.Monitor, c.Logger = name, mon, slog.New(slog.NewJSONHandler(logs[name], nil))
 		n, err := cluster.Start(ctx, nc, c)
 		if err != nil {
 			t.Fatal(err)
@@ -107,6 +114,21 @@ func TestCluster_Readiness(t *testing.T) {
 	if v := counterOf(fams, "flowtrack_instances_started_total", map[string]string{"partition": "1", "process": "shop"}); v != 1 {
 		t.Errorf("b's instances started on partition 1: %v, want 1", v)
 	}
+	// b's log is JSON lines, the lease it took among them, with the
+	// cluster, the node and the partition as attributes.
+	var taken map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(logs["b"].String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("b's log line %q is not JSON: %v", line, err)
+		}
+		if rec["msg"] == "lease taken" {
+			taken = rec
+		}
+	}
+	if taken == nil || taken["cluster"] != "ready" || taken["node"] != "b" || taken["partition"] != float64(1) || taken["level"] != "INFO" {
+		t.Errorf("b's lease taken line: %v\nlog:\n%s", taken, logs["b"].String())
+	}
 	// b renews its lease every TTL/4 from when it took the partition.
 	deadline := time.Now().Add(testtime.Scale(30 * time.Second))
 	for counterOf(scrapeURL(t, urlB), "flowtrack_lease_renewals_total", map[string]string{"result": "ok"}) < 1 {
@@ -115,6 +137,24 @@ func TestCluster_Readiness(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a logger writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func scrapeURL(t *testing.T, url string) map[string]*dto.MetricFamily {

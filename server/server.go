@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sync"
 	"time"
@@ -64,6 +65,13 @@ type Config struct {
 	// the event observer the server has anyway, every request's latency
 	// and outcome, and every store commit. Nil measures nothing.
 	Monitor *monitor.Monitor
+	// Logger, when set, gets the server's log (log/slog): incidents and
+	// failed instances at level Warn, every event at Debug (when the
+	// logger's handler has Debug on), and the job queues' trouble
+	// (unless Jobs.OnError is set), each line with the cluster, the
+	// partition, and the process, instance, element and job keys that
+	// apply. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -88,6 +96,8 @@ type Server struct {
 	jobs    *Jobs
 	mon     *monitor.Monitor
 	monEng  *monitor.Engine // nil without a Monitor
+	log     *slog.Logger    // nil without Config.Logger
+	debug   bool            // log has Debug on: every event is logged
 }
 
 // MaxInFlight bounds the operations a server runs at once; further
@@ -171,6 +181,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 			if onActivated != nil {
 				onActivated(typ, n)
 			}
+		}
+	}
+	if s.log = serverLogger(cfg); s.log != nil {
+		s.debug = s.log.Enabled(ctx, slog.LevelDebug)
+		if cfg.Jobs.OnError == nil {
+			log := s.log
+			cfg.Jobs.OnError = func(err error) { log.Warn("job queue", "err", err) }
 		}
 	}
 	s.unsub = eng.Subscribe(s.publish)
@@ -279,6 +296,9 @@ func (s *Server) measure(op string, start time.Time, out []byte) {
 func (s *Server) publish(ev engine.Event) {
 	if s.monEng != nil {
 		s.monEng.Tally.Observe(ev)
+	}
+	if s.log != nil {
+		s.logEvent(ev)
 	}
 	buf, err := ev.AppendJSON(make([]byte, 0, 192))
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--port N] [--cluster NAME] [--replicas N]
                        [--node ID --partitions P [--routes URL,URL... --route-port N] [--lease-ttl D] [--business-key VAR]]
                        [--http ADDR [--http-auth FILE] [--http-tls-cert FILE --http-tls-key FILE] [--insecure]]
+                       [--log-format text|json] [--log-level debug|info|warn|error]
 
 Runs the native engine as a long-running server: the operations of the wasm
 ABI (wasm/ABI.md) on NATS subjects flowtrack.NAME.op.OPERATION (request:
@@ -45,7 +46,14 @@ With --http it also serves Camunda 8's REST API (/v2/..., docs/camunda-rest.md)
 on ADDR, so Camunda's clients and job workers run against it; in a cluster
 every node's listener answers for the whole cluster. Without --http-auth
 (Basic users and OAuth bearer tokens) it listens on loopback only, unless
---insecure.
+--insecure. Beside the API it serves Prometheus metrics at /metrics and
+the health checks /healthz and /readyz (docs/observability.md).
+
+It logs with log/slog on standard output, as key=value lines (--log-format
+text, the default) or one JSON object a line (json): the cluster's leases
+and partitions, incidents, failed requests, and at --log-level debug every
+engine event, each with the node, partition, process, instance and job
+keys that apply. In json format the start-up lines are JSON records too.
 `
 
 // serveCmd runs flowtrack serve until ctx is done or a signal arrives. It
@@ -65,6 +73,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	leaseTTL := durationFlag(fs, "lease-ttl", cluster.DefaultLeaseTTL, "lease TTL of a cluster created by this node (with --node)")
 	businessKey := fs.String("business-key", "", "start variable whose value places an instance on its messages' partition (with --node)")
 	httpFlags := restFlags(fs)
+	logging := serveLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, helpError{serveUsage}
@@ -81,6 +90,11 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	case *routes != "" && *natsURL != "":
 		return exitUsage, usageError{"serve: --routes configures the embedded NATS server; --nats connects to another"}
 	}
+	logger, err := logging.logger(stdout)
+	if err != nil {
+		return exitUsage, err
+	}
+	say := announcer{w: stdout, json: *logging.format == "json", log: logger}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -111,15 +125,15 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	var closer func(context.Context) error
 	clk := httpFlags.clock()
 	if *node == "" {
-		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk), Monitor: mon,
-			// Job queue trouble (JetStream not answering yet) is retried
-			// in the background; the operator sees it here.
-			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})
+		// Job queue trouble (JetStream not answering yet) is retried in
+		// the background; the operator sees it in the log.
+		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk),
+			Monitor: mon, Logger: logger})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		closer = srv.Close
-		fmt.Fprintf(stdout, "flowtrack: serving cluster %s on %s\n", *clusterName, url)
+		say.say(fmt.Sprintf("serving cluster %s on %s", *clusterName, url), "cluster", *clusterName, "url", url)
 	} else {
 		// A clustered JetStream serves once a majority of its servers
 		// run: the first node started waits for the others.
@@ -130,16 +144,16 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: *clusterName, Node: *node, Partitions: *partitions,
-			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey, Monitor: mon,
-			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }})
+			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey, Monitor: mon, Logger: logger})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		closer = n.Close
-		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
+		say.say(fmt.Sprintf("node %s of cluster %s (%d partitions) serving on %s", *node, *clusterName, n.Partitions(), url),
+			"cluster", *clusterName, "node", *node, "partitions", n.Partitions(), "url", url)
 		clk = nil // each partition keeps its own clock
 	}
-	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, mon, stdout)
+	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, mon, say)
 	if err != nil {
 		_ = closer(context.Background())
 		return exitUsage, fmt.Errorf("serve: %w", err)

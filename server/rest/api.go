@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -38,6 +39,9 @@ type Config struct {
 	// Logf, when set, reports the requests answered with a server error
 	// (5xx), which an operator should see.
 	Logf func(format string, args ...any)
+	// Logger, when set, reports those requests too, at level Error with
+	// the method, path, status and error as attributes (log/slog).
+	Logger *slog.Logger
 	// MaxProjected bounds the finished process instances the search
 	// projection keeps (default 100,000); the oldest go first.
 	MaxProjected int
@@ -131,8 +135,13 @@ func (a *API) handle(pattern string, h handler) {
 		status, body, err := h(r)
 		if err != nil {
 			// A request its client gave up on is nobody's problem.
-			if st := writeProblem(w, r, err); st >= 500 && st != http.StatusNotImplemented && a.cfg.Logf != nil && r.Context().Err() == nil {
-				a.cfg.Logf("rest: %s %s: %d: %v", r.Method, r.URL.Path, st, err)
+			if st := writeProblem(w, r, err); st >= 500 && st != http.StatusNotImplemented && r.Context().Err() == nil {
+				if a.cfg.Logf != nil {
+					a.cfg.Logf("rest: %s %s: %d: %v", r.Method, r.URL.Path, st, err)
+				}
+				if a.cfg.Logger != nil {
+					a.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", st, "err", err)
+				}
 			}
 			return
 		}
