@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -74,7 +75,8 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, wire.OpSubject(c.cluster, op), data)
+	// The span of ctx, if any, goes with the request (W3C trace context).
+	msg, err := tracing.Request(ctx, c.nc, wire.OpSubject(c.cluster, op), data)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
 	}

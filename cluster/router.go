@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -83,9 +84,12 @@ func (r *router) accept(m *nats.Msg) {
 	r.gate.Unlock()
 	go func() {
 		defer func() { <-r.slots; r.running.Done() }()
-		ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
+		op := m.Subject[len(r.prefix):]
+		ctx, span := r.span(m, op)
+		defer span.End()
+		ctx, cancel := context.WithTimeout(ctx, ForwardTimeout)
 		defer cancel()
-		r.respond(m, r.route(ctx, m.Subject[len(r.prefix):], m.Data))
+		r.respond(m, r.route(ctx, op, m.Data))
 	}()
 }
 
@@ -313,7 +317,7 @@ func (r *router) activate(ctx context.Context, data []byte) []byte {
 		p := (first+i)%r.n.parts + 1
 		req["maxJobs"] = json.RawMessage(strconv.Itoa(maxJobs - len(jobs)))
 		body, _ := json.Marshal(req)
-		msg, err := r.n.nc.RequestWithContext(ctx, wire.PartitionOpSubject(r.n.cfg.Cluster, p, "activate_jobs"), body)
+		msg, err := tracing.Request(ctx, r.n.nc, wire.PartitionOpSubject(r.n.cfg.Cluster, p, "activate_jobs"), body)
 		if err != nil {
 			continue
 		}
@@ -354,7 +358,7 @@ func (r *router) forward(ctx context.Context, p int, op string, data []byte) []b
 func (r *router) request(ctx context.Context, subject string, data []byte) ([]byte, error) {
 	wait := 20 * time.Millisecond
 	for {
-		msg, err := r.n.nc.RequestWithContext(ctx, subject, data)
+		msg, err := tracing.Request(ctx, r.n.nc, subject, data)
 		switch {
 		case err == nil && !retryable(msg.Data):
 			return msg.Data, nil

@@ -14,6 +14,7 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/flowtrack/flowtrack/server/monitor"
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -54,6 +55,10 @@ text, the default) or one JSON object a line (json): the cluster's leases
 and partitions, incidents, failed requests, and at --log-level debug every
 engine event, each with the node, partition, process, instance and job
 keys that apply. In json format the start-up lines are JSON records too.
+
+Traces (OpenTelemetry, a span per command, W3C trace context through NATS
+headers and the REST API's traceparent) are exported by OTLP over HTTP when
+OTEL_TRACES_EXPORTER=otlp or OTEL_EXPORTER_OTLP_ENDPOINT says so.
 `
 
 // serveCmd runs flowtrack serve until ctx is done or a signal arrives. It
@@ -97,6 +102,19 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	say := announcer{w: stdout, json: *logging.format == "json", log: logger}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Traces go to an OTLP collector when the OTEL_* environment says so
+	// (docs/observability.md); otherwise tracing stays off.
+	stopTracing, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return exitUsage, fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			logger.Warn("flush the traces", "err", err)
+		}
+	}()
 
 	url := *natsURL
 	var embedded *natsserver.Server

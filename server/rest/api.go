@@ -11,8 +11,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures New.
@@ -132,6 +134,13 @@ type handler func(r *http.Request) (int, any, error)
 // handle registers pattern (a Go 1.22 method and path pattern).
 func (a *API) handle(pattern string, h handler) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if tracing.Enabled() {
+			// A span per request, the child of the caller's traceparent;
+			// the operations it requests carry it on.
+			ctx, span := tracing.Start(tracing.ExtractHTTP(r.Context(), r.Header), "flowtrack REST "+pattern, trace.SpanKindServer)
+			defer span.End()
+			r = r.WithContext(ctx)
+		}
 		status, body, err := h(r)
 		if err != nil {
 			// A request its client gave up on is nobody's problem.
@@ -217,7 +226,7 @@ func (a *API) call(ctx context.Context, op string, req, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	msg, err := a.cfg.Conn.RequestWithContext(ctx, wire.OpSubject(a.cfg.Cluster, op), data)
+	msg, err := tracing.Request(ctx, a.cfg.Conn, wire.OpSubject(a.cfg.Cluster, op), data)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, a.cfg.Cluster, errNoServer)
 	}
