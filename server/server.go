@@ -79,26 +79,28 @@ type Config struct {
 // run concurrently, up to MaxInFlight at once, so that their commits share
 // syncs (the engine's group commit); the others run alone.
 type Server struct {
-	nc        *nats.Conn
-	cluster   string
-	prefix    string // the operations' subject less the operation
-	eng       *engine.Engine
-	mod       *dispatch.Module
-	mu        sync.RWMutex // held for reading by concurrent operations, for writing by the others
-	slots     chan struct{}
-	gate      sync.Mutex // guards closed and stopped, and running's Add against Close's Wait
-	closed    bool
-	stopped   bool // no longer subscribed (Config.Serving said no, or Close)
-	serving   func() bool
-	running   sync.WaitGroup
-	sub       *nats.Subscription
-	unsub     func() error
-	jobs      *Jobs
+	nc      *nats.Conn
+	cluster string
+	prefix  string // the operations' subject less the operation
+	eng     *engine.Engine
+	mod     *dispatch.Module
+	mu      sync.RWMutex // held for reading by concurrent operations, for writing by the others
+	slots   chan struct{}
+	gate    sync.Mutex // guards closed and stopped, and running's Add against Close's Wait
+	closed  bool
+	stopped bool // no longer subscribed (Config.Serving said no, or Close)
+	serving func() bool
+	running sync.WaitGroup
+	sub     *nats.Subscription
+	unsub   func() error
+	jobs    *Jobs
+
+	// Observability (docs/observability.md).
+	partition int // Config.Partition
 	mon       *monitor.Monitor
 	monEng    *monitor.Engine // nil without a Monitor
-	partition int
-	log       *slog.Logger // nil without Config.Logger
-	debug     bool         // log has Debug on: every event is logged
+	log       *slog.Logger    // nil without Config.Logger
+	debug     bool            // log has Debug on: every event is logged
 }
 
 // MaxInFlight bounds the operations a server runs at once; further
@@ -172,7 +174,8 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	s := &Server{nc: nc, prefix: subject, eng: eng, mod: dispatch.NewServed(eng, clk), slots: make(chan struct{}, MaxInFlight), serving: cfg.Serving}
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
-	s.cluster, s.partition = cfg.Cluster, cfg.Partition
+	s.cluster = cfg.Cluster
+	s.partition = cfg.Partition
 	if cfg.Monitor != nil {
 		s.mon, s.monEng = cfg.Monitor, cfg.Monitor.AddEngine(max(cfg.Partition, 1), eng)
 		s.mod.OnActivated(s.monEng.Tally.AddJobsActivated)
