@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/tally"
@@ -82,5 +83,59 @@ func BenchmarkTally_Straight10(b *testing.B) {
 				b.Fatal("the tally counted no completed instance")
 			}
 		})
+	}
+}
+
+// BenchmarkTally_Interleaved runs one straight-10 instance in each of the
+// four modes of BenchmarkTally_Straight10 per op, one after the other, and
+// reports each mode's time per instance: on a machine shared with other
+// work, load changes hit the four modes alike, so their differences are
+// the cost of the modes, not of the moment.
+func BenchmarkTally_Interleaved(b *testing.B) {
+	ctx := context.Background()
+	xml := straight10()
+	modes := []string{"off", "tally", "observer", "observer+tally"}
+	engines := make([]*engine.Engine, len(modes))
+	for i, mode := range modes {
+		eng, err := engine.New()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer eng.Close(ctx)
+		switch mode {
+		case "tally":
+			_, stop := tally.Subscribe(eng)
+			defer stop()
+		case "observer":
+			defer eng.Subscribe(func(engine.Event) {})()
+		case "observer+tally":
+			defer eng.Subscribe(tally.New().Observe)()
+		}
+		if _, err := eng.Deploy("straight.bpmn", xml); err != nil {
+			b.Fatal(err)
+		}
+		engines[i] = eng
+	}
+	spent := make([]time.Duration, len(modes))
+	n := 0
+	for b.Loop() {
+		for i, eng := range engines {
+			t0 := time.Now()
+			inst, err := eng.Start(ctx, "straight", nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if st, err := inst.Wait(ctx); err != nil || st != engine.Completed {
+				b.Fatalf("instance ended %s, %v", st, err)
+			}
+			if err := eng.Settle(ctx); err != nil {
+				b.Fatal(err)
+			}
+			spent[i] += time.Since(t0)
+		}
+		n++
+	}
+	for i, mode := range modes {
+		b.ReportMetric(float64(spent[i].Nanoseconds())/float64(n), mode+"-ns/inst")
 	}
 }
