@@ -137,9 +137,13 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		return exitUsage, fmt.Errorf("serve: connect to %s: %w", url, err)
 	}
 	defer nc.Close()
-	// The metrics and health checks every server has; --http serves them.
-	mon := monitor.New()
-	mon.SetNATS(nc, embedded)
+	// The metrics and health checks, which --http serves: without it
+	// nothing reads them, and nothing is counted.
+	var mon *monitor.Monitor
+	if *httpFlags.addr != "" {
+		mon = monitor.New()
+		mon.SetNATS(nc, embedded)
+	}
 	var closer func(context.Context) error
 	clk := httpFlags.clock()
 	if *node == "" {
