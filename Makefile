@@ -204,7 +204,7 @@ run:
 # bench-peer installs the peer engine for the peer rows (issue #21).
 bench: sdk bench-peer
 	@mkdir -p bench/results
-	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... ./host/... > bench/results/go-bench.txt
+	$(GO) test -run='^$$' -bench=. -benchtime=1x ./engine/... ./host/... ./internal/tracing > bench/results/go-bench.txt
 	$(GO) build -o bin/flowbench ./bench/cmd/flowbench
 	bin/flowbench all
 	$(MAKE) bench-extism

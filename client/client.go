@@ -18,6 +18,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/reply"
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 )
@@ -93,7 +94,8 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 	var msg *nats.Msg
 	err = c.guard(ctx, subject, func(ctx context.Context) error {
 		var err error
-		msg, err = c.mux.Request(ctx, subject, data, nil)
+		// The span of ctx, if any, goes with the request (W3C trace context).
+		msg, err = c.mux.Request(ctx, subject, data, tracing.Header(ctx, nil))
 		return err
 	})
 	stop()

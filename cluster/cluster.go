@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -58,6 +60,11 @@ type Config struct {
 	// Logf receives what the node does with leases and partitions (taken,
 	// released, fenced); nil logs nothing.
 	Logf func(format string, args ...any)
+	// Logger, when set, gets the same reports as records (log/slog) with
+	// the cluster, the node and the partition as attributes, at level
+	// Warn when they report an error and Info otherwise; every partition's
+	// server logs to it too (server.Config.Logger). Nil logs nothing.
+	Logger *slog.Logger
 	// WrapStore, for tests and fault injection only, wraps the store of
 	// every partition the node opens (a slow disk: commits delayed). It
 	// sits beneath the partition's fence: the fence checks a commit
@@ -72,6 +79,11 @@ type Config struct {
 	// the jobs it holds, the caller's identity the router passes on.
 	// Nil checks nothing.
 	Access *server.Access
+	// Monitor, when set, gets the node's metrics and readiness
+	// (server/monitor): every partition the node serves as an engine of
+	// its own, the cluster's partitions and which the node owns, and its
+	// lease renewals. The node is ready while it serves a partition.
+	Monitor *monitor.Monitor
 }
 
 // Service is started on a partition the node comes to own (Config.
@@ -220,6 +232,9 @@ func Start(ctx context.Context, nc *nats.Conn, cfg Config) (*Node, error) {
 	}
 	if err := n.join(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.Monitor != nil {
+		cfg.Monitor.SetOwnership(func() ([]int, int) { return n.Owned(), n.parts })
 	}
 	n.router = newRouter(n)
 	if err := n.router.start(); err != nil {
@@ -411,12 +426,6 @@ func (n *Node) Partition(id int) *Partition {
 		return o.part
 	}
 	return nil
-}
-
-func (n *Node) logf(format string, args ...any) {
-	if n.cfg.Logf != nil {
-		n.cfg.Logf("cluster %s node %s: "+format, append([]any{n.cfg.Cluster, n.cfg.Node}, args...)...)
-	}
 }
 
 // Close stops the node cleanly: it stops answering, releases its

@@ -182,6 +182,9 @@ func (n *Node) renewPartition(ctx context.Context, id int) {
 			rev, err = n.leases.Update(ctx, partitionKey(id), []byte(n.cfg.Node), e.Revision())
 		}
 	}
+	if n.cfg.Monitor != nil {
+		n.cfg.Monitor.LeaseRenewed(err == nil)
+	}
 	switch {
 	case err == nil:
 		n.mu.Lock()

@@ -86,7 +86,7 @@ func (n *Node) open(ctx context.Context, id int, f *fence) (*Partition, error) {
 		opts = append(opts[:len(opts):len(opts)], engine.WithoutTimerAndSignalStarts())
 	}
 	p.srv, err = server.New(ctx, n.nc, server.Config{Cluster: c.Cluster, Partition: id, Replicas: c.Replicas, Engine: opts,
-		Store: fencedStore{Store: store, fence: f}, Serving: f.open, Access: c.Access,
+		Store: fencedStore{Store: store, fence: f}, Serving: f.open, Access: c.Access, Monitor: c.Monitor, Logger: c.Logger,
 		OnError: func(err error) { n.logf("partition %d: %v", id, err) },
 		Jobs:    server.JobsConfig{OnError: func(err error) { n.logf("partition %d: %v", id, err) }},
 		Prepare: func(ctx context.Context, eng *engine.Engine) error {

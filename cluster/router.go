@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/reply"
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
@@ -85,9 +86,11 @@ func (r *router) accept(m *nats.Msg) {
 	r.gate.Unlock()
 	go func() {
 		defer func() { <-r.slots; r.running.Done() }()
-		ctx, cancel := context.WithTimeout(context.Background(), ForwardTimeout)
-		defer cancel()
 		op := m.Subject[len(r.prefix):]
+		ctx, span := r.span(m, op)
+		defer span.End()
+		ctx, cancel := context.WithTimeout(ctx, ForwardTimeout)
+		defer cancel()
 		if a := r.n.cfg.Access; a != nil {
 			if err := a.Check(m.Header, op, m.Data, nil); err != nil {
 				r.respond(m, server.DeniedResponse(err))
@@ -326,7 +329,7 @@ func (r *router) activate(ctx context.Context, data []byte) []byte {
 		p := (first+i)%r.n.parts + 1
 		req["maxJobs"] = json.RawMessage(strconv.Itoa(maxJobs - len(jobs)))
 		body, _ := json.Marshal(req)
-		msg, err := r.n.mux.Request(ctx, wire.PartitionOpSubject(r.n.cfg.Cluster, p, "activate_jobs"), body, nil)
+		msg, err := r.n.mux.Request(ctx, wire.PartitionOpSubject(r.n.cfg.Cluster, p, "activate_jobs"), body, tracing.Header(ctx, nil))
 		if err != nil {
 			continue
 		}
@@ -367,7 +370,7 @@ func (r *router) forward(ctx context.Context, p int, op string, data []byte) []b
 func (r *router) request(ctx context.Context, subject string, data []byte) ([]byte, error) {
 	wait := 20 * time.Millisecond
 	for {
-		msg, err := r.n.mux.Request(ctx, subject, data, callerOf(ctx))
+		msg, err := r.n.mux.Request(ctx, subject, data, tracing.Header(ctx, callerOf(ctx)))
 		switch {
 		case err == nil && !retryable(msg.Data):
 			return msg.Data, nil

@@ -30,6 +30,9 @@ type JobsConfig struct {
 	// lost: their activation times out and they are published again. It
 	// runs on the queue's goroutine. Default: ignored.
 	OnError func(error)
+	// Activated, when set, is told how many jobs of which type the queue
+	// activated (the server's metrics). It runs on the queue's goroutine.
+	Activated func(jobType string, n int)
 }
 
 // Defaults of JobsConfig.
@@ -269,6 +272,9 @@ func (q *Jobs) pass(ctx context.Context) error {
 	for typ, timeout := range served {
 		for {
 			jobs, err := q.eng.ActivateJobs(ctx, typ, q.cfg.Worker, timeout, q.cfg.Batch)
+			if err == nil && q.cfg.Activated != nil {
+				q.cfg.Activated(typ, len(jobs))
+			}
 			if err == nil {
 				err = q.publish(ctx, jobs)
 			}

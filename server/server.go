@@ -1,10 +1,12 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sync"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"github.com/flowtrack/flowtrack/internal/dispatch"
 	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/nats-io/nats.go"
 )
 
@@ -70,6 +73,18 @@ type Config struct {
 	// checks nothing: every caller that reaches the subjects may do
 	// everything.
 	Access *Access
+	// Monitor, when set, gets the server's metrics (server/monitor): its
+	// engine as partition Partition (1 for a single server) counted from
+	// the event observer the server has anyway, every request's latency
+	// and outcome, and every store commit. Nil measures nothing.
+	Monitor *monitor.Monitor
+	// Logger, when set, gets the server's log (log/slog): incidents and
+	// failed instances at level Warn, every event at Debug (when the
+	// logger's handler has Debug on), and the job queues' trouble
+	// (unless Jobs.OnError is set), each line with the cluster, the
+	// partition, and the process, instance, element and job keys that
+	// apply. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Server serves one engine over NATS. Operations that only call the engine
@@ -94,6 +109,13 @@ type Server struct {
 	unsub   func() error
 	jobs    *Jobs
 	access  *Access
+
+	// Observability (docs/observability.md).
+	partition int // Config.Partition
+	mon       *monitor.Monitor
+	monEng    *monitor.Engine // nil without a Monitor
+	log       *slog.Logger    // nil without Config.Logger
+	debug     bool            // log has Debug on: every event is logged
 }
 
 // MaxInFlight bounds the operations a server runs at once; further
@@ -147,6 +169,9 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 		}
 		store = js
 	}
+	if cfg.Monitor != nil {
+		store = cfg.Monitor.Store(store)
+	}
 	var clk clock.Clock = clock.Real{}
 	if cfg.Clock != nil {
 		clk = cfg.Clock
@@ -168,6 +193,25 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config) (*Server, error) {
 	// Observers run on the engine's goroutines: Publish only buffers, so
 	// it gives the engine no input and does not wait for it.
 	s.cluster = cfg.Cluster
+	s.partition = cfg.Partition
+	if cfg.Monitor != nil {
+		s.mon, s.monEng = cfg.Monitor, cfg.Monitor.AddEngine(max(cfg.Partition, 1), eng)
+		s.mod.OnActivated(s.monEng.Tally.AddJobsActivated)
+		onActivated := cfg.Jobs.Activated
+		cfg.Jobs.Activated = func(typ string, n int) {
+			s.monEng.Tally.AddJobsActivated(typ, n)
+			if onActivated != nil {
+				onActivated(typ, n)
+			}
+		}
+	}
+	if s.log = serverLogger(cfg); s.log != nil {
+		s.debug = s.log.Enabled(ctx, slog.LevelDebug)
+		if cfg.Jobs.OnError == nil {
+			log := s.log
+			cfg.Jobs.OnError = func(err error) { log.Warn("job queue", "err", err) }
+		}
+	}
 	s.unsub = eng.Subscribe(s.publish)
 	if cfg.Jobs.Replicas == 0 {
 		cfg.Jobs.Replicas = cfg.Replicas
@@ -229,24 +273,29 @@ var closedResponse, _ = json.Marshal(wire.Response[any]{Error: &wire.Error{Code:
 // operation, the data is its request, the reply the response envelope.
 func (s *Server) serve(m *nats.Msg) {
 	op := m.Subject[len(s.prefix):]
+	start := time.Now()
+	span := s.startSpan(m, op)
 	var out []byte
 	if s.access != nil {
 		if err := s.access.Check(m.Header, op, m.Data, s.jobType); err != nil {
-			if m.Reply != "" {
-				_ = m.Respond(DeniedResponse(err))
-			}
-			return
+			out = DeniedResponse(err)
 		}
 	}
-	if dispatch.Concurrent(op) {
+	switch {
+	case out != nil: // refused
+	case dispatch.Concurrent(op):
 		s.mu.RLock()
 		out = s.mod.Call(op, m.Data) // after Close, the engine answers CLOSED
 		s.mu.RUnlock()
-	} else {
+	default:
 		s.mu.Lock()
 		out = s.mod.Call(op, m.Data)
 		s.mu.Unlock()
 	}
+	if s.mon != nil {
+		s.measure(op, start, out)
+	}
+	endSpan(span, out)
 	s.respond(m, op, out)
 }
 
@@ -274,8 +323,34 @@ func TooLarge(size, max int) []byte {
 	return out
 }
 
-// publish sends one event to its instance's subject.
+// okPrefix starts every successful response envelope (wire.Response).
+var okPrefix = []byte(`{"ok":true`)
+
+// measure records one answered request with the Monitor, and the
+// messages and signals it published, which the event stream does not
+// carry.
+func (s *Server) measure(op string, start time.Time, out []byte) {
+	ok := bytes.HasPrefix(out, okPrefix)
+	s.mon.Command(op, time.Since(start), ok)
+	if ok {
+		switch op {
+		case "publish_message":
+			s.monEng.Tally.AddMessagesPublished(1)
+		case "broadcast_signal":
+			s.monEng.Tally.AddSignalsBroadcast(1)
+		}
+	}
+}
+
+// publish sends one event to its instance's subject (and counts it, with
+// a Monitor).
 func (s *Server) publish(ev engine.Event) {
+	if s.monEng != nil {
+		s.monEng.Tally.Observe(ev)
+	}
+	if s.log != nil {
+		s.logEvent(ev)
+	}
 	buf, err := ev.AppendJSON(make([]byte, 0, 192))
 	if err != nil {
 		return // only variables JSON cannot carry fail, and the engine holds none
@@ -294,6 +369,9 @@ func (s *Server) Close(ctx context.Context) error {
 	s.gate.Unlock()
 	if closed {
 		return nil
+	}
+	if s.monEng != nil {
+		s.monEng.Remove() // not ready, and no series, from here on
 	}
 	var errs []error
 	s.gate.Lock()

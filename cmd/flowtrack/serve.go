@@ -17,8 +17,10 @@ import (
 	flag "github.com/spf13/pflag"
 
 	"github.com/flowtrack/flowtrack/cluster"
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,6 +29,7 @@ import (
 const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--config FILE | --port N] [--cluster NAME] [--replicas N]
                        [--node ID --partitions P [--routes URL,URL... --route-port N] [--lease-ttl D] [--business-key VAR]]
                        [--http ADDR [--http-auth FILE] [--http-tls-cert FILE --http-tls-key FILE] [--insecure]]
+                       [--log-format text|json] [--log-level debug|info|warn|error]
 
 Runs the native engine as a long-running server: the operations of the wasm
 ABI (wasm/ABI.md) on NATS subjects flowtrack.NAME.op.OPERATION (request:
@@ -56,7 +59,18 @@ With --http it also serves Camunda 8's REST API (/v2/..., docs/camunda-rest.md)
 on ADDR, so Camunda's clients and job workers run against it; in a cluster
 every node's listener answers for the whole cluster. Without --http-auth
 (Basic users and OAuth bearer tokens) it listens on loopback only, unless
---insecure.
+--insecure. Beside the API it serves Prometheus metrics at /metrics and
+the health checks /healthz and /readyz (docs/observability.md).
+
+It logs with log/slog on standard output, as key=value lines (--log-format
+text, the default) or one JSON object a line (json): the cluster's leases
+and partitions, incidents, failed requests, and at --log-level debug every
+engine event, each with the node, partition, process, instance and job
+keys that apply. In json format the start-up lines are JSON records too.
+
+Traces (OpenTelemetry, a span per command, W3C trace context through NATS
+headers and the REST API's traceparent) are exported by OTLP over HTTP when
+OTEL_TRACES_EXPORTER=otlp or OTEL_EXPORTER_OTLP_ENDPOINT says so.
 `
 
 // serveCmd runs flowtrack serve until ctx is done or a signal arrives. It
@@ -77,6 +91,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	businessKey := fs.String("business-key", "", "start variable whose value places an instance on its messages' partition (with --node)")
 	configFile := fs.String("config", "", "JSON server configuration: addresses, TLS, users and roles (docs/server.md)")
 	httpFlags := restFlags(fs)
+	logging := serveLogFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK, helpError{serveUsage}
@@ -115,14 +130,33 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			*httpFlags.addr = netCfg.HTTP
 		}
 	}
+	logger, err := logging.logger(stdout)
+	if err != nil {
+		return exitUsage, err
+	}
+	say := announcer{w: stdout, json: *logging.format == "json", log: logger}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Traces go to an OTLP collector when the OTEL_* environment says so
+	// (docs/observability.md); otherwise tracing stays off.
+	stopTracing, err := tracing.FromEnv(ctx)
+	if err != nil {
+		return exitUsage, fmt.Errorf("serve: %w", err)
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(sctx); err != nil {
+			logger.Warn("flush the traces", "err", err)
+		}
+	}()
 
 	// Nothing is buffered while reconnecting: a cluster node's commit
 	// must not reach its stream after the node was fenced off it.
 	connOpts := []nats.Option{nats.Name("flowtrack serve"), nats.MaxReconnects(-1), nats.ReconnectBufSize(-1)}
 	url := *natsURL
 	var nc *nats.Conn
+	var embedded *natsserver.Server
 	switch {
 	case netCfg != nil:
 		if err := os.MkdirAll(*data, 0o700); err != nil {
@@ -138,6 +172,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		}
 		defer func() { e.Shutdown(); e.WaitForShutdown() }()
 		url = e.ClientURL()
+		embedded = e.Server
 		if nc, err = e.Connect(connOpts...); err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
@@ -152,6 +187,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			}
 			defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 			url = ns.ClientURL()
+			embedded = ns
 		}
 		var err error
 		if nc, err = nats.Connect(url, connOpts...); err != nil {
@@ -160,19 +196,25 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 	}
 	defer nc.Close()
 	access := netCfg.Access()
+	// The metrics and health checks, which --http serves: without it
+	// nothing reads them, and nothing is counted.
+	var mon *monitor.Monitor
+	if *httpFlags.addr != "" {
+		mon = monitor.New()
+		mon.SetNATS(nc, embedded)
+	}
 	var closer func(context.Context) error
 	clk := httpFlags.clock()
 	if *node == "" {
+		// Answers that could not be sent and job queue trouble (JetStream
+		// not answering yet, retried in the background) go to the log.
 		srv, err := server.New(ctx, nc, server.Config{Cluster: *clusterName, Replicas: *replicas, Clock: engineClock(clk), Access: access,
-			OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) },
-			// Job queue trouble (JetStream not answering yet) is retried
-			// in the background; the operator sees it here.
-			Jobs: server.JobsConfig{OnError: func(err error) { fmt.Fprintf(stdout, "flowtrack: %v\n", err) }}})
+			OnError: func(err error) { logger.Error(err.Error()) }, Monitor: mon, Logger: logger})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		closer = srv.Close
-		fmt.Fprintf(stdout, "flowtrack: serving cluster %s on %s\n", *clusterName, url)
+		say.say(fmt.Sprintf("serving cluster %s on %s", *clusterName, url), "cluster", *clusterName, "url", url)
 	} else {
 		// A clustered JetStream serves once a majority of its servers
 		// run: the first node started waits for the others.
@@ -183,17 +225,17 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		n, err := cluster.Start(ctx, nc, cluster.Config{Cluster: *clusterName, Node: *node, Partitions: *partitions,
-			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey, Access: access,
-			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }})
+			Replicas: *replicas, LeaseTTL: *leaseTTL, BusinessKey: *businessKey, Access: access, Monitor: mon, Logger: logger})
 		if err != nil {
 			return exitUsage, fmt.Errorf("serve: %w", err)
 		}
 		closer = n.Close
-		fmt.Fprintf(stdout, "flowtrack: node %s of cluster %s (%d partitions) serving on %s\n", *node, *clusterName, n.Partitions(), url)
+		say.say(fmt.Sprintf("node %s of cluster %s (%d partitions) serving on %s", *node, *clusterName, n.Partitions(), url),
+			"cluster", *clusterName, "node", *node, "partitions", n.Partitions(), "url", url)
 		defer reportJobLeader(ctx, nc, *clusterName, stdout)()
 		clk = nil // each partition keeps its own clock
 	}
-	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, stdout)
+	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, mon, say)
 	if err != nil {
 		_ = closer(context.Background())
 		return exitUsage, fmt.Errorf("serve: %w", err)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	flag "github.com/spf13/pflag"
-	"io"
+	"net/http"
 	"time"
 
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/flowtrack/flowtrack/server/rest"
 	"github.com/nats-io/nats.go"
 )
@@ -72,7 +73,7 @@ func engineClock(clk *rest.Clock) clock.Clock {
 
 // start starts the REST listener, when --http asks for one, and prints
 // its URL; the returned function stops it.
-func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, stdout io.Writer) (func(), error) {
+func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, mon *monitor.Monitor, say announcer) (func(), error) {
 	if *f.addr == "" {
 		if *f.auth != "" || *f.cert != "" || *f.key != "" {
 			return nil, usageError{"serve: --http-auth, --http-tls-cert and --http-tls-key need --http"}
@@ -80,8 +81,15 @@ func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, no
 		return func() {}, nil
 	}
 	cfg := rest.ListenConfig{Addr: *f.addr, TLSCert: *f.cert, TLSKey: *f.key, Insecure: *f.insecure,
-		API: rest.Config{Conn: nc, Cluster: clusterName, Clock: clk,
-			Logf: func(format string, args ...any) { fmt.Fprintf(stdout, "flowtrack: "+format+"\n", args...) }}}
+		API: rest.Config{Conn: nc, Cluster: clusterName, Clock: clk, Logger: say.log.With("component", "rest")}}
+	if mon != nil {
+		// Prometheus metrics and health checks beside the API.
+		h := mon.Handler()
+		cfg.Handlers = map[string]http.Handler{}
+		for _, p := range monitor.Paths {
+			cfg.Handlers[p] = h
+		}
+	}
 	if node != "" {
 		cfg.API.Topology = func(ctx context.Context) (rest.Topology, error) {
 			return clusterTopology(ctx, nc, clusterName, replicas)
@@ -98,7 +106,7 @@ func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, no
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stdout, "flowtrack: REST API on %s/v2\n", srv.URL())
+	say.say(fmt.Sprintf("REST API on %s/v2", srv.URL()), "url", srv.URL()+"/v2")
 	return func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -51,7 +51,16 @@ type Module struct {
 	// served is set by NewServed: the engine is the caller's (real clock,
 	// store), so restore, which would replace it, is refused.
 	served bool
+	// activated, when set (OnActivated), is told the jobs activate_jobs
+	// hands out.
+	activated func(jobType string, n int)
 }
+
+// OnActivated makes activate_jobs tell fn how many jobs of which type it
+// handed out (the server's metrics count activations, which the event
+// stream does not carry). Call it before the module answers anything;
+// fn may run on several goroutines at once.
+func (m *Module) OnActivated(fn func(jobType string, n int)) { m.activated = fn }
 
 // engineSettings are the engine options the configure operation sets.
 // The zero value is the engine's defaults.

@@ -509,7 +509,11 @@ func opActivateJobs(ctx context.Context, m *Module, data []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.eng.ActivateJobs(ctx, req.Type, req.Worker, timeout, *req.MaxJobs)
+	jobs, err := m.eng.ActivateJobs(ctx, req.Type, req.Worker, timeout, *req.MaxJobs)
+	if err == nil && m.activated != nil {
+		m.activated(req.Type, len(jobs))
+	}
+	return jobs, err
 }
 
 func opUpdateJobRetries(ctx context.Context, m *Module, data []byte) (any, error) {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Config configures New.
@@ -38,6 +41,9 @@ type Config struct {
 	// Logf, when set, reports the requests answered with a server error
 	// (5xx), which an operator should see.
 	Logf func(format string, args ...any)
+	// Logger, when set, reports those requests too, at level Error with
+	// the method, path, status and error as attributes (log/slog).
+	Logger *slog.Logger
 	// MaxProjected bounds the finished process instances the search
 	// projection keeps (default 100,000); the oldest go first.
 	MaxProjected int
@@ -128,11 +134,23 @@ type handler func(r *http.Request) (int, any, error)
 // handle registers pattern (a Go 1.22 method and path pattern).
 func (a *API) handle(pattern string, h handler) {
 	a.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if tracing.Enabled() {
+			// A span per request, the child of the caller's traceparent;
+			// the operations it requests carry it on.
+			ctx, span := tracing.Start(tracing.ExtractHTTP(r.Context(), r.Header), "flowtrack REST "+pattern, trace.SpanKindServer)
+			defer span.End()
+			r = r.WithContext(ctx)
+		}
 		status, body, err := h(r)
 		if err != nil {
 			// A request its client gave up on is nobody's problem.
-			if st := writeProblem(w, r, err); st >= 500 && st != http.StatusNotImplemented && a.cfg.Logf != nil && r.Context().Err() == nil {
-				a.cfg.Logf("rest: %s %s: %d: %v", r.Method, r.URL.Path, st, err)
+			if st := writeProblem(w, r, err); st >= 500 && st != http.StatusNotImplemented && r.Context().Err() == nil {
+				if a.cfg.Logf != nil {
+					a.cfg.Logf("rest: %s %s: %d: %v", r.Method, r.URL.Path, st, err)
+				}
+				if a.cfg.Logger != nil {
+					a.cfg.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", st, "err", err)
+				}
 			}
 			return
 		}
@@ -208,7 +226,7 @@ func (a *API) call(ctx context.Context, op string, req, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	msg, err := a.cfg.Conn.RequestWithContext(ctx, wire.OpSubject(a.cfg.Cluster, op), data)
+	msg, err := tracing.Request(ctx, a.cfg.Conn, wire.OpSubject(a.cfg.Cluster, op), data)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, a.cfg.Cluster, errNoServer)
 	}

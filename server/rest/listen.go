@@ -21,6 +21,11 @@ type ListenConfig struct {
 	Insecure bool
 	// API configures the API served.
 	API Config
+	// Handlers are served beside the API, by net/http ServeMux pattern
+	// ("/metrics"), without the API's authentication: the metrics and
+	// health checks (server/monitor) that Prometheus and an
+	// orchestrator's probes read, as GET /v2/status is.
+	Handlers map[string]http.Handler
 }
 
 // ErrInsecure is returned by Listen for a listener beyond loopback
@@ -68,8 +73,17 @@ func Listen(cfg ListenConfig) (*Server, error) {
 	if tlsConf != nil {
 		ln = tls.NewListener(ln, tlsConf)
 	}
+	var h http.Handler = api
+	if len(cfg.Handlers) > 0 {
+		mux := http.NewServeMux()
+		mux.Handle("/", api)
+		for pattern, handler := range cfg.Handlers {
+			mux.Handle(pattern, handler)
+		}
+		h = mux
+	}
 	s := &Server{api: api, ln: ln, done: make(chan error, 1), tls: tlsConf != nil,
-		http: &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}}
+		http: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}}
 	go func() { s.done <- s.http.Serve(ln) }()
 	return s, nil
 }
