@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -27,7 +28,9 @@ type Config struct {
 	// answer 501 (a cluster's partitions each have their own clock).
 	Clock *Clock
 	// Auth, when set, authenticates every request but GET /v2/status
-	// and checks its role against the endpoint (auth.go). Without it
+	// and checks its role against the endpoint (auth.go); the job
+	// operations of a configured user are also checked by the server
+	// as that user's, so a worker serves only its job types. Without it
 	// every request is an administrator's: the listener must then be on
 	// loopback (Listen checks).
 	Auth *Auth
@@ -66,6 +69,25 @@ type API struct {
 	mux  *http.ServeMux
 	proj *projection
 	keys keySource
+}
+
+// identityKey keys the authenticated caller (identity) in a request's
+// context.
+type identityKey struct{}
+
+// actAsKey keys, in a context, the configured user whose operations
+// call requests as that user's (server.CallerHeader).
+type actAsKey struct{}
+
+// asCaller returns ctx with which call requests job operations as the
+// request's caller when it is a configured user, so that the server
+// checks them by its role and job types; an OAuth caller or an API
+// without Auth requests as the node.
+func asCaller(ctx context.Context) context.Context {
+	if id, ok := ctx.Value(identityKey{}).(identity); ok && id.user {
+		return context.WithValue(ctx, actAsKey{}, id.name)
+	}
+	return ctx
 }
 
 // DefaultRequestTimeout bounds a job activation's long poll and a
@@ -117,6 +139,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				detail: fmt.Sprintf("%s (role %s) may not %s %s", id.name, id.role, r.Method, r.URL.Path)})
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 	}
 	a.mux.ServeHTTP(w, r)
 }
@@ -208,7 +231,11 @@ func (a *API) call(ctx context.Context, op string, req, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	msg, err := a.cfg.Conn.RequestWithContext(ctx, wire.OpSubject(a.cfg.Cluster, op), data)
+	m := &nats.Msg{Subject: wire.OpSubject(a.cfg.Cluster, op), Data: data}
+	if user, ok := ctx.Value(actAsKey{}).(string); ok {
+		m.Header = server.CallerHeader(user)
+	}
+	msg, err := a.cfg.Conn.RequestMsgWithContext(ctx, m)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, a.cfg.Cluster, errNoServer)
 	}
