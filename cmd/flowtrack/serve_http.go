@@ -25,7 +25,7 @@ func restFlags(fs *flag.FlagSet) *httpFlags {
 		addr:     fs.String("http", "", "serve Camunda 8's REST API (/v2) on this address (host:port)"),
 		cert:     fs.String("http-tls-cert", "", "PEM certificate: the REST API speaks HTTPS"),
 		key:      fs.String("http-tls-key", "", "PEM private key of --http-tls-cert"),
-		insecure: fs.Bool("insecure", false, "allow listening beyond loopback without TLS and users, or users or oauth for --http (--config)"),
+		insecure: fs.Bool("insecure", false, "allow listening beyond loopback without TLS and users (NATS), or without users or oauth in --config (REST API)"),
 	}
 }
 
