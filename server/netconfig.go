@@ -121,7 +121,9 @@ type OAuthConfig struct {
 // Valid reports whether r is one of the roles.
 func (r Role) Valid() bool { return r == RoleAdmin || r == RoleWorker || r == RoleReader }
 
-func (o *OAuthConfig) validate() error {
+// Validate checks o (nil is valid: no OAuth): an issuer, one key set,
+// known roles. ReadNetConfig and the REST API (rest.NewAuth) call it.
+func (o *OAuthConfig) Validate() error {
 	if o == nil {
 		return nil
 	}
@@ -180,7 +182,7 @@ func (c *NetConfig) validate() error {
 	if err := c.TLS.validate("tls"); err != nil {
 		return err
 	}
-	if err := c.OAuth.validate(); err != nil {
+	if err := c.OAuth.Validate(); err != nil {
 		return err
 	}
 	if r := c.Cluster; r != nil {

@@ -65,7 +65,7 @@ func NewAuth(users []server.User, oauth *server.OAuthConfig) (*Auth, error) {
 		switch {
 		case u.Name == "":
 			return nil, errors.New("rest auth: a user has no name")
-		case roleRank(u.Role) == 0:
+		case !u.Role.Valid():
 			return nil, fmt.Errorf("rest auth: user %q: role %q is not admin, worker or reader", u.Name, u.Role)
 		case !strings.HasPrefix(u.PasswordHash, "$2"):
 			return nil, fmt.Errorf("rest auth: user %q: passwordHash is not a bcrypt hash", u.Name)
@@ -76,20 +76,10 @@ func NewAuth(users []server.User, oauth *server.OAuthConfig) (*Auth, error) {
 		a.users[u.Name] = u
 	}
 	if oauth != nil {
+		if err := oauth.Validate(); err != nil {
+			return nil, fmt.Errorf("rest auth: %w", err)
+		}
 		o := *oauth
-		switch {
-		case o.Issuer == "":
-			return nil, errors.New("rest auth: oauth.issuer is required")
-		case (o.JWKSFile == "") == (o.JWKSURL == ""):
-			return nil, errors.New("rest auth: exactly one of oauth.jwksFile and oauth.jwksUrl is required")
-		case o.DefaultRole != "" && roleRank(o.DefaultRole) == 0:
-			return nil, fmt.Errorf("rest auth: oauth.defaultRole %q is not admin, worker or reader", o.DefaultRole)
-		}
-		for claim, r := range o.Roles {
-			if roleRank(r) == 0 {
-				return nil, fmt.Errorf("rest auth: oauth.roles[%q]: %q is not admin, worker or reader", claim, r)
-			}
-		}
 		if o.RoleClaim == "" {
 			o.RoleClaim = "roles"
 		}
