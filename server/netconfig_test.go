@@ -162,6 +162,11 @@ func TestAccess_Check(t *testing.T) {
 			assert.True(t, strings.HasPrefix(we.Message, "permission denied: "), we.Message)
 		}
 	}
+	// CallerHeader: a node-account component (the REST API) has a
+	// request checked as a client user's.
+	assert.NoError(t, a.Check(server.CallerHeader("pay"), "activate_jobs", []byte(`{"type":"charge"}`), jobType))
+	assert.ErrorIs(t, a.Check(server.CallerHeader("pay"), "activate_jobs", []byte(`{"type":"ship"}`), jobType), wire.ErrPermissionDenied)
+	assert.ErrorIs(t, a.Check(server.CallerHeader("pay"), "complete_job", []byte(`{"jobKey":2}`), jobType), wire.ErrPermissionDenied)
 	bad := http.Header{server.RequestInfoHeader: []string{"{"}}
 	require.Error(t, a.Check(nats.Header(bad), "now", nil, nil))
 }
