@@ -55,6 +55,21 @@ const (
 // server replaces any value the client sent.
 const RequestInfoHeader = "Nats-Request-Info"
 
+// CallerHeader returns the header with which a component of the node
+// account (the REST API of flowtrack serve, which requests operations on
+// the node's own connection) has the server check a request as client
+// user user would be checked: its role and, for a worker, its job
+// types. Only the node account can send it: on a request from
+// ClientAccount the NATS server replaces the header with the real
+// caller.
+func CallerHeader(user string) nats.Header {
+	info, _ := json.Marshal(struct {
+		Account string `json:"acc"`
+		User    string `json:"user"`
+	}{ClientAccount, user})
+	return nats.Header{RequestInfoHeader: []string{string(info)}}
+}
+
 // readOps are the operations of RoleReader (and of every other role).
 var readOps = map[string]bool{
 	"jobs": true, "instance": true, "tokens": true, "history": true, "incidents": true, "metrics": true,

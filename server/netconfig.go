@@ -51,8 +51,13 @@ type NetConfig struct {
 	// Cluster configures the routes to the other embedded NATS servers
 	// of a cluster (flowtrack serve --node).
 	Cluster *RouteConfig `json:"cluster,omitempty"`
-	// Users are the client users; none means no authentication.
+	// Users are the client users; none means no authentication. They
+	// are the REST API's Basic users too (those with a password).
 	Users []User `json:"users,omitempty"`
+	// OAuth, when set, lets the REST API (flowtrack serve --http)
+	// accept bearer JWTs of an OAuth issuer, their claims mapped to
+	// the same roles.
+	OAuth *OAuthConfig `json:"oauth,omitempty"`
 
 	dir string // the file's directory: relative paths are read from it
 }
@@ -84,13 +89,58 @@ type RouteConfig struct {
 }
 
 // User is one client user: a name with a bcrypt password hash, or an
-// nkey public key (then the nkey is its name), and a role.
+// nkey public key (then the nkey is its name), and a role. The same
+// record is a NATS user (NATSConf) and, when it has a password, a Basic
+// user of the REST API (server/rest).
 type User struct {
 	Name         string   `json:"name,omitempty"`
 	PasswordHash string   `json:"passwordHash,omitempty"`
 	NKey         string   `json:"nkey,omitempty"`
 	Role         Role     `json:"role"`
 	JobTypes     []string `json:"jobTypes,omitempty"`
+}
+
+// OAuthConfig lets the REST API verify bearer JWTs: signed (RS*, PS*,
+// ES*) by a key of the issuer's key set (JWKSFile, relative to the
+// configuration file, or JWKSURL), issued by Issuer, for Audience when
+// set, not expired. The values of RoleClaim (a string or a list; default
+// "roles") map to roles through Roles; the ablest role wins.
+// DefaultRole, when set, is the role of a valid token whose claims map
+// to none. A token's role has no job types: an OAuth worker serves
+// every type.
+type OAuthConfig struct {
+	Issuer      string          `json:"issuer"`
+	Audience    string          `json:"audience,omitempty"`
+	JWKSFile    string          `json:"jwksFile,omitempty"`
+	JWKSURL     string          `json:"jwksUrl,omitempty"`
+	RoleClaim   string          `json:"roleClaim,omitempty"`
+	Roles       map[string]Role `json:"roles,omitempty"`
+	DefaultRole Role            `json:"defaultRole,omitempty"`
+}
+
+// Valid reports whether r is one of the roles.
+func (r Role) Valid() bool { return r == RoleAdmin || r == RoleWorker || r == RoleReader }
+
+// Validate checks o (nil is valid: no OAuth): an issuer, one key set,
+// known roles. ReadNetConfig and the REST API (rest.NewAuth) call it.
+func (o *OAuthConfig) Validate() error {
+	if o == nil {
+		return nil
+	}
+	switch {
+	case o.Issuer == "":
+		return errors.New("oauth.issuer is required")
+	case (o.JWKSFile == "") == (o.JWKSURL == ""):
+		return errors.New("oauth: exactly one of jwksFile and jwksUrl is required")
+	case o.DefaultRole != "" && !o.DefaultRole.Valid():
+		return fmt.Errorf("oauth.defaultRole %q: admin, worker or reader", o.DefaultRole)
+	}
+	for claim, r := range o.Roles {
+		if !r.Valid() {
+			return fmt.Errorf("oauth.roles[%q]: role %q: admin, worker or reader", claim, r)
+		}
+	}
+	return nil
 }
 
 // ErrInsecure is returned by NetConfig.CheckExposure for a server that
@@ -114,6 +164,9 @@ func ReadNetConfig(path string) (*NetConfig, error) {
 	if err := c.validate(); err != nil {
 		return nil, fmt.Errorf("server config %s: %w", path, err)
 	}
+	if c.OAuth != nil {
+		c.OAuth.JWKSFile = c.path(c.OAuth.JWKSFile)
+	}
 	return &c, nil
 }
 
@@ -127,6 +180,9 @@ func (c *NetConfig) validate() error {
 		}
 	}
 	if err := c.TLS.validate("tls"); err != nil {
+		return err
+	}
+	if err := c.OAuth.Validate(); err != nil {
 		return err
 	}
 	if r := c.Cluster; r != nil {
@@ -268,9 +324,9 @@ func (c *NetConfig) Access() *Access {
 }
 
 // CheckExposure refuses (ErrInsecure) a configuration that listens
-// beyond loopback, for clients or routes or HTTP, without TLS and users
-// for the clients and TLS for the routes, unless insecure. The HTTP
-// listener has its own authentication (--http-auth).
+// beyond loopback, for clients or routes, without TLS and users for the
+// clients and TLS for the routes, unless insecure. The REST listener
+// (HTTP) is checked by the REST API itself: it needs users or OAuth.
 func (c *NetConfig) CheckExposure(insecure bool) error {
 	if insecure {
 		return nil

@@ -40,6 +40,10 @@ func TestReadNetConfig_Refuses(t *testing.T) {
 		{"tls without key", `{"tls":{"cert":"c.pem"}}`, "cert and key"},
 		{"verify without ca", `{"tls":{"cert":"c.pem","key":"k.pem","verifyClients":true}}`, "verifyClients needs a ca"},
 		{"routes without ca", `{"cluster":{"routes":[],"tls":{"cert":"c.pem","key":"k.pem"}}}`, "a ca is required"},
+		{"oauth without issuer", `{"oauth":{"jwksFile":"jwks.json"}}`, "oauth.issuer is required"},
+		{"oauth without key set", `{"oauth":{"issuer":"https://idp.test"}}`, "exactly one of jwksFile and jwksUrl"},
+		{"oauth bad role", `{"oauth":{"issuer":"https://idp.test","jwksFile":"j.json","roles":{"ops":"root"}}}`, `oauth.roles["ops"]`},
+		{"oauth unknown field", `{"oauth":{"issuer":"https://idp.test","jwksFile":"j.json","scope":"x"}}`, `unknown field "scope"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := server.ReadNetConfig(writeConf(t, tc.conf))
@@ -47,6 +51,19 @@ func TestReadNetConfig_Refuses(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestReadNetConfig_OAuth: the oauth section is read with the users, its
+// key set file relative to the configuration file.
+func TestReadNetConfig_OAuth(t *testing.T) {
+	file := writeConf(t, `{"users":[{"name":"ops","passwordHash":"`+okHash+`","role":"admin"}],
+		"oauth":{"issuer":"https://idp.test","audience":"flowtrack","jwksFile":"jwks.json","roles":{"ft-worker":"worker"}}}`)
+	cfg, err := server.ReadNetConfig(file)
+	require.NoError(t, err)
+	require.NotNil(t, cfg.OAuth)
+	assert.Equal(t, filepath.Join(filepath.Dir(file), "jwks.json"), cfg.OAuth.JWKSFile)
+	assert.Equal(t, server.RoleWorker, cfg.OAuth.Roles["ft-worker"])
+	assert.Equal(t, server.RoleAdmin, cfg.Users[0].Role)
 }
 
 // TestNetConfig_CheckExposure: beyond loopback, clients need TLS and
@@ -145,6 +162,11 @@ func TestAccess_Check(t *testing.T) {
 			assert.True(t, strings.HasPrefix(we.Message, "permission denied: "), we.Message)
 		}
 	}
+	// CallerHeader: a node-account component (the REST API) has a
+	// request checked as a client user's.
+	assert.NoError(t, a.Check(server.CallerHeader("pay"), "activate_jobs", []byte(`{"type":"charge"}`), jobType))
+	assert.ErrorIs(t, a.Check(server.CallerHeader("pay"), "activate_jobs", []byte(`{"type":"ship"}`), jobType), wire.ErrPermissionDenied)
+	assert.ErrorIs(t, a.Check(server.CallerHeader("pay"), "complete_job", []byte(`{"jobKey":2}`), jobType), wire.ErrPermissionDenied)
 	bad := http.Header{server.RequestInfoHeader: []string{"{"}}
 	require.Error(t, a.Check(nats.Header(bad), "now", nil, nil))
 }

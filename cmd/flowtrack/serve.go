@@ -28,7 +28,7 @@ import (
 
 const serveUsage = `usage: flowtrack serve [--data DIR | --nats URL[,URL...]] [--config FILE | --port N] [--cluster NAME] [--replicas N]
                        [--node ID --partitions P [--routes URL,URL... --route-port N] [--lease-ttl D] [--business-key VAR]]
-                       [--http ADDR [--http-auth FILE] [--http-tls-cert FILE --http-tls-key FILE] [--insecure]]
+                       [--http ADDR [--http-tls-cert FILE --http-tls-key FILE] [--insecure]]
                        [--log-format text|json] [--log-level debug|info|warn|error]
 
 Runs the native engine as a long-running server: the operations of the wasm
@@ -57,9 +57,12 @@ start unless --insecure.
 
 With --http it also serves Camunda 8's REST API (/v2/..., docs/camunda-rest.md)
 on ADDR, so Camunda's clients and job workers run against it; in a cluster
-every node's listener answers for the whole cluster. Without --http-auth
-(Basic users and OAuth bearer tokens) it listens on loopback only, unless
---insecure. Beside the API it serves Prometheus metrics at /metrics and
+every node's listener answers for the whole cluster. It authenticates its
+callers as the --config file's users (Basic, users with a password hash)
+and by the bearer tokens of its "oauth" issuer, with the same roles; a
+worker's job types bound the jobs it activates and completes. Without
+users or oauth it listens on loopback only, unless --insecure.
+Beside the API it serves Prometheus metrics at /metrics and
 the health checks /healthz and /readyz (docs/observability.md).
 
 It logs with log/slog on standard output, as key=value lines (--log-format
@@ -235,7 +238,7 @@ func serveCmd(ctx context.Context, args []string, stdout io.Writer) (int, error)
 		defer reportJobLeader(ctx, nc, *clusterName, stdout)()
 		clk = nil // each partition keeps its own clock
 	}
-	stopHTTP, err := httpFlags.start(nc, *clusterName, clk, *node, *replicas, mon, say)
+	stopHTTP, err := httpFlags.start(nc, netCfg, *clusterName, clk, *node, *replicas, mon, say)
 	if err != nil {
 		_ = closer(context.Background())
 		return exitUsage, fmt.Errorf("serve: %w", err)

@@ -10,23 +10,23 @@ import (
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/server/monitor"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/flowtrack/flowtrack/server/rest"
 	"github.com/nats-io/nats.go"
 )
 
 // httpFlags are flowtrack serve's REST API flags (--http...).
 type httpFlags struct {
-	addr, auth, cert, key *string
-	insecure              *bool
+	addr, cert, key *string
+	insecure        *bool
 }
 
 func restFlags(fs *flag.FlagSet) *httpFlags {
 	return &httpFlags{
 		addr:     fs.String("http", "", "serve Camunda 8's REST API (/v2) on this address (host:port)"),
-		auth:     fs.String("http-auth", "", "JSON file of the REST API's Basic users and OAuth issuer (docs/camunda-rest.md)"),
 		cert:     fs.String("http-tls-cert", "", "PEM certificate: the REST API speaks HTTPS"),
 		key:      fs.String("http-tls-key", "", "PEM private key of --http-tls-cert"),
-		insecure: fs.Bool("insecure", false, "allow listening beyond loopback without TLS and users (--config) or --http-auth"),
+		insecure: fs.Bool("insecure", false, "allow listening beyond loopback without TLS and users (NATS), or without users or oauth in --config (REST API)"),
 	}
 }
 
@@ -72,11 +72,14 @@ func engineClock(clk *rest.Clock) clock.Clock {
 }
 
 // start starts the REST listener, when --http asks for one, and prints
-// its URL; the returned function stops it.
-func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, node string, replicas int, mon *monitor.Monitor, say announcer) (func(), error) {
+// its URL; the returned function stops it. With a server configuration
+// (--config) that has users or an oauth section, the REST API
+// authenticates its callers as those users (Basic, for users with a
+// password) and by the issuer's bearer tokens, with the same roles.
+func (f *httpFlags) start(nc *nats.Conn, netCfg *server.NetConfig, clusterName string, clk *rest.Clock, node string, replicas int, mon *monitor.Monitor, say announcer) (func(), error) {
 	if *f.addr == "" {
-		if *f.auth != "" || *f.cert != "" || *f.key != "" {
-			return nil, usageError{"serve: --http-auth, --http-tls-cert and --http-tls-key need --http"}
+		if *f.cert != "" || *f.key != "" {
+			return nil, usageError{"serve: --http-tls-cert and --http-tls-key need --http"}
 		}
 		return func() {}, nil
 	}
@@ -95,10 +98,10 @@ func (f *httpFlags) start(nc *nats.Conn, clusterName string, clk *rest.Clock, no
 			return clusterTopology(ctx, nc, clusterName, replicas)
 		}
 	}
-	if *f.auth != "" {
-		a, err := rest.LoadAuth(*f.auth)
+	if netCfg != nil && (len(netCfg.Users) > 0 || netCfg.OAuth != nil) {
+		a, err := rest.NewAuth(netCfg.Users, netCfg.OAuth)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("--http: %w", err)
 		}
 		cfg.API.Auth = a
 	}

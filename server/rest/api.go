@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -30,7 +31,9 @@ type Config struct {
 	// answer 501 (a cluster's partitions each have their own clock).
 	Clock *Clock
 	// Auth, when set, authenticates every request but GET /v2/status
-	// and checks its role against the endpoint (auth.go). Without it
+	// and checks its role against the endpoint (auth.go); the job
+	// operations of a configured user are also checked by the server
+	// as that user's, so a worker serves only its job types. Without it
 	// every request is an administrator's: the listener must then be on
 	// loopback (Listen checks).
 	Auth *Auth
@@ -72,6 +75,25 @@ type API struct {
 	mux  *http.ServeMux
 	proj *projection
 	keys keySource
+}
+
+// identityKey keys the authenticated caller (identity) in a request's
+// context.
+type identityKey struct{}
+
+// actAsKey keys, in a context, the configured user whose operations
+// call requests as that user's (server.CallerHeader).
+type actAsKey struct{}
+
+// asCaller returns ctx with which call requests job operations as the
+// request's caller when it is a configured user, so that the server
+// checks them by its role and job types; an OAuth caller or an API
+// without Auth requests as the node.
+func asCaller(ctx context.Context) context.Context {
+	if id, ok := ctx.Value(identityKey{}).(identity); ok && id.user {
+		return context.WithValue(ctx, actAsKey{}, id.name)
+	}
+	return ctx
 }
 
 // DefaultRequestTimeout bounds a job activation's long poll and a
@@ -123,6 +145,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				detail: fmt.Sprintf("%s (role %s) may not %s %s", id.name, id.role, r.Method, r.URL.Path)})
 			return
 		}
+		r = r.WithContext(context.WithValue(r.Context(), identityKey{}, id))
 	}
 	a.mux.ServeHTTP(w, r)
 }
@@ -226,7 +249,13 @@ func (a *API) call(ctx context.Context, op string, req, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	msg, err := tracing.Request(ctx, a.cfg.Conn, wire.OpSubject(a.cfg.Cluster, op), data)
+	m := &nats.Msg{Subject: wire.OpSubject(a.cfg.Cluster, op), Data: data}
+	if user, ok := ctx.Value(actAsKey{}).(string); ok {
+		m.Header = server.CallerHeader(user)
+	}
+	// The span of ctx, if any, goes with the request (W3C trace context).
+	m.Header = tracing.Header(ctx, m.Header)
+	msg, err := a.cfg.Conn.RequestMsgWithContext(ctx, m)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, a.cfg.Cluster, errNoServer)
 	}

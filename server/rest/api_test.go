@@ -24,6 +24,13 @@ import (
 // and the clock.
 func served(t *testing.T, auth *rest.Auth) (string, *rest.Clock) {
 	t.Helper()
+	return servedAccess(t, auth, nil)
+}
+
+// servedAccess is served with a server that checks every request by
+// access (nil: none).
+func servedAccess(t *testing.T, auth *rest.Auth, access *server.Access) (string, *rest.Clock) {
+	t.Helper()
 	ns, err := server.StartNATS(t.TempDir(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +42,7 @@ func served(t *testing.T, auth *rest.Auth) (string, *rest.Clock) {
 	}
 	t.Cleanup(nc.Close)
 	clk := rest.NewClock()
-	srv, err := server.New(context.Background(), nc, server.Config{Cluster: "rest", Clock: clk})
+	srv, err := server.New(context.Background(), nc, server.Config{Cluster: "rest", Clock: clk, Access: access})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +94,20 @@ func do(t *testing.T, method, url string, body any, out any, header ...string) (
 	return resp.StatusCode, data
 }
 
+// deployAs deploys the testdata file name with the request header
+// (name, value pairs).
+func deployAs(t *testing.T, base, name string, header ...string) (int, []byte) {
+	t.Helper()
+	return deployWith(t, base, map[string][]byte{name: testdata(t, name)}, header...)
+}
+
 // deploy posts files as a multipart deployment.
 func deploy(t *testing.T, base string, files map[string][]byte) (int, []byte) {
+	t.Helper()
+	return deployWith(t, base, files)
+}
+
+func deployWith(t *testing.T, base string, files map[string][]byte, header ...string) (int, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -100,7 +119,15 @@ func deploy(t *testing.T, base string, files map[string][]byte) (int, []byte) {
 		_, _ = fw.Write(data)
 	}
 	_ = mw.Close()
-	resp, err := http.Post(base+"/v2/deployments", mw.FormDataContentType(), &buf)
+	req, err := http.NewRequest(http.MethodPost, base+"/v2/deployments", &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,153 +17,98 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowtrack/flowtrack/server"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/crypto/bcrypt"
 )
 
-// Role is what an authenticated caller may do, as flowtrack serve's
-// NATS permissions grant it (DESIGN.md): an administrator everything; a
+// roleRank orders the roles (server.Role, the roles of flowtrack
+// serve's users, docs/server.md "Users and roles") from most to least
+// able; 0 is no role. Over REST an administrator may do everything; a
 // worker what job workers and the services around them do (activate and
 // work jobs, publish messages and signals, create instances, set
 // variables, work user tasks) and read; a reader only read (GET and
 // searches, expression evaluation).
-type Role string
-
-// The roles, from most to least able.
-const (
-	RoleAdmin  Role = "admin"
-	RoleWorker Role = "worker"
-	RoleReader Role = "reader"
-)
-
-// rank orders roles; 0 is no role.
-func (r Role) rank() int {
+func roleRank(r server.Role) int {
 	switch r {
-	case RoleAdmin:
+	case server.RoleAdmin:
 		return 3
-	case RoleWorker:
+	case server.RoleWorker:
 		return 2
-	case RoleReader:
+	case server.RoleReader:
 		return 1
 	}
 	return 0
 }
 
-// AuthConfig is the server's authentication configuration, the JSON of
-// flowtrack serve --http-auth FILE:
-//
-//	{"users": [{"name": "ops", "passwordHash": "$2a$10$...", "role": "admin"}],
-//	 "oauth": {"issuer": "https://idp.example/realms/c8", "audience": "flowtrack",
-//	           "jwksFile": "jwks.json", "roleClaim": "roles",
-//	           "roles": {"flowtrack-admin": "admin", "flowtrack-worker": "worker"}}}
-//
-// Password hashes are bcrypt (htpasswd -nbB, or flowtrack hash-password).
-type AuthConfig struct {
-	Users []User       `json:"users"`
-	OAuth *OAuthConfig `json:"oauth"`
-}
-
-// User is one Basic authentication user.
-type User struct {
-	Name         string `json:"name"`
-	PasswordHash string `json:"passwordHash"`
-	Role         Role   `json:"role"`
-}
-
-// OAuthConfig verifies bearer JWTs: signed (RS*, PS*, ES*) by a key of
-// the issuer's key set (JWKSFile, or JWKSURL fetched and refreshed when a
-// token names an unknown key), issued by Issuer, for Audience when set,
-// not expired. The values of RoleClaim (a string or a list; default
-// "roles") map to roles through Roles; the ablest role wins. DefaultRole,
-// when set, is the role of a valid token whose claims map to none.
-type OAuthConfig struct {
-	Issuer      string          `json:"issuer"`
-	Audience    string          `json:"audience"`
-	JWKSFile    string          `json:"jwksFile"`
-	JWKSURL     string          `json:"jwksUrl"`
-	RoleClaim   string          `json:"roleClaim"`
-	Roles       map[string]Role `json:"roles"`
-	DefaultRole Role            `json:"defaultRole"`
-}
-
-// Auth authenticates requests by Config.Auth. It is safe for concurrent
-// use.
+// Auth authenticates REST requests as the users of flowtrack serve's
+// configuration (server.NetConfig: the users with a password hash, by
+// Basic authentication) and the bearer JWTs of its OAuth issuer. It is
+// safe for concurrent use.
 type Auth struct {
-	users map[string]User
-	oauth *OAuthConfig
+	users map[string]server.User
+	oauth *server.OAuthConfig
 	keys  *keySet
 }
 
-// LoadAuth reads an AuthConfig file and returns its Auth.
-func LoadAuth(path string) (*Auth, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("auth configuration: %w", err)
-	}
-	var cfg AuthConfig
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return nil, fmt.Errorf("auth configuration %s: %w", path, err)
-	}
-	return NewAuth(cfg)
-}
-
-// NewAuth checks cfg and returns its Auth.
-func NewAuth(cfg AuthConfig) (*Auth, error) {
-	a := &Auth{users: map[string]User{}, oauth: cfg.OAuth}
-	for _, u := range cfg.Users {
+// NewAuth returns the Auth of users (nkey users, which have no password,
+// cannot use Basic and are skipped) and oauth (nil: no bearer tokens),
+// reading oauth's key set. The users and oauth are validated as
+// server.ReadNetConfig validates them; NewAuth checks again what it
+// relies on.
+func NewAuth(users []server.User, oauth *server.OAuthConfig) (*Auth, error) {
+	a := &Auth{users: map[string]server.User{}}
+	for _, u := range users {
+		if u.NKey != "" {
+			continue
+		}
 		switch {
 		case u.Name == "":
-			return nil, errors.New("auth configuration: a user has no name")
-		case u.Role.rank() == 0:
-			return nil, fmt.Errorf("auth configuration: user %q: role %q is not admin, worker or reader", u.Name, u.Role)
+			return nil, errors.New("rest auth: a user has no name")
+		case !u.Role.Valid():
+			return nil, fmt.Errorf("rest auth: user %q: role %q is not admin, worker or reader", u.Name, u.Role)
 		case !strings.HasPrefix(u.PasswordHash, "$2"):
-			return nil, fmt.Errorf("auth configuration: user %q: passwordHash is not a bcrypt hash", u.Name)
+			return nil, fmt.Errorf("rest auth: user %q: passwordHash is not a bcrypt hash", u.Name)
 		}
 		if _, dup := a.users[u.Name]; dup {
-			return nil, fmt.Errorf("auth configuration: user %q is listed twice", u.Name)
+			return nil, fmt.Errorf("rest auth: user %q is listed twice", u.Name)
 		}
 		a.users[u.Name] = u
 	}
-	if o := cfg.OAuth; o != nil {
-		switch {
-		case o.Issuer == "":
-			return nil, errors.New("auth configuration: oauth.issuer is required")
-		case (o.JWKSFile == "") == (o.JWKSURL == ""):
-			return nil, errors.New("auth configuration: exactly one of oauth.jwksFile and oauth.jwksUrl is required")
-		case o.DefaultRole != "" && o.DefaultRole.rank() == 0:
-			return nil, fmt.Errorf("auth configuration: oauth.defaultRole %q is not admin, worker or reader", o.DefaultRole)
+	if oauth != nil {
+		if err := oauth.Validate(); err != nil {
+			return nil, fmt.Errorf("rest auth: %w", err)
 		}
-		for claim, r := range o.Roles {
-			if r.rank() == 0 {
-				return nil, fmt.Errorf("auth configuration: oauth.roles[%q]: %q is not admin, worker or reader", claim, r)
-			}
-		}
+		o := *oauth
 		if o.RoleClaim == "" {
 			o.RoleClaim = "roles"
 		}
+		a.oauth = &o
 		a.keys = &keySet{file: o.JWKSFile, url: o.JWKSURL}
 		if err := a.keys.load(context.Background()); err != nil {
-			return nil, fmt.Errorf("auth configuration: %w", err)
+			return nil, fmt.Errorf("rest auth: %w", err)
 		}
 	}
 	if len(a.users) == 0 && a.oauth == nil {
-		return nil, errors.New("auth configuration: no users and no oauth: nobody could call")
+		return nil, errors.New("rest auth: no users with a password and no oauth: nobody could call")
 	}
 	return a, nil
 }
 
-// HashPassword returns the bcrypt hash of password, for AuthConfig.
+// HashPassword returns the bcrypt hash of password, for a user's
+// passwordHash in the server configuration.
 func HashPassword(password string) (string, error) {
 	h, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.DefaultCost)
 	return string(h), err
 }
 
-// identity is an authenticated caller.
+// identity is an authenticated caller. user is set for a configured
+// user (Basic): its requests of job operations are checked by the
+// server as that user's (server.CallerHeader), job types included.
 type identity struct {
 	name string
-	role Role
+	role server.Role
+	user bool
 }
 
 var errUnauthenticated = &problemError{status: http.StatusUnauthorized, title: "UNAUTHORIZED", detail: "authentication required: Basic credentials or a bearer token"}
@@ -185,7 +130,7 @@ func (a *Auth) authenticate(r *http.Request) (identity, error) {
 		if bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte(password)) != nil {
 			return identity{}, unauthorized("unknown user or wrong password")
 		}
-		return identity{name: u.Name, role: u.Role}, nil
+		return identity{name: u.Name, role: u.Role, user: true}, nil
 	case strings.EqualFold(scheme, "Bearer") && a.oauth != nil:
 		return a.bearer(r.Context(), strings.TrimSpace(cred))
 	}
@@ -218,7 +163,7 @@ func (a *Auth) bearer(ctx context.Context, token string) (identity, error) {
 	if err != nil {
 		return identity{}, unauthorized("bearer token rejected: " + err.Error())
 	}
-	var role Role
+	var role server.Role
 	var values []string
 	switch v := claims[o.RoleClaim].(type) {
 	case string:
@@ -231,7 +176,7 @@ func (a *Auth) bearer(ctx context.Context, token string) (identity, error) {
 		}
 	}
 	for _, v := range values {
-		if r := o.Roles[v]; r.rank() > role.rank() {
+		if r := o.Roles[v]; roleRank(r) > roleRank(role) {
 			role = r
 		}
 	}
@@ -250,15 +195,15 @@ func (a *Auth) bearer(ctx context.Context, token string) (identity, error) {
 }
 
 // allowed reports whether role may make request r.
-func allowed(role Role, r *http.Request) bool {
+func allowed(role server.Role, r *http.Request) bool {
 	p := r.URL.Path
 	read := r.Method == http.MethodGet || r.Method == http.MethodPost && (strings.HasSuffix(p, "/search") || p == "/v2/expression/evaluation")
 	switch {
-	case role == RoleAdmin:
+	case role == server.RoleAdmin:
 		return true
 	case read:
-		return role.rank() >= RoleReader.rank()
-	case role != RoleWorker:
+		return roleRank(role) >= roleRank(server.RoleReader)
+	case role != server.RoleWorker:
 		return false
 	}
 	switch {

@@ -67,11 +67,10 @@ func TestAuth_BasicAndBearerRoles(t *testing.T) {
 		t.Fatal(err)
 	}
 	readerHash, _ := rest.HashPassword("look")
-	auth, err := rest.NewAuth(rest.AuthConfig{
-		Users: []rest.User{{Name: "ops", PasswordHash: hash, Role: rest.RoleAdmin}, {Name: "eve", PasswordHash: readerHash, Role: rest.RoleReader}},
-		OAuth: &rest.OAuthConfig{Issuer: "https://idp.test", Audience: "flowtrack", JWKSFile: is.jwks,
-			Roles: map[string]rest.Role{"ft-worker": rest.RoleWorker}},
-	})
+	auth, err := rest.NewAuth(
+		[]server.User{{Name: "ops", PasswordHash: hash, Role: server.RoleAdmin}, {Name: "eve", PasswordHash: readerHash, Role: server.RoleReader}},
+		&server.OAuthConfig{Issuer: "https://idp.test", Audience: "flowtrack", JWKSFile: is.jwks,
+			Roles: map[string]server.Role{"ft-worker": server.RoleWorker}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,18 +130,71 @@ func TestAuth_BasicAndBearerRoles(t *testing.T) {
 
 func TestNewAuth_RejectsBadConfiguration(t *testing.T) {
 	hash, _ := rest.HashPassword("pw")
-	for name, cfg := range map[string]rest.AuthConfig{
-		"nobody":         {},
-		"plain text":     {Users: []rest.User{{Name: "a", PasswordHash: "pw", Role: rest.RoleAdmin}}},
-		"unknown role":   {Users: []rest.User{{Name: "a", PasswordHash: hash, Role: "root"}}},
-		"no issuer":      {OAuth: &rest.OAuthConfig{JWKSFile: "x"}},
-		"no key set":     {OAuth: &rest.OAuthConfig{Issuer: "i"}},
-		"missing jwks":   {OAuth: &rest.OAuthConfig{Issuer: "i", JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
-		"duplicate user": {Users: []rest.User{{Name: "a", PasswordHash: hash, Role: rest.RoleAdmin}, {Name: "a", PasswordHash: hash, Role: rest.RoleReader}}},
+	type config struct {
+		users []server.User
+		oauth *server.OAuthConfig
+	}
+	for name, cfg := range map[string]config{
+		"nobody":          {},
+		"only nkey users": {users: []server.User{{NKey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", Role: server.RoleAdmin}}},
+		"plain text":      {users: []server.User{{Name: "a", PasswordHash: "pw", Role: server.RoleAdmin}}},
+		"unknown role":    {users: []server.User{{Name: "a", PasswordHash: hash, Role: "root"}}},
+		"no issuer":       {oauth: &server.OAuthConfig{JWKSFile: "x"}},
+		"no key set":      {oauth: &server.OAuthConfig{Issuer: "i"}},
+		"missing jwks":    {oauth: &server.OAuthConfig{Issuer: "i", JWKSFile: filepath.Join(t.TempDir(), "none.json")}},
+		"duplicate user":  {users: []server.User{{Name: "a", PasswordHash: hash, Role: server.RoleAdmin}, {Name: "a", PasswordHash: hash, Role: server.RoleReader}}},
 	} {
-		if _, err := rest.NewAuth(cfg); err == nil {
+		if _, err := rest.NewAuth(cfg.users, cfg.oauth); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestAuth_WorkerJobTypes: the REST API's Basic users are the server
+// configuration's, and a worker's job types bound the jobs it activates
+// and completes over REST as over NATS: the server checks the job
+// operations as the REST caller's (server.CallerHeader).
+func TestAuth_WorkerJobTypes(t *testing.T) {
+	hash, err := rest.HashPassword("pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &server.NetConfig{Users: []server.User{
+		{Name: "ops", PasswordHash: hash, Role: server.RoleAdmin},
+		{Name: "payer", PasswordHash: hash, Role: server.RoleWorker, JobTypes: []string{"ct.double"}},
+		{Name: "shipper", PasswordHash: hash, Role: server.RoleWorker, JobTypes: []string{"ct.ship"}},
+		{NKey: "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", Role: server.RoleAdmin},
+	}}
+	auth, err := rest.NewAuth(cfg.Users, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := servedAccess(t, auth, cfg.Access())
+	as := func(user string) []string {
+		return []string{"Authorization", "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":pw"))}
+	}
+	if status, body := deployAs(t, base, "straight.bpmn", as("ops")...); status != http.StatusOK {
+		t.Fatalf("deploy: %d %s", status, body)
+	}
+	if status, body := do(t, "POST", base+"/v2/process-instances", map[string]any{"processDefinitionId": "ct-straight"}, nil, as("ops")...); status != http.StatusOK {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	activate := rest.JobActivationRequest{Type: "ct.double", Worker: "w", Timeout: 60_000, MaxJobsToActivate: 1, RequestTimeout: 20_000}
+	if status, body := do(t, "POST", base+"/v2/jobs/activation", activate, nil, as("shipper")...); status != http.StatusForbidden {
+		t.Errorf("shipper activates ct.double: %d %s, want 403", status, body)
+	}
+	var act rest.JobActivationResult
+	if status, body := do(t, "POST", base+"/v2/jobs/activation", activate, &act, as("payer")...); status != http.StatusOK || len(act.Jobs) != 1 {
+		t.Fatalf("payer activates ct.double: %d %s", status, body)
+	}
+	complete := base + "/v2/jobs/" + act.Jobs[0].JobKey + "/completion"
+	for _, path := range []string{complete, base + "/v2/jobs/" + act.Jobs[0].JobKey + "/failure"} {
+		if status, body := do(t, "POST", path, map[string]any{}, nil, as("shipper")...); status != http.StatusForbidden {
+			t.Errorf("shipper POST %s: %d %s, want 403", path, status, body)
+		}
+	}
+	if status, body := do(t, "POST", complete, map[string]any{}, nil, as("payer")...); status != http.StatusNoContent {
+		t.Errorf("payer completes its job: %d %s", status, body)
 	}
 }
 

@@ -39,7 +39,7 @@ func (a *API) activateJobs(r *http.Request) (int, any, error) {
 	for {
 		wake := a.proj.wake()
 		var jobs []engine.Job
-		if err := a.call(ctx, "activate_jobs", wire.ActivateJobsRequest{Type: req.Type, Worker: req.Worker,
+		if err := a.call(asCaller(ctx), "activate_jobs", wire.ActivateJobsRequest{Type: req.Type, Worker: req.Worker,
 			TimeoutMs: &timeout, MaxJobs: &req.MaxJobsToActivate}, &jobs); err != nil {
 			return 0, nil, err
 		}
@@ -110,7 +110,7 @@ func (a *API) completeJob(r *http.Request) (int, any, error) {
 	if len(req.Result) > 0 && string(req.Result) != "null" {
 		return 0, nil, unsupported("job results (user task corrections, ad-hoc activations) are not supported")
 	}
-	if err := a.call(r.Context(), "complete_job", wire.CompleteJobRequest{JobKey: &k, Variables: req.Variables}, nil); err != nil {
+	if err := a.call(asCaller(r.Context()), "complete_job", wire.CompleteJobRequest{JobKey: &k, Variables: req.Variables}, nil); err != nil {
 		return 0, nil, err
 	}
 	return http.StatusNoContent, nil, nil
@@ -133,7 +133,7 @@ func (a *API) failJob(r *http.Request) (int, any, error) {
 	case len(req.Variables) > 0:
 		return 0, nil, unsupported("variables on a job failure are not supported: flowtrack keeps no task-local variables")
 	}
-	if err := a.call(r.Context(), "fail_job", wire.FailJobRequest{JobKey: &k, Retries: &req.Retries,
+	if err := a.call(asCaller(r.Context()), "fail_job", wire.FailJobRequest{JobKey: &k, Retries: &req.Retries,
 		Message: req.ErrorMessage, BackoffMs: float64(req.RetryBackOff)}, nil); err != nil {
 		return 0, nil, err
 	}
@@ -156,7 +156,7 @@ func (a *API) throwError(r *http.Request) (int, any, error) {
 	if req.ErrorMessage != nil {
 		msg = *req.ErrorMessage
 	}
-	if err := a.call(r.Context(), "throw_error", wire.ThrowErrorRequest{JobKey: &k, ErrorCode: req.ErrorCode,
+	if err := a.call(asCaller(r.Context()), "throw_error", wire.ThrowErrorRequest{JobKey: &k, ErrorCode: req.ErrorCode,
 		Message: msg, Variables: req.Variables}, nil); err != nil {
 		return 0, nil, err
 	}

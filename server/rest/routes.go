@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/flowtrack/flowtrack/server"
 )
 
 // routes registers every endpoint flowtrack serves (docs/camunda-rest.md
@@ -113,7 +115,7 @@ func (a *API) license(*http.Request) (int, any, error) {
 }
 
 func (a *API) me(r *http.Request) (int, any, error) {
-	user, role := "anonymous", RoleAdmin
+	user, role := "anonymous", server.RoleAdmin
 	if a.cfg.Auth != nil {
 		id, err := a.cfg.Auth.authenticate(r)
 		if err != nil {

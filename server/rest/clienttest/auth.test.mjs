@@ -1,4 +1,4 @@
-// Camunda's client authenticating to flowtrack serve --http --http-auth
+// Camunda's client authenticating to flowtrack serve --config FILE --http
 // as it does to Camunda: Basic (CAMUNDA_AUTH_STRATEGY=BASIC, users of the
 // server's configuration) and OAuth client credentials
 // (CAMUNDA_AUTH_STRATEGY=OAUTH: the client fetches a token from the token
@@ -15,9 +15,10 @@ import createCamundaClient from '@camunda8/orchestration-cluster-api';
 import { single } from './serve.mjs';
 
 // bcrypt hashes of "worker-pw" and "reader-pw" (flowtrack's
-// rest.HashPassword makes such hashes).
+// rest.HashPassword makes such hashes): the users of the server
+// configuration, the same for NATS and REST.
 const users = [
-  { name: 'worker', passwordHash: '$2a$10$NdBXRaWSbB1K5F5kD1rLteoG9VdJVm/6E9HtSMWCHOKbG8OFoMvm.', role: 'worker' },
+  { name: 'worker', passwordHash: '$2a$10$NdBXRaWSbB1K5F5kD1rLteoG9VdJVm/6E9HtSMWCHOKbG8OFoMvm.', role: 'worker', jobTypes: ['ct.double'] },
   { name: 'reader', passwordHash: '$2a$10$TU22mI1yrdgZqaClKTCr8uvUSctN94MPQ3nUj/VV.wcCzcO5YNPSu', role: 'reader' },
 ];
 
@@ -58,9 +59,9 @@ before(async () => {
   const tmp = join(process.env.TMPDIR ?? '/tmp', `flowtrack-auth-${process.pid}-${createHash('sha1').update(String(Date.now())).digest('hex').slice(0, 8)}`);
   const jwks = { keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'test-key', use: 'sig', alg: 'RS256' }] };
   writeFileSync(`${tmp}-jwks.json`, JSON.stringify(jwks));
-  writeFileSync(`${tmp}-auth.json`, JSON.stringify({ users, oauth: { issuer, audience: 'flowtrack-api', jwksFile: `${tmp}-jwks.json`,
-    roles: { 'flowtrack-admin': 'admin' } } }));
-  served = await single(['--http-auth', `${tmp}-auth.json`]);
+  writeFileSync(`${tmp}-auth.json`, JSON.stringify({ listen: '127.0.0.1:0', users,
+    oauth: { issuer, audience: 'flowtrack-api', jwksFile: `${tmp}-jwks.json`, roles: { 'flowtrack-admin': 'admin' } } }));
+  served = await single(['--config', `${tmp}-auth.json`], { port: false });
   served.cleanup = () => { rmSync(`${tmp}-jwks.json`, { force: true }); rmSync(`${tmp}-auth.json`, { force: true }); };
 });
 
@@ -94,6 +95,8 @@ test('a Basic worker works jobs; a reader may read but not work them', async () 
   const { jobs } = await worker.activateJobs({ type: 'ct.double', worker: 'basic', timeout: 10_000, maxJobsToActivate: 1, requestTimeout: 10_000 });
   assert.equal(jobs.length, 1);
   await worker.completeJob({ jobKey: jobs[0].jobKey, variables: { doubled: 2 } });
+  // Its job types bound what it activates, as over NATS.
+  await assert.rejects(worker.activateJobs({ type: 'ct.other', worker: 'basic', timeout: 1000, maxJobsToActivate: 1, requestTimeout: -1 }), (e) => e.status === 403);
   await assert.rejects(worker.createDeployment({ resources: [new File(['x'], 'x.bpmn')] }), (e) => e.status === 403);
 
   const reader = basic('reader', 'reader-pw');

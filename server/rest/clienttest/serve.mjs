@@ -67,11 +67,12 @@ export async function stop(node, { kill = false } = {}) {
   await exited;
 }
 
-// single starts one node; cluster starts three (FLOWTRACK_NODES).
-export async function single(extra = []) {
+// single starts one node; cluster starts three (FLOWTRACK_NODES). With
+// port false it passes no --port (a --config file sets the addresses).
+export async function single(extra = [], { port = true } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'flowtrack-camunda-'));
   const bin = build(dir);
-  const node = start(bin, ['--port', '0', '--data', join(dir, 'data'), '--http', '127.0.0.1:0', ...extra]);
+  const node = start(bin, [...(port ? ['--port', '0'] : []), '--data', join(dir, 'data'), '--http', '127.0.0.1:0', ...extra]);
   return { dir, bin, nodes: [node], urls: [await node.url], close: async () => { await stop(node); rmSync(dir, { recursive: true, force: true }); } };
 }
 
