@@ -9,8 +9,8 @@ import (
 
 	"github.com/flowtrack/flowtrack/cluster"
 	"github.com/flowtrack/flowtrack/engine/clock"
-	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/flowtrack/flowtrack/server"
+	"github.com/flowtrack/flowtrack/server/monitor"
 	"github.com/flowtrack/flowtrack/server/rest"
 	"github.com/nats-io/nats.go"
 )
