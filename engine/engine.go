@@ -262,7 +262,7 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 // ErrTimeOutOfRange for a t after clock.Max (nothing moves);
 // ErrTooManyFirings; ErrClosed; the context's error.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
-	return e.durably(ctx, func() error { return e.rt.AdvanceTo(ctx, t) })
+	return e.durablyHeld(ctx, func(hold func() (func(), error)) error { return e.rt.AdvanceToHeld(ctx, t, hold) })
 }
 
 // NextDeadline returns when the earliest timer is due or a job's
@@ -351,6 +351,9 @@ func (e *Engine) Metrics() Metrics { return e.rt.Metrics() }
 // command; the instances it then cancels stay live in the store, and the
 // next engine opened on it resumes them.
 func (e *Engine) Close(ctx context.Context) error {
+	if err := e.rt.RefuseObserver("close"); err != nil {
+		return err // before the store's last commit: the engine stays open
+	}
 	var err error
 	if e.dur != nil {
 		err = e.dur.close()
