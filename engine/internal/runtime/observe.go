@@ -299,7 +299,9 @@ func (e *Engine) RefuseObserver(op string) error { return e.refuseObserver(op) }
 var goroutinePrefix = []byte("goroutine ")
 
 // goroutineID returns the calling goroutine's id, read from the header of
-// its stack trace ("goroutine 18 [running]:").
+// its stack trace ("goroutine 18 [running]:"), or 0 (no goroutine's id)
+// if the header cannot be read: then no caller is known as an observer,
+// and TestGoroutineID fails.
 func goroutineID() uint64 {
 	var buf [64]byte
 	b := buf[:runtime.Stack(buf[:], false)]
@@ -309,7 +311,7 @@ func goroutineID() uint64 {
 	}
 	id, err := strconv.ParseUint(string(b), 10, 64)
 	if err != nil {
-		panic(fmt.Sprintf("flowtrack: cannot read the goroutine id from %q: %v", buf[:], err))
+		return 0
 	}
 	return id
 }
