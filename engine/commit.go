@@ -26,10 +26,13 @@ import (
 // comment of engine/internal/runtime.
 //
 // A command must not wait, while it holds the gate, for anything that waits
-// for a commit. AdvanceTo does: it settles under the gate, and settling
-// waits for observers, so an observer that gives a command while AdvanceTo
-// runs waits for a commit that waits for the gate (see "Hazards" in the
-// runtime's package comment).
+// for a commit. Settling waits for observers, which may give commands
+// that wait for their commits, and those for the gate: so AdvanceTo, which
+// settles after each firing, holds the gate only while it fires timers and
+// moves the clock, not while it settles (durablyHeld). A commit may then
+// come between two firings of one AdvanceTo: it snapshots a settled
+// engine, as of the due time reached, which is a state AdvanceTo to that
+// time would have left (see "Hazards" in the runtime's package comment).
 type durability struct {
 	store Store
 	// gate is held for reading by commands while they give the engine
@@ -87,6 +90,44 @@ func (e *Engine) durably(ctx context.Context, apply func() error) error {
 		return fmt.Errorf("%w: %w", ErrNotAcknowledged, err)
 	}
 	return nil
+}
+
+// durablyHeld runs command apply as durably does, for a command that
+// gives the engine input in steps and waits between them (AdvanceTo): it
+// holds the gate for reading only while hold's lock is held, around each
+// step, and each step is refused with ErrClosed once Close has begun (the
+// steps taken before are in Close's commit).
+func (e *Engine) durablyHeld(ctx context.Context, apply func(hold func() (func(), error)) error) error {
+	d := e.dur
+	if d == nil {
+		return apply(nil)
+	}
+	if err := apply(d.hold); err != nil {
+		return err
+	}
+	if err := d.await(ctx); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotAcknowledged, err)
+	}
+	return nil
+}
+
+// hold takes the gate for reading for one step of a command given in
+// steps (durablyHeld), and returns its release; or, once Close has begun
+// or the store is lost, ErrClosed and nothing held.
+func (d *durability) hold() (func(), error) {
+	d.gate.RLock()
+	d.mu.Lock()
+	closed, lost := d.closed, d.lost
+	d.mu.Unlock()
+	switch {
+	case closed:
+		d.gate.RUnlock()
+		return nil, ErrClosed
+	case lost:
+		d.gate.RUnlock()
+		return nil, fmt.Errorf("%w: %w", ErrClosed, ErrStoreLost)
+	}
+	return d.gate.RUnlock, nil
 }
 
 // await waits for a commit whose snapshot is taken after now.

@@ -531,3 +531,83 @@ func jobEngine(t *testing.T, m *memStore) *Engine {
 	require.NoError(t, err)
 	return e
 }
+
+// twoTimerJobXML waits an hour, runs a job of type "work", waits another
+// hour, runs a job of type "last", then ends.
+const twoTimerJobXML = `<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
+  <bpmn:process id="tt" isExecutable="true">
+    <bpmn:startEvent id="start"/>
+    <bpmn:intermediateCatchEvent id="wait1"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:intermediateCatchEvent id="wait2"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
+    <bpmn:serviceTask id="last"><bpmn:extensionElements><zeebe:taskDefinition type="last"/></bpmn:extensionElements></bpmn:serviceTask>
+    <bpmn:endEvent id="done"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait1"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="wait1" targetRef="work"/>
+    <bpmn:sequenceFlow id="f3" sourceRef="work" targetRef="wait2"/>
+    <bpmn:sequenceFlow id="f4" sourceRef="wait2" targetRef="last"/>
+    <bpmn:sequenceFlow id="f5" sourceRef="last" targetRef="done"/>
+  </bpmn:process>
+</bpmn:definitions>`
+
+// TestWithStore_ObserverCommandDuringAdvance: with a store, an observer
+// that completes each job as it is created, while AdvanceTo fires the
+// timers that create them, has its commands acknowledged, and AdvanceTo
+// returns, in both resumption modes. The observer's command lands before
+// the next timer fires inside the same AdvanceTo: the second timer, which
+// only the first job's completion schedules, fires in it too. What the
+// advance did is in the store when it returns.
+func TestWithStore_ObserverCommandDuringAdvance(t *testing.T) {
+	for name, mode := range map[string]Resumption{"goroutines": ResumeGoroutines, "direct": ResumeDirect} {
+		t.Run(name, func(t *testing.T) {
+			// The deadline only turns a hang into a failure.
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			m := newMemStore()
+			e, err := New(WithStore(m), WithResumption(mode), WithClock(clock.NewVirtual(clock.Epoch)))
+			require.NoError(t, err)
+			_, err = e.Deploy("tt.bpmn", []byte(twoTimerJobXML))
+			require.NoError(t, err)
+			var mu sync.Mutex
+			var completedAt []time.Time
+			completed := make(chan error, 64)
+			unsubscribe := e.Subscribe(func(ev Event) {
+				if ev.Type == JobCreated {
+					err := e.CompleteJob(ctx, ev.JobKey, nil)
+					mu.Lock()
+					completedAt = append(completedAt, e.Now())
+					mu.Unlock()
+					completed <- err
+				}
+			})
+			var insts []*Instance
+			for range 5 {
+				inst, err := e.Start(ctx, "tt", nil)
+				require.NoError(t, err)
+				insts = append(insts, inst)
+			}
+			require.NoError(t, e.AdvanceTo(ctx, clock.Epoch.Add(3*time.Hour)), "AdvanceTo returns")
+			for range 2 * len(insts) {
+				require.NoError(t, <-completed, "the observer's command was acknowledged")
+			}
+			for _, inst := range insts {
+				require.Equal(t, Completed, inst.State(), "both timers fired in the one AdvanceTo")
+			}
+			mu.Lock()
+			for i, at := range completedAt {
+				want := clock.Epoch.Add(time.Hour)
+				if i >= len(insts) {
+					want = clock.Epoch.Add(2 * time.Hour)
+				}
+				require.Equal(t, want, at, "job %d completed at its timer's due time, before the next timer fired", i)
+			}
+			mu.Unlock()
+			st, err := m.Load(ctx)
+			require.NoError(t, err)
+			require.Empty(t, st.Instances, "what the advance did is in the store")
+			require.NoError(t, unsubscribe())
+			require.NoError(t, e.Close(ctx))
+		})
+	}
+}

@@ -32,8 +32,19 @@
 //     waits until every observer has returned from every record it was
 //     given. (The Go host runs observers on the goroutine of a call that
 //     produced records, after the call; the SDK runs listeners on the
-//     JavaScript thread, before the call's promise resolves.) An observer
-//     may call the engine.
+//     JavaScript thread, before the call's promise resolves.)
+//   - Calls: an observer may call the engine from its callback: give
+//     commands (with a store too: each returns once committed, even while
+//     AdvanceTo runs), read state, and Settle. Settle from an observer
+//     waits for everything but the records of observers themselves
+//     waiting in Settle, the caller's included (they wait for it to
+//     return), so it sees its own commands take effect; an outside Settle
+//     still waits for every observer to return. Advance, AdvanceTo and
+//     Close wait for every observer, the caller included, so from an
+//     observer they return ErrCalledFromObserver at once and do nothing.
+//     An observer must not call its own unsubscribe function. (The Go
+//     host and the SDK allow every call: their Settle and advance wait
+//     for no observer.)
 //   - Panic: a panic in an observer (an exception in an SDK listener) is
 //     recovered; that observer loses that record and gets the next ones as
 //     usual; the engine and the other observers are not affected. The
@@ -253,16 +264,23 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // AdvanceTo moves a virtual clock to t. Timers due on the way fire in due
-// order, and the engine settles after each due time, so a timer scheduled
-// by an earlier firing inside the span fires too.
+// order, and the engine settles after each due time, observers included,
+// so a timer scheduled by an earlier firing inside the span fires too, and
+// a command an observer gives on seeing a firing lands before the next
+// firing. With a store, a commit may happen between two firings (an
+// observer's command waits for one); it holds the engine as of the due
+// time reached, and AdvanceTo returns once a commit holds all of it.
 //
 // # Errors
 //
 // ErrNotVirtual if the engine's clock is not a *clock.Virtual;
 // ErrTimeOutOfRange for a t after clock.Max (nothing moves);
-// ErrTooManyFirings; ErrClosed; the context's error.
+// ErrTooManyFirings; ErrClosed (with a store, Close may stop an advance
+// between two firings: the error names the time reached, which Close's
+// commit holds); ErrCalledFromObserver from an observer's callback
+// (nothing moves); the context's error.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
-	return e.durably(ctx, func() error { return e.rt.AdvanceTo(ctx, t) })
+	return e.durablyHeld(ctx, func(hold func() (func(), error)) error { return e.rt.AdvanceToHeld(ctx, t, hold) })
 }
 
 // NextDeadline returns when the earliest timer is due or a job's
@@ -293,12 +311,17 @@ func (e *Engine) ResolveIncident(ctx context.Context, key int64) error {
 
 // Settle returns when nothing can move without outside input (a job
 // result, a message, time), including the delivery of every record to
-// observers.
+// observers. Called by an observer from its callback, it does not wait for
+// the records of observers that are themselves in Settle, the caller's
+// included, which wait for them to return (see "Observers" in the package
+// doc).
 func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
 
 // Subscribe calls fn with every record of every instance, in each
 // instance's order, on a goroutine of its own, so a slow observer never
-// blocks an instance. fn may call the engine but must not call the
+// blocks an instance. fn may call the engine, Settle included, except
+// Advance, AdvanceTo and Close, which return ErrCalledFromObserver from
+// it (they wait for every observer to return); it must not call the
 // returned unsubscribe function, which waits for fn's last return. A panic
 // in fn is recovered and reported to the error handler (WithErrorHandler);
 // fn keeps getting records. The package doc ("Observers") states the
@@ -350,7 +373,14 @@ func (e *Engine) Metrics() Metrics { return e.rt.Metrics() }
 // With a store (WithStore), Close first commits what changed without a
 // command; the instances it then cancels stay live in the store, and the
 // next engine opened on it resumes them.
+//
+// Close waits for every observer to return, so an observer's callback
+// cannot close the engine: it gets ErrCalledFromObserver, and the engine
+// stays open.
 func (e *Engine) Close(ctx context.Context) error {
+	if err := e.rt.RefuseObserver("close"); err != nil {
+		return err // before the store's last commit: the engine stays open
+	}
 	var err error
 	if e.dur != nil {
 		err = e.dur.close()

@@ -30,6 +30,12 @@ var (
 	// is not taken. Instance calls report ErrInstanceEnded, since Close
 	// ended every instance.
 	ErrClosed = runtime.ErrClosed
+	// ErrCalledFromObserver is returned by Advance, AdvanceTo and Close
+	// when an observer (Subscribe) calls them from its callback: each waits
+	// until every observer has returned, the calling one included, so it
+	// would wait forever. An observer may call Settle and every other
+	// method (see "Observers" in the package doc).
+	ErrCalledFromObserver = runtime.ErrCalledFromObserver
 	// ErrNotVirtual is returned by Advance and AdvanceTo when the engine's
 	// clock is not a *clock.Virtual.
 	ErrNotVirtual = runtime.ErrNotVirtual

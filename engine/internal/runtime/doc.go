@@ -357,9 +357,9 @@
 //     across the clock's firings and the [Engine.Settle] after each, so the
 //     deliveries of the timers (Instance.mailMu, the quiescence count)
 //     and, with direct resumption, the instances driven by them run under
-//     it. Settle waits for observers too: an observer that calls
-//     AdvanceTo while another AdvanceTo runs waits for it forever (until
-//     its context ends), see "Hazards" below.
+//     it. Settle waits for observers too, so an observer must never wait
+//     for it: AdvanceTo refuses an observer's call before taking it (see
+//     "Hazards" below).
 //   - [Engine.driveMu] (drive.go): the driver of the run queue with direct
 //     resumption. Only ever tried ([Engine.drive] uses TryLock): a caller
 //     that finds it held leaves its instance queued for the driver, so it
@@ -383,9 +383,11 @@
 //     [timerStart.Deliver] (scheduling a cycle's next firing); through
 //     the hub, the virtual clock's. Never held while calling an instance
 //     (a post or a command) or an observer.
-//   - [subscriber.mu] (observe.go): an observer's queue. Under it: the
-//     quiescence lock ([subscriber.push] counts the record). Released by
-//     [subscriber.drop] before it takes the observer off the list.
+//   - [subscriber.mu] (observe.go): an observer's queue and whether it is
+//     parked in a Settle. Under it: the quiescence lock ([subscriber.push]
+//     counts the record, [subscriber.settle] parks and unparks it).
+//     Released by [subscriber.drop] before it takes the observer off the
+//     list.
 //   - [Engine.runMu] (drive.go): the run queue. Held only to queue or
 //     dequeue ([Engine.schedule], [Engine.dequeue]); takes nothing.
 //   - [Engine.dirtyMu] (instance.go, checkpoint.go): the instances changed
@@ -395,8 +397,12 @@
 //     nothing.
 //   - [Instance.mu] (instance.go): the lifecycle state ([Instance.State],
 //     [Instance.finalize]). Takes nothing.
-//   - [quiescence.mu] (quiescence.go): the channels Settle waits on
-//     ([quiescence.change], [quiescence.waitFor]). Takes nothing.
+//   - [quiescence.mu] (quiescence.go): the channels Settle waits on and
+//     the parked observers' records ([quiescence.change],
+//     [quiescence.park], [quiescence.waitFor]). Takes nothing.
+//   - [Engine.observerGoroutines] (observe.go), a sync.Map: the observers'
+//     goroutines, written as each starts and ends ([Engine.run]), read by
+//     [Engine.callingObserver]. Takes nothing.
 //   - The hub's lock, [eventhub.Hub.mu] (engine/internal/eventhub/hub.go): subscriptions, the signal index,
 //     the message buffer and the timer queue. Under it: the virtual
 //     clock's lock ([eventhub.Hub.Schedule] and [eventhub.Hub.Arm] call
@@ -423,8 +429,11 @@
 //     under it, and with direct resumption instances are driven under
 //     it), and for writing by a commit while it takes its snapshot
 //     ([Engine.CheckpointDirty]: Engine.mu, Engine.dirtyMu,
-//     Instance.mailMu, the hub's lock). Under the gate, its mutex
-//     [engine.durability.mu], a leaf.
+//     Instance.mailMu, the hub's lock). AdvanceTo holds it only around
+//     each step that fires timers or moves the clock
+//     ([Engine.AdvanceToHeld]), never while it settles: a command holds
+//     it across nothing that waits for an observer. Under the gate, its
+//     mutex [engine.durability.mu], a leaf.
 //   - package server: the server's RWMutex (server/server.go), held across
 //     one operation, so over everything in the engine.
 //   - package cluster: a partition's per-message stripes (cluster/messages.go)
@@ -439,18 +448,38 @@
 // # Hazards
 //
 // Settle waits for observers ([quiescence.wait]: records being delivered
-// count), and observers may call the engine. Three waits follow from this
-// that end only when the caller's context does:
+// count), and observers may call the engine. An observer can therefore
+// never wait for anything that waits for it; each way it could is closed:
 //
-//   - An observer that calls [Engine.Settle], or [Engine.AdvanceTo], which
-//     settles before and after each firing: settling waits for every
-//     observer to return, the caller included. [Engine.Close] from an
-//     observer waits for the observer's goroutine to end the same way.
-//   - An observer that calls AdvanceTo while another AdvanceTo runs also
-//     waits for [Engine.advanceMu], which the other holds while it waits
-//     for the observer.
-//   - With a store, an observer that gives any command while AdvanceTo
-//     runs: AdvanceTo holds the commit gate for reading (package engine)
-//     while it settles, which waits for the observer; the observer's
-//     command waits for its commit, and the commit for the gate.
+//   - An observer that calls [Engine.Settle] (or what settles: Dehydrate,
+//     Checkpoint): the records of the calling observer, the one it
+//     handles and those queued behind it, wait for it to return. The
+//     engine starts every observer's goroutine, so it knows the caller
+//     ([Engine.callingObserver]); that observer is parked while it waits
+//     ([subscriber.settle]): its records count apart
+//     ([quiescence.park]), and it waits for everything but the records
+//     of parked observers ([quiescence.waitQuiet]), so two observers
+//     that settle at once do not wait for each other. An outside Settle
+//     waits for parked records too: it still returns only once every
+//     observer has returned from every record.
+//   - An observer that calls [Engine.AdvanceTo] or [Engine.Close]: both
+//     wait for every observer to return, by contract (AdvanceTo so that an
+//     observer's command lands before the next timer fires, Close for the
+//     observers' goroutines to end), and AdvanceTo may also meet another
+//     AdvanceTo holding [Engine.advanceMu] while it waits for the caller.
+//     No order of the two is sound, so both return ErrCalledFromObserver
+//     at once and change nothing (package engine's Close checks before
+//     its store's last commit, [Engine.RefuseObserver]).
+//   - With a store, an observer that gives a command while AdvanceTo
+//     runs waits for that command's commit, which needs the commit gate
+//     for writing. AdvanceTo holds the gate for reading only while it
+//     fires timers and moves the clock, and settles (waits for observers)
+//     without it ([Engine.AdvanceToHeld]), so the commit goes through
+//     between two firings, the command lands before the next firing, and
+//     the snapshot is of a settled engine at the due time reached.
+//
+// Tests: TestEngine_ObserverSettles, TestEngine_ObserversSettleTogether,
+// TestEngine_ObserverCannotAdvanceOrClose,
+// TestEngine_ObserverSettlesDuringAdvance (engine/observer_calls_test.go),
+// TestWithStore_ObserverCommandDuringAdvance (engine/commit_test.go).
 package runtime

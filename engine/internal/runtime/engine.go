@@ -155,6 +155,11 @@ type Engine struct {
 	ended map[string]*procCount
 
 	subs atomic.Pointer[[]*subscriber]
+	// observerGoroutines maps the id of each observer's running goroutine
+	// to its subscriber, observerCount counts them (observe.go
+	// callingObserver).
+	observerGoroutines sync.Map
+	observerCount      atomic.Int32
 
 	hub *eventhub.Hub
 	// Start events of the newest version of every process, by trigger.
@@ -282,6 +287,9 @@ func (e *Engine) checkOpen() error {
 // Close cancels every live instance and waits until their goroutines and
 // the observers' goroutines have ended. Close is idempotent.
 func (e *Engine) Close(ctx context.Context) error {
+	if err := e.refuseObserver("close"); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	first := !e.closed
 	e.closed = true

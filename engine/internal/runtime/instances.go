@@ -58,6 +58,9 @@ func (e *Engine) finish(inst *Instance) {
 }
 
 // Settle returns when nothing in the engine can move without outside input.
+// Called by an observer from its callback, it does not wait for that
+// observer's records, nor for those of other observers waiting in Settle
+// (subscriber.settle).
 // After Close it returns ErrClosed: nothing is left to settle, and a caller
 // that settles to see the effect of a call must learn that there was none.
 func (e *Engine) Settle(ctx context.Context) error {
@@ -65,6 +68,9 @@ func (e *Engine) Settle(ctx context.Context) error {
 		return err
 	}
 	e.drive()
+	if s := e.callingObserver(); s != nil {
+		return s.settle(ctx)
+	}
 	return e.busy.wait(ctx)
 }
 

@@ -1,11 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log"
+	"runtime"
 	"runtime/debug"
+	"strconv"
 	"sync"
 )
 
@@ -16,6 +19,12 @@ const DefaultObserverBacklog = 1 << 16
 // ErrObserverDropped is returned by the unsubscribe function of an
 // observer the engine dropped because its backlog passed the limit.
 var ErrObserverDropped = errors.New("observer dropped: it fell too far behind")
+
+// ErrCalledFromObserver is returned by AdvanceTo and Close when an
+// observer of the engine calls them from its callback. Both wait until
+// every observer has returned from every record it was given, which the
+// calling observer cannot do while it waits.
+var ErrCalledFromObserver = errors.New("called from an observer, which it would wait for")
 
 // ObserverPanicError reports an observer that panicked: the record it was
 // handling, what it panicked with, and its goroutine's stack. The
@@ -75,12 +84,17 @@ type subscriber struct {
 	wake     chan struct{}
 	stopped  bool
 	dropped  bool
-	done     chan struct{}
+	// parked is set while the observer waits in a Settle it called: its
+	// records then count in the quiescence's parked, not in its n.
+	parked bool
+	done   chan struct{}
 }
 
 // Subscribe registers fn to receive every record of every instance, in each
 // instance's order, on a goroutine of its own. fn must not block forever;
-// it may call back into the engine. If fn panics the panic is recovered,
+// it may call back into the engine: Settle from fn does not wait for fn's
+// own records, AdvanceTo and Close from fn return ErrCalledFromObserver
+// (see callingObserver). If fn panics the panic is recovered,
 // reported to Options.OnError as an *ObserverPanicError, and fn gets the
 // next record as usual. An observer more than the backlog limit behind is
 // dropped (see subscriber). The returned function unsubscribes, waits
@@ -96,7 +110,7 @@ func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func() error) {
 			break
 		}
 	}
-	go s.run()
+	go e.run(s)
 	var once sync.Once
 	return func() error {
 		once.Do(func() {
@@ -151,7 +165,11 @@ func (s *subscriber) push(ev *Event) {
 		s.drop()
 		return
 	}
-	s.busy.addObserved(1)
+	if s.parked {
+		s.busy.addParked(1)
+	} else {
+		s.busy.addObserved(1)
+	}
 	c := *ev
 	c.Variables = cloneVars(ev.Variables)
 	s.queue = append(s.queue, c)
@@ -162,11 +180,15 @@ func (s *subscriber) push(ev *Event) {
 // drop discards the observer's backlog and stops it. Called with s.mu
 // held; releases it.
 func (s *subscriber) drop() {
-	pending := len(s.queue) + s.inflight
+	pending, parked := len(s.queue)+s.inflight, s.parked
 	s.dropped, s.stopped = true, true
 	s.queue, s.inflight = nil, 0
 	s.mu.Unlock()
-	s.busy.addObserved(-int64(pending))
+	if parked {
+		s.busy.addParked(-int64(pending))
+	} else {
+		s.busy.addObserved(-int64(pending))
+	}
 	s.remove(s)
 	s.signal()
 }
@@ -178,8 +200,21 @@ func (s *subscriber) signal() {
 	}
 }
 
-func (s *subscriber) run() {
+// run delivers s's records on the goroutine it runs on, which it
+// registers as s's (observerGoroutines) while it runs.
+func (e *Engine) run(s *subscriber) {
 	defer close(s.done)
+	id := goroutineID()
+	e.observerGoroutines.Store(id, s)
+	e.observerCount.Add(1)
+	defer func() {
+		e.observerCount.Add(-1)
+		e.observerGoroutines.Delete(id)
+	}()
+	s.run()
+}
+
+func (s *subscriber) run() {
 	for {
 		s.mu.Lock()
 		batch := s.queue
@@ -209,6 +244,77 @@ func (s *subscriber) run() {
 }
 
 func (s *subscriber) deliver(ev *Event) { RecoverObserver(s.fn, *ev, s.report) }
+
+// settle is Settle called from s's own callback: it parks s's records
+// (the one it is handling, and those queued behind it, which wait for it
+// to return) for as long as it waits, so it waits for everything else,
+// the records of other parked observers excepted (two observers that
+// settle at once do not wait for each other). An outside Settle still
+// waits for s's records.
+func (s *subscriber) settle(ctx context.Context) error {
+	s.mu.Lock()
+	s.parked = true
+	s.busy.park(int64(len(s.queue) + s.inflight))
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.parked = false
+		s.busy.unpark(int64(len(s.queue) + s.inflight)) // none if dropped meanwhile
+		s.mu.Unlock()
+	}()
+	return s.busy.waitQuiet(ctx)
+}
+
+// callingObserver returns the observer whose callback is running on the
+// calling goroutine, or nil. The engine starts every observer's goroutine
+// itself (run), so the goroutine tells which observer calls. Go has no
+// goroutine identity in its API; goroutineID reads it from the first line
+// of the goroutine's trace, as golang.org/x/net/http2's debug checks do,
+// and only when an observer's goroutine runs at all.
+func (e *Engine) callingObserver() *subscriber {
+	if e.observerCount.Load() == 0 {
+		return nil
+	}
+	s, ok := e.observerGoroutines.Load(goroutineID())
+	if !ok {
+		return nil
+	}
+	return s.(*subscriber)
+}
+
+// refuseObserver returns ErrCalledFromObserver, with op, when an observer
+// of e calls op from its callback: op waits for every observer.
+func (e *Engine) refuseObserver(op string) error {
+	if e.callingObserver() != nil {
+		return fmt.Errorf("%s: %w", op, ErrCalledFromObserver)
+	}
+	return nil
+}
+
+// RefuseObserver returns an error wrapping ErrCalledFromObserver when the
+// caller is an observer of e, in its callback: for calls (a store's Close)
+// that would wait for every observer before they reach one that checks.
+func (e *Engine) RefuseObserver(op string) error { return e.refuseObserver(op) }
+
+var goroutinePrefix = []byte("goroutine ")
+
+// goroutineID returns the calling goroutine's id, read from the header of
+// its stack trace ("goroutine 18 [running]:"), or 0 (no goroutine's id)
+// if the header cannot be read: then no caller is known as an observer,
+// and TestGoroutineID fails.
+func goroutineID() uint64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, goroutinePrefix)
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
+}
 
 // stop lets the observer drain what is queued, then ends its goroutine
 // (done closes when it has).
