@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowtrack/flowtrack/internal/testtime"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -27,8 +29,11 @@ func newEngine(t *testing.T, opts ...engine.Option) *engine.Engine {
 	return e
 }
 
+// ctxT is a test's context: a safety net against a hang, not a time
+// limit, so it is generous (a hostile-restore test takes ~10 s under
+// -race alone, far more on a loaded machine).
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testtime.Scale(2*time.Minute))
 	t.Cleanup(cancel)
 	return ctx
 }
