@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowtrack/flowtrack/internal/testtime"
+
 	"go.uber.org/goleak"
 )
 
@@ -48,8 +50,11 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// ctxTimeout bounds one scenario or external case.
-const ctxTimeout = 2 * time.Minute
+// ctxTimeout bounds one scenario or external case: a safety net against
+// a hang, not a time limit (a budget scenario takes ~12 s alone and
+// overran 2 minutes under -race on a loaded machine), scaled for slow
+// machines.
+var ctxTimeout = testtime.Scale(6 * time.Minute)
 
 func ctxT(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), ctxTimeout)
