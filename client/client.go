@@ -74,7 +74,14 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	msg, err := c.nc.RequestWithContext(ctx, wire.OpSubject(c.cluster, op), data)
+	rm := nats.NewMsg(wire.OpSubject(c.cluster, op))
+	rm.Data = data
+	if v, ok := wire.TimeoutOf(ctx); ok {
+		// A cluster node works on the request as long as this call
+		// waits for it (a partition being taken over answers late).
+		rm.Header.Set(wire.TimeoutHeader, v)
+	}
+	msg, err := c.nc.RequestMsgWithContext(ctx, rm)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, c.cluster, ErrNoServer)
 	}

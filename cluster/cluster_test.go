@@ -222,10 +222,18 @@ func TestCluster_FailoverUnderLoad(t *testing.T) {
 	require.Positive(t, active, "instances under way on the victim's partitions")
 	killed := time.Now()
 	tc.kill(1)
+	// Read at once, while the streams the killed server led elect new
+	// leaders, the status waits for them rather than report a
+	// partition's stream without its replicas.
+	st, err := cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
+	require.NoError(t, err, "status during the failover")
+	for _, o := range st.Owners {
+		assert.Equal(t, 3, o.Replicas, "partition %d's replicas, read during the failover", o.ID)
+	}
 	takeover := tc.waitServed(testtime.Scale(60 * time.Second))
 	t.Logf("partitions of the killed node (%d instances under way) served again %s after the kill (lease TTL %s): %s",
 		active, takeover.Round(time.Millisecond), tc.cfg.LeaseTTL, tc.owners())
-	st, err := cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
+	st, err = cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
 	require.NoError(t, err)
 	require.Len(t, st.Owners, tc.cfg.Partitions)
 	for _, o := range st.Owners {

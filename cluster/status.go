@@ -8,9 +8,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// statusTry bounds one request of ReadStatus, so that a request lost to a
+// leader election leaves time to send it again.
+const statusTry = 2 * time.Second
 
 // Status is what an operator reads of a cluster (ReadStatus, flowtrack
 // cluster status).
@@ -51,12 +56,27 @@ var ErrNoCluster = errors.New("cluster: no such cluster")
 // ReadStatus reads the status of cluster (nodes, partition owners, lease
 // ages, replication lag) from the NATS system nc connects to. It needs no
 // node of the cluster to run.
+//
+// It waits out JetStream's transient states (package jswait): read
+// during a failover, while a bucket or a partition's stream elects a
+// leader, it answers once the leader is elected rather than report a
+// stream without replicas. ctx bounds the wait (jswait.DefaultWait when
+// it has no deadline).
 func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, error) {
+	ctx, cancel := jswait.Bound(ctx, jswait.DefaultWait)
+	defer cancel()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
-	meta, err := js.KeyValue(ctx, "flowtrack_"+cluster)
+	bucket := func(name string) (kv jetstream.KeyValue, err error) {
+		err = statusDo(ctx, func(ctx context.Context) error { kv, err = js.KeyValue(ctx, name); return err })
+		if err != nil {
+			return nil, err
+		}
+		return jswait.KeyValue(kv), nil
+	}
+	meta, err := bucket("flowtrack_" + cluster)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		return nil, fmt.Errorf("cluster %s: %w", cluster, ErrNoCluster)
 	}
@@ -71,7 +91,7 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 	if st.Partitions, err = strconv.Atoi(string(e.Value())); err != nil {
 		return nil, fmt.Errorf("cluster %s: status: partition count %q: %w", cluster, e.Value(), err)
 	}
-	leases, err := js.KeyValue(ctx, leaseBucket(cluster))
+	leases, err := bucket(leaseBucket(cluster))
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
@@ -103,26 +123,45 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 		if e, ok := owners[id]; ok {
 			ps.Owner, ps.LeaseAge = string(e.Value()), time.Since(e.Created())
 		}
-		if s, err := js.Stream(ctx, "FLOWTRACK_STORE_"+storeName(cluster, id)); err == nil {
-			if info, err := s.Info(ctx); err == nil {
-				ps.Replicas = info.Config.Replicas
-				if c := info.Cluster; c != nil {
-					ps.Leader = c.Leader
-					if c.Leader != "" {
-						ps.Current = 1
-					}
-					for _, r := range c.Replicas {
-						if r.Current {
-							ps.Current++
-						}
-						ps.Lag = max(ps.Lag, r.Lag)
-					}
-				} else {
+		var info *jetstream.StreamInfo
+		err := statusDo(ctx, func(ctx context.Context) error {
+			s, err := js.Stream(ctx, "FLOWTRACK_STORE_"+storeName(cluster, id))
+			if err == nil {
+				info, err = s.Info(ctx)
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("cluster %s: status: partition %d's stream: %w", cluster, id, err)
+		}
+		if info != nil {
+			ps.Replicas = info.Config.Replicas
+			if c := info.Cluster; c != nil {
+				ps.Leader = c.Leader
+				if c.Leader != "" {
 					ps.Current = 1
 				}
+				for _, r := range c.Replicas {
+					if r.Current {
+						ps.Current++
+					}
+					ps.Lag = max(ps.Lag, r.Lag)
+				}
+			} else {
+				ps.Current = 1
 			}
 		}
 		st.Owners = append(st.Owners, ps)
 	}
 	return st, nil
+}
+
+// statusDo runs one of ReadStatus's requests through jswait.Do, each try
+// bounded by statusTry.
+func statusDo(ctx context.Context, fn func(ctx context.Context) error) error {
+	return jswait.Do(ctx, func(ctx context.Context) error {
+		tctx, cancel := context.WithTimeout(ctx, statusTry)
+		defer cancel()
+		return fn(tctx)
+	})
 }

@@ -73,8 +73,8 @@ type API struct {
 // Camunda's gateway defaults them (10 s).
 const DefaultRequestTimeout = 10 * time.Second
 
-// opTimeout bounds one operation: a cluster node retries for up to
-// cluster.ForwardTimeout (15 s) while a partition has no owner.
+// opTimeout bounds one operation; a cluster node told it
+// (wire.TimeoutHeader) retries that long while a partition has no owner.
 const opTimeout = 20 * time.Second
 
 // errNoServer reports that no server answers on the cluster's subjects.
@@ -208,7 +208,12 @@ func (a *API) call(ctx context.Context, op string, req, out any) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	msg, err := a.cfg.Conn.RequestWithContext(ctx, wire.OpSubject(a.cfg.Cluster, op), data)
+	rm := nats.NewMsg(wire.OpSubject(a.cfg.Cluster, op))
+	rm.Data = data
+	if v, ok := wire.TimeoutOf(ctx); ok {
+		rm.Header.Set(wire.TimeoutHeader, v)
+	}
+	msg, err := a.cfg.Conn.RequestMsgWithContext(ctx, rm)
 	if errors.Is(err, nats.ErrNoResponders) {
 		return fmt.Errorf("%s: cluster %q: %w", op, a.cfg.Cluster, errNoServer)
 	}
