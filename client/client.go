@@ -91,11 +91,17 @@ func (c *Client) call(ctx context.Context, op string, req any, out any) error {
 	defer cancel(nil)
 	stop := c.watchDown(ctx, cancel)
 	subject := wire.OpSubject(c.cluster, op)
+	var hdr nats.Header
+	if v, ok := wire.TimeoutOf(ctx); ok {
+		// A cluster node works on the request as long as this call
+		// waits for it (a partition being taken over answers late).
+		hdr = nats.Header{wire.TimeoutHeader: []string{v}}
+	}
 	var msg *nats.Msg
 	err = c.guard(ctx, subject, func(ctx context.Context) error {
 		var err error
 		// The span of ctx, if any, goes with the request (W3C trace context).
-		msg, err = c.mux.Request(ctx, subject, data, tracing.Header(ctx, nil))
+		msg, err = c.mux.Request(ctx, subject, data, tracing.Header(ctx, hdr))
 		return err
 	})
 	stop()

@@ -344,7 +344,7 @@ func (n *Node) setup(ctx context.Context) error {
 // the partitions. Nodes answer too, naming themselves (NodeHeader); their
 // lease entries may all have expired while they still answer (a restart
 // after the others lost NATS for a while), and a router whose partitions
-// have no owner answers only after ForwardTimeout. So a live node entry,
+// have no owner answers only after its request's timeout (router.timeout). So a live node entry,
 // an answer naming a node or no answer within a second lets the node
 // join; only an answer without the header tells a single server, which
 // answers "now" at once.

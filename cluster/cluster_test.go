@@ -222,10 +222,21 @@ func TestCluster_FailoverUnderLoad(t *testing.T) {
 	require.Positive(t, active, "instances under way on the victim's partitions")
 	killed := time.Now()
 	tc.kill(1)
+	// Read at once, while the streams the killed server led elect new
+	// leaders, the status answers: a stream with a leader shows its
+	// replicas, one still electing shows no leader (ReadStatus does not
+	// wait for it, so that status never hangs during a failover).
+	st, err := cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
+	require.NoError(t, err, "status during the failover")
+	for _, o := range st.Owners {
+		if o.Leader != "" {
+			assert.Equal(t, 3, o.Replicas, "partition %d's replicas, read during the failover", o.ID)
+		}
+	}
 	takeover := tc.waitServed(testtime.Scale(60 * time.Second))
 	t.Logf("partitions of the killed node (%d instances under way) served again %s after the kill (lease TTL %s): %s",
 		active, takeover.Round(time.Millisecond), tc.cfg.LeaseTTL, tc.owners())
-	st, err := cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
+	st, err = cluster.ReadStatus(context.Background(), tc.conns[0], tc.cfg.Cluster)
 	require.NoError(t, err)
 	require.Len(t, st.Owners, tc.cfg.Partitions)
 	for _, o := range st.Owners {

@@ -19,9 +19,24 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// ForwardTimeout bounds how long a node works on one request: forwarding
-// it, and retrying while the partition it goes to has no owner.
+// ForwardTimeout is the least time a node works on one request whose
+// requester does not say how long it waits (wire.TimeoutHeader):
+// forwarding it, and retrying while the partition it goes to has no
+// owner. A node with a long lease TTL works longer (forwardTTLs), since
+// a dead owner's partition is served again only about a TTL after it
+// died.
 const ForwardTimeout = 15 * time.Second
+
+// MaxForwardTimeout bounds the time a requester may ask a node to work on
+// one request (wire.TimeoutHeader).
+const MaxForwardTimeout = 10 * time.Minute
+
+// forwardTTLs is how many lease TTLs a node works on a request whose
+// requester does not say how long it waits, when that is more than
+// ForwardTimeout: the dead owner's lease expires (one TTL), a node sees
+// it in its next round (a quarter) and opens the partition from its
+// store (the rest).
+const forwardTTLs = 3
 
 // MaxInFlight bounds the requests one node routes at once; further
 // requests wait in the NATS subscription's buffer.
@@ -89,7 +104,7 @@ func (r *router) accept(m *nats.Msg) {
 		op := m.Subject[len(r.prefix):]
 		ctx, span := r.span(m, op)
 		defer span.End()
-		ctx, cancel := context.WithTimeout(ctx, ForwardTimeout)
+		ctx, cancel := context.WithTimeout(ctx, r.timeout(m))
 		defer cancel()
 		if a := r.n.cfg.Access; a != nil {
 			if err := a.Check(m.Header, op, m.Data, nil); err != nil {
@@ -100,6 +115,23 @@ func (r *router) accept(m *nats.Msg) {
 		}
 		r.respond(m, r.route(ctx, op, m.Data))
 	}()
+}
+
+// timeout is how long the router works on request m: as long as its
+// requester waits for the answer (wire.TimeoutHeader, at most
+// MaxForwardTimeout), less a margin for the answer to reach it, so that
+// a request waiting for a partition's takeover is answered ("no owner
+// answered in time") before its requester gives up, and not given up
+// while the requester still waits; from a requester that does not say,
+// the longer of ForwardTimeout and forwardTTLs lease TTLs.
+func (r *router) timeout(m *nats.Msg) time.Duration {
+	if m.Header != nil {
+		if d, ok := wire.ParseTimeout(m.Header.Get(wire.TimeoutHeader)); ok {
+			d = min(d, MaxForwardTimeout)
+			return d - min(d/10, time.Second)
+		}
+	}
+	return max(ForwardTimeout, forwardTTLs*r.n.ttl)
 }
 
 // respond answers m, if it asks for an answer, naming this node

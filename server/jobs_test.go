@@ -325,6 +325,10 @@ func TestJobs_Restart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var redone atomic.Int32
+	// The live worker's activations outlast a slow machine's round trips
+	// (bound): with half a second, at load 40 each activation timed out
+	// before its completion landed, and the jobs were activated again and
+	// again (make flake).
 	go func() {
 		done <- q.c.HandleJobs(ctx, jobType, func(_ context.Context, j engine.Job) (map[string]any, error) {
 			if old, ok := taken[j.Key]; ok {
@@ -334,7 +338,7 @@ func TestJobs_Restart(t *testing.T) {
 				redone.Add(1)
 			}
 			return map[string]any{"done": true}, nil
-		}, engine.WorkerOptions{Timeout: 500 * time.Millisecond})
+		}, engine.WorkerOptions{Timeout: bound})
 	}()
 	wait(keys)
 	cancel()
@@ -370,6 +374,8 @@ func TestJobs_RestartUnderWorkers(t *testing.T) {
 	got := make(chan struct{}, held)
 	restarted := make(chan struct{})
 	var calls atomic.Int32
+	// Activations outlast a slow machine's round trips (bound; see
+	// TestJobs_Restart): the held jobs' results reach the next server.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -379,7 +385,7 @@ func TestJobs_RestartUnderWorkers(t *testing.T) {
 				<-restarted // hold the job across the restart
 			}
 			return map[string]any{"done": true}, nil
-		}, engine.WorkerOptions{Concurrency: held, Timeout: testtime.Scale(500 * time.Millisecond)})
+		}, engine.WorkerOptions{Concurrency: held, Timeout: bound})
 	}()
 	keys := q.startN(n)
 	for range held {

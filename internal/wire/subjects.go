@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"context"
 	"strconv"
 	"time"
 )
@@ -13,6 +14,35 @@ import (
 
 // OpSubject is the subject operation op of cluster is requested on.
 func OpSubject(cluster, op string) string { return "flowtrack." + cluster + ".op." + op }
+
+// TimeoutHeader is the header of an operation request that says how long
+// its requester waits for the answer, in milliseconds (TimeoutOf). A
+// cluster node works on the request that long, less a margin for the
+// answer to arrive, instead of its default: a request that waits for a
+// partition's takeover (its lease to expire, another node to open it)
+// waits as long as its requester does, not a fixed time that a loaded
+// machine's takeovers outlast. A single flowtrack serve ignores it.
+const TimeoutHeader = "Flowtrack-Timeout"
+
+// TimeoutOf is TimeoutHeader's value for a request sent under ctx: the
+// time to ctx's deadline in milliseconds; false when ctx has none.
+func TimeoutOf(ctx context.Context) (string, bool) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return "", false
+	}
+	return strconv.FormatInt(max(time.Until(dl).Milliseconds(), 0), 10), true
+}
+
+// ParseTimeout reads a TimeoutHeader value; false for a missing or
+// malformed one.
+func ParseTimeout(v string) (time.Duration, bool) {
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || ms < 0 {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
 
 // EventSubject is the subject the events of instance key of cluster are
 // published on.

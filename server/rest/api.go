@@ -101,8 +101,8 @@ func asCaller(ctx context.Context) context.Context {
 // Camunda's gateway defaults them (10 s).
 const DefaultRequestTimeout = 10 * time.Second
 
-// opTimeout bounds one operation: a cluster node retries for up to
-// cluster.ForwardTimeout (15 s) while a partition has no owner.
+// opTimeout bounds one operation; a cluster node told it
+// (wire.TimeoutHeader) retries that long while a partition has no owner.
 const opTimeout = 20 * time.Second
 
 // errNoServer reports that no server answers on the cluster's subjects.
@@ -252,6 +252,12 @@ func (a *API) call(ctx context.Context, op string, req, out any) error {
 	m := &nats.Msg{Subject: wire.OpSubject(a.cfg.Cluster, op), Data: data}
 	if user, ok := ctx.Value(actAsKey{}).(string); ok {
 		m.Header = server.CallerHeader(user)
+	}
+	if v, ok := wire.TimeoutOf(ctx); ok {
+		if m.Header == nil {
+			m.Header = nats.Header{}
+		}
+		m.Header.Set(wire.TimeoutHeader, v)
 	}
 	// The span of ctx, if any, goes with the request (W3C trace context).
 	m.Header = tracing.Header(ctx, m.Header)
