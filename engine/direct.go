@@ -8,11 +8,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
-// MessageSubscription is a message wait open in an instance: a message
-// catch event, receive task, boundary event, event-based gateway arm or
-// event sub-process start waiting for Name with CorrelationKey.
-type MessageSubscription = runtime.MessageSubscription
-
 // MessageSubscriptions returns the open message subscriptions, oldest
 // first. A cluster partition reads them to tell the partition of each
 // correlation key which of its instances wait there (package cluster).

@@ -7,12 +7,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
-// ErrKeyInUse is wrapped by RestoreInstance's error when a key of the
-// document (an instance, a job, an incident) names one the engine holds:
-// the instance is there already, or the document comes from an engine
-// whose keys overlap this one's.
-var ErrKeyInUse = runtime.ErrKeyInUse
-
 // RestoreInstance adds to the engine, while it runs, the instance of a
 // document CheckpointInstance wrote (on this engine or another, on any
 // host), with the whole call tree it belongs to, its tokens parked where

@@ -230,7 +230,7 @@ func (s *Server) serve(m *nats.Msg) {
 
 // publish sends one event to its instance's subject.
 func (s *Server) publish(ev engine.Event) {
-	buf, err := ev.AppendJSON(make([]byte, 0, 192))
+	buf, err := wire.AppendEvent(make([]byte, 0, 192), &ev)
 	if err != nil {
 		return // only variables JSON cannot carry fail, and the engine holds none
 	}

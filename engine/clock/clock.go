@@ -9,11 +9,12 @@ package clock
 
 import (
 	"container/heap"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"time"
+
+	"github.com/flowtrack/flowtrack/api"
 )
 
 // Min and Max are the earliest and latest instants the engine represents.
@@ -30,8 +31,8 @@ var (
 
 // ErrOutOfRange is returned for an instant outside [Min, Max] by the
 // Virtual clock's moves and CheckRange, and wrapped by every engine call
-// that rejects such an instant.
-var ErrOutOfRange = errors.New("time outside the range the engine represents")
+// that rejects such an instant. It is api.ErrTimeOutOfRange.
+var ErrOutOfRange = api.ErrTimeOutOfRange
 
 // CheckRange returns nil when t lies in [Min, Max], and otherwise an error
 // wrapping ErrOutOfRange that names t and the limit it passes.

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"runtime/debug"
@@ -12,29 +11,6 @@ import (
 // DefaultObserverBacklog is how many records an observer may have waiting
 // (delivered to it, not yet returned from) before the engine drops it.
 const DefaultObserverBacklog = 1 << 16
-
-// ErrObserverDropped is returned by the unsubscribe function of an
-// observer the engine dropped because its backlog passed the limit.
-var ErrObserverDropped = errors.New("observer dropped: it fell too far behind")
-
-// ObserverPanicError reports an observer that panicked: the record it was
-// handling, what it panicked with, and its goroutine's stack. The
-// observer stays subscribed; only that record is lost to it.
-type ObserverPanicError struct {
-	Event Event
-	Value any
-	Stack []byte
-}
-
-func (e *ObserverPanicError) Error() string {
-	return fmt.Sprintf("observer panicked on record %d (%s) of instance %d: %v", e.Event.Seq, e.Event.Type, e.Event.InstanceKey, e.Value)
-}
-
-// Unwrap returns the panic value if it is an error.
-func (e *ObserverPanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
 
 // RecoverObserver calls fn with ev; if fn panics it recovers and hands an
 // *ObserverPanicError to report. Every host delivers records through it,
