@@ -47,14 +47,14 @@ const (
 	DecisionEvaluated EventType = "decisionEvaluated"
 )
 
-// eventTypes lists every event type; the runtime's compact records number
-// them by their index here, so the order never changes (append only).
+// eventTypes are the event types the engine writes, in the order the
+// wire contract (internal/wire's Events) and the SDK list them.
 var eventTypes = [...]EventType{
 	InstanceStarted, InstanceCompleted, InstanceTerminated, InstanceFailed, ElementEntered, ElementLeft,
 	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
-	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
-	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
-	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
+	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
+	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied, VariablesUpdated,
 	FlowsChosen,
 	DecisionEvaluated,
 }

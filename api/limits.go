@@ -79,3 +79,19 @@ func (l Limits) Check() error {
 	}
 	return nil
 }
+
+// MaxVariableDepth is how deeply arrays and objects may nest inside one
+// variable's value: 1 is a flat array or object, a scalar is 0. Every
+// surface enforces the same limit before it decodes or walks a value: the
+// Go API here (ErrBadVariables), the WebAssembly module on the request's
+// JSON bytes (BAD_REQUEST, wasm/ABI.md), the Go host through the module,
+// and the JavaScript SDK before it stringifies a request.
+//
+// # Why 64?
+//
+// Every walk of a value (normalizing, cloning, encoding, decoding, FEEL
+// paths) recurses once per level, and the smallest stack of any host is
+// Node's: the module traps there at about 3,000 levels. 64 keeps every
+// walk far below that with room for the frames around it, while no
+// realistic business document comes near it (they rarely pass 10).
+const MaxVariableDepth = 64

@@ -3,17 +3,23 @@ package runtime
 import (
 	"time"
 
-	"github.com/flowtrack/flowtrack/api"
-
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
-// eventTypes lists the event types by their compact code (see record):
-// api.EventTypes' order, which only ever grows at the end.
-var eventTypes = api.EventTypes()
+// eventTypes lists the event types by their compact code (see record); a
+// checkpoint holds codes, so the order only ever grows at the end.
+var eventTypes = [...]EventType{
+	InstanceStarted, InstanceCompleted, InstanceTerminated, InstanceFailed, ElementEntered, ElementLeft,
+	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
+	IncidentCreated, IncidentResolved, VariablesUpdated, MessageSubscribed, MessageCorrelated,
+	SignalSubscribed, SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown,
+	MessagePublished, SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied,
+	FlowsChosen,
+	DecisionEvaluated,
+}
 
 // EventTypes returns every event type the engine writes.
-func EventTypes() []EventType { return api.EventTypes() }
+func EventTypes() []EventType { return append([]EventType(nil), eventTypes[:]...) }
 
 // typeCode maps an event type to its index in eventTypes.
 var typeCode = func() map[EventType]uint8 {
