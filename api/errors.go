@@ -138,8 +138,9 @@ var (
 	// ErrNoServer is returned (wrapped) by the client when no server
 	// answers on the cluster's subjects.
 	ErrNoServer = errors.New("no flowtrack server answers")
-	// ErrNoJobQueues is returned by the client's job worker when the
-	// cluster has no job queues (serve without them).
+	// ErrNoJobQueues is returned (wrapped) by the client's HandleJobs when
+	// the cluster has no job stream: no flowtrack server has run on this
+	// NATS system for it.
 	ErrNoJobQueues = errors.New("the cluster has no job queues")
 )
 

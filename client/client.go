@@ -29,7 +29,7 @@ type Error = wire.Error
 
 // ErrNoServer is returned (wrapped) when no server answers on the
 // cluster's subjects.
-var ErrNoServer = errors.New("no flowtrack server answers")
+var ErrNoServer = api.ErrNoServer
 
 // ErrUnsupported is returned for operations the server's engine cannot do
 // (UNSUPPORTED): restore, which would replace the served engine, and

@@ -17,7 +17,7 @@ import (
 
 // ErrNoJobQueues is returned (wrapped) by HandleJobs when the cluster has
 // no job stream: no flowtrack server has run on this NATS system for it.
-var ErrNoJobQueues = errors.New("the cluster has no job queues")
+var ErrNoJobQueues = api.ErrNoJobQueues
 
 // HandleJobs runs a job worker for jobType on the server's job queue until
 // ctx ends, as engine.Engine.HandleJobs does on an engine: up to

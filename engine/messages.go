@@ -84,7 +84,7 @@ func (e *Engine) checkMessage(ctx context.Context, m Message) error {
 // BroadcastSignal delivers a signal to every instance waiting for it and
 // starts instances of processes with a matching signal start event. A
 // signal nobody catches is not an error; one whose start events would
-// start more instances than WithMaxStartsPerInput allows fails and
+// start more instances than Limits.MaxStartsPerInput allows fails and
 // delivers nothing.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
 	if err := ctx.Err(); err != nil {

@@ -38,7 +38,7 @@ import (
 // instances that call each other, one key naming two things (a job key in
 // two instances), a token waiting for nothing the document holds or
 // where no token waits (an end event's subscription, a join it never
-// reached), more tokens in an instance than WithMaxTokens allows, a
+// reached), more tokens in an instance than Limits.MaxTokens allows, a
 // timer outside the clock's range; one wrapping ErrKeyInUse when an
 // instance, job or incident key of it is in use here; a *DeployError when
 // a deployment of it does not deploy here; ErrClosed; ErrNotAcknowledged

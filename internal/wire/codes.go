@@ -41,11 +41,11 @@ const (
 
 // ErrTrapped is the error of a call on a module that trapped (stopped
 // without returning): the module was discarded with its instances.
-var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
+var ErrTrapped = api.ErrTrapped
 
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
-var ErrUnsupported = errors.New("unsupported operation")
+var ErrUnsupported = api.ErrUnsupported
 
 // CodeInfo describes one error code.
 type CodeInfo struct {
