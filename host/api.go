@@ -13,7 +13,6 @@ import (
 	"github.com/flowtrack/flowtrack/internal/value"
 	"github.com/flowtrack/flowtrack/worker"
 
-	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -321,11 +320,11 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // AdvanceTo moves the virtual clock to t (a t in the past changes nothing).
-// A t outside [clock.Min, clock.Max] is engine.ErrTimeOutOfRange, as
+// A t outside [api.MinTime, api.MaxTime] is api.ErrTimeOutOfRange, as
 // natively; it is refused here because the ABI's RFC 3339 cannot carry
 // years past 9999.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
-	if err := clock.CheckRange(t); err != nil {
+	if err := api.CheckTimeRange(t); err != nil {
 		return fmt.Errorf("advance: %w", err)
 	}
 	to := t.UTC().Format(time.RFC3339Nano)
