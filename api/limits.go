@@ -83,7 +83,7 @@ func (l Limits) Check() error {
 // MaxVariableDepth is how deeply arrays and objects may nest inside one
 // variable's value: 1 is a flat array or object, a scalar is 0. Every
 // surface enforces the same limit before it decodes or walks a value: the
-// Go API here (ErrBadVariables), the WebAssembly module on the request's
+// Go API (ErrBadVariables), the WebAssembly module on the request's
 // JSON bytes (BAD_REQUEST, wasm/ABI.md), the Go host through the module,
 // and the JavaScript SDK before it stringifies a request.
 //
