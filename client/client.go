@@ -16,7 +16,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/internal/reply"
 	"github.com/flowtrack/flowtrack/internal/tracing"
 	"github.com/flowtrack/flowtrack/internal/wire"
@@ -31,8 +31,8 @@ type Error = wire.Error
 // ErrNoServer is returned (wrapped) when no server answers on the
 // cluster's subjects: NATS answers the request "no responders" at once,
 // so the call fails at once rather than after its timeout. It is
-// wire.ErrNoServer, the NO_SERVER code of the SDK's remote mode.
-var ErrNoServer = wire.ErrNoServer
+// api.ErrNoServer, the NO_SERVER code of the SDK's remote mode.
+var ErrNoServer = api.ErrNoServer
 
 // ErrUnsupported is returned for operations the server's engine cannot do
 // (UNSUPPORTED): restore, which would replace the served engine, and
@@ -169,17 +169,17 @@ func (c *Client) watchDown(ctx context.Context, cancel context.CancelCauseFunc) 
 
 // Deploy parses, validates and registers the executable processes of a
 // BPMN 2.0 XML document; an invalid document is a *engine.DeployError.
-func (c *Client) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.Deployment, error) {
+func (c *Client) Deploy(ctx context.Context, name string, bpmn []byte) (*api.Deployment, error) {
 	var res wire.DeployResult
 	doc := base64.StdEncoding.EncodeToString(bpmn) // its bytes, whatever its encoding
 	if err := c.call(ctx, "deploy", wire.DeployRequest{Name: name, XMLBase64: &doc}, &res); err != nil {
-		var de *engine.DeployError
+		var de *api.DeployError
 		if errors.As(err, &de) {
 			de.File = name
 		}
 		return nil, err
 	}
-	return &engine.Deployment{Name: res.Name, Processes: res.Processes, Warnings: res.Warnings}, nil
+	return &api.Deployment{Name: res.Name, Processes: res.Processes, Warnings: res.Warnings}, nil
 }
 
 // Start starts an instance of the newest version of processID and returns
@@ -191,7 +191,7 @@ func (c *Client) Start(ctx context.Context, processID string, vars map[string]an
 }
 
 // PublishMessage publishes msg as engine.Engine.PublishMessage does.
-func (c *Client) PublishMessage(ctx context.Context, msg engine.Message) error {
+func (c *Client) PublishMessage(ctx context.Context, msg api.Message) error {
 	_, err := c.PublishMessageReached(ctx, msg)
 	return err
 }
@@ -203,7 +203,7 @@ func (c *Client) PublishMessage(ctx context.Context, msg engine.Message) error {
 // each with its state and activatable jobs; empty when it reached none
 // (buffered for later, or dropped). A cluster answers the instances of
 // every partition the message reached.
-func (c *Client) PublishMessageReached(ctx context.Context, msg engine.Message) ([]wire.CompleteJobResult, error) {
+func (c *Client) PublishMessageReached(ctx context.Context, msg api.Message) ([]wire.CompleteJobResult, error) {
 	var res wire.MessageResult
 	err := c.call(ctx, "publish_message", wire.MessageRequest{Name: msg.Name, CorrelationKey: msg.CorrelationKey,
 		Variables: msg.Variables, TTLMs: float64(msg.TTL) / float64(time.Millisecond), MessageID: msg.MessageID}, &res)
@@ -221,8 +221,8 @@ const JobsPageSize = 1000
 // Jobs returns the activatable jobs matching f, ordered by key, asking
 // for them a page at a time (JobsPage), so that no answer is large
 // however many jobs there are.
-func (c *Client) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
-	var all []engine.Job
+func (c *Client) Jobs(ctx context.Context, f api.JobFilter) ([]api.Job, error) {
+	var all []api.Job
 	after := int64(0)
 	for {
 		page, err := c.JobsPage(ctx, f, after, JobsPageSize)
@@ -240,8 +240,8 @@ func (c *Client) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, er
 // JobsPage returns up to limit activatable jobs matching f whose keys
 // are above afterKey, ordered by key (limit 0: all of them): the next
 // page starts after the last key of this one.
-func (c *Client) JobsPage(ctx context.Context, f engine.JobFilter, afterKey int64, limit int) ([]engine.Job, error) {
-	var jobs []engine.Job
+func (c *Client) JobsPage(ctx context.Context, f api.JobFilter, afterKey int64, limit int) ([]api.Job, error) {
+	var jobs []api.Job
 	err := c.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID,
 		AfterKey: afterKey, Limit: limit}, &jobs)
 	return jobs, err
@@ -250,9 +250,9 @@ func (c *Client) JobsPage(ctx context.Context, f engine.JobFilter, afterKey int6
 // ActivateJobs activates up to maxJobs jobs of jobType for worker, as
 // engine.Engine.ActivateJobs does. Workers of a served engine usually pull
 // activated jobs from its job queue instead (HandleJobs).
-func (c *Client) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
+func (c *Client) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]api.Job, error) {
 	ms := float64(timeout) / float64(time.Millisecond)
-	var jobs []engine.Job
+	var jobs []api.Job
 	err := c.call(ctx, "activate_jobs", wire.ActivateJobsRequest{Type: jobType, Worker: worker, TimeoutMs: &ms, MaxJobs: &maxJobs}, &jobs)
 	return jobs, err
 }
@@ -260,29 +260,29 @@ func (c *Client) ActivateJobs(ctx context.Context, jobType, worker string, timeo
 // CompleteJob completes a job; vars are merged into the process variables.
 // With engine.JobActivation the activation must still be the job's
 // (engine.ErrStaleActivation).
-func (c *Client) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...engine.JobOption) error {
-	a := engine.JobArgsOf(opts)
+func (c *Client) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...api.JobOption) error {
+	a := api.JobArgsOf(opts)
 	return c.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars, Activation: a.Activation}, nil)
 }
 
 // FailJob reports a failed attempt at a job; with retries 0 an incident
 // holds the token. It takes engine.JobActivation and engine.RetryBackoff.
-func (c *Client) FailJob(ctx context.Context, key int64, retries int, message string, opts ...engine.JobOption) error {
-	a := engine.JobArgsOf(opts)
+func (c *Client) FailJob(ctx context.Context, key int64, retries int, message string, opts ...api.JobOption) error {
+	a := api.JobArgsOf(opts)
 	return c.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message,
 		Activation: a.Activation, BackoffMs: float64(a.Backoff) / float64(time.Millisecond)}, nil)
 }
 
 // ThrowError raises the BPMN error code from a job's element. It takes
 // engine.JobActivation.
-func (c *Client) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...engine.JobOption) error {
-	a := engine.JobArgsOf(opts)
+func (c *Client) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...api.JobOption) error {
+	a := api.JobArgsOf(opts)
 	return c.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars, Activation: a.Activation}, nil)
 }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-func (c *Client) Incidents(ctx context.Context) ([]engine.Incident, error) {
-	var out []engine.Incident
+func (c *Client) Incidents(ctx context.Context) ([]api.Incident, error) {
+	var out []api.Incident
 	err := c.call(ctx, "incidents", wire.IncidentsRequest{}, &out)
 	return out, err
 }
@@ -303,15 +303,15 @@ func (c *Client) Instance(ctx context.Context, key int64) (*wire.InstanceResult,
 }
 
 // Tokens returns where every token of an instance is and why it waits.
-func (c *Client) Tokens(ctx context.Context, key int64) ([]engine.Token, error) {
-	var toks []engine.Token
+func (c *Client) Tokens(ctx context.Context, key int64) ([]api.Token, error) {
+	var toks []api.Token
 	err := c.call(ctx, "tokens", wire.InstanceRequest{InstanceKey: &key}, &toks)
 	return toks, err
 }
 
 // History returns an instance's event stream so far.
-func (c *Client) History(ctx context.Context, key int64) ([]engine.Event, error) {
-	var evs []engine.Event
+func (c *Client) History(ctx context.Context, key int64) ([]api.Event, error) {
+	var evs []api.Event
 	err := c.call(ctx, "history", wire.InstanceRequest{InstanceKey: &key}, &evs)
 	return evs, err
 }
@@ -338,9 +338,9 @@ func (c *Client) Now(ctx context.Context) (time.Time, error) {
 //
 // Events published while no subscriber listened are not replayed: the
 // history (History) holds them.
-func (c *Client) Subscribe(fn func(engine.Event)) (unsubscribe func() error, err error) {
+func (c *Client) Subscribe(fn func(api.Event)) (unsubscribe func() error, err error) {
 	sub, err := c.nc.Subscribe(wire.AllEventsSubject(c.cluster), func(m *nats.Msg) {
-		var ev engine.Event
+		var ev api.Event
 		if json.Unmarshal(m.Data, &ev) == nil {
 			fn(ev)
 		}

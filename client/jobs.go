@@ -8,7 +8,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
+	"github.com/flowtrack/flowtrack/worker"
+
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,7 +18,7 @@ import (
 
 // ErrNoJobQueues is returned (wrapped) by HandleJobs when the cluster has
 // no job stream: no flowtrack server has run on this NATS system for it.
-var ErrNoJobQueues = errors.New("the cluster has no job queues")
+var ErrNoJobQueues = api.ErrNoJobQueues
 
 // pullExpiry is how long one pull request of a worker waits on the
 // stream. A pull outstanding when the stream's leader dies is lost with
@@ -43,18 +45,18 @@ const pullExpiry = 5 * time.Second
 //
 // It returns nil when ctx ends, after the running handlers return, or an
 // error that is not about one job: ErrNoJobQueues, or the consumer's.
-func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {
+func (c *Client) HandleJobs(ctx context.Context, jobType string, handler worker.Handler, o worker.Options) error {
 	if handler == nil {
-		return fmt.Errorf("handle jobs of type %q: the handler is nil: %w", jobType, engine.ErrInvalidArgument)
+		return fmt.Errorf("handle jobs of type %q: the handler is nil: %w", jobType, api.ErrInvalidArgument)
 	}
 	if jobType == "" {
-		return fmt.Errorf("handle jobs: the job type is empty: %w", engine.ErrInvalidArgument)
+		return fmt.Errorf("handle jobs: the job type is empty: %w", api.ErrInvalidArgument)
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = 1
 	}
 	if o.Timeout <= 0 {
-		o.Timeout = engine.DefaultJobTimeout
+		o.Timeout = worker.DefaultJobTimeout
 	}
 	cons, err := c.jobConsumer(ctx, jobType, o)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -109,7 +111,7 @@ func (c *Client) HandleJobs(ctx context.Context, jobType string, handler engine.
 // client user of a secured server (server.NetConfig) reaches the
 // consumers under wire.JobAPIPrefix; any other connection through the
 // JetStream API itself, where the prefixed subjects have no responder.
-func (c *Client) jobConsumer(ctx context.Context, jobType string, o engine.WorkerOptions) (jetstream.Consumer, error) {
+func (c *Client) jobConsumer(ctx context.Context, jobType string, o worker.Options) (jetstream.Consumer, error) {
 	cfg := jetstream.ConsumerConfig{
 		Durable:       wire.JobConsumer(jobType),
 		Description:   "flowtrack workers of job type " + jobType,
@@ -143,8 +145,8 @@ func (c *Client) jobConsumer(ctx context.Context, jobType string, o engine.Worke
 // server has answered its result. A message the server did not answer
 // for (unreachable) stays unacked: JetStream delivers it again after its
 // AckWait, when the server has published a new activation anyway.
-func (c *Client) workMessage(ctx context.Context, m jetstream.Msg, handler engine.JobHandler, o engine.WorkerOptions) {
-	var j engine.Job
+func (c *Client) workMessage(ctx context.Context, m jetstream.Msg, handler worker.Handler, o worker.Options) {
+	var j api.Job
 	if err := json.Unmarshal(m.Data(), &j); err != nil || j.Key == 0 {
 		_ = m.Term() // not a job: nobody can work it
 		return
@@ -153,7 +155,7 @@ func (c *Client) workMessage(ctx context.Context, m jetstream.Msg, handler engin
 		_ = m.Ack() // timed out before it came: the job is queued again
 		return
 	}
-	err := engine.WorkJob(ctx, c, j, handler, o)
+	err := worker.Work(ctx, c, j, handler, o)
 	var we *wire.Error
 	if err == nil || errors.As(err, &we) {
 		_ = m.Ack()

@@ -85,7 +85,7 @@
 //     KV bucket flowtrack_<cluster>_msgsubs, key s.<B>.<A>.<instance>.<hash
 //     of process, name and key>, and deletes it when the wait ends
 //     (correlated, interrupted, cancelled, instance ended). A keeps the
-//     entries equal to its engine's open waits (Engine.MessageSubscriptions)
+//     entries equal to its engine's open waits (partitioned.MessageSubscriptions)
 //     on every event that opens or closes one, so opening and closing are
 //     idempotent, and a new owner of A confirms and cleans them up with one
 //     pass.
@@ -93,7 +93,7 @@
 //     publish_message on B correlates to B's own waits first, then, for
 //     each process no own wait served, to the oldest registered wait of
 //     that process that takes it: B asks A (flowtrack.<cluster>.msg.<A>.correlate)
-//     to correlate the message to that instance (Engine.CorrelateMessageTo,
+//     to correlate the message to that instance (partitioned.CorrelateMessageTo,
 //     only while the wait is open); a wait that has closed meanwhile
 //     answers no, and the next is asked. At most one instance per process
 //     takes a message, as in Zeebe. A's yes says where the instance stands
@@ -103,7 +103,7 @@
 //     started.
 //   - A message published with a TTL that no wait took stays buffered on B;
 //     a wait registered later is offered the buffered messages its process
-//     has not had (Engine.ClaimBufferedMessage), as a wait opened on B
+//     has not had (partitioned.ClaimBufferedMessage), as a wait opened on B
 //     would be.
 //   - B writes each correlation under way (an intent, i.<B>.<hash>) before
 //     it asks A and deletes it once answered; a new owner of B asks again.

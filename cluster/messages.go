@@ -16,6 +16,7 @@ import (
 
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/dispatch"
+	"github.com/flowtrack/flowtrack/internal/partitioned"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -335,7 +336,7 @@ func (m *messages) reconcile() error {
 	m.fresh = map[int64]bool{}
 	m.trackMu.Unlock()
 	want := map[string]remoteSub{}
-	for _, s := range m.p.Engine().MessageSubscriptions() {
+	for _, s := range partitioned.MessageSubscriptions(m.p.Engine()) {
 		owner := MessagePartition(s.CorrelationKey, n.parts)
 		if owner == m.p.id {
 			continue
@@ -604,7 +605,7 @@ func (m *messages) publish(ctx context.Context, req wire.MessageRequest) (engine
 	defer mu.Unlock()
 	em := engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables,
 		TTL: time.Duration(req.TTLMs * float64(time.Millisecond)), MessageID: req.MessageID}
-	pub, err := m.p.Engine().PublishMessageServed(ctx, em)
+	pub, err := partitioned.PublishMessageServed(ctx, m.p.Engine(), em)
 	if err != nil {
 		return pub, nil, err
 	}
@@ -677,7 +678,7 @@ func (m *messages) offerBuffered(ctx context.Context, name, key, pid string) *wi
 	if first == nil {
 		return nil
 	}
-	b, ok := m.p.Engine().ClaimBufferedMessage(name, key, pid)
+	b, ok := partitioned.ClaimBufferedMessage(m.p.Engine(), name, key, pid)
 	if !ok {
 		return nil
 	}
@@ -969,7 +970,7 @@ func (m *messages) answerCorrelate(msg *nats.Msg) {
 	// The instance at hand, so that its state is known even once the
 	// message ended it and it is no longer retained.
 	inst, held := eng.Instance(req.InstanceKey)
-	ok, err := eng.CorrelateMessageTo(ctx, req.InstanceKey, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables})
+	ok, err := partitioned.CorrelateMessageTo(ctx, eng, req.InstanceKey, engine.Message{Name: req.Name, CorrelationKey: req.CorrelationKey, Variables: req.Variables})
 	if err != nil {
 		if errors.Is(err, engine.ErrClosed) || errors.Is(err, ErrFenced) || errors.Is(err, engine.ErrNotAcknowledged) {
 			retry("the engine", err) // not taken, or taken by an engine that is reopened from its store

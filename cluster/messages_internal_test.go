@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/partitioned"
 	"github.com/flowtrack/flowtrack/internal/testtime"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	"github.com/flowtrack/flowtrack/server"
@@ -109,7 +110,7 @@ func TestCorrelateIdempotent(t *testing.T) {
 	assert.Equal(t, 1.0, first.Variables()["n"])
 
 	// The first attempt of r3 committed and died before recording its yes.
-	ok, err := eng.CorrelateMessageTo(ctx, second.Key(), engine.Message{Name: "m", CorrelationKey: "k", Variables: map[string]any{"n": 3}})
+	ok, err := partitioned.CorrelateMessageTo(ctx, eng, second.Key(), engine.Message{Name: "m", CorrelationKey: "k", Variables: map[string]any{"n": 3}})
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.NoError(t, eng.Settle(ctx))

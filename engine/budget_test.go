@@ -49,7 +49,7 @@ func heapInUse() uint64 {
 // each lap; the tokens-per-input budget holds the instance with an
 // incident, and memory stays bounded.
 func TestBudget_ForkCycle(t *testing.T) {
-	e := newEngine(t, engine.WithMaxTokensPerInput(2000))
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxTokensPerInput: 2000}))
 	before := heapInUse()
 	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="x"/><bpmn:parallelGateway id="fork"/>`+
 		`<bpmn:intermediateThrowEvent id="a"/><bpmn:intermediateThrowEvent id="b"/>`+
@@ -58,7 +58,7 @@ func TestBudget_ForkCycle(t *testing.T) {
 	require.NoError(t, err)
 	settleWithin(t, e, 10*time.Second)
 	inc := budgetIncident(t, e, "tokens per input")
-	assert.Contains(t, inc.Message, "limit 2000 (engine option WithMaxTokensPerInput)")
+	assert.Contains(t, inc.Message, "limit 2000 (limits.maxTokensPerInput)")
 	toks := tokens(t, inst)
 	// Tracks run ahead of the loop by at most the intake's depth, so few
 	// tokens appear after the budget is hit.
@@ -78,7 +78,7 @@ func TestBudget_ForkCycle(t *testing.T) {
 // TestBudget_LiveTokens: tokens parked at a wait state count against the
 // live-token budget even when each input creates few.
 func TestBudget_LiveTokens(t *testing.T) {
-	e := newEngine(t, engine.WithMaxTokens(50))
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxTokens: 50}))
 	deploy(t, e, defs(`<bpmn:signal id="Sig" name="more"/>`, `<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="x"/><bpmn:parallelGateway id="fork"/>`+
 		`<bpmn:intermediateCatchEvent id="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
 		`<bpmn:intermediateThrowEvent id="again"/><bpmn:endEvent id="done"/>`+
@@ -87,7 +87,7 @@ func TestBudget_LiveTokens(t *testing.T) {
 	require.NoError(t, err)
 	settleWithin(t, e, 10*time.Second)
 	inc := budgetIncident(t, e, "live tokens")
-	assert.Contains(t, inc.Message, "51 tokens alive in the instance, limit 50 (engine option WithMaxTokens)")
+	assert.Contains(t, inc.Message, "51 tokens alive in the instance, limit 50 (limits.maxTokens)")
 	require.NoError(t, inst.Cancel(ctxT(t)))
 	normalStillCompletes(t, e)
 }
@@ -97,7 +97,7 @@ func TestBudget_LiveTokens(t *testing.T) {
 // Zeebe), without end; each round is a new token, which no per-token guard
 // sees. The tokens-per-input budget holds it.
 func TestBudget_EscalationRethrowLoop(t *testing.T) {
-	e := newEngine(t, engine.WithMaxTokensPerInput(500))
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxTokensPerInput: 500}))
 	esc := `<bpmn:escalationEventDefinition escalationRef="Esc"/>`
 	deploy(t, e, defs(`<bpmn:escalation id="Esc" escalationCode="UP"/>`, `<bpmn:startEvent id="s"/>`+
 		`<bpmn:intermediateThrowEvent id="up">`+esc+`</bpmn:intermediateThrowEvent>`+task("work", "work")+`<bpmn:endEvent id="e"/>`+
@@ -130,13 +130,13 @@ func longPath(n int) string {
 // TestBudget_StepsPerTokenOnAcyclicPath: the per-token guard names its
 // budget and the element, and does not call a long path a cycle.
 func TestBudget_StepsPerTokenOnAcyclicPath(t *testing.T) {
-	e := newEngine(t, engine.WithMaxSteps(10))
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxSteps: 10}))
 	deploy(t, e, longPath(50))
 	_, err := e.Start(ctxT(t), "p", nil)
 	require.NoError(t, err)
 	settleWithin(t, e, 10*time.Second)
 	inc := budgetIncident(t, e, "steps per token")
-	assert.Equal(t, "at element "+inc.ElementID+": the token passed 11 elements without waiting, limit 10 (engine option WithMaxSteps)",
+	assert.Equal(t, "at element "+inc.ElementID+": the token passed 11 elements without waiting, limit 10 (limits.maxSteps)",
 		strings.SplitN(inc.Message, " exceeded ", 2)[1])
 }
 
@@ -144,7 +144,7 @@ func TestBudget_StepsPerTokenOnAcyclicPath(t *testing.T) {
 // the steps-per-input budget; the incident does not call it a cycle, and
 // resolving it grants a fresh budget, so the instance completes.
 func TestBudget_StepsOnAcyclicPath(t *testing.T) {
-	e := newEngine(t, engine.WithMaxStepsPerInput(20))
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxStepsPerInput: 20}))
 	deploy(t, e, longPath(50))
 	inst, err := e.Start(ctxT(t), "p", nil)
 	require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestBudget_StepsOnAcyclicPath(t *testing.T) {
 			break
 		}
 		inc := budgetIncident(t, e, "steps per input")
-		assert.Contains(t, inc.Message, "21 steps since the instance was last idle, limit 20 (engine option WithMaxStepsPerInput)")
+		assert.Contains(t, inc.Message, "21 steps since the instance was last idle, limit 20 (limits.maxStepsPerInput)")
 		require.NoError(t, e.ResolveIncident(ctxT(t), inc.Key))
 	}
 	st, _ := inst.Wait(ctxT(t))
@@ -172,7 +172,7 @@ func TestBudget_StepsOnAcyclicPath(t *testing.T) {
 // most MaxStartsPerInput of them, and the throw that would exceed it holds
 // its token with an incident.
 func TestBudget_SignalStartsItself(t *testing.T) {
-	e := newEngine(t, engine.WithMaxStartsPerInput(50))
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxStartsPerInput: 50}))
 	deploy(t, e, defs(`<bpmn:signal id="Sig" name="S"/>`, `<bpmn:startEvent id="s"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:startEvent>`+
 		`<bpmn:intermediateThrowEvent id="again"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateThrowEvent>`+
 		`<bpmn:endEvent id="e"/>`+flows("s", "again", "again", "e")))
@@ -192,7 +192,7 @@ func TestBudget_SignalStartsItself(t *testing.T) {
 // exponentially under the nesting bound; the call activities of one input
 // start at most MaxStartsPerInput instances.
 func TestBudget_RecursiveCallFanOut(t *testing.T) {
-	e := newEngine(t, engine.WithMaxStartsPerInput(40)) // below the nesting bound, so that the budget, not the depth, stops it
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxStartsPerInput: 40})) // below the nesting bound, so that the budget, not the depth, stops it
 	deploy(t, e, defs(``, `<bpmn:startEvent id="s"/><bpmn:parallelGateway id="fork"/>`+
 		`<bpmn:callActivity id="c1"><bpmn:extensionElements><zeebe:calledElement processId="p"/></bpmn:extensionElements></bpmn:callActivity>`+
 		`<bpmn:callActivity id="c2"><bpmn:extensionElements><zeebe:calledElement processId="p"/></bpmn:extensionElements></bpmn:callActivity>`+
@@ -206,7 +206,7 @@ func TestBudget_RecursiveCallFanOut(t *testing.T) {
 	require.NotEmpty(t, incs)
 	for _, inc := range incs {
 		assert.Contains(t, inc.Message, `budget "starts per input" exceeded: call activity `+inc.ElementID+` would start instance`)
-		assert.Contains(t, inc.Message, "limit 40 (engine option WithMaxStartsPerInput)")
+		assert.Contains(t, inc.Message, "limit 40 (limits.maxStartsPerInput)")
 	}
 	require.NoError(t, root.Cancel(ctxT(t)))
 	require.NoError(t, e.Settle(ctxT(t)))
@@ -214,10 +214,35 @@ func TestBudget_RecursiveCallFanOut(t *testing.T) {
 	normalStillCompletes(t, e)
 }
 
-func TestNew_RejectsNegativeBudgets(t *testing.T) {
-	for _, o := range []engine.Option{engine.WithMaxStepsPerInput(-1), engine.WithMaxTokensPerInput(-1),
-		engine.WithMaxRecordsPerInput(-1), engine.WithMaxTokens(-1), engine.WithMaxStartsPerInput(-1)} {
-		_, err := engine.New(o)
-		require.ErrorContains(t, err, "must not be negative")
+func TestNew_RejectsNegativeLimits(t *testing.T) {
+	for want, l := range map[string]engine.Limits{
+		"limits.maxSteps (-1)":           {MaxSteps: -1},
+		"limits.maxStepsPerInput (-2)":   {MaxStepsPerInput: -2},
+		"limits.maxTokensPerInput (-1)":  {MaxTokensPerInput: -1},
+		"limits.maxRecordsPerInput (-1)": {MaxRecordsPerInput: -1},
+		"limits.maxTokens (-1)":          {MaxTokens: -1},
+		"limits.maxStartsPerInput (-1)":  {MaxStartsPerInput: -1},
+		"limits.maxEvalSteps (-3)":       {MaxEvalSteps: -3},
+		"limits.maxEvalBytes (-1)":       {MaxEvalBytes: -1},
+	} {
+		_, err := engine.New(engine.WithLimits(l))
+		require.ErrorIs(t, err, engine.ErrInvalidArgument, want)
+		require.EqualError(t, err, want+": must not be negative")
 	}
+}
+
+// Several WithLimits compose: each sets its non-zero fields and keeps the
+// others, so a later one with only MaxSteps keeps an earlier MaxTokens.
+func TestWithLimits_Composes(t *testing.T) {
+	e := newEngine(t, engine.WithLimits(engine.Limits{MaxTokens: 50}), engine.WithLimits(engine.Limits{MaxSteps: 100_000}))
+	deploy(t, e, defs(`<bpmn:signal id="Sig" name="more"/>`, `<bpmn:startEvent id="s"/><bpmn:exclusiveGateway id="x"/><bpmn:parallelGateway id="fork"/>`+
+		`<bpmn:intermediateCatchEvent id="wait"><bpmn:signalEventDefinition signalRef="Sig"/></bpmn:intermediateCatchEvent>`+
+		`<bpmn:intermediateThrowEvent id="again"/><bpmn:endEvent id="done"/>`+
+		flows("s", "x", "x", "fork", "fork", "wait", "fork", "again", "again", "x", "wait", "done")))
+	inst, err := e.Start(ctxT(t), "p", nil)
+	require.NoError(t, err)
+	settleWithin(t, e, 10*time.Second)
+	inc := budgetIncident(t, e, "live tokens")
+	assert.Contains(t, inc.Message, "limit 50 (limits.maxTokens)", "the first WithLimits' MaxTokens still holds")
+	require.NoError(t, inst.Cancel(ctxT(t)))
 }

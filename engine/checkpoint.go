@@ -17,15 +17,6 @@ import (
 // Restore reads every version up to it and refuses a newer one.
 const StateVersion = runtime.StateVersion
 
-// ErrBadState is wrapped by Restore's error for a document it cannot
-// read: not a state document, a newer version, or one corrupted or edited
-// into something no engine could have written.
-var ErrBadState = runtime.ErrBadState
-
-// ErrNotSettled is returned by Checkpoint when input reached the engine
-// while the checkpoint was taken.
-var ErrNotSettled = runtime.ErrNotSettled
-
 // Checkpoint settles the engine and returns its state as a JSON document
 // (engine/STATE.md): the deployments, the clock, the buffered messages,
 // the timer start events, and every instance with its tokens, scopes,

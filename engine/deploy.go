@@ -12,27 +12,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
-// Deployment describes what Deploy registered.
-type Deployment struct {
-	Name      string
-	Processes []Process
-	// Decisions are the decisions a DMN model deployed (DeployResources
-	// deploys .dmn and .bpmn together).
-	Decisions []Decision
-	// Warnings lists what deploys but is probably not what the modeller
-	// meant (a non-executable process beside executable ones, a flow
-	// without condition beside a default flow), sorted by position.
-	Warnings []Problem
-}
-
-// Process describes one deployed process version.
-type Process struct {
-	ID      string `json:"id"`
-	Name    string `json:"name,omitempty"`
-	Key     int64  `json:"key"`
-	Version int    `json:"version"`
-}
-
 // ruleInternal is the rule of a problem that is flowtrack's fault, not the
 // model's.
 const ruleInternal = "FT.internal"

@@ -153,18 +153,11 @@ func newEngine(opts []Option) (*Engine, error) {
 			return nil, fmt.Errorf("WithClock: the clock reads a %w", err)
 		}
 	}
-	b := cfg.budgets
-	for _, o := range []struct {
-		name string
-		v    int
-	}{
-		{"WithMaxSteps", cfg.maxSteps}, {"WithMaxStepsPerInput", b.stepsPerInput}, {"WithMaxTokensPerInput", b.tokensPerInput},
-		{"WithMaxRecordsPerInput", b.recordsPerInput}, {"WithMaxTokens", b.tokens}, {"WithMaxStartsPerInput", b.startsPerInput},
-		{"WithObserverBacklog", cfg.backlog},
-	} {
-		if o.v < 0 {
-			return nil, fmt.Errorf("%s(%d): must not be negative", o.name, o.v)
-		}
+	if err := cfg.limits.Check(); err != nil {
+		return nil, err
+	}
+	if cfg.backlog < 0 {
+		return nil, fmt.Errorf("WithObserverBacklog(%d): must not be negative", cfg.backlog)
 	}
 	if r := cfg.resumption; r != 0 && r != ResumeGoroutines && r != ResumeDirect {
 		return nil, fmt.Errorf("WithResumption(%d): not a Resumption", r)
@@ -175,22 +168,17 @@ func newEngine(opts []Option) (*Engine, error) {
 	if cfg.partition < 0 || cfg.partition > MaxPartitions {
 		return nil, fmt.Errorf("WithKeySpace(%d): a partition is 1 to %d (0: none)", cfg.partition, MaxPartitions)
 	}
-	if cfg.maxEvalSteps < 0 {
-		return nil, fmt.Errorf("WithMaxEvalSteps(%d): must not be negative", cfg.maxEvalSteps)
-	}
-	if cfg.maxEvalBytes < 0 {
-		return nil, fmt.Errorf("WithMaxEvalBytes(%d): must not be negative", cfg.maxEvalBytes)
-	}
+	l := cfg.limits
 	rt := runtime.NewEngine(runtime.Options{
-		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: cfg.maxSteps,
-		MaxStepsPerInput: b.stepsPerInput, MaxTokensPerInput: b.tokensPerInput, MaxRecordsPerInput: b.recordsPerInput,
-		MaxTokens: b.tokens, MaxStartsPerInput: b.startsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
+		Clock: cfg.clock, Strict: cfg.strict, RetainFinished: cfg.retainFinished, MaxSteps: l.MaxSteps,
+		MaxStepsPerInput: l.MaxStepsPerInput, MaxTokensPerInput: l.MaxTokensPerInput, MaxRecordsPerInput: l.MaxRecordsPerInput,
+		MaxTokens: l.MaxTokens, MaxStartsPerInput: l.MaxStartsPerInput, EventLog: cfg.eventLog, ObserverBacklog: cfg.backlog,
 		Resumption: cfg.resumption, OnError: cfg.onError, Durable: cfg.store != nil,
 		Dehydrate: cfg.dehydrate, DehydrateAfter: cfg.dehydrateAfter, Partition: cfg.partition,
 		NoTimerSignalStarts: cfg.noTimerSignalStarts,
 	})
 	return &Engine{rt: rt, cfg: cfg, expr: expr.Options{
-		Clock: rt.Clock(), MaxSteps: cfg.maxEvalSteps, MaxBytes: cfg.maxEvalBytes,
+		Clock: rt.Clock(), MaxSteps: l.MaxEvalSteps, MaxBytes: l.MaxEvalBytes,
 	}}, nil
 }
 
@@ -333,10 +321,6 @@ func (e *Engine) Settle(ctx context.Context) error { return e.rt.Settle(ctx) }
 // waiting is discarded and no longer holds Settle, and unsubscribe returns
 // ErrObserverDropped.
 func (e *Engine) Subscribe(fn func(Event)) (unsubscribe func() error) { return e.rt.Subscribe(fn) }
-
-// ErrObserverDropped is returned by the unsubscribe function of an
-// observer that fell more than the backlog limit behind (see Subscribe).
-var ErrObserverDropped = runtime.ErrObserverDropped
 
 // Now returns the engine clock's reading.
 func (e *Engine) Now() time.Time { return e.rt.Now() }

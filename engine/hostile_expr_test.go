@@ -158,9 +158,9 @@ func TestHostile_VariablesTooDeepOrCyclic(t *testing.T) {
 // The budgets are options: the same expression that hits the default
 // runs with a larger one, and a smaller one stops cheaper work.
 func TestHostile_EvalBudgetOptions(t *testing.T) {
-	_, err := engine.New(engine.WithMaxEvalSteps(-1))
+	_, err := engine.New(engine.WithLimits(engine.Limits{MaxEvalSteps: -1}))
 	require.Error(t, err)
-	_, err = engine.New(engine.WithMaxEvalBytes(-1))
+	_, err = engine.New(engine.WithLimits(engine.Limits{MaxEvalBytes: -1}))
 	require.Error(t, err)
 
 	model := mappingTask([2]string{`= count(for x in l return for y in l return x)`, "n"})
@@ -171,14 +171,14 @@ func TestHostile_EvalBudgetOptions(t *testing.T) {
 	require.Len(t, incidents(inst), 1)
 	assert.Contains(t, incidents(inst)[0].Message, "step budget of 1000000")
 
-	e = newEngine(t, engine.WithMaxEvalSteps(5_000_000))
+	e = newEngine(t, engine.WithLimits(engine.Limits{MaxEvalSteps: 5_000_000}))
 	deploy(t, e, model)
 	start(t, e, vars)
 	jobs := e.Jobs(engine.JobFilter{})
 	require.Len(t, jobs, 1)
 	assert.Equal(t, 1000.0, jobs[0].Variables["n"])
 
-	e = newEngine(t, engine.WithMaxEvalBytes(1000))
+	e = newEngine(t, engine.WithLimits(engine.Limits{MaxEvalBytes: 1000}))
 	deploy(t, e, mappingTask([2]string{`= for x in l return string(x)`, "s"}))
 	inst = start(t, e, vars)
 	require.Len(t, incidents(inst), 1)

@@ -4,38 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/flowtrack/flowtrack/engine/clock"
-	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
-
-// Message is a message to publish.
-type Message struct {
-	// Name is the message name the subscriptions wait for.
-	Name string `json:"name"`
-	// CorrelationKey selects the subscriptions whose key equals it.
-	CorrelationKey string `json:"correlationKey,omitempty"`
-	// Variables are merged into the instance the message correlates to,
-	// or become the variables of an instance it starts.
-	Variables map[string]any `json:"variables,omitempty"`
-	// TTL is how long, on the engine clock, a message nobody waits for yet
-	// stays buffered for subscriptions opened later. Zero: not buffered.
-	TTL time.Duration `json:"ttl,omitempty"`
-	// MessageID, if set, makes a second publication with the same id fail
-	// with ErrDuplicateMessage while the first is buffered.
-	MessageID string `json:"messageId,omitempty"`
-}
-
-// ErrDuplicateMessage is returned by PublishMessage for a message whose
-// MessageID matches a message still buffered.
-var ErrDuplicateMessage = eventhub.ErrDuplicateMessage
-
-// ErrTooManyFirings is returned by Advance and AdvanceTo when more timers
-// fall due in the span than one call processes (runtime.MaxFiringsPerAdvance);
-// the clock stops at the last firing and the call may be repeated.
-var ErrTooManyFirings = runtime.ErrTooManyFirings
 
 // PublishMessage correlates m to the subscriptions waiting for its name and
 // correlation key (at most one per process definition, the oldest), starts
@@ -112,7 +84,7 @@ func (e *Engine) checkMessage(ctx context.Context, m Message) error {
 // BroadcastSignal delivers a signal to every instance waiting for it and
 // starts instances of processes with a matching signal start event. A
 // signal nobody catches is not an error; one whose start events would
-// start more instances than WithMaxStartsPerInput allows fails and
+// start more instances than Limits.MaxStartsPerInput allows fails and
 // delivers nothing.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
 	if err := ctx.Err(); err != nil {

@@ -27,7 +27,7 @@ func TestErrors_NoStackedPrefixes(t *testing.T) {
 		e.PublishMessage(ctx, engine.Message{Name: "m", Variables: map[string]any{"x": func() {}}}),
 		e.CompleteJob(ctx, 99, nil),
 	}
-	_, err := engine.New(engine.WithMaxTokens(-1))
+	_, err := engine.New(engine.WithLimits(engine.Limits{MaxTokens: -1}))
 	errs = append(errs, err)
 	for _, err := range errs {
 		require.Error(t, err)

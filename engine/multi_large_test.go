@@ -27,7 +27,7 @@ func TestMultiInstance_LargeParallel(t *testing.T) {
 		name := map[engine.Resumption]string{engine.ResumeGoroutines: "goroutines", engine.ResumeDirect: "direct"}[mode]
 		t.Run(name, func(t *testing.T) {
 			e := newEngine(t, engine.WithResumption(mode),
-				engine.WithMaxTokens(2*largeMI), engine.WithMaxTokensPerInput(2*largeMI), engine.WithMaxRecordsPerInput(10*largeMI))
+				engine.WithLimits(engine.Limits{MaxTokens: 2 * largeMI, MaxTokensPerInput: 2 * largeMI, MaxRecordsPerInput: 10 * largeMI}))
 			// A cardinality rather than a collection of 10,000: every job's
 			// variables would hold the collection, and listing the jobs
 			// copies them all.

@@ -1,118 +1,165 @@
 package engine
 
 import (
-	"github.com/flowtrack/flowtrack/engine/internal/runtime"
+	"time"
+
+	"github.com/flowtrack/flowtrack/api"
 )
 
-// Plain data types of the event stream and the jobs API. They are copies:
-// changing one never changes the engine.
+// The records of the event stream and the jobs API are package api's
+// (go doc github.com/flowtrack/flowtrack/api); engine names them too, so
+// code written against engine reads as before. They are copies: changing
+// one never changes the engine.
 type (
 	// Event is one record of an instance's ordered event stream.
-	Event = runtime.Event
+	Event = api.Event
 	// EventType names what an Event records.
-	EventType = runtime.EventType
+	EventType = api.EventType
 	// Token is where one path of an instance is and why it waits.
-	Token = runtime.Token
+	Token = api.Token
 	// WaitReason says why a token waits.
-	WaitReason = runtime.WaitReason
+	WaitReason = api.WaitReason
 	// Job is a unit of work the engine waits on.
-	Job = runtime.Job
+	Job = api.Job
 	// JobFilter selects jobs; zero fields match anything.
-	JobFilter = runtime.JobFilter
+	JobFilter = api.JobFilter
 	// Incident is a problem holding a token until resolved.
-	Incident = runtime.Incident
+	Incident = api.Incident
 	// Activation starts a token before an element (ModifyInstance).
-	Activation = runtime.Activation
+	Activation = api.Activation
 	// Modification is a set of changes to one instance (ModifyInstance).
-	Modification = runtime.Modification
+	Modification = api.Modification
 	// Choice is what the conditions of the gateway a token waits at say
 	// (Token.Choice, with gateway choices on).
-	Choice = runtime.Choice
+	Choice = api.Choice
 	// Definition is one deployed version of a process (Definitions).
-	Definition = runtime.Definition
+	Definition = api.Definition
 	// Metrics is what an operator reads of an engine (Engine.Metrics).
-	Metrics = runtime.Metrics
+	Metrics = api.Metrics
 	// JobAge names a job and how long it has waited.
-	JobAge = runtime.JobAge
+	JobAge = api.JobAge
 	// ProcessMetrics counts one process's instances by state, with the
 	// latency of the completed ones.
-	ProcessMetrics = runtime.ProcessMetrics
+	ProcessMetrics = api.ProcessMetrics
 	// State is an instance's lifecycle state.
-	State = runtime.State
+	State = api.State
 	// Stats counts what an engine holds open: live instances, activatable
 	// jobs, open incidents, subscriptions and timers.
-	Stats = runtime.Stats
+	Stats = api.Stats
 )
 
 // Wait reasons of a token (Token.Waiting). A token that is moving has none.
 const (
-	WaitJob      = runtime.WaitJob
-	WaitMessage  = runtime.WaitMessage
-	WaitSignal   = runtime.WaitSignal
-	WaitTimer    = runtime.WaitTimer
-	WaitEvent    = runtime.WaitEvent // any arm of an event-based gateway
-	WaitJoin     = runtime.WaitJoin
-	WaitIncident = runtime.WaitIncident
-	WaitScope    = runtime.WaitScope  // an activity waiting for its inner tokens
-	WaitCall     = runtime.WaitCall   // a call activity waiting for the instance it started
-	WaitChoice   = runtime.WaitChoice // a gateway, before it routes, waiting for ChooseFlows
+	WaitJob      = api.WaitJob
+	WaitMessage  = api.WaitMessage
+	WaitSignal   = api.WaitSignal
+	WaitTimer    = api.WaitTimer
+	WaitEvent    = api.WaitEvent // any arm of an event-based gateway
+	WaitJoin     = api.WaitJoin
+	WaitIncident = api.WaitIncident
+	WaitScope    = api.WaitScope  // an activity waiting for its inner tokens
+	WaitCall     = api.WaitCall   // a call activity waiting for the instance it started
+	WaitChoice   = api.WaitChoice // a gateway, before it routes, waiting for ChooseFlows
 )
 
 // Instance states.
 const (
-	Active     = runtime.Active
-	Completed  = runtime.Completed
-	Terminated = runtime.Terminated
-	Failed     = runtime.Failed
+	Active     = api.Active
+	Completed  = api.Completed
+	Terminated = api.Terminated
+	Failed     = api.Failed
 )
 
 // Event types.
 const (
-	InstanceStarted    = runtime.InstanceStarted
-	InstanceCompleted  = runtime.InstanceCompleted
-	InstanceTerminated = runtime.InstanceTerminated
-	InstanceFailed     = runtime.InstanceFailed
-	ElementEntered     = runtime.ElementEntered
-	ElementLeft        = runtime.ElementLeft
-	ElementTerminated  = runtime.ElementTerminated
-	FlowTaken          = runtime.FlowTaken
-	TokenMerged        = runtime.TokenMerged
-	JobCreated         = runtime.JobCreated
-	JobCompleted       = runtime.JobCompleted
-	JobFailed          = runtime.JobFailed
-	JobCanceled        = runtime.JobCanceled
-	IncidentCreated    = runtime.IncidentCreated
-	IncidentResolved   = runtime.IncidentResolved
-	ErrorThrown        = runtime.ErrorThrown
-	MessageSubscribed  = runtime.MessageSubscribed
-	MessageCorrelated  = runtime.MessageCorrelated
-	MessagePublished   = runtime.MessagePublished
-	SignalSubscribed   = runtime.SignalSubscribed
-	SignalReceived     = runtime.SignalReceived
-	SignalBroadcast    = runtime.SignalBroadcast
-	TimerScheduled     = runtime.TimerScheduled
-	TimerFired         = runtime.TimerFired
-	ErrorCaught        = runtime.ErrorCaught
-	EscalationThrown   = runtime.EscalationThrown
-	EscalationCaught   = runtime.EscalationCaught
-	CallStarted        = runtime.CallStarted
-	ConditionSatisfied = runtime.ConditionSatisfied
-	VariablesUpdated   = runtime.VariablesUpdated
-	FlowsChosen        = runtime.FlowsChosen
-	DecisionEvaluated  = runtime.DecisionEvaluated
+	InstanceStarted    = api.InstanceStarted
+	InstanceCompleted  = api.InstanceCompleted
+	InstanceTerminated = api.InstanceTerminated
+	InstanceFailed     = api.InstanceFailed
+	ElementEntered     = api.ElementEntered
+	ElementLeft        = api.ElementLeft
+	ElementTerminated  = api.ElementTerminated
+	FlowTaken          = api.FlowTaken
+	TokenMerged        = api.TokenMerged
+	JobCreated         = api.JobCreated
+	JobCompleted       = api.JobCompleted
+	JobFailed          = api.JobFailed
+	JobCanceled        = api.JobCanceled
+	IncidentCreated    = api.IncidentCreated
+	IncidentResolved   = api.IncidentResolved
+	ErrorThrown        = api.ErrorThrown
+	MessageSubscribed  = api.MessageSubscribed
+	MessageCorrelated  = api.MessageCorrelated
+	MessagePublished   = api.MessagePublished
+	SignalSubscribed   = api.SignalSubscribed
+	SignalReceived     = api.SignalReceived
+	SignalBroadcast    = api.SignalBroadcast
+	TimerScheduled     = api.TimerScheduled
+	TimerFired         = api.TimerFired
+	ErrorCaught        = api.ErrorCaught
+	EscalationThrown   = api.EscalationThrown
+	EscalationCaught   = api.EscalationCaught
+	CallStarted        = api.CallStarted
+	ConditionSatisfied = api.ConditionSatisfied
+	VariablesUpdated   = api.VariablesUpdated
+	FlowsChosen        = api.FlowsChosen
+	DecisionEvaluated  = api.DecisionEvaluated
 )
-
-// eventTypes are the event types the engine writes.
-var eventTypes = [...]EventType{
-	InstanceStarted, InstanceCompleted, InstanceTerminated, InstanceFailed, ElementEntered, ElementLeft,
-	ElementTerminated, FlowTaken, TokenMerged, JobCreated, JobCompleted, JobFailed, JobCanceled,
-	IncidentCreated, IncidentResolved, MessageSubscribed, MessageCorrelated, SignalSubscribed,
-	SignalReceived, TimerScheduled, TimerFired, ErrorThrown, EscalationThrown, MessagePublished,
-	SignalBroadcast, ErrorCaught, EscalationCaught, CallStarted, ConditionSatisfied, VariablesUpdated,
-	FlowsChosen,
-	DecisionEvaluated,
-}
 
 // EventTypes returns every event type the engine writes, for hosts and
 // tools that list or check them.
-func EventTypes() []EventType { return append([]EventType(nil), eventTypes[:]...) }
+func EventTypes() []EventType { return api.EventTypes() }
+
+// The records of deploys, decisions, jobs, incidents and messages, also
+// package api's.
+type (
+	// Deployment describes what Deploy registered.
+	Deployment = api.Deployment
+	// Process describes one deployed process version.
+	Process = api.Process
+	// Decision describes one deployed decision version.
+	Decision = api.Decision
+	// MatchedRule is a rule of a decision table that matched.
+	MatchedRule = api.MatchedRule
+	// EvaluatedDecision is one decision evaluated for EvaluateDecision.
+	EvaluatedDecision = api.EvaluatedDecision
+	// DecisionResult is what EvaluateDecision returns.
+	DecisionResult = api.DecisionResult
+	// Message is a message to publish.
+	Message = api.Message
+	// MessageSubscription is an open message subscription of an instance.
+	MessageSubscription = api.MessageSubscription
+	// Scope names the variable scope SetVariables writes and
+	// ScopeVariables reads.
+	Scope = api.Scope
+	// IncidentType says what an incident holds.
+	IncidentType = api.IncidentType
+	// IncidentFilter selects incidents.
+	IncidentFilter = api.IncidentFilter
+	// JobArgs is what a job result names besides the job.
+	JobArgs = api.JobArgs
+	// JobOption qualifies a job result (CompleteJob, FailJob, ThrowError).
+	JobOption = api.JobOption
+	// Limits are the budgets that bound what one model, expression or
+	// input can make the engine do.
+	Limits = api.Limits
+)
+
+// The incident types.
+const (
+	IncidentJob     = api.IncidentJob
+	IncidentElement = api.IncidentElement
+)
+
+// TypeOf returns the type of inc.
+func TypeOf(inc Incident) IncidentType { return api.TypeOf(inc) }
+
+// JobActivation makes a job result answer the activation a (api.JobActivation).
+func JobActivation(a int64) JobOption { return api.JobActivation(a) }
+
+// RetryBackoff makes FailJob keep the job from ActivateJobs for d
+// (api.RetryBackoff).
+func RetryBackoff(d time.Duration) JobOption { return api.RetryBackoff(d) }
+
+// JobArgsOf applies opts to zero JobArgs.
+func JobArgsOf(opts []JobOption) JobArgs { return api.JobArgsOf(opts) }

@@ -7,12 +7,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
-// ErrKeyInUse is wrapped by RestoreInstance's error when a key of the
-// document (an instance, a job, an incident) names one the engine holds:
-// the instance is there already, or the document comes from an engine
-// whose keys overlap this one's.
-var ErrKeyInUse = runtime.ErrKeyInUse
-
 // RestoreInstance adds to the engine, while it runs, the instance of a
 // document CheckpointInstance wrote (on this engine or another, on any
 // host), with the whole call tree it belongs to, its tokens parked where
@@ -44,7 +38,7 @@ var ErrKeyInUse = runtime.ErrKeyInUse
 // instances that call each other, one key naming two things (a job key in
 // two instances), a token waiting for nothing the document holds or
 // where no token waits (an end event's subscription, a join it never
-// reached), more tokens in an instance than WithMaxTokens allows, a
+// reached), more tokens in an instance than Limits.MaxTokens allows, a
 // timer outside the clock's range; one wrapping ErrKeyInUse when an
 // instance, job or incident key of it is in use here; a *DeployError when
 // a deployment of it does not deploy here; ErrClosed; ErrNotAcknowledged

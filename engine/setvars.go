@@ -7,21 +7,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
-// Scope names the variable scope SetVariables writes and ScopeVariables
-// reads. The zero value is the process scope, propagating.
-type Scope struct {
-	// Token names a sub-process activation's scope by the token waiting at
-	// the sub-process for its inner tokens (Token.Waiting "scope"), or one
-	// inner instance of a multi-instance activity by its token; 0 is the
-	// process scope.
-	Token int `json:"token,omitempty"`
-	// Local writes into the scope's own variables, and reads only them.
-	// Without it, as Zeebe's SetVariables, each variable is written to the
-	// nearest scope up from this one that already holds it, else to the
-	// process scope, and reading returns every variable visible there.
-	Local bool `json:"local,omitempty"`
-}
-
 // SetVariables sets vars on a scope of a live instance, as Zeebe's
 // SetVariables, so an operator can fix data before resolving an incident.
 // Conditional events whose condition turns true fire at once.

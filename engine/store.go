@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 )
@@ -103,29 +102,6 @@ type FinishedInstance struct {
 	Key int64
 	Doc []byte
 }
-
-// ErrNoEngineDocument is returned by a Store's Commit for a batch
-// without the engine-level document, which every commit of the engine
-// carries: a store refuses it rather than write a state it could not load.
-var ErrNoEngineDocument = errors.New("a store commit must carry the engine document")
-
-// ErrStoreNotEmpty is returned by Restore given WithStore with a store that
-// already holds state: New opens such a store.
-var ErrStoreNotEmpty = errors.New("the store already holds an engine's state")
-
-// ErrNotAcknowledged is wrapped by the error of a command that the engine
-// took but did not acknowledge as durable (WithStore): its commit failed
-// (the store's error is wrapped too) or its context ended while it waited
-// for the commit.
-var ErrNotAcknowledged = errors.New("command taken but not acknowledged as durable")
-
-// ErrStoreLost is wrapped by the error of a Store's Commit that no later
-// commit of this engine can follow: another engine took the store over
-// (jetstore.ErrSuperseded), or the engine's owner can no longer be sure it
-// may write it (a cluster partition's fence, cluster.ErrFenced). From
-// then on the engine takes no command: each is refused with ErrClosed,
-// not taken, so that its caller may give it to the store's next owner.
-var ErrStoreLost = errors.New("the store is no longer this engine's to write")
 
 // storeKeyGap is how far past the stored key counter an engine opened
 // from its store (New with WithStore) hands out keys, unless the engine

@@ -9,15 +9,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
-	"github.com/flowtrack/flowtrack/engine/clock"
+	"github.com/flowtrack/flowtrack/api"
+	"github.com/flowtrack/flowtrack/internal/value"
+	"github.com/flowtrack/flowtrack/worker"
+
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
 // Deploy parses, validates and registers the executable processes of a
 // BPMN 2.0 XML document, as engine.Engine.Deploy does; an invalid document
 // is a *engine.DeployError.
-func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.Deployment, error) {
+func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*api.Deployment, error) {
 	var res wire.DeployResult
 	// The document travels as its bytes (base64), not as a JSON string:
 	// JSON strings hold UTF-8, and a document in another encoding, or
@@ -27,27 +29,27 @@ func (e *Engine) Deploy(ctx context.Context, name string, bpmn []byte) (*engine.
 	doc := base64.StdEncoding.EncodeToString(bpmn)
 	err := e.call(ctx, "deploy", wire.DeployRequest{Name: name, XMLBase64: &doc}, &res)
 	if err != nil {
-		if de, ok := err.(*engine.DeployError); ok {
+		if de, ok := err.(*api.DeployError); ok {
 			de.File = name
 		}
 		return nil, err
 	}
-	return &engine.Deployment{Name: res.Name, Processes: res.Processes, Decisions: res.Decisions, Warnings: res.Warnings}, nil
+	return &api.Deployment{Name: res.Name, Processes: res.Processes, Decisions: res.Decisions, Warnings: res.Warnings}, nil
 }
 
 // EvaluateDecision evaluates version (0: the newest) of a deployed
 // decision over vars, as engine.Engine.EvaluateDecisionVersion does: a
 // failed evaluation returns the result (output nil) with an
 // *engine.DecisionError; an unknown decision is engine.ErrUnknownDecision.
-func (e *Engine) EvaluateDecision(ctx context.Context, decisionID string, version int, vars map[string]any) (*engine.DecisionResult, error) {
+func (e *Engine) EvaluateDecision(ctx context.Context, decisionID string, version int, vars map[string]any) (*api.DecisionResult, error) {
 	var res wire.EvaluateDecisionResult
 	err := e.call(ctx, "evaluate_decision", wire.EvaluateDecisionRequest{DecisionID: decisionID, Version: version, Variables: vars}, &res)
 	if err != nil {
 		return nil, err
 	}
-	r := &engine.DecisionResult{Decision: res.Decision, Output: res.Output, MatchedRules: res.MatchedRules, Evaluated: res.Evaluated}
+	r := &api.DecisionResult{Decision: res.Decision, Output: res.Output, MatchedRules: res.MatchedRules, Evaluated: res.Evaluated}
 	if res.Failure != "" {
-		return r, &engine.DecisionError{DecisionID: decisionID, Err: errors.New(res.Failure)}
+		return r, &api.DecisionError{DecisionID: decisionID, Err: errors.New(res.Failure)}
 	}
 	return r, nil
 }
@@ -67,10 +69,10 @@ type Started struct {
 	// State is the state the instance settled in before the call
 	// returned: Completed for a process that needs no outside input.
 	// Empty when the instance finished and is no longer retained.
-	State engine.State
+	State api.State
 	// Jobs are the instance's activatable jobs once settled, ordered by
 	// key: a worker needs no Jobs call.
-	Jobs []engine.Job
+	Jobs []api.Job
 }
 
 // StartInstance is Start that also returns the state the instance settled
@@ -78,7 +80,7 @@ type Started struct {
 // benchmark driver, a script that runs a process to its end) makes no
 // second call.
 func (e *Engine) StartInstance(ctx context.Context, processID string, vars map[string]any) (Started, error) {
-	if err := engine.CheckVariables(vars); err != nil {
+	if err := value.Check(vars); err != nil {
 		return Started{}, fmt.Errorf("start %s: %w", processID, err)
 	}
 	var res wire.StartResult
@@ -89,7 +91,7 @@ func (e *Engine) StartInstance(ctx context.Context, processID string, vars map[s
 // PublishMessage publishes msg as engine.Engine.PublishMessage does: it
 // correlates to the subscriptions waiting for it, starts instances at
 // matching message start events, and with a TTL is buffered.
-func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
+func (e *Engine) PublishMessage(ctx context.Context, msg api.Message) error {
 	_, err := e.PublishMessageReached(ctx, msg)
 	return err
 }
@@ -100,8 +102,8 @@ func (e *Engine) PublishMessage(ctx context.Context, msg engine.Message) error {
 // dropped), which the module sends anyway: a caller that goes on with an
 // instance (a worker taking its next job, a driver waiting for its end)
 // makes no Jobs or State call.
-func (e *Engine) PublishMessageReached(ctx context.Context, msg engine.Message) ([]Started, error) {
-	if err := engine.CheckVariables(msg.Variables); err != nil {
+func (e *Engine) PublishMessageReached(ctx context.Context, msg api.Message) ([]Started, error) {
+	if err := value.Check(msg.Variables); err != nil {
 		return nil, fmt.Errorf("publish message %q: %w", msg.Name, err)
 	}
 	var res wire.MessageResult
@@ -119,15 +121,15 @@ func (e *Engine) PublishMessageReached(ctx context.Context, msg engine.Message) 
 
 // BroadcastSignal delivers a signal to every instance waiting for it.
 func (e *Engine) BroadcastSignal(ctx context.Context, name string, vars map[string]any) error {
-	if err := engine.CheckVariables(vars); err != nil {
+	if err := value.Check(vars); err != nil {
 		return fmt.Errorf("broadcast signal %q: %w", name, err)
 	}
 	return e.call(ctx, "broadcast_signal", wire.SignalRequest{Name: name, Variables: vars}, nil)
 }
 
 // Jobs returns the activatable jobs matching f, ordered by key.
-func (e *Engine) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, error) {
-	var jobs []engine.Job
+func (e *Engine) Jobs(ctx context.Context, f api.JobFilter) ([]api.Job, error) {
+	var jobs []api.Job
 	err := e.call(ctx, "jobs", wire.JobsRequest{Type: f.Type, InstanceKey: f.InstanceKey, ElementID: f.ElementID}, &jobs)
 	return jobs, err
 }
@@ -135,11 +137,11 @@ func (e *Engine) Jobs(ctx context.Context, f engine.JobFilter) ([]engine.Job, er
 // CompleteJob completes a job; vars are merged into the process variables.
 // With engine.JobActivation the activation must still be the job's
 // (engine.ErrStaleActivation).
-func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...engine.JobOption) error {
-	if err := engine.CheckVariables(vars); err != nil {
+func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any, opts ...api.JobOption) error {
+	if err := value.Check(vars); err != nil {
 		return fmt.Errorf("complete job %d: %w", key, err)
 	}
-	a := engine.JobArgsOf(opts)
+	a := api.JobArgsOf(opts)
 	return e.call(ctx, "complete_job", wire.CompleteJobRequest{JobKey: &key, Variables: vars, Activation: a.Activation}, nil)
 }
 
@@ -148,7 +150,7 @@ func (e *Engine) CompleteJob(ctx context.Context, key int64, vars map[string]any
 // module sends anyway: a worker that goes on with the instance's next job
 // makes no Jobs call.
 func (e *Engine) CompleteJobInstance(ctx context.Context, key int64, vars map[string]any) (Started, error) {
-	if err := engine.CheckVariables(vars); err != nil {
+	if err := value.Check(vars); err != nil {
 		return Started{}, fmt.Errorf("complete job %d: %w", key, err)
 	}
 	var res wire.CompleteJobResult
@@ -159,26 +161,26 @@ func (e *Engine) CompleteJobInstance(ctx context.Context, key int64, vars map[st
 // FailJob reports a failed attempt at a job; with retries 0 an incident
 // holds the token, with retries left the job is activatable again after
 // the engine.RetryBackoff option's back-off.
-func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...engine.JobOption) error {
-	a := engine.JobArgsOf(opts)
+func (e *Engine) FailJob(ctx context.Context, key int64, retries int, message string, opts ...api.JobOption) error {
+	a := api.JobArgsOf(opts)
 	return e.call(ctx, "fail_job", wire.FailJobRequest{JobKey: &key, Retries: &retries, Message: message,
 		Activation: a.Activation, BackoffMs: millis(a.Backoff)}, nil)
 }
 
 // ThrowError raises the BPMN error code from a job's element.
-func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...engine.JobOption) error {
-	if err := engine.CheckVariables(vars); err != nil {
+func (e *Engine) ThrowError(ctx context.Context, key int64, code, message string, vars map[string]any, opts ...api.JobOption) error {
+	if err := value.Check(vars); err != nil {
 		return fmt.Errorf("throw error from job %d: %w", key, err)
 	}
-	a := engine.JobArgsOf(opts)
+	a := api.JobArgsOf(opts)
 	return e.call(ctx, "throw_error", wire.ThrowErrorRequest{JobKey: &key, ErrorCode: code, Message: message, Variables: vars,
 		Activation: a.Activation}, nil)
 }
 
 // ActivateJobs activates up to maxJobs jobs of jobType for worker and
 // timeout, as engine.Engine.ActivateJobs does.
-func (e *Engine) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]engine.Job, error) {
-	var jobs []engine.Job
+func (e *Engine) ActivateJobs(ctx context.Context, jobType, worker string, timeout time.Duration, maxJobs int) ([]api.Job, error) {
+	var jobs []api.Job
 	ms := millis(timeout)
 	err := e.call(ctx, "activate_jobs", wire.ActivateJobsRequest{Type: jobType, Worker: worker, TimeoutMs: &ms, MaxJobs: &maxJobs}, &jobs)
 	return jobs, err
@@ -192,10 +194,10 @@ func (e *Engine) UpdateJobRetries(ctx context.Context, key int64, retries int) e
 
 // ModifyInstance repairs a live instance, as
 // engine.Engine.ModifyInstance does.
-func (e *Engine) ModifyInstance(ctx context.Context, instanceKey int64, m engine.Modification) error {
+func (e *Engine) ModifyInstance(ctx context.Context, instanceKey int64, m api.Modification) error {
 	req := wire.ModifyInstanceRequest{InstanceKey: &instanceKey, Terminate: m.Terminate}
 	for _, a := range m.Activate {
-		if err := engine.CheckVariables(a.Variables); err != nil {
+		if err := value.Check(a.Variables); err != nil {
 			return fmt.Errorf("modify instance %d: activate %q: %w", instanceKey, a.ElementID, err)
 		}
 		req.Activate = append(req.Activate, wire.ActivateElement{ElementID: a.ElementID, Scope: a.Scope, Variables: a.Variables})
@@ -219,8 +221,8 @@ func (e *Engine) ChooseFlows(ctx context.Context, instanceKey int64, tokenID int
 
 // SetVariables sets vars on a scope of a live instance, as
 // engine.Engine.SetVariables does.
-func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[string]any, s engine.Scope) error {
-	if err := engine.CheckVariables(vars); err != nil {
+func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[string]any, s api.Scope) error {
+	if err := value.Check(vars); err != nil {
 		return fmt.Errorf("set variables of instance %d: %w", instanceKey, err)
 	}
 	if vars == nil {
@@ -231,7 +233,7 @@ func (e *Engine) SetVariables(ctx context.Context, instanceKey int64, vars map[s
 
 // ScopeVariables returns the variables of a scope of a live instance, as
 // engine.Engine.ScopeVariables does.
-func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s engine.Scope) (map[string]any, error) {
+func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s api.Scope) (map[string]any, error) {
 	var vars map[string]any
 	err := e.call(ctx, "scope_variables", wire.ScopeVariablesRequest{InstanceKey: &instanceKey, Scope: s.Token, Local: s.Local}, &vars)
 	return vars, err
@@ -240,7 +242,7 @@ func (e *Engine) ScopeVariables(ctx context.Context, instanceKey int64, s engine
 // StartVersion starts an instance of version (from 1; 0: the newest) of
 // processID, as engine.Engine.StartVersion does.
 func (e *Engine) StartVersion(ctx context.Context, processID string, version int, vars map[string]any) (Started, error) {
-	if err := engine.CheckVariables(vars); err != nil {
+	if err := value.Check(vars); err != nil {
 		return Started{}, fmt.Errorf("start %s: %w", processID, err)
 	}
 	var res wire.StartResult
@@ -250,8 +252,8 @@ func (e *Engine) StartVersion(ctx context.Context, processID string, version int
 
 // Definitions returns every deployed version of every process, as
 // engine.Engine.Definitions does.
-func (e *Engine) Definitions(ctx context.Context) ([]engine.Definition, error) {
-	var defs []engine.Definition
+func (e *Engine) Definitions(ctx context.Context) ([]api.Definition, error) {
+	var defs []api.Definition
 	err := e.call(ctx, "definitions", wire.DefinitionsRequest{}, &defs)
 	return defs, err
 }
@@ -273,35 +275,35 @@ func (e *Engine) DefinitionXML(ctx context.Context, processID string, version in
 
 // Metrics returns what an operator reads of the engine, as
 // engine.Engine.Metrics does.
-func (e *Engine) Metrics(ctx context.Context) (engine.Metrics, error) {
-	var m engine.Metrics
+func (e *Engine) Metrics(ctx context.Context) (api.Metrics, error) {
+	var m api.Metrics
 	err := e.call(ctx, "metrics", wire.MetricsRequest{}, &m)
 	return m, err
 }
 
 // HandleJobs runs a job worker for jobType until ctx ends, as
 // engine.Engine.HandleJobs does, over this module's operations.
-func (e *Engine) HandleJobs(ctx context.Context, jobType string, handler engine.JobHandler, o engine.WorkerOptions) error {
-	return engine.RunJobWorker(ctx, e, jobType, handler, o)
+func (e *Engine) HandleJobs(ctx context.Context, jobType string, handler worker.Handler, o worker.Options) error {
+	return worker.Run(ctx, e, jobType, handler, o)
 }
 
 // millis is d in the ABI's milliseconds.
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // Incidents returns the open incidents of live instances, ordered by key.
-func (e *Engine) Incidents(ctx context.Context) ([]engine.Incident, error) {
-	var out []engine.Incident
+func (e *Engine) Incidents(ctx context.Context) ([]api.Incident, error) {
+	var out []api.Incident
 	err := e.call(ctx, "incidents", wire.IncidentsRequest{}, &out)
 	return out, err
 }
 
 // FindIncidents returns the open incidents f selects, as
 // engine.Engine.FindIncidents does.
-func (e *Engine) FindIncidents(ctx context.Context, f engine.IncidentFilter) ([]engine.Incident, error) {
+func (e *Engine) FindIncidents(ctx context.Context, f api.IncidentFilter) ([]api.Incident, error) {
 	if err := f.Check(); err != nil {
 		return nil, err
 	}
-	var out []engine.Incident
+	var out []api.Incident
 	err := e.call(ctx, "incidents", wire.IncidentsRequest{InstanceKey: f.InstanceKey, ElementID: f.ElementID, Type: string(f.Type)}, &out)
 	return out, err
 }
@@ -318,11 +320,11 @@ func (e *Engine) Advance(ctx context.Context, d time.Duration) error {
 }
 
 // AdvanceTo moves the virtual clock to t (a t in the past changes nothing).
-// A t outside [clock.Min, clock.Max] is engine.ErrTimeOutOfRange, as
+// A t outside [api.MinTime, api.MaxTime] is api.ErrTimeOutOfRange, as
 // natively; it is refused here because the ABI's RFC 3339 cannot carry
 // years past 9999.
 func (e *Engine) AdvanceTo(ctx context.Context, t time.Time) error {
-	if err := clock.CheckRange(t); err != nil {
+	if err := api.CheckTimeRange(t); err != nil {
 		return fmt.Errorf("advance: %w", err)
 	}
 	to := t.UTC().Format(time.RFC3339Nano)
@@ -365,12 +367,12 @@ func (e *Engine) Settle(ctx context.Context) error {
 
 // InstanceInfo is an instance's state, variables and open incidents.
 type InstanceInfo struct {
-	Key       int64             `json:"key"`
-	ProcessID string            `json:"processId"`
-	State     engine.State      `json:"state"`
-	Message   string            `json:"message"`
-	Variables map[string]any    `json:"variables"`
-	Incidents []engine.Incident `json:"incidents"`
+	Key       int64          `json:"key"`
+	ProcessID string         `json:"processId"`
+	State     api.State      `json:"state"`
+	Message   string         `json:"message"`
+	Variables map[string]any `json:"variables"`
+	Incidents []api.Incident `json:"incidents"`
 }
 
 // Instance returns a live or recently finished instance's state, variables
@@ -385,7 +387,7 @@ func (e *Engine) Instance(ctx context.Context, key int64) (*InstanceInfo, error)
 }
 
 // State returns an instance's lifecycle state.
-func (e *Engine) State(ctx context.Context, key int64) (engine.State, error) {
+func (e *Engine) State(ctx context.Context, key int64) (api.State, error) {
 	info, err := e.Instance(ctx, key)
 	if err != nil {
 		return "", err
@@ -403,15 +405,15 @@ func (e *Engine) Variables(ctx context.Context, key int64) (map[string]any, erro
 }
 
 // Tokens returns where every token of an instance is and why it waits.
-func (e *Engine) Tokens(ctx context.Context, key int64) ([]engine.Token, error) {
-	var toks []engine.Token
+func (e *Engine) Tokens(ctx context.Context, key int64) ([]api.Token, error) {
+	var toks []api.Token
 	err := e.call(ctx, "tokens", wire.InstanceRequest{InstanceKey: &key}, &toks)
 	return toks, err
 }
 
 // History returns an instance's event stream so far.
-func (e *Engine) History(ctx context.Context, key int64) ([]engine.Event, error) {
-	var evs []engine.Event
+func (e *Engine) History(ctx context.Context, key int64) ([]api.Event, error) {
+	var evs []api.Event
 	err := e.call(ctx, "history", wire.InstanceRequest{InstanceKey: &key}, &evs)
 	return evs, err
 }
@@ -449,10 +451,10 @@ func (e *Engine) Cancel(ctx context.Context, key int64) error {
 //
 // The module produces events only while someone is subscribed: encoding
 // records nobody reads costs a fifth to a quarter of every call.
-func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func() error) {
+func (e *Engine) Subscribe(fn func(api.Event)) (unsubscribe func() error) {
 	e.obsMu.Lock()
 	if e.observers == nil {
-		e.observers = map[int]func(engine.Event){}
+		e.observers = map[int]func(api.Event){}
 	}
 	id := e.nextObs
 	e.nextObs++
@@ -479,7 +481,7 @@ func (e *Engine) Subscribe(fn func(engine.Event)) (unsubscribe func() error) {
 
 // queue appends a call's records to those waiting for the observers.
 // Called with the module lock held, so the queue keeps the module's order.
-func (e *Engine) queue(events []engine.Event) {
+func (e *Engine) queue(events []api.Event) {
 	e.obsMu.Lock()
 	e.pending = append(e.pending, events...)
 	e.obsMu.Unlock()
@@ -498,7 +500,7 @@ func (e *Engine) notify() {
 	for len(e.pending) > 0 {
 		batch := e.pending
 		e.pending = nil
-		fns := make([]func(engine.Event), 0, len(e.observers))
+		fns := make([]func(api.Event), 0, len(e.observers))
 		for id := 0; id < e.nextObs; id++ {
 			if fn, ok := e.observers[id]; ok {
 				fns = append(fns, fn)
@@ -517,10 +519,10 @@ func (e *Engine) notify() {
 }
 
 // observe calls fn with ev and reports a panic in fn to the error handler.
-func (e *Engine) observe(fn func(engine.Event), ev engine.Event) {
+func (e *Engine) observe(fn func(api.Event), ev api.Event) {
 	defer func() {
 		if r := recover(); r != nil {
-			e.onError(&engine.ObserverPanicError{Event: ev, Value: r, Stack: debug.Stack()})
+			e.onError(&api.ObserverPanicError{Event: ev, Value: r, Stack: debug.Stack()})
 		}
 	}()
 	fn(ev)

@@ -1,7 +1,7 @@
 package host
 
 import (
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -12,11 +12,11 @@ import (
 // as with the native engine. Deploy failures are returned as
 // *engine.DeployError instead.
 type Error struct {
-	Code      string           `json:"code"`
-	Message   string           `json:"message"`
-	ElementID string           `json:"elementId,omitempty"`
-	ProcessID string           `json:"processId,omitempty"`
-	Problems  []engine.Problem `json:"problems,omitempty"`
+	Code      string        `json:"code"`
+	Message   string        `json:"message"`
+	ElementID string        `json:"elementId,omitempty"`
+	ProcessID string        `json:"processId,omitempty"`
+	Problems  []api.Problem `json:"problems,omitempty"`
 }
 
 // Error returns the module's message.

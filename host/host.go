@@ -44,11 +44,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
+	"github.com/flowtrack/flowtrack/internal/value"
+
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
+	wazeroapi "github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
-	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -68,7 +70,7 @@ var ErrTrapped = wire.ErrTrapped
 
 // ErrUnknownInstance is returned by the per-instance calls for a key that
 // names no live or recently finished instance (code UNKNOWN_INSTANCE).
-var ErrUnknownInstance = engine.ErrUnknownInstance
+var ErrUnknownInstance = api.ErrUnknownInstance
 
 // ErrUnsupported is returned for operations the module's engine cannot do
 // (code UNSUPPORTED).
@@ -78,7 +80,7 @@ var ErrUnsupported = wire.ErrUnsupported
 // BAD_REQUEST or UNKNOWN_OPERATION): malformed, oversized or inconsistent.
 // It is engine.ErrInvalidArgument, which the native engine returns for
 // the same mistakes.
-var ErrBadRequest = engine.ErrInvalidArgument
+var ErrBadRequest = api.ErrInvalidArgument
 
 // config is what the options set; its zero value is the default.
 type config struct {
@@ -86,7 +88,7 @@ type config struct {
 	cache    wazero.CompilationCache
 	ownCache bool // cache (possibly nil) was chosen by WithCompilationCache
 	stderr   io.Writer
-	limits   engine.Limits
+	limits   api.Limits
 	onError  func(error)
 }
 
@@ -128,7 +130,7 @@ func WithStderr(w io.Writer) Option { return func(c *config) { c.stderr = w } }
 
 // WithLimits sets the module engine's limits, as engine.WithLimits does
 // natively (zero fields keep the defaults). New fails for a negative one.
-func WithLimits(l engine.Limits) Option { return func(c *config) { c.limits = l } }
+func WithLimits(l api.Limits) Option { return func(c *config) { c.limits = l } }
 
 // compiled is a runtime with the module compiled in it.
 type compiled struct {
@@ -219,10 +221,10 @@ type Engine struct {
 	// channel so that waiting for it honours a context (see acquire).
 	lock     chan struct{}
 	own      wazero.Runtime // nil when the runtime is shared
-	mod      api.Module
-	fns      map[string]api.Function
-	alloc    api.Function
-	free     api.Function
+	mod      wazeroapi.Module
+	fns      map[string]wazeroapi.Function
+	alloc    wazeroapi.Function
+	free     wazeroapi.Function
 	reqPtr   uint32 // reusable request buffer in linear memory
 	reqCap   uint32
 	stderr   *tailBuffer
@@ -241,9 +243,9 @@ type Engine struct {
 	// that order and one at a time.
 	onError    func(error)
 	obsMu      sync.Mutex
-	observers  map[int]func(engine.Event)
+	observers  map[int]func(api.Event)
 	nextObs    int
-	pending    []engine.Event
+	pending    []api.Event
 	delivering bool
 
 	// closeLater is set by a Close whose context ended while a call ran:
@@ -275,7 +277,7 @@ func New(ctx context.Context, opts ...Option) (*Engine, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]api.Function, len(wire.Operations)),
+	e := &Engine{lock: make(chan struct{}, 1), stderr: &tailBuffer{max: 4096, copy: cfg.stderr}, fns: make(map[string]wazeroapi.Function, len(wire.Operations)),
 		onError: cfg.onErrorOrDefault()}
 	var c *compiled
 	var err error
@@ -352,7 +354,7 @@ func NewWithTransport(ctx context.Context, t Transport, opts ...Option) (*Engine
 // Nobody listens yet: the module need not keep or encode events until
 // Subscribe asks for them. Engine options go in the same call, before
 // anything is deployed.
-func (e *Engine) configure(ctx context.Context, limits engine.Limits) error {
+func (e *Engine) configure(ctx context.Context, limits api.Limits) error {
 	events := false
 	return e.call(ctx, "configure", wire.ConfigureRequest{Events: &events, Limits: limitsOrNil(limits)}, nil)
 }
@@ -368,8 +370,8 @@ func knownOperation(op string) bool {
 }
 
 // limitsOrNil is l, or nil for the defaults, which need not be sent.
-func limitsOrNil(l engine.Limits) *engine.Limits {
-	if l == (engine.Limits{}) {
+func limitsOrNil(l api.Limits) *api.Limits {
+	if l == (api.Limits{}) {
 		return nil
 	}
 	return &l
@@ -520,9 +522,9 @@ func decodeResult(data []byte, out any) error {
 		return exactJobs(r.Jobs)
 	case *wire.CompleteJobResult:
 		return exactJobs(r.Jobs)
-	case *[]engine.Job:
+	case *[]api.Job:
 		return exactJobs(*r)
-	case *[]engine.Event:
+	case *[]api.Event:
 		return exactEvents(*r)
 	}
 	return nil
@@ -553,7 +555,7 @@ func mayHoldDecimals(data []byte) bool {
 
 // exactEvents brings the variables of events decoded with UseNumber to
 // the engine's value model.
-func exactEvents(evs []engine.Event) error {
+func exactEvents(evs []api.Event) error {
 	for i := range evs {
 		if err := exactNumbers(&evs[i].Variables); err != nil {
 			return err
@@ -564,7 +566,7 @@ func exactEvents(evs []engine.Event) error {
 
 // exactJobs brings the variables of jobs decoded with UseNumber to the
 // engine's value model.
-func exactJobs(jobs []engine.Job) error {
+func exactJobs(jobs []api.Job) error {
 	for i := range jobs {
 		if err := exactNumbers(&jobs[i].Variables); err != nil {
 			return err
@@ -579,7 +581,7 @@ func exactNumbers(vars *map[string]any) error {
 	if *vars == nil {
 		return nil
 	}
-	norm, err := engine.NormalizeVariables(*vars)
+	norm, err := value.NormalizeChecked(*vars)
 	if err != nil {
 		return err
 	}
@@ -638,7 +640,7 @@ func (e *Engine) usable() error {
 	case e.trapped != nil:
 		return fmt.Errorf("%w (earlier: %v)", ErrTrapped, e.trapped)
 	case e.mod == nil && e.transport == nil:
-		return engine.ErrClosed
+		return api.ErrClosed
 	}
 	return nil
 }
@@ -746,7 +748,7 @@ func (e *Engine) request(ctx context.Context, req []byte) (uint32, error) {
 // and is then closed; the Engine reports ErrTrapped from then on, since
 // the call's effect is unknown. A context that cannot be cancelled costs
 // no goroutine.
-func (e *Engine) run(ctx context.Context, op string, fn api.Function, params ...uint64) ([]uint64, error) {
+func (e *Engine) run(ctx context.Context, op string, fn wazeroapi.Function, params ...uint64) ([]uint64, error) {
 	if ctx.Done() == nil {
 		res, err := fn.Call(ctx, params...)
 		if err != nil {

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
+
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -32,7 +33,7 @@ func (e *Engine) Checkpoint(ctx context.Context) ([]byte, error) {
 // one that exceeds the request limit.
 func (e *Engine) Restore(ctx context.Context, state []byte) error {
 	if !json.Valid(state) {
-		return fmt.Errorf("restore: %w: not JSON", engine.ErrBadState)
+		return fmt.Errorf("restore: %w: not JSON", api.ErrBadState)
 	}
 	return e.call(ctx, "restore", wire.RestoreRequest{State: state}, nil)
 }
@@ -66,7 +67,7 @@ func (e *Engine) CheckpointInstance(ctx context.Context, key int64) ([]byte, err
 // already; nothing is added then.
 func (e *Engine) RestoreInstance(ctx context.Context, state []byte) error {
 	if !json.Valid(state) {
-		return fmt.Errorf("restore instance: %w: not JSON", engine.ErrBadState)
+		return fmt.Errorf("restore instance: %w: not JSON", api.ErrBadState)
 	}
 	return e.call(ctx, "restore", wire.RestoreRequest{State: state, Instance: true}, nil)
 }

@@ -9,7 +9,7 @@
 //	                                reply: the JSON response envelope, as
 //	                                the wasm module answers it
 //	flowtrack.C.events.<instance>   every event of instance <instance>, one
-//	                                JSON event (Event.AppendJSON) a message
+//	                                JSON event (wire.AppendEvent) a message
 //	flowtrack.C.jobs.<token>        the activated jobs of one type, one JSON
 //	                                engine.Job a message, in the work-queue
 //	                                stream FLOWTRACK_JOBS_C (Jobs)

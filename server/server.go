@@ -351,7 +351,7 @@ func (s *Server) publish(ev engine.Event) {
 	if s.log != nil {
 		s.logEvent(ev)
 	}
-	buf, err := ev.AppendJSON(make([]byte, 0, 192))
+	buf, err := wire.AppendEvent(make([]byte, 0, 192), &ev)
 	if err != nil {
 		return // only variables JSON cannot carry fail, and the engine holds none
 	}

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -17,7 +18,7 @@ import (
 // not a bbolt database or is damaged: empty, shorter than its own pages,
 // with no valid meta page, or one bbolt fails on. The file is left as it
 // is, for the operator to restore a backup or inspect it.
-var ErrDamaged = errors.New("boltstore: not a store file, or a damaged one")
+var ErrDamaged = api.ErrStoreDamaged
 
 // The bbolt file format read here (go.etcd.io/bbolt, format version 2):
 // pages 0 and 1 are meta pages, written alternately; each is a 16-byte

@@ -9,41 +9,28 @@ package clock
 
 import (
 	"container/heap"
-	"errors"
-	"fmt"
-	"math"
 	"sync"
 	"time"
+
+	"github.com/flowtrack/flowtrack/api"
 )
 
-// Min and Max are the earliest and latest instants the engine represents.
-// Event records and timer due times are kept as int64 nanoseconds since the
-// Unix epoch (as time.Time.UnixNano returns them), so an instant outside
-// [Min, Max] (before 1677-09-21 or after 2262-04-11) would wrap around, and
-// beyond year 9999 it has no RFC 3339 form for the wasm ABI either.
-// The engine rejects such instants wherever they enter: the clock, Advance,
-// timer dates, durations and cycles, message TTLs.
+// Min and Max are the earliest and latest instants the engine represents
+// (api.MinTime and api.MaxTime, which say why).
 var (
-	Min = time.Unix(0, math.MinInt64).UTC()
-	Max = time.Unix(0, math.MaxInt64).UTC()
+	Min = api.MinTime
+	Max = api.MaxTime
 )
 
 // ErrOutOfRange is returned for an instant outside [Min, Max] by the
 // Virtual clock's moves and CheckRange, and wrapped by every engine call
-// that rejects such an instant.
-var ErrOutOfRange = errors.New("time outside the range the engine represents")
+// that rejects such an instant. It is api.ErrTimeOutOfRange.
+var ErrOutOfRange = api.ErrTimeOutOfRange
 
 // CheckRange returns nil when t lies in [Min, Max], and otherwise an error
-// wrapping ErrOutOfRange that names t and the limit it passes.
-func CheckRange(t time.Time) error {
-	switch {
-	case t.After(Max):
-		return fmt.Errorf("%w: %s is after %s", ErrOutOfRange, t.UTC().Format(time.RFC3339Nano), Max.Format(time.RFC3339Nano))
-	case t.Before(Min):
-		return fmt.Errorf("%w: %s is before %s", ErrOutOfRange, t.UTC().Format(time.RFC3339Nano), Min.Format(time.RFC3339Nano))
-	}
-	return nil
-}
+// wrapping ErrOutOfRange that names t and the limit it passes
+// (api.CheckTimeRange).
+func CheckRange(t time.Time) error { return api.CheckTimeRange(t) }
 
 // Clock tells the time and runs a function once a duration has passed.
 //

@@ -76,6 +76,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/nats-io/nats.go"
@@ -166,7 +167,7 @@ var _ engine.Store = (*Store)(nil)
 // after a commit failed) when the stream's commit record cannot be rolled
 // forward: its frames are cut short, or it names staged packs the stream
 // does not hold (another writer purged them, or the stream was edited).
-var ErrBadRecord = errors.New("the store's commit record does not hold together")
+var ErrBadRecord = api.ErrBadRecord
 
 // ErrSuperseded is returned by Commit of a store opened with
 // Options.TakeOver once another store has taken the stream over (opened
@@ -176,7 +177,7 @@ var ErrBadRecord = errors.New("the store's commit record does not hold together"
 // opened). The engine's state in memory is no longer the stream's, so it
 // must be dropped; the stream is the new owner's. It wraps
 // engine.ErrStoreLost: the engine takes no command after it.
-var ErrSuperseded = fmt.Errorf("the stream was taken over by another store: %w", engine.ErrStoreLost)
+var ErrSuperseded = api.ErrSuperseded
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 

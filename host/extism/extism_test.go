@@ -275,5 +275,5 @@ func TestExtism_Limits(t *testing.T) {
 	require.NoError(t, err)
 	_, err = p.New(ctxT(t), host.WithLimits(engine.Limits{MaxSteps: -1}))
 	require.ErrorIs(t, err, host.ErrBadRequest)
-	assert.Contains(t, err.Error(), "WithMaxSteps(-1)")
+	assert.Contains(t, err.Error(), "limits.maxSteps (-1): must not be negative")
 }

@@ -29,7 +29,7 @@ func TestModule_ConfigureLimits(t *testing.T) {
 	m := New()
 	t.Cleanup(func() { _ = m.eng.Close(context.Background()) })
 	for req, want := range map[string]string{
-		`{"limits":{"maxTokens":-1}}`:  "WithMaxTokens(-1): must not be negative",
+		`{"limits":{"maxTokens":-1}}`:  "limits.maxTokens (-1): must not be negative",
 		`{"limits":{"maxToken":3}}`:    `unknown field "maxToken"`,
 		`{"limits":{"maxTokens":"3"}}`: `field "limits.maxTokens"`,
 	} {
@@ -46,7 +46,7 @@ func TestModule_ConfigureLimits(t *testing.T) {
 	env = callT(t, m, "incidents", `{}`)
 	incs := env["result"].([]any)
 	require.Len(t, incs, 1, "three tokens pass the limit of two")
-	assert.True(t, strings.Contains(incs[0].(map[string]any)["message"].(string), "WithMaxTokens"), "%v", incs[0])
+	assert.True(t, strings.Contains(incs[0].(map[string]any)["message"].(string), "limits.maxTokens"), "%v", incs[0])
 
 	env = callT(t, m, "configure", `{"limits":{"maxTokens":5}}`)
 	assert.Equal(t, wire.CodeBadRequest, errCode(env), "limits are fixed once something is deployed")

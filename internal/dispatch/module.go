@@ -196,7 +196,7 @@ func (m *Module) Respond(resp response) []byte {
 
 // encode writes the envelope r as encoding/json would (times in UTC), but
 // without reflection for the usual parts: the events (most of a response)
-// through Event.AppendJSON, the hot results through wire.AppendResult.
+// through wire.AppendEvent, the hot results through wire.AppendResult.
 func encode(r *response) ([]byte, error) {
 	buf := make([]byte, 0, 256+160*len(r.Events))
 	buf = append(buf, `{"ok":`...)
@@ -219,7 +219,7 @@ func encode(r *response) ([]byte, error) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		if buf, err = r.Events[i].AppendJSON(buf); err != nil {
+		if buf, err = wire.AppendEvent(buf, &r.Events[i]); err != nil {
 			return nil, err
 		}
 	}

@@ -33,12 +33,21 @@ var rules = []rule{
 		"the wire contract sits below every surface that speaks it"},
 	{[]string{"client/..."}, []string{"server/...", "cluster/..."},
 		"a client speaks the subjects; it links no server"},
+	{[]string{"api/..."}, []string{"*"},
+		"api is the leaf every surface speaks: the standard library only"},
+	{[]string{"worker/...", "internal/value/..."}, []string{"engine", "engine/internal/...", "host/...", "client/...", "server/...", "cluster/..."},
+		"the job-worker loop and the value model sit below every surface, the native engine included"},
+	{[]string{"internal/wire/...", "client/...", "host/..."}, []string{"engine/..."},
+		"the wire codec, a client and the Go host speak api: a client or host binary links no native engine"},
 }
 
 // matches reports whether the package path rel (relative to the module)
-// matches one of the patterns.
+// matches one of the patterns; "*" matches every package of the module.
 func matches(rel string, patterns []string) bool {
 	for _, p := range patterns {
+		if p == "*" {
+			return true
+		}
 		if base, ok := strings.CutSuffix(p, "/..."); ok {
 			if rel == base || strings.HasPrefix(rel, base+"/") {
 				return true
@@ -76,7 +85,7 @@ func TestDependencyRules(t *testing.T) {
 			}
 		}
 	}
-	for _, must := range []string{"engine", "engine/internal/model", "engine/internal/runtime", "engine/internal/eventhub", "host", "client"} {
+	for _, must := range []string{"api", "worker", "internal/value", "internal/wire", "engine", "engine/internal/model", "engine/internal/runtime", "engine/internal/eventhub", "host", "client"} {
 		if _, ok := deps[must]; !ok {
 			t.Fatalf("go list did not list %s: the rules below would check nothing", must)
 		}
@@ -115,6 +124,7 @@ func TestDependencyRules_Match(t *testing.T) {
 		{"enginex", "engine/...", false},
 		{"host/extism", "host/...", true},
 		{"cmd/flowtrack", "host/...", false},
+		{"engine/clock", "*", true},
 	} {
 		if got := matches(c.rel, []string{c.pattern}); got != c.want {
 			t.Errorf("matches(%q, %q) = %v, want %v", c.rel, c.pattern, got, c.want)

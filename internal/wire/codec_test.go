@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 )
 
 // marshalsAlike checks that an appender writes exactly what encoding/json
@@ -42,18 +42,18 @@ func TestAppenders_MatchEncodingJSON(t *testing.T) {
 		got, err := AppendMessageRequest(nil, r)
 		marshalsAlike(t, r, got, err)
 	}
-	jobs := []engine.Job{
+	jobs := []api.Job{
 		{Key: 3, Type: "t<1>", ProcessID: "p", ElementID: "e", InstanceKey: 2, Retries: 3, Created: time.Date(2026, 1, 1, 0, 0, 0, 5, time.UTC)},
 		{Key: 4, Type: "t", Headers: map[string]string{"z": "1", "a": "é"}, Variables: vars, ErrorMessage: "failed\n",
 			Created: time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", 3600))},
 	}
-	for _, r := range []any{nil, StartResult{InstanceKey: 5, State: engine.Completed}, NowResult{Now: "2026-01-01T00:00:00Z"},
-		StartResult{InstanceKey: 5, State: engine.Active, Jobs: jobs}, CompleteJobResult{InstanceKey: 2},
-		CompleteJobResult{InstanceKey: 2, State: engine.Active, Jobs: jobs}, DeployResult{Name: "x"},
-		InstanceResult{Key: 1, ProcessID: "p", State: engine.Terminated, Message: "why<>", Variables: vars, Incidents: []engine.Incident{}},
-		InstanceResult{Key: 1, Incidents: []engine.Incident{{Key: 3, InstanceKey: 1, ElementID: "e", JobKey: 2, Message: "m"}}},
+	for _, r := range []any{nil, StartResult{InstanceKey: 5, State: api.Completed}, NowResult{Now: "2026-01-01T00:00:00Z"},
+		StartResult{InstanceKey: 5, State: api.Active, Jobs: jobs}, CompleteJobResult{InstanceKey: 2},
+		CompleteJobResult{InstanceKey: 2, State: api.Active, Jobs: jobs}, DeployResult{Name: "x"},
+		InstanceResult{Key: 1, ProcessID: "p", State: api.Terminated, Message: "why<>", Variables: vars, Incidents: []api.Incident{}},
+		InstanceResult{Key: 1, Incidents: []api.Incident{{Key: 3, InstanceKey: 1, ElementID: "e", JobKey: 2, Message: "m"}}},
 		InstanceResult{Variables: map[string]any{}}, MessageResult{}, MessageResult{Instances: []CompleteJobResult{}},
-		MessageResult{Instances: []CompleteJobResult{{InstanceKey: 2, State: engine.Active, Jobs: jobs}, {InstanceKey: 9, State: engine.Completed}, {InstanceKey: 10}}}} {
+		MessageResult{Instances: []CompleteJobResult{{InstanceKey: 2, State: api.Active, Jobs: jobs}, {InstanceKey: 9, State: api.Completed}, {InstanceKey: 10}}}} {
 		got, err := AppendResult(nil, r)
 		marshalsAlike(t, r, got, err)
 	}

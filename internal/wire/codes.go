@@ -3,7 +3,7 @@ package wire
 import (
 	"errors"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 )
 
 // Code is a stable error code of an error response.
@@ -46,7 +46,7 @@ const (
 
 // ErrTrapped is the error of a call on a module that trapped (stopped
 // without returning): the module was discarded with its instances.
-var ErrTrapped = errors.New("flowtrack host: module trapped and was discarded")
+var ErrTrapped = api.ErrTrapped
 
 // ErrPermissionDenied is the error of a request to a flowtrack server
 // that the caller's role does not allow, refused by the server
@@ -55,7 +55,7 @@ var ErrPermissionDenied = errors.New("permission denied")
 
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
-var ErrUnsupported = errors.New("unsupported operation")
+var ErrUnsupported = api.ErrUnsupported
 
 // ErrTooLarge is the error of an answer larger than the transport
 // carries in one message (NATS' max payload) to a requester that does
@@ -72,7 +72,7 @@ type CodeInfo struct {
 	// Err is the sentinel error the code stands for in Go: the module
 	// answers with Code for an error that errors.Is matches Err, and the
 	// Go host's errors unwrap to Err. Nil for DEPLOY_FAILED (an
-	// *engine.DeployError), INTERNAL and codes only the SDK raises.
+	// *api.DeployError), INTERNAL and codes only the SDK raises.
 	Err error
 	// Class is the SDK's error class for the code.
 	Class string
@@ -86,51 +86,51 @@ type CodeInfo struct {
 // Codes lists every error code. Order matters where one error matches two
 // sentinels: the first listed wins.
 var Codes = []CodeInfo{
-	{CodeBadRequest, engine.ErrInvalidArgument, "BadRequestError", false,
+	{CodeBadRequest, api.ErrInvalidArgument, "BadRequestError", false,
 		"malformed JSON, unknown/missing/mistyped field, oversized request, invalid argument (e.g. an empty signal name, negative `retries` or `byMs`)."},
-	{CodeUnknownOperation, engine.ErrInvalidArgument, "UnknownOperationError", false,
+	{CodeUnknownOperation, api.ErrInvalidArgument, "UnknownOperationError", false,
 		"`call` with an `op` that does not exist, or an operation the module does not export."},
 	{CodeDeployFailed, nil, "DeployError", false,
 		"the BPMN document is malformed or invalid; see `problems`."},
-	{CodeUnknownProcess, engine.ErrUnknownProcess, "UnknownProcessError", false,
+	{CodeUnknownProcess, api.ErrUnknownProcess, "UnknownProcessError", false,
 		"`start` of a process id never deployed."},
-	{CodeUnknownDecision, engine.ErrUnknownDecision, "UnknownDecisionError", false,
+	{CodeUnknownDecision, api.ErrUnknownDecision, "UnknownDecisionError", false,
 		"`evaluate_decision` of a decision id (or version) never deployed."},
-	{CodeNoNoneStart, engine.ErrNoNoneStart, "NoNoneStartError", false,
+	{CodeNoNoneStart, api.ErrNoNoneStart, "NoNoneStartError", false,
 		"`start` of a process that only events can start."},
-	{CodeUnknownInstance, engine.ErrUnknownInstance, "UnknownInstanceError", false,
+	{CodeUnknownInstance, api.ErrUnknownInstance, "UnknownInstanceError", false,
 		"an instance key that names no live or recently finished instance."},
-	{CodeUnknownJob, engine.ErrUnknownJob, "UnknownJobError", false,
+	{CodeUnknownJob, api.ErrUnknownJob, "UnknownJobError", false,
 		"a job key that names no activatable job."},
-	{CodeUnknownIncident, engine.ErrUnknownIncident, "UnknownIncidentError", false,
+	{CodeUnknownIncident, api.ErrUnknownIncident, "UnknownIncidentError", false,
 		"an incident key that names no open incident."},
-	{CodeStaleActivation, engine.ErrStaleActivation, "StaleActivationError", false,
+	{CodeStaleActivation, api.ErrStaleActivation, "StaleActivationError", false,
 		"a job result naming an `activation` the job no longer has: it timed out and was activated again, or failed."},
-	{CodeUnknownScope, engine.ErrUnknownScope, "UnknownScopeError", false,
+	{CodeUnknownScope, api.ErrUnknownScope, "UnknownScopeError", false,
 		"a `scope` token that names no open variable scope of the instance."},
-	{CodeBadModification, engine.ErrBadModification, "BadModificationError", false,
+	{CodeBadModification, api.ErrBadModification, "BadModificationError", false,
 		"a `modify_instance` change the instance cannot apply (an unknown element or token, an element that cannot be activated, no open scope for it), or a `choose_flows` choice no waiting token can take; nothing is applied."},
-	{CodeInstanceEnded, engine.ErrInstanceEnded, "InstanceEndedError", false,
+	{CodeInstanceEnded, api.ErrInstanceEnded, "InstanceEndedError", false,
 		"the instance has already ended (e.g. `cancel` twice)."},
-	{CodeBadVariables, engine.ErrBadVariables, "BadVariablesError", false,
+	{CodeBadVariables, api.ErrBadVariables, "BadVariablesError", false,
 		"variables that are not a JSON object of JSON values, or nest deeper than 64 levels."},
-	{CodeDuplicateMessage, engine.ErrDuplicateMessage, "DuplicateMessageError", false,
+	{CodeDuplicateMessage, api.ErrDuplicateMessage, "DuplicateMessageError", false,
 		"`publish_message` with a `messageId` still buffered."},
-	{CodeTimeOutOfRange, engine.ErrTimeOutOfRange, "TimeOutOfRangeError", false,
+	{CodeTimeOutOfRange, api.ErrTimeOutOfRange, "TimeOutOfRangeError", false,
 		"an instant the engine cannot represent (see [Time range](#time-range)): `advance` past the limit, a `ttlMs` that ends past it. Nothing moves."},
-	{CodeTooManyFirings, engine.ErrTooManyFirings, "TooManyFiringsError", false,
+	{CodeTooManyFirings, api.ErrTooManyFirings, "TooManyFiringsError", false,
 		"`advance` over a span in which more than 100,000 timers fall due; the clock stops at the last firing, repeat the call."},
 	{CodeUnsupported, ErrUnsupported, "UnsupportedError", false,
 		"the operation exists in the ABI but this build's engine cannot do it."},
-	{CodeBadState, engine.ErrBadState, "BadStateError", false,
+	{CodeBadState, api.ErrBadState, "BadStateError", false,
 		"`restore` of a document the engine cannot read: not a state document, a newer state version, or one that does not hold together. The engine is left as it was."},
-	{CodeKeyInUse, engine.ErrKeyInUse, "KeyInUseError", false,
+	{CodeKeyInUse, api.ErrKeyInUse, "KeyInUseError", false,
 		"`restore` with `instance` of an instance whose key the engine holds already (restored here before). Nothing is added."},
 	{CodeInternal, nil, "InternalError", false,
 		"a bug: the operation panicked; the panic was recovered and the engine stays usable."},
 	{CodeTrapped, ErrTrapped, "TrappedError", true,
 		"the module trapped (or a Go host's call was abandoned when its context ended) and was discarded with its instances; create a new engine."},
-	{CodeClosed, engine.ErrClosed, "ClosedError", true,
+	{CodeClosed, api.ErrClosed, "ClosedError", true,
 		"a call on an engine after Close."},
 	{CodeTooManyJobs, nil, "TooManyJobsError", true,
 		"the SDK's job handlers worked more jobs after one call than its `maxHandledJobs` allows (a model that loops through jobs)."},
@@ -143,14 +143,14 @@ var Codes = []CodeInfo{
 }
 
 // CodeOf returns the code the module answers with for err: DEPLOY_FAILED
-// for a *engine.DeployError, the code of the first sentinel in Codes that
+// for a *api.DeployError, the code of the first sentinel in Codes that
 // err matches, else INTERNAL.
 func CodeOf(err error) Code {
 	var we *Error
 	if errors.As(err, &we) {
 		return we.Code
 	}
-	var de *engine.DeployError
+	var de *api.DeployError
 	if errors.As(err, &de) {
 		return CodeDeployFailed
 	}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/internal/jsontext"
 )
 
@@ -106,7 +106,7 @@ func appendInstanceResult(buf []byte, r *InstanceResult) ([]byte, error) {
 }
 
 // appendJobs appends a non-empty jobs field (omitempty).
-func appendJobs(buf []byte, jobs []engine.Job) ([]byte, error) {
+func appendJobs(buf []byte, jobs []api.Job) ([]byte, error) {
 	if len(jobs) == 0 {
 		return buf, nil
 	}
@@ -124,7 +124,7 @@ func appendJobs(buf []byte, jobs []engine.Job) ([]byte, error) {
 }
 
 // AppendJob appends a Job record.
-func AppendJob(buf []byte, j *engine.Job) ([]byte, error) {
+func AppendJob(buf []byte, j *api.Job) ([]byte, error) {
 	buf = append(buf, `{"key":`...)
 	buf = strconv.AppendInt(buf, j.Key, 10)
 	buf = append(buf, `,"type":`...)

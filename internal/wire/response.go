@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 )
 
 // responseDepth bounds the nesting the host's fast path decodes in a
 // response: the envelope, a result list, a record, its variables, then
 // the variables' own levels. Deeper responses go to encoding/json.
-const responseDepth = engine.MaxVariableDepth + 4
+const responseDepth = api.MaxVariableDepth + 4
 
 // DecodeResponse decodes a response envelope as encoding/json would into
 // a Response[json.RawMessage], without reflection for the usual parts (the
@@ -53,7 +53,7 @@ func decodeResponse(data []byte, env *Response[json.RawMessage]) bool {
 				return false
 			}
 			if string(raw) == "[]" {
-				env.Events = []engine.Event{}
+				env.Events = []api.Event{}
 				return true
 			}
 			return json.Unmarshal(raw, &env.Events) == nil
@@ -125,14 +125,14 @@ func DecodeMessageResult(data []byte, r *MessageResult) error {
 // decodeProgress decodes the shape start and complete_job share (where an
 // instance stands and its activatable jobs), reporting whether data was
 // plain enough for the fast path.
-func decodeProgress(data []byte, key *int64, state *engine.State, jobs *[]engine.Job) bool {
+func decodeProgress(data []byte, key *int64, state *api.State, jobs *[]api.Job) bool {
 	d := NewDecoder(data, responseDepth)
 	return !d.end() && d.Document(func(k []byte) bool { return d.progressField(k, key, state, jobs) })
 }
 
 // progressField decodes the value of one field of the shape
 // decodeProgress reads; an unknown key is declined.
-func (d *Decoder) progressField(k []byte, key *int64, state *engine.State, jobs *[]engine.Job) bool {
+func (d *Decoder) progressField(k []byte, key *int64, state *api.State, jobs *[]api.Job) bool {
 	var ok bool
 	switch string(k) {
 	case "instanceKey":
@@ -217,7 +217,7 @@ func DecodeInstanceResult(data []byte, r *InstanceResult) error {
 		case "incidents":
 			var raw []byte
 			if raw, ok = d.Raw(); ok && string(raw) == "[]" {
-				r.Incidents = []engine.Incident{}
+				r.Incidents = []api.Incident{}
 			} else if ok {
 				ok = json.Unmarshal(raw, &r.Incidents) == nil
 			}
@@ -231,7 +231,7 @@ func DecodeInstanceResult(data []byte, r *InstanceResult) error {
 }
 
 // jobs decodes a list of Job records, or null.
-func (d *Decoder) jobs() ([]engine.Job, bool) {
+func (d *Decoder) jobs() ([]api.Job, bool) {
 	if d.Null() {
 		return nil, true
 	}
@@ -240,14 +240,14 @@ func (d *Decoder) jobs() ([]engine.Job, bool) {
 	}
 	d.depth++
 	d.pos++
-	jobs := []engine.Job{}
+	jobs := []api.Job{}
 	if d.peek() == ']' {
 		d.pos++
 		d.depth--
 		return jobs, true
 	}
 	for {
-		var j engine.Job
+		var j api.Job
 		if !d.job(&j) {
 			return nil, false
 		}
@@ -266,7 +266,7 @@ func (d *Decoder) jobs() ([]engine.Job, bool) {
 }
 
 // job decodes one Job record; repeated keys are declined.
-func (d *Decoder) job(j *engine.Job) bool {
+func (d *Decoder) job(j *api.Job) bool {
 	var seen uint16
 	return d.Object(func(key []byte) bool {
 		var ok bool
@@ -348,7 +348,7 @@ func (d *Decoder) headers() (map[string]string, bool) {
 }
 
 // state decodes one of States, without allocating.
-func (d *Decoder) state() (engine.State, bool) {
+func (d *Decoder) state() (api.State, bool) {
 	if d.peek() != '"' {
 		return "", false
 	}
@@ -361,5 +361,5 @@ func (d *Decoder) state() (engine.State, bool) {
 			return st, true
 		}
 	}
-	return engine.State(s), true
+	return api.State(s), true
 }

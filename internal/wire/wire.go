@@ -17,7 +17,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 )
 
 //go:generate go run ./tsgen -o ../../sdk-js/src/contract.ts
@@ -53,22 +53,22 @@ var Operations = []Operation{
 	{"resolve_incident", IncidentRequest{}, nil, "Retries what an incident holds."},
 	{"activate_ad_hoc", ActivateAdHocRequest{}, nil, "Activates inner elements of an instance's active ad-hoc sub-process."},
 	{"advance", AdvanceRequest{}, NowResult{}, "Moves the virtual clock forward, firing due timers in order."},
-	{"tokens", InstanceRequest{}, []engine.Token{}, "Where every token of an instance is and why it waits."},
+	{"tokens", InstanceRequest{}, []api.Token{}, "Where every token of an instance is and why it waits."},
 	{"instance", InstanceRequest{}, InstanceResult{}, "State, variables and open incidents of one instance."},
-	{"history", InstanceRequest{}, []engine.Event{}, "The instance's whole event stream so far."},
-	{"jobs", JobsRequest{}, []engine.Job{}, "Activatable jobs, ordered by key."},
-	{"activate_jobs", ActivateJobsRequest{}, []engine.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
+	{"history", InstanceRequest{}, []api.Event{}, "The instance's whole event stream so far."},
+	{"jobs", JobsRequest{}, []api.Job{}, "Activatable jobs, ordered by key."},
+	{"activate_jobs", ActivateJobsRequest{}, []api.Job{}, "Activates up to maxJobs jobs of a type for a worker and a timeout, oldest first."},
 	{"modify_instance", ModifyInstanceRequest{}, nil, "Repairs an instance: starts tokens before elements, then terminates tokens, checked whole first."},
 	{"choose_flows", ChooseFlowsRequest{}, nil, "Routes a token waiting for a choice at a gateway through the flows named, or, with none, by the gateway's conditions."},
 	{"set_variables", SetVariablesRequest{}, nil, "Sets variables on an instance's process scope or one of its sub-process scopes, locally or propagating."},
 	{"scope_variables", ScopeVariablesRequest{}, map[string]any{}, "The variables of one scope of an instance: its own, or all visible in it."},
 	{"update_job_retries", UpdateJobRetriesRequest{}, nil, "Sets how many retries a job has left; an incident holding it waits for resolve_incident."},
-	{"incidents", IncidentsRequest{}, []engine.Incident{}, "Open incidents of live instances, ordered by key."},
+	{"incidents", IncidentsRequest{}, []api.Incident{}, "Open incidents of live instances, ordered by key."},
 	{"cancel", InstanceRequest{}, nil, "Terminates an instance."},
-	{"definitions", DefinitionsRequest{}, []engine.Definition{}, "Every deployed version of every process (or of one), by process id and version."},
+	{"definitions", DefinitionsRequest{}, []api.Definition{}, "Every deployed version of every process (or of one), by process id and version."},
 	{"definition_xml", DefinitionXMLRequest{}, DefinitionXMLResult{}, "The document that deployed a version of a process, as it was deployed."},
 	{"evaluate_decision", EvaluateDecisionRequest{}, EvaluateDecisionResult{}, "Evaluates a deployed decision over variables: its output and the rules its decision tables matched."},
-	{"metrics", MetricsRequest{}, engine.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
+	{"metrics", MetricsRequest{}, api.Metrics{}, "What an operator reads: open counts, jobs by type, the oldest job, instances by process and state with latency."},
 	{"now", NowRequest{}, NowResult{}, "The virtual clock's reading."},
 	{"configure", ConfigureRequest{}, nil, "Sets whether responses carry events, and the engine's limits."},
 	{"checkpoint", CheckpointRequest{}, StateResult{}, "Writes the engine's state document: deployments, clock, messages and every instance where it stands; or one instance's with its call tree."},
@@ -290,14 +290,14 @@ type EvaluateDecisionRequest struct {
 	Variables map[string]any `json:"variables,omitempty"`
 }
 
-// EvaluateDecisionResult is evaluate_decision's result (engine.DecisionResult).
+// EvaluateDecisionResult is evaluate_decision's result (api.DecisionResult).
 type EvaluateDecisionResult struct {
-	Decision engine.Decision `json:"decision"`
+	Decision api.Decision `json:"decision"`
 	// Output is the decision's result; null when it failed (failure says why).
-	Output       any                        `json:"output"`
-	MatchedRules []engine.MatchedRule       `json:"matchedRules"`
-	Evaluated    []engine.EvaluatedDecision `json:"evaluated"`
-	Failure      string                     `json:"failure,omitempty"`
+	Output       any                     `json:"output"`
+	MatchedRules []api.MatchedRule       `json:"matchedRules"`
+	Evaluated    []api.EvaluatedDecision `json:"evaluated"`
+	Failure      string                  `json:"failure,omitempty"`
 }
 
 // DefinitionXMLRequest is definition_xml's request.
@@ -320,7 +320,7 @@ type ConfigureRequest struct {
 	Events *bool `json:"events,omitempty"`
 	// Limits are the engine's limits, accepted only before the first
 	// deploy or publish_message.
-	Limits *engine.Limits `json:"limits,omitempty"`
+	Limits *api.Limits `json:"limits,omitempty"`
 	// GatewayChoices makes tokens stop before diverging exclusive and
 	// inclusive gateways route, for choose_flows (default false; any time).
 	GatewayChoices *bool `json:"gatewayChoices,omitempty"`
@@ -354,22 +354,22 @@ type CallRequest struct {
 
 // DeployResult is what deploy registered.
 type DeployResult struct {
-	Name      string           `json:"name"`
-	Processes []engine.Process `json:"processes"`
+	Name      string        `json:"name"`
+	Processes []api.Process `json:"processes"`
 	// Decisions are the decisions a DMN model deployed; absent for BPMN.
-	Decisions []engine.Decision `json:"decisions,omitempty"`
+	Decisions []api.Decision `json:"decisions,omitempty"`
 	// Warnings lists what deploys but is probably not what the modeller
 	// meant; absent when there is nothing.
-	Warnings []engine.Problem `json:"warnings,omitempty"`
+	Warnings []api.Problem `json:"warnings,omitempty"`
 }
 
 // StartResult is start's result: the instance and its state once settled.
 type StartResult struct {
-	InstanceKey int64        `json:"instanceKey"`
-	State       engine.State `json:"state"`
+	InstanceKey int64     `json:"instanceKey"`
+	State       api.State `json:"state"`
 	// Jobs are the instance's activatable jobs once settled, ordered by
 	// key (absent when there are none): a worker needs no jobs call.
-	Jobs []engine.Job `json:"jobs,omitempty"`
+	Jobs []api.Job `json:"jobs,omitempty"`
 }
 
 // CompleteJobResult is complete_job's result: where the job's instance
@@ -378,10 +378,10 @@ type CompleteJobResult struct {
 	InstanceKey int64 `json:"instanceKey"`
 	// State is empty when the instance finished and is no longer
 	// retained.
-	State engine.State `json:"state,omitempty"`
+	State api.State `json:"state,omitempty"`
 	// Jobs are the instance's activatable jobs, ordered by key (absent
 	// when there are none).
-	Jobs []engine.Job `json:"jobs,omitempty"`
+	Jobs []api.Job `json:"jobs,omitempty"`
 }
 
 // MessageResult is publish_message's result: where each instance the
@@ -421,13 +421,13 @@ type StateResult struct {
 
 // InstanceResult is instance's result.
 type InstanceResult struct {
-	Key       int64        `json:"key"`
-	ProcessID string       `json:"processId"`
-	State     engine.State `json:"state"`
+	Key       int64     `json:"key"`
+	ProcessID string    `json:"processId"`
+	State     api.State `json:"state"`
 	// Message explains a terminated or failed instance.
-	Message   string            `json:"message"`
-	Variables map[string]any    `json:"variables"`
-	Incidents []engine.Incident `json:"incidents"`
+	Message   string         `json:"message"`
+	Variables map[string]any `json:"variables"`
+	Incidents []api.Incident `json:"incidents"`
 }
 
 // Response is the envelope of every answer; R is the result's type as the
@@ -438,7 +438,7 @@ type Response[R any] struct {
 	Error  *Error `json:"error,omitempty"`
 	// Events are the records produced during the call, all instances, in
 	// each instance's order.
-	Events []engine.Event `json:"events"`
+	Events []api.Event `json:"events"`
 	// Now is the virtual clock after the call.
 	Now time.Time `json:"now"`
 	// NextDeadline is when the earliest pending timer is due or a job's
@@ -456,7 +456,7 @@ type Error struct {
 	ElementID string `json:"elementId,omitempty"`
 	ProcessID string `json:"processId,omitempty"`
 	// Problems lists every problem of a rejected document (DEPLOY_FAILED).
-	Problems []engine.Problem `json:"problems,omitempty"`
+	Problems []api.Problem `json:"problems,omitempty"`
 }
 
 // Error returns the message.
@@ -468,12 +468,12 @@ func (e *Error) Error() string { return e.Message }
 func (e *Error) Unwrap() error { return Sentinel(e.Code) }
 
 // Native returns the error a native engine call returns for e: an
-// *engine.DeployError for DEPLOY_FAILED, e itself otherwise.
+// *api.DeployError for DEPLOY_FAILED, e itself otherwise.
 func (e *Error) Native() error {
 	if e.Code != CodeDeployFailed {
 		return e
 	}
-	de := &engine.DeployError{ProcessID: e.ProcessID, ElementID: e.ElementID, Problems: e.Problems}
+	de := &api.DeployError{ProcessID: e.ProcessID, ElementID: e.ElementID, Problems: e.Problems}
 	if len(e.Problems) > 0 {
 		de.Rule = e.Problems[0].Rule
 	} else {
@@ -484,14 +484,14 @@ func (e *Error) Native() error {
 
 // JobsPage returns the page of jobs (ordered by key) that a JobsRequest's
 // AfterKey and Limit ask for, never nil.
-func JobsPage(jobs []engine.Job, afterKey int64, limit int) []engine.Job {
+func JobsPage(jobs []api.Job, afterKey int64, limit int) []api.Job {
 	i := sort.Search(len(jobs), func(i int) bool { return jobs[i].Key > afterKey })
 	jobs = jobs[i:]
 	if limit > 0 && len(jobs) > limit {
 		jobs = jobs[:limit]
 	}
 	if jobs == nil {
-		return []engine.Job{}
+		return []api.Job{}
 	}
 	return jobs
 }

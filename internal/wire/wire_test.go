@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 )
 
 // abi returns the text of section heading (up to the next heading of the
@@ -65,11 +65,11 @@ func TestABI_EventTypes(t *testing.T) {
 		want = append(want, string(e.Type))
 	}
 	engineTypes := make([]string, 0, len(want))
-	for _, typ := range engine.EventTypes() {
+	for _, typ := range api.EventTypes() {
 		engineTypes = append(engineTypes, string(typ))
 	}
 	if !slices.Equal(engineTypes, want) {
-		t.Errorf("engine.EventTypes() is %v, wire.Events has %v", engineTypes, want)
+		t.Errorf("api.EventTypes() is %v, wire.Events has %v", engineTypes, want)
 	}
 	cell := regexp.MustCompile("(?m)^\\| `type` \\| string \\| (.*) \\|$").FindStringSubmatch(abi(t, "### Event"))
 	if cell == nil {
@@ -135,7 +135,7 @@ func TestCodes_Distinct(t *testing.T) {
 			t.Errorf("Sentinel(%s) = %v, want %v", c.Code, Sentinel(c.Code), c.Err)
 		}
 	}
-	if got := CodeOf(&engine.DeployError{}); got != CodeDeployFailed {
+	if got := CodeOf(&api.DeployError{}); got != CodeDeployFailed {
 		t.Errorf("CodeOf(*DeployError) = %s", got)
 	}
 }

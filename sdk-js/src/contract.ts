@@ -526,7 +526,10 @@ export type AnyFlowEvent =
 /** One record of an instance's ordered event stream, of type T (by default any type). */
 export type FlowEvent<T extends EventType = EventType> = Extract<AnyFlowEvent, { type: T }>;
 
-/** Choice is what the conditions of a gateway a token waits at say now. */
+/**
+ * Choice is what the conditions of a gateway a token waits at say now
+ * (Token.Choice, with gateway choices on).
+ */
 export interface Choice {
   /**
    * Holds lists the outgoing flows whose condition holds (a flow
@@ -725,35 +728,86 @@ export interface StateResult {
 
 /**
  * Limits are the budgets that bound what one model, expression or input
- * can make the engine do (README, "Limits"), as one value, so that every
- * surface sets them alike: natively with WithLimits, in the WebAssembly
- * module with the configure operation's "limits" (wasm/ABI.md), in the Go
- * host with host.WithLimits, in the SDK with Engine.create({limits}). A
- * zero field keeps the default; a negative one makes New fail.
+ * can make an engine do (docs/limits.md), as one value, so that every
+ * surface sets them alike: natively with engine.WithLimits, in the
+ * WebAssembly module with the configure operation's "limits"
+ * (wasm/ABI.md), in the Go host with host.WithLimits, in the SDK with
+ * Engine.create({limits}). A zero field keeps the default; a negative one
+ * is refused with an error naming the field by its JSON name
+ * ("limits.maxTokens (-1): must not be negative").
+ *
+ * The per-input budgets (the fields ending in PerInput, and MaxTokens)
+ * bound the work one outside input (a start, a job completion or error, a
+ * message, a signal, a timer firing, a command) can make an instance do,
+ * so that a model whose handlers rethrow what they catch, whose cycles
+ * fork, or which starts itself cannot take the engine's time and memory.
+ * An instance's work counts from the moment no token of it is moving until
+ * none is again. When a budget is exceeded, the instance is held: one
+ * incident names the budget, the element and the figure, and every token
+ * stops at its next element, so the engine settles. Resolving the
+ * incident grants a fresh budget and lets the tokens go on; cancelling
+ * the instance ends it.
  */
 export interface Limits {
-  /** MaxSteps is WithMaxSteps: elements one token may pass without waiting. */
+  /**
+   * MaxSteps is how many elements a token may pass without waiting
+   * before the engine opens an incident at the element it reached
+   * (default 10,000).
+   */
   maxSteps?: number;
-  /** MaxStepsPerInput is WithMaxStepsPerInput. */
+  /**
+   * MaxStepsPerInput is how many elements the tokens of one instance
+   * may pass, together, for one input (default 100,000).
+   */
   maxStepsPerInput?: number;
-  /** MaxTokensPerInput is WithMaxTokensPerInput. */
+  /**
+   * MaxTokensPerInput is how many tokens one instance may create for
+   * one input (default 10,000).
+   */
   maxTokensPerInput?: number;
-  /** MaxRecordsPerInput is WithMaxRecordsPerInput. */
+  /**
+   * MaxRecordsPerInput is how many history records one instance may
+   * write for one input (default 500,000).
+   */
   maxRecordsPerInput?: number;
-  /** MaxTokens is WithMaxTokens: tokens alive in one instance at once. */
+  /**
+   * MaxTokens is how many tokens may be alive in one instance at once
+   * (default 10,000).
+   */
   maxTokens?: number;
-  /** MaxStartsPerInput is WithMaxStartsPerInput. */
+  /**
+   * MaxStartsPerInput is how many instances one input may start,
+   * counting those started by messages and signals thrown and by call
+   * activities in the instances it started, and in theirs (default
+   * 1,000). The throw or call activity that would exceed it holds its
+   * token with an incident; a PublishMessage or BroadcastSignal whose
+   * start events alone would exceed it fails and publishes nothing.
+   */
   maxStartsPerInput?: number;
   /**
-   * MaxEvalSteps is WithMaxEvalSteps: the work of one expression
-   * evaluation.
+   * MaxEvalSteps is how much work one evaluation of an expression may
+   * do (default 1,000,000): every operator or function applied, loop
+   * iteration, list or context entry built, and entry or 64 bytes of
+   * text a function reads is a step. An evaluation that exceeds it
+   * fails like any expression error (an incident, or an error for the
+   * call that triggered it) naming the budget and its figure, so no
+   * expression can hold an instance, or a WebAssembly module, for long.
    */
   maxEvalSteps?: number;
-  /** MaxEvalBytes is WithMaxEvalBytes: what one evaluation may allocate. */
+  /**
+   * MaxEvalBytes is how much one evaluation of an expression may
+   * allocate (default 16 MiB): the text of every string and 16 bytes per
+   * entry of every list and context it makes. It also bounds the size of
+   * the variable a mapping sets, counted as a tree (a value shared in
+   * several places counts in each).
+   */
   maxEvalBytes?: number;
 }
 
-/** Stats counts what the engine holds open. */
+/**
+ * Stats counts what an engine holds open: live instances, activatable
+ * jobs, open incidents, subscriptions and timers.
+ */
 export interface Stats {
   instances: number;
   jobs: number;
@@ -838,7 +892,7 @@ export interface EvaluatedDecision {
   failure?: string;
 }
 
-/** DecisionResult is evaluate_decision's result (engine.DecisionResult). */
+/** DecisionResult is evaluate_decision's result (api.DecisionResult). */
 export interface DecisionResult {
   decision: DeployedDecision;
   /** Output is the decision's result; null when it failed (failure says why). */
@@ -877,7 +931,7 @@ export interface ProcessMetrics {
  * Metrics is what an operator reads of an engine: what is open now (Stats),
  * open jobs by type and the one waiting longest, and per process how many
  * instances are active or ended in each state and how long completed ones
- * took on the engine clock. Ended instances are counted from when this
+ * took on the engine clock. Ended instances are counted from when the
  * engine was created or restored (a restored engine counts the finished
  * instances its document holds).
  */

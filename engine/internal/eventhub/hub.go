@@ -13,18 +13,18 @@ package eventhub
 import (
 	"cmp"
 	"container/heap"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/engine/clock"
 )
 
 // ErrDuplicateMessage is returned by Publish for a message whose ID matches
 // a message still buffered.
-var ErrDuplicateMessage = errors.New("a message with this id is already buffered")
+var ErrDuplicateMessage = api.ErrDuplicateMessage
 
 // Kind is the trigger of a subscription.
 type Kind uint8

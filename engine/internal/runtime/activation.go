@@ -19,15 +19,6 @@ import (
 // (Job.Activation, Worker, Deadline, RetryAt), which the loop owns and
 // checkpoints write with the job.
 
-// JobArgs are what a job result may name besides the job: the activation
-// it answers (zero answers whatever activation the job has, or none) and,
-// for a failure with retries left, how long the job waits before it can be
-// activated again.
-type JobArgs struct {
-	Activation int64
-	Backoff    time.Duration
-}
-
 // ActivateOptions say which jobs ActivateJobs activates and for whom.
 type ActivateOptions struct {
 	// Type is the job type; required.
@@ -182,7 +173,7 @@ func (inst *Instance) activateJob(c *command) error {
 	next.RetryAt = nil
 	js.job = &next
 	inst.eng.addJob(inst, js.job)
-	a := next.clone()
+	a := cloneJob(&next)
 	c.activated = &a
 	return nil
 }

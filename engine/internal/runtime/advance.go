@@ -4,7 +4,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -28,10 +27,6 @@ func (e *Engine) NextDeadline() (time.Time, bool) {
 // MaxFiringsPerAdvance bounds how many timer firings one Advance call
 // processes, so that no call loops without end.
 const MaxFiringsPerAdvance = 100_000
-
-// ErrTooManyFirings is returned by AdvanceTo when more timers fell due in
-// the span than MaxFiringsPerAdvance.
-var ErrTooManyFirings = errors.New("too many timer firings in one advance")
 
 // AdvanceTo moves a virtual clock to t, firing due timers one due time at a
 // time, in order, and settling after each, so that a timer started by an

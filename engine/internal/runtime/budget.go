@@ -48,7 +48,7 @@ func (c *cause) reserve(n, limit int, what string) error {
 	}
 	if got := c.starts.Add(int64(n)); got > int64(limit) {
 		c.starts.Add(-int64(n))
-		return fmt.Errorf("budget %q exceeded: %s would start instance %d of one outside input, limit %d (engine option WithMaxStartsPerInput)",
+		return fmt.Errorf("budget %q exceeded: %s would start instance %d of one outside input, limit %d (limits.maxStartsPerInput)",
 			"starts per input", what, got, limit)
 	}
 	return nil
@@ -82,13 +82,13 @@ func (inst *Instance) spend() {
 	o := &inst.eng.opts
 	switch {
 	case len(inst.tokens) > o.MaxTokens:
-		inst.holdInstance("live tokens", len(inst.tokens), o.MaxTokens, "tokens alive in the instance", "WithMaxTokens")
+		inst.holdInstance("live tokens", len(inst.tokens), o.MaxTokens, "tokens alive in the instance", "maxTokens")
 	case inst.work.steps > o.MaxStepsPerInput:
-		inst.holdInstance("steps per input", inst.work.steps, o.MaxStepsPerInput, "steps since the instance was last idle", "WithMaxStepsPerInput")
+		inst.holdInstance("steps per input", inst.work.steps, o.MaxStepsPerInput, "steps since the instance was last idle", "maxStepsPerInput")
 	case inst.work.tokens > o.MaxTokensPerInput:
-		inst.holdInstance("tokens per input", inst.work.tokens, o.MaxTokensPerInput, "tokens created since the instance was last idle", "WithMaxTokensPerInput")
+		inst.holdInstance("tokens per input", inst.work.tokens, o.MaxTokensPerInput, "tokens created since the instance was last idle", "maxTokensPerInput")
 	case inst.work.records > o.MaxRecordsPerInput:
-		inst.holdInstance("records per input", inst.work.records, o.MaxRecordsPerInput, "records written since the instance was last idle", "WithMaxRecordsPerInput")
+		inst.holdInstance("records per input", inst.work.records, o.MaxRecordsPerInput, "records written since the instance was last idle", "maxRecordsPerInput")
 	}
 }
 
@@ -96,7 +96,7 @@ func (inst *Instance) spend() {
 // under it.
 func (inst *Instance) holdInstance(budget string, got, limit int, what, option string) {
 	n := inst.plan.Process.Nodes[inst.lastNode-1] // set: the first token's entry is recorded before any work
-	msg := fmt.Sprintf("budget %q exceeded at element %s: %d %s, limit %d (engine option %s); the instance is held until this incident is resolved (a fresh budget) or the instance is cancelled",
+	msg := fmt.Sprintf("budget %q exceeded at element %s: %d %s, limit %d (limits.%s); the instance is held until this incident is resolved (a fresh budget) or the instance is cancelled",
 		budget, n.ID, got, what, limit, option)
 	key := inst.eng.NextKey()
 	if inst.incidents == nil {

@@ -14,10 +14,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
-// ErrNotSettled is returned by Checkpoint when something still moved after
-// the engine settled: input given while the checkpoint was taken.
-var ErrNotSettled = errors.New("engine is not settled")
-
 // deployment is the source of one successful deployment, kept for
 // checkpoints: a restore deploys it again.
 type deployment struct {
@@ -576,7 +572,7 @@ func (inst *Instance) checkpoint(x *planIndex, from int) (*InstDoc, error) {
 	}
 	for _, key := range sortedKeys(inst.jobs) {
 		js := inst.jobs[key]
-		d.Jobs = append(d.Jobs, JobDoc{Job: js.job.clone(), Token: js.token, Incident: js.incident})
+		d.Jobs = append(d.Jobs, JobDoc{Job: cloneJob(js.job), Token: js.token, Incident: js.incident})
 	}
 	for _, key := range sortedKeys(inst.incidents) {
 		is := inst.incidents[key]

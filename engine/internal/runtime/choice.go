@@ -18,25 +18,6 @@ import (
 // the instance after the engine has routed it. The wait is a track
 // continuation like any other, so a checkpoint keeps it.
 
-// ErrBadChoice is returned for a choice that no token waiting at a
-// gateway can take; nothing changes. A choice is a modification of the
-// instance, so it wraps ErrBadModification (the BAD_MODIFICATION code of
-// the module).
-var ErrBadChoice = fmt.Errorf("%w: bad gateway choice", ErrBadModification)
-
-// Choice is what the conditions of a gateway a token waits at say now.
-type Choice struct {
-	// Holds lists the outgoing flows whose condition holds (a flow
-	// without a condition holds; the default flow is not listed), in
-	// document order.
-	Holds []string `json:"holds"`
-	// Takes lists the flows the gateway would take by its conditions:
-	// for an exclusive gateway the first that holds, else the default.
-	Takes []string `json:"takes"`
-	// Error says why a condition cannot be evaluated (Takes is then empty).
-	Error string `json:"error,omitempty"`
-}
-
 // SetGatewayChoices turns gateway choices on or off for tokens that reach
 // a gateway from now on; tokens already waiting for a choice keep waiting.
 func (e *Engine) SetGatewayChoices(on bool) { e.choices.Store(on) }

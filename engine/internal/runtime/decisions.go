@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -25,10 +24,6 @@ type DecisionVersion struct {
 	Model *model.DMNDefinitions
 	set   *decision.Set
 }
-
-// ErrUnknownDecision is a decision no deployment has (or none of the
-// version asked for).
-var ErrUnknownDecision = errors.New("flowtrack: unknown decision")
 
 // decisionRegistry holds the deployed decisions; guarded by Engine.mu.
 type decisionRegistry struct {

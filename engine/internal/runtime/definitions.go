@@ -5,19 +5,6 @@ import (
 	"sort"
 )
 
-// Definition is one deployed version of a process: what an operator lists
-// to see which versions exist and starts a chosen one of.
-type Definition struct {
-	ProcessID string `json:"processId"`
-	Name      string `json:"name,omitempty"`
-	Key       int64  `json:"key"`
-	Version   int    `json:"version"`
-	// Resource is the name the document was deployed under.
-	Resource string `json:"resource"`
-	// Latest marks the newest version, the one Start uses.
-	Latest bool `json:"latest,omitempty"`
-}
-
 // Definitions returns every deployed version of every process, ordered by
 // process id, then version.
 func (e *Engine) Definitions() []Definition {

@@ -10,14 +10,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 )
 
-// MessageSubscription is an open message subscription of an instance.
-type MessageSubscription struct {
-	InstanceKey    int64  `json:"instanceKey"`
-	ProcessID      string `json:"processId"`
-	Name           string `json:"name"`
-	CorrelationKey string `json:"correlationKey"`
-}
-
 // MessageSubscriptions returns the open message subscriptions, oldest
 // first.
 func (e *Engine) MessageSubscriptions() []MessageSubscription {

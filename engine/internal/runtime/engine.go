@@ -12,24 +12,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 )
 
-// Sentinel errors. The public engine package re-exports them, so callers
-// test them with errors.Is against engine.ErrX.
-var (
-	ErrUnknownProcess  = errors.New("unknown process")
-	ErrNoNoneStart     = errors.New("process has no none start event")
-	ErrUnknownJob      = errors.New("unknown job")
-	ErrUnknownInstance = errors.New("unknown instance")
-	ErrUnknownIncident = errors.New("unknown incident")
-	ErrInstanceEnded   = errors.New("instance has ended")
-	ErrClosed          = errors.New("engine is closed")
-	ErrNotVirtual      = errors.New("clock is not virtual")
-	ErrBadVariables    = errors.New("variables are not JSON-compatible")
-	// ErrStaleActivation is returned for a job result that names an
-	// activation the job no longer has: it timed out and another worker
-	// activated the job, or a failure ended the activation.
-	ErrStaleActivation = errors.New("job activation is stale")
-)
-
 // Options configure a runtime Engine. The public engine package fills them
 // from its functional options; the zero value is valid.
 type Options struct {
@@ -329,16 +311,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		return err
 	}
 	return e.busy.wait(ctx)
-}
-
-// Stats counts what the engine holds open.
-type Stats struct {
-	Instances            int `json:"instances"`
-	Jobs                 int `json:"jobs"`
-	Incidents            int `json:"incidents"`
-	MessageSubscriptions int `json:"messageSubscriptions"`
-	SignalSubscriptions  int `json:"signalSubscriptions"`
-	Timers               int `json:"timers"`
 }
 
 // Stats returns what the engine holds open right now.

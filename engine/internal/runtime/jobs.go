@@ -15,13 +15,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
 
-// JobFilter selects jobs. Zero fields match anything.
-type JobFilter struct {
-	Type        string
-	InstanceKey int64
-	ElementID   string
-}
-
 // Jobs returns copies of the activatable jobs matching f, ordered by key.
 func (e *Engine) Jobs(f JobFilter) []Job {
 	e.mu.Lock()
@@ -33,7 +26,7 @@ func (e *Engine) Jobs(f JobFilter) []Job {
 	for j := range all {
 		if (f.Type == "" || j.Type == f.Type) && (f.InstanceKey == 0 || j.InstanceKey == f.InstanceKey) &&
 			(f.ElementID == "" || j.ElementID == f.ElementID) {
-			out = append(out, j.clone())
+			out = append(out, cloneJob(j))
 		}
 	}
 	e.mu.Unlock()
@@ -49,10 +42,10 @@ func (e *Engine) Job(key int64) (Job, bool) {
 	if !ok {
 		return Job{}, false
 	}
-	return j.clone(), true
+	return cloneJob(j), true
 }
 
-func (j *Job) clone() Job {
+func cloneJob(j *Job) Job {
 	c := *j
 	if j.Headers != nil {
 		c.Headers = make(map[string]string, len(j.Headers))

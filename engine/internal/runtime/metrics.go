@@ -5,46 +5,6 @@ import (
 	"time"
 )
 
-// Metrics is what an operator reads of an engine: what is open now (Stats),
-// open jobs by type and the one waiting longest, and per process how many
-// instances are active or ended in each state and how long completed ones
-// took on the engine clock. Ended instances are counted from when this
-// engine was created or restored (a restored engine counts the finished
-// instances its document holds).
-type Metrics struct {
-	// Open is what the engine holds open now.
-	Open Stats `json:"open"`
-	// JobsByType counts the activatable jobs by job type.
-	JobsByType map[string]int `json:"jobsByType"`
-	// OldestJob is the activatable job created first, nil with none.
-	OldestJob *JobAge `json:"oldestJob,omitempty"`
-	// Processes has one entry per process id with instances, by id.
-	Processes []ProcessMetrics `json:"processes"`
-}
-
-// JobAge names a job and how long it has waited, on the engine clock.
-type JobAge struct {
-	Key         int64     `json:"key"`
-	Type        string    `json:"type"`
-	ElementID   string    `json:"elementId"`
-	InstanceKey int64     `json:"instanceKey"`
-	Created     time.Time `json:"created"`
-	WaitingMs   float64   `json:"waitingMs"`
-}
-
-// ProcessMetrics counts the instances of one process by state, with the
-// latency (start to end, engine clock) of those that completed.
-type ProcessMetrics struct {
-	ProcessID  string `json:"processId"`
-	Active     int    `json:"active"`
-	Completed  int    `json:"completed"`
-	Terminated int    `json:"terminated"`
-	Failed     int    `json:"failed"`
-	// MeanLatencyMs and MaxLatencyMs are over the completed instances.
-	MeanLatencyMs float64 `json:"meanLatencyMs"`
-	MaxLatencyMs  float64 `json:"maxLatencyMs"`
-}
-
 // procCount is the engine's running count of one process's ended
 // instances, kept under Engine.mu.
 type procCount struct {

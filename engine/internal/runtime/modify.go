@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -15,36 +14,6 @@ import (
 // Terminating the last token of a sub-process terminates the sub-process
 // (its waiting token, and so on up); terminating the last token of the
 // instance terminates the instance, as in Zeebe.
-
-// Activation starts a token before an element.
-type Activation struct {
-	// ElementID is the element to start at: an activity, an event or a
-	// gateway; not a start event, a boundary event, or an element inside
-	// a multi-instance or loop activity. A joining gateway receives the
-	// token as on one incoming flow (the one with the fewest tokens
-	// waiting there): it fires if that completes it, as in Zeebe.
-	ElementID string
-	// Scope is the token waiting at the enclosing sub-process for its
-	// inner tokens; 0 finds the only open scope of that sub-process, or
-	// the process scope for an element at process level. With Scope 0 and
-	// no open scope, the enclosing sub-processes that are not open are
-	// entered first (inputs, boundary events; not their start events), in
-	// the only open scope above them, as Zeebe creates missing flow
-	// scopes.
-	Scope int
-	// Variables are set locally in that scope first.
-	Variables map[string]any
-}
-
-// Modification is a set of changes to one instance, applied at once.
-type Modification struct {
-	Activate  []Activation
-	Terminate []int // token ids
-}
-
-// ErrBadModification is returned for a modification the instance cannot
-// apply; nothing of it is applied.
-var ErrBadModification = errors.New("bad instance modification")
 
 // Modify applies m to the instance.
 func (inst *Instance) Modify(ctx context.Context, m Modification) error {

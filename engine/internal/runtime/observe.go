@@ -3,7 +3,6 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log"
 	"runtime"
@@ -15,35 +14,6 @@ import (
 // DefaultObserverBacklog is how many records an observer may have waiting
 // (delivered to it, not yet returned from) before the engine drops it.
 const DefaultObserverBacklog = 1 << 16
-
-// ErrObserverDropped is returned by the unsubscribe function of an
-// observer the engine dropped because its backlog passed the limit.
-var ErrObserverDropped = errors.New("observer dropped: it fell too far behind")
-
-// ErrCalledFromObserver is returned by AdvanceTo and Close when an
-// observer of the engine calls them from its callback. Both wait until
-// every observer has returned from every record it was given, which the
-// calling observer cannot do while it waits.
-var ErrCalledFromObserver = errors.New("called from an observer, which it would wait for")
-
-// ObserverPanicError reports an observer that panicked: the record it was
-// handling, what it panicked with, and its goroutine's stack. The
-// observer stays subscribed; only that record is lost to it.
-type ObserverPanicError struct {
-	Event Event
-	Value any
-	Stack []byte
-}
-
-func (e *ObserverPanicError) Error() string {
-	return fmt.Sprintf("observer panicked on record %d (%s) of instance %d: %v", e.Event.Seq, e.Event.Type, e.Event.InstanceKey, e.Value)
-}
-
-// Unwrap returns the panic value if it is an error.
-func (e *ObserverPanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
 
 // RecoverObserver calls fn with ev; if fn panics it recovers and hands an
 // *ObserverPanicError to report. Every host delivers records through it,

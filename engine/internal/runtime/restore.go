@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -9,10 +8,6 @@ import (
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
 )
-
-// ErrBadState is wrapped by every error Restore returns for a document it
-// cannot read: a newer version, a corrupted or hand-edited one.
-var ErrBadState = errors.New("bad state document")
 
 // Parse reads the BPMN source of a deployment into definitions that
 // passed the model checks; the engine package supplies it, since the
@@ -511,7 +506,7 @@ func (rs *restorer) parked(inst *Instance, nm names, scopes map[int]*scope, d In
 		}
 		rs.key(jd.Job.Key)
 		rs.key(jd.Job.Activation)
-		job := jd.Job.clone()
+		job := cloneJob(&jd.Job)
 		if inst.jobs == nil {
 			inst.jobs = make(map[int64]*jobState)
 		}

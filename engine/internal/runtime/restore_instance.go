@@ -2,14 +2,9 @@ package runtime
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 )
-
-// ErrKeyInUse is returned by RestoreInstance when a key of the document
-// (an instance, a job, an incident) is in use in the engine already.
-var ErrKeyInUse = errors.New("key already in use")
 
 // DeployedSource returns the plans of the deployment named name with
 // exactly source, the first such one, or nil when there is none.

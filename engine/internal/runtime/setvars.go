@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -14,10 +13,6 @@ import (
 // writes go, variable by variable, to the nearest scope up from it that
 // holds the variable, else to the process scope. The loop rechecks
 // conditional events after the command, as after any message.
-
-// ErrUnknownScope is returned for a scope token that names no open
-// variable scope of the instance.
-var ErrUnknownScope = errors.New("unknown variable scope")
 
 // SetVariables sets vars (normalized) on the scope the token scopeToken
 // names (0: the process scope), locally or propagating.

@@ -1,91 +1,129 @@
 package runtime
 
-import "time"
+import "github.com/flowtrack/flowtrack/api"
 
-// State is an instance's lifecycle state.
-//
-// Legal transitions: Active → Completed (no token left), Active → Terminated
-// (cancelled, or aborted by the engine with a reason), Active → Failed (an
-// engine fault such as a runaway loop). Every final state is final.
-type State string
+// The records of instance state are package api's; the runtime names
+// them here so that its code reads as before.
+type (
+	// State is an instance's lifecycle state (api.State).
+	State = api.State
+	// WaitReason says why a token is not moving (api.WaitReason).
+	WaitReason = api.WaitReason
+	// Token is where one path of an instance is and why it waits.
+	Token = api.Token
+	// Job is a unit of work handed to the host.
+	Job = api.Job
+	// Incident is a problem that holds a token until it is resolved.
+	Incident = api.Incident
+	// Choice is what the conditions of a gateway a token waits at say now.
+	Choice = api.Choice
+	// JobFilter selects jobs.
+	JobFilter = api.JobFilter
+	// JobArgs are what a job result may name besides the job.
+	JobArgs = api.JobArgs
+	// Activation starts a token before an element.
+	Activation = api.Activation
+	// Modification is a set of changes to one instance, applied at once.
+	Modification = api.Modification
+	// Definition is one deployed version of a process.
+	Definition = api.Definition
+	// Metrics is what an operator reads of an engine.
+	Metrics = api.Metrics
+	// JobAge names a job and how long it has waited.
+	JobAge = api.JobAge
+	// ProcessMetrics counts the instances of one process by state.
+	ProcessMetrics = api.ProcessMetrics
+	// Stats counts what the engine holds open.
+	Stats = api.Stats
+	// MessageSubscription is an open message subscription of an instance.
+	MessageSubscription = api.MessageSubscription
+	// ObserverPanicError reports an observer that panicked.
+	ObserverPanicError = api.ObserverPanicError
+	// Event is one record of an instance's event stream.
+	Event = api.Event
+	// EventType names what an Event records.
+	EventType = api.EventType
+)
 
 // Instance states.
 const (
-	Active     State = "active"
-	Completed  State = "completed"
-	Terminated State = "terminated"
-	Failed     State = "failed"
+	Active     = api.Active
+	Completed  = api.Completed
+	Terminated = api.Terminated
+	Failed     = api.Failed
 )
-
-// Final reports whether s is a final state.
-func (s State) Final() bool { return s != Active && s != "" }
-
-// WaitReason says why a token is not moving.
-type WaitReason string
 
 // Wait reasons of a token. A token that is moving has no reason.
 const (
-	WaitJob      WaitReason = "job"
-	WaitMessage  WaitReason = "message"
-	WaitSignal   WaitReason = "signal"
-	WaitTimer    WaitReason = "timer"
-	WaitEvent    WaitReason = "event" // an event-based gateway: any of its arms
-	WaitJoin     WaitReason = "join"
-	WaitIncident WaitReason = "incident"
-	WaitScope    WaitReason = "scope"  // an activity waiting for its inner tokens
-	WaitCall     WaitReason = "call"   // a call activity waiting for its called instance
-	WaitChoice   WaitReason = "choice" // a diverging exclusive or inclusive gateway, before it routes, with gateway choices on
+	WaitJob      = api.WaitJob
+	WaitMessage  = api.WaitMessage
+	WaitSignal   = api.WaitSignal
+	WaitTimer    = api.WaitTimer
+	WaitEvent    = api.WaitEvent
+	WaitJoin     = api.WaitJoin
+	WaitIncident = api.WaitIncident
+	WaitScope    = api.WaitScope
+	WaitCall     = api.WaitCall
+	WaitChoice   = api.WaitChoice
 )
 
-// Token is where one path of an instance is and why it waits.
-type Token struct {
-	ID        int        `json:"id"`
-	ElementID string     `json:"elementId"`
-	Waiting   WaitReason `json:"waiting,omitempty"`
-	// JobKey is the job the token waits for.
-	JobKey int64 `json:"jobKey,omitempty"`
-	// IncidentKey is the incident that holds the token.
-	IncidentKey int64 `json:"incidentKey,omitempty"`
-	// Choice is, for a token waiting for a choice at a gateway, what the
-	// gateway's conditions say now.
-	Choice *Choice `json:"choice,omitempty"`
-}
+// Event types of the per-instance stream.
+const (
+	InstanceStarted    = api.InstanceStarted
+	InstanceCompleted  = api.InstanceCompleted
+	InstanceTerminated = api.InstanceTerminated
+	InstanceFailed     = api.InstanceFailed
+	ElementEntered     = api.ElementEntered
+	ElementLeft        = api.ElementLeft
+	ElementTerminated  = api.ElementTerminated
+	FlowTaken          = api.FlowTaken
+	TokenMerged        = api.TokenMerged
+	JobCreated         = api.JobCreated
+	JobCompleted       = api.JobCompleted
+	JobFailed          = api.JobFailed
+	JobCanceled        = api.JobCanceled
+	IncidentCreated    = api.IncidentCreated
+	IncidentResolved   = api.IncidentResolved
+	VariablesUpdated   = api.VariablesUpdated
+	MessageSubscribed  = api.MessageSubscribed
+	MessageCorrelated  = api.MessageCorrelated
+	MessagePublished   = api.MessagePublished
+	SignalBroadcast    = api.SignalBroadcast
+	SignalSubscribed   = api.SignalSubscribed
+	SignalReceived     = api.SignalReceived
+	TimerScheduled     = api.TimerScheduled
+	TimerFired         = api.TimerFired
+	ErrorThrown        = api.ErrorThrown
+	EscalationThrown   = api.EscalationThrown
+	ErrorCaught        = api.ErrorCaught
+	CallStarted        = api.CallStarted
+	ConditionSatisfied = api.ConditionSatisfied
+	EscalationCaught   = api.EscalationCaught
+	FlowsChosen        = api.FlowsChosen
+	DecisionEvaluated  = api.DecisionEvaluated
+)
 
-// Job is a unit of work handed to the host: a task the engine waits on.
-type Job struct {
-	Key         int64             `json:"key"`
-	Type        string            `json:"type"`
-	ProcessID   string            `json:"processId"`
-	ElementID   string            `json:"elementId"`
-	InstanceKey int64             `json:"instanceKey"`
-	Retries     int               `json:"retries"`
-	Headers     map[string]string `json:"headers,omitempty"`
-	Variables   map[string]any    `json:"variables,omitempty"`
-	// ErrorMessage is the message of the last failure.
-	ErrorMessage string    `json:"errorMessage,omitempty"`
-	Created      time.Time `json:"created"`
-	// Worker names the worker holding the job's current activation.
-	Worker string `json:"worker,omitempty"`
-	// Activation identifies the job's current activation (ActivateJobs),
-	// zero while nobody holds it. A result that names an activation is
-	// refused once another activation or a failure replaced it.
-	Activation int64 `json:"activation,omitempty"`
-	// Deadline is when the current activation times out: from then on,
-	// on the engine clock, the job can be activated again.
-	Deadline *time.Time `json:"deadline,omitempty"`
-	// RetryAt is when a failed job's retry back-off ends: until then,
-	// on the engine clock, ActivateJobs passes it over.
-	RetryAt *time.Time `json:"retryAt,omitempty"`
-}
-
-// Incident is a problem that holds a token until it is resolved: a failed
-// job with no retries left, a condition that cannot be evaluated, an
-// uncaught error.
-type Incident struct {
-	Key         int64  `json:"key"`
-	InstanceKey int64  `json:"instanceKey"`
-	ElementID   string `json:"elementId"`
-	// JobKey is the failed job, for job incidents.
-	JobKey  int64  `json:"jobKey,omitempty"`
-	Message string `json:"message"`
-}
+// The sentinel errors the runtime returns are package api's (api/errors.go).
+var (
+	ErrUnknownProcess     = api.ErrUnknownProcess
+	ErrNoNoneStart        = api.ErrNoNoneStart
+	ErrUnknownJob         = api.ErrUnknownJob
+	ErrUnknownInstance    = api.ErrUnknownInstance
+	ErrUnknownIncident    = api.ErrUnknownIncident
+	ErrInstanceEnded      = api.ErrInstanceEnded
+	ErrClosed             = api.ErrClosed
+	ErrNotVirtual         = api.ErrNotVirtual
+	ErrBadVariables       = api.ErrBadVariables
+	ErrStaleActivation    = api.ErrStaleActivation
+	ErrObserverDropped    = api.ErrObserverDropped
+	ErrCalledFromObserver = api.ErrCalledFromObserver
+	ErrUnknownScope       = api.ErrUnknownScope
+	ErrBadModification    = api.ErrBadModification
+	ErrBadChoice          = api.ErrBadChoice
+	ErrUnknownDecision    = api.ErrUnknownDecision
+	ErrTooManyFirings     = api.ErrTooManyFirings
+	ErrBadState           = api.ErrBadState
+	ErrKeyInUse           = api.ErrKeyInUse
+	ErrNotSettled         = api.ErrNotSettled
+	ErrDuplicateMessage   = api.ErrDuplicateMessage
+)

@@ -244,7 +244,7 @@ func (t *track) step() outcome {
 func (t *track) count() outcome {
 	if t.steps++; t.steps > t.inst.eng.opts.MaxSteps {
 		t.steps = 0
-		err := fmt.Errorf("budget %q exceeded at element %s: the token passed %d elements without waiting, limit %d (engine option WithMaxSteps)",
+		err := fmt.Errorf("budget %q exceeded at element %s: the token passed %d elements without waiting, limit %d (limits.maxSteps)",
 			"steps per token", t.node.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
 		return t.park(atStepBudget, report{kind: evIncident, node: t.node, more: &reportMore{err: err}})
 	}
@@ -365,7 +365,7 @@ func (t *track) iterate() outcome {
 		if t.iter > 0 {
 			if t.steps++; t.steps > t.inst.eng.opts.MaxSteps {
 				t.steps = 0
-				err := fmt.Errorf("budget %q exceeded at element %s: the loop ran %d iterations without waiting, limit %d (engine option WithMaxSteps)",
+				err := fmt.Errorf("budget %q exceeded at element %s: the loop ran %d iterations without waiting, limit %d (limits.maxSteps)",
 					"steps per token", n.ID, t.inst.eng.opts.MaxSteps+1, t.inst.eng.opts.MaxSteps)
 				return t.park(atLoopBudget, report{kind: evIncident, node: n, more: &reportMore{err: err}})
 			}

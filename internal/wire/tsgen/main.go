@@ -27,7 +27,7 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/internal/wire"
 )
 
@@ -49,12 +49,12 @@ var named = []struct {
 	v    any
 	name string
 }{
-	{engine.Choice{}, "Choice"},
-	{engine.Token{}, "Token"},
-	{engine.Job{}, "Job"},
-	{engine.Incident{}, "Incident"},
-	{engine.Problem{}, "Problem"},
-	{engine.Process{}, "DeployedProcess"},
+	{api.Choice{}, "Choice"},
+	{api.Token{}, "Token"},
+	{api.Job{}, "Job"},
+	{api.Incident{}, "Incident"},
+	{api.Problem{}, "Problem"},
+	{api.Process{}, "DeployedProcess"},
 	{wire.DeployResult{}, "Deployment"},
 	{wire.StartResult{}, "StartedInstance"},
 	{wire.CompleteJobResult{}, "CompletedJob"},
@@ -62,18 +62,18 @@ var named = []struct {
 	{wire.InstanceResult{}, "InstanceInfo"},
 	{wire.NowResult{}, "NowResult"},
 	{wire.StateResult{}, "StateResult"},
-	{engine.Limits{}, "Limits"},
-	{engine.Stats{}, "Stats"},
-	{engine.Definition{}, "Definition"},
+	{api.Limits{}, "Limits"},
+	{api.Stats{}, "Stats"},
+	{api.Definition{}, "Definition"},
 	{wire.ActivateElement{}, "ActivateElement"},
 	{wire.DefinitionXMLResult{}, "DefinitionXML"},
-	{engine.Decision{}, "DeployedDecision"},
-	{engine.MatchedRule{}, "MatchedRule"},
-	{engine.EvaluatedDecision{}, "EvaluatedDecision"},
+	{api.Decision{}, "DeployedDecision"},
+	{api.MatchedRule{}, "MatchedRule"},
+	{api.EvaluatedDecision{}, "EvaluatedDecision"},
 	{wire.EvaluateDecisionResult{}, "DecisionResult"},
-	{engine.JobAge{}, "JobAge"},
-	{engine.ProcessMetrics{}, "ProcessMetrics"},
-	{engine.Metrics{}, "Metrics"},
+	{api.JobAge{}, "JobAge"},
+	{api.ProcessMetrics{}, "ProcessMetrics"},
+	{api.Metrics{}, "Metrics"},
 	{wire.Error{}, "ErrorData"},
 	{wire.Response[json.RawMessage]{}, "Envelope"},
 }
@@ -81,9 +81,9 @@ var named = []struct {
 // scalars are the named Go types that map to a TypeScript type of the
 // contract.
 var scalars = map[reflect.Type]string{
-	reflect.TypeFor[engine.State]():      "InstanceState",
-	reflect.TypeFor[engine.WaitReason](): "WaitReason",
-	reflect.TypeFor[engine.EventType]():  "EventType",
+	reflect.TypeFor[api.State]():         "InstanceState",
+	reflect.TypeFor[api.WaitReason]():    "WaitReason",
+	reflect.TypeFor[api.EventType]():     "EventType",
 	reflect.TypeFor[wire.Code]():         "ErrorCode | (string & {})", // a newer module may answer with a code this SDK does not know
 	reflect.TypeFor[time.Time]():         "string",
 	reflect.TypeFor[json.RawMessage]():   "unknown",
@@ -157,8 +157,8 @@ func (g *gen) waitReasons() {
 	g.p(" */\nexport type WaitReason = %s;\n\n", strings.Join(quoted(strs(reasons())), " | "))
 }
 
-func reasons() []engine.WaitReason {
-	out := make([]engine.WaitReason, len(wire.WaitReasons))
+func reasons() []api.WaitReason {
+	out := make([]api.WaitReason, len(wire.WaitReasons))
 	for i, w := range wire.WaitReasons {
 		out[i] = w.Reason
 	}
@@ -173,7 +173,7 @@ func (g *gen) events() error {
 		g.p("  '%s',\n", e.Type)
 	}
 	g.p("] as const;\n\n/** The name of what an event records. */\nexport type EventType = (typeof eventTypes)[number];\n\n")
-	ev := reflect.TypeFor[engine.Event]()
+	ev := reflect.TypeFor[api.Event]()
 	fields := map[string]reflect.StructField{}
 	for i := range ev.NumField() {
 		f := ev.Field(i)
@@ -203,7 +203,7 @@ func (g *gen) events() error {
 			for _, n := range list.names {
 				f, ok := fields[n]
 				if !ok {
-					return fmt.Errorf("event %s: engine.Event has no field %q", e.Type, n)
+					return fmt.Errorf("event %s: api.Event has no field %q", e.Type, n)
 				}
 				if err := g.field(ev, f, n, &list.optional); err != nil {
 					return err
@@ -322,7 +322,7 @@ func (g *gen) tsType(t reflect.Type) (string, error) {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		return "number", nil
 	case reflect.Slice:
-		if t.Elem() == reflect.TypeFor[engine.Event]() {
+		if t.Elem() == reflect.TypeFor[api.Event]() {
 			return "AnyFlowEvent[]", nil
 		}
 		e, err := g.tsType(t.Elem())

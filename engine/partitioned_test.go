@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/flowtrack/flowtrack/engine"
+	"github.com/flowtrack/flowtrack/internal/partitioned"
 )
 
 // keyedCatch waits for message "m" correlated by the variable key.
@@ -27,7 +28,7 @@ const keyedCatch = `<?xml version="1.0" encoding="UTF-8"?>
 // open waits, a message for one named instance (only while it waits),
 // which processes a publication served, and a buffered message taken for
 // a process and handed back.
-func TestDirectCorrelation(t *testing.T) {
+func TestPartitioned_CrossPartitionCorrelation(t *testing.T) {
 	e := newEngine(t)
 	ctx := ctxT(t)
 	deploy(t, e, keyedCatch)
@@ -36,26 +37,26 @@ func TestDirectCorrelation(t *testing.T) {
 	assert.Equal(t, []engine.MessageSubscription{
 		{InstanceKey: first.Key(), ProcessID: "p", Name: "m", CorrelationKey: "k"},
 		{InstanceKey: second.Key(), ProcessID: "p", Name: "m", CorrelationKey: "k"},
-	}, e.MessageSubscriptions())
+	}, partitioned.MessageSubscriptions(e))
 
 	// The second, not the oldest: the caller names the instance.
-	ok, err := e.CorrelateMessageTo(ctx, second.Key(), engine.Message{Name: "m", CorrelationKey: "k", Variables: map[string]any{"n": 2}})
+	ok, err := partitioned.CorrelateMessageTo(ctx, e, second.Key(), engine.Message{Name: "m", CorrelationKey: "k", Variables: map[string]any{"n": 2}})
 	require.NoError(t, err)
 	assert.True(t, ok)
 	require.NoError(t, e.Settle(ctx))
 	assert.Equal(t, engine.Completed, second.State())
 	assert.Equal(t, 2.0, second.Variables()["n"])
 	assert.Equal(t, engine.Active, first.State())
-	ok, err = e.CorrelateMessageTo(ctx, second.Key(), engine.Message{Name: "m", CorrelationKey: "k"})
+	ok, err = partitioned.CorrelateMessageTo(ctx, e, second.Key(), engine.Message{Name: "m", CorrelationKey: "k"})
 	require.NoError(t, err)
 	assert.False(t, ok, "the wait is gone")
-	ok, err = e.CorrelateMessageTo(ctx, first.Key(), engine.Message{Name: "m", CorrelationKey: "other"})
+	ok, err = partitioned.CorrelateMessageTo(ctx, e, first.Key(), engine.Message{Name: "m", CorrelationKey: "other"})
 	require.NoError(t, err)
 	assert.False(t, ok, "no wait for that key")
-	_, err = e.CorrelateMessageTo(ctx, first.Key(), engine.Message{})
+	_, err = partitioned.CorrelateMessageTo(ctx, e, first.Key(), engine.Message{})
 	require.ErrorIs(t, err, engine.ErrInvalidArgument)
 
-	pub, err := e.PublishMessageServed(ctx, engine.Message{Name: "m", CorrelationKey: "k"})
+	pub, err := partitioned.PublishMessageServed(ctx, e, engine.Message{Name: "m", CorrelationKey: "k"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"p": true}, pub.Served)
 	require.Len(t, pub.Correlated, 1)
@@ -63,34 +64,34 @@ func TestDirectCorrelation(t *testing.T) {
 	assert.Empty(t, pub.Started)
 	require.NoError(t, e.Settle(ctx))
 	assert.Equal(t, engine.Completed, first.State())
-	assert.Empty(t, e.MessageSubscriptions())
+	assert.Empty(t, partitioned.MessageSubscriptions(e))
 
 	// A buffered message: taken for p once, handed back, taken again.
-	pub, err = e.PublishMessageServed(ctx, engine.Message{Name: "m", CorrelationKey: "b", TTL: time.Minute, MessageID: "x",
+	pub, err = partitioned.PublishMessageServed(ctx, e, engine.Message{Name: "m", CorrelationKey: "b", TTL: time.Minute, MessageID: "x",
 		Variables: map[string]any{"n": 3}})
 	require.NoError(t, err)
 	assert.Empty(t, pub.Served)
 	assert.Empty(t, pub.Correlated)
 	assert.Empty(t, pub.Started)
-	b, ok := e.ClaimBufferedMessage("m", "b", "p")
+	b, ok := partitioned.ClaimBufferedMessage(e, "m", "b", "p")
 	require.True(t, ok)
 	require.NoError(t, b.Commit(ctx))
 	assert.Equal(t, "x", b.MessageID())
 	assert.Equal(t, 3.0, b.Variables()["n"])
-	_, ok = e.ClaimBufferedMessage("m", "b", "p")
+	_, ok = partitioned.ClaimBufferedMessage(e, "m", "b", "p")
 	assert.False(t, ok, "taken for p already")
 	require.NoError(t, b.Release(ctx))
 	// Handed back: a wait of p opened here now receives it.
 	third := start(t, e, map[string]any{"key": "b"})
 	assert.Equal(t, engine.Completed, third.State())
 	assert.Equal(t, 3.0, third.Variables()["n"])
-	_, ok = e.ClaimBufferedMessage("m", "b", "p")
+	_, ok = partitioned.ClaimBufferedMessage(e, "m", "b", "p")
 	assert.False(t, ok)
 
 	// A message start event counts as reaching its process.
 	_, err = e.Deploy("start.bpmn", []byte(messageStarted))
 	require.NoError(t, err)
-	pub, err = e.PublishMessageServed(ctx, engine.Message{Name: "go", CorrelationKey: "s"})
+	pub, err = partitioned.PublishMessageServed(ctx, e, engine.Message{Name: "go", CorrelationKey: "s"})
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"started": true}, pub.Served)
 	assert.Empty(t, pub.Correlated)

@@ -4,19 +4,27 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flowtrack/flowtrack/internal/partitioned/link"
+
 	"github.com/flowtrack/flowtrack/engine/internal/eventhub"
 	"github.com/flowtrack/flowtrack/engine/internal/runtime"
 )
 
-// MessageSubscription is a message wait open in an instance: a message
-// catch event, receive task, boundary event, event-based gateway arm or
-// event sub-process start waiting for Name with CorrelationKey.
-type MessageSubscription = runtime.MessageSubscription
+// crossPartition implements the operations of a cluster partition on its
+// engine, beyond the public API: package internal/partitioned exposes them
+// to the cluster as functions taking an *Engine, so Engine's method set
+// stays what every user of the engine needs. They correlate messages
+// across partitions (cluster/doc.go, "Messages").
+type crossPartition struct{}
+
+func init() { link.Partitioned = crossPartition{} }
 
 // MessageSubscriptions returns the open message subscriptions, oldest
 // first. A cluster partition reads them to tell the partition of each
 // correlation key which of its instances wait there (package cluster).
-func (e *Engine) MessageSubscriptions() []MessageSubscription { return e.rt.MessageSubscriptions() }
+func (crossPartition) MessageSubscriptions(e *Engine) []MessageSubscription {
+	return e.rt.MessageSubscriptions()
+}
 
 // CorrelateMessageTo correlates m to one instance: to its open
 // subscription for m's name and correlation key, as if m had been
@@ -32,7 +40,7 @@ func (e *Engine) MessageSubscriptions() []MessageSubscription { return e.rt.Mess
 // ErrInvalidArgument for an empty name or variables that are not JSON
 // values, ErrClosed; with a store, an error wrapping ErrNotAcknowledged
 // when the correlation took effect but its commit failed.
-func (e *Engine) CorrelateMessageTo(ctx context.Context, instanceKey int64, m Message) (bool, error) {
+func (crossPartition) CorrelateMessageTo(ctx context.Context, e *Engine, instanceKey int64, m Message) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -53,7 +61,7 @@ func (e *Engine) CorrelateMessageTo(ctx context.Context, instanceKey int64, m Me
 	return ok, nil
 }
 
-// Publication is what PublishMessageServed did with a message on this
+// Publication is what partitioned.PublishMessageServed did with a message on this
 // engine.
 type Publication struct {
 	// Correlated are the instances the message was correlated to, at most
@@ -78,7 +86,7 @@ type Publication struct {
 //
 // As PublishMessageReached; with an error wrapping ErrNotAcknowledged the
 // publication comes with it, since the message was published.
-func (e *Engine) PublishMessageServed(ctx context.Context, m Message) (Publication, error) {
+func (crossPartition) PublishMessageServed(ctx context.Context, e *Engine, m Message) (Publication, error) {
 	if err := e.checkMessage(ctx, m); err != nil {
 		return Publication{}, err
 	}
@@ -107,7 +115,7 @@ func (e *Engine) publicationOf(pub runtime.Publication) Publication {
 }
 
 // BufferedMessage is a buffered message taken for one process by
-// ClaimBufferedMessage.
+// partitioned.ClaimBufferedMessage.
 type BufferedMessage struct {
 	c *eventhub.Claim
 	e *Engine
@@ -139,7 +147,7 @@ func (b *BufferedMessage) Commit(ctx context.Context) error {
 // It reports false when no such message is buffered. The claim is
 // committed with the engine's next commit; the caller records what it
 // does with the message first, then waits for it (BufferedMessage.Commit).
-func (e *Engine) ClaimBufferedMessage(name, key, processID string) (*BufferedMessage, bool) {
+func (crossPartition) ClaimBufferedMessage(e *Engine, name, key, processID string) (*BufferedMessage, bool) {
 	c, ok := e.rt.ClaimBufferedMessage(name, key, processID)
 	if !ok {
 		return nil, false
