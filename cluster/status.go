@@ -127,6 +127,23 @@ var ErrNoCluster = errors.New("cluster: no such cluster")
 // status says so rather than wait.
 const streamInfoWait = time.Second
 
+// statusTry bounds one try of each of ReadStatus's requests. A bucket
+// whose stream leader was on a killed server answers nothing until a new
+// one is elected, and a request that waited for it used up the whole
+// status call (listing the lease keys took 20 s, the caller's deadline,
+// after a kill); a try that ends is tried again (jswait) until ctx ends.
+const statusTry = 2 * time.Second
+
+// statusDo runs one of ReadStatus's requests through jswait.Do, each try
+// bounded by statusTry.
+func statusDo(ctx context.Context, fn func(ctx context.Context) error) error {
+	return jswait.Do(ctx, func(ctx context.Context) error {
+		tctx, cancel := context.WithTimeout(ctx, statusTry)
+		defer cancel()
+		return fn(tctx)
+	})
+}
+
 // ReadStatus reads the status of cluster (members and their state,
 // partition owners, lease ages, replication lag) from the NATS system nc
 // connects to. It needs no node of the cluster to run. A cluster whose
@@ -138,8 +155,7 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
 	var meta jetstream.KeyValue
-	err = jswait.Do(ctx, func(ctx context.Context) error {
-		var err error
+	err = statusDo(ctx, func(ctx context.Context) (err error) {
 		meta, err = js.KeyValue(ctx, metaBucket(cluster))
 		return err
 	})
@@ -149,9 +165,12 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
-	meta = jswait.KeyValue(meta)
 	st := &Status{Cluster: cluster, Nodes: []NodeStatus{}, Owners: []PartitionStatus{}}
-	e, err := meta.Get(ctx, "partitions")
+	var e jetstream.KeyValueEntry
+	err = statusDo(ctx, func(ctx context.Context) (err error) {
+		e, err = meta.Get(ctx, "partitions")
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		st.Forming = true
 		return st, nil
@@ -163,8 +182,7 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 		return nil, fmt.Errorf("cluster %s: status: partition count %q: %w", cluster, e.Value(), err)
 	}
 	var leases jetstream.KeyValue
-	err = jswait.Do(ctx, func(ctx context.Context) error {
-		var err error
+	err = statusDo(ctx, func(ctx context.Context) (err error) {
 		leases, err = js.KeyValue(ctx, leaseBucket(cluster))
 		return err
 	})
@@ -175,20 +193,34 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
-	leases = jswait.KeyValue(leases)
-	ls, err := leases.Status(ctx)
+	var ls jetstream.KeyValueStatus
+	err = statusDo(ctx, func(ctx context.Context) (err error) {
+		ls, err = leases.Status(ctx)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
 	st.LeaseTTL = ls.TTL()
-	keys, err := leases.Keys(ctx)
+	var keys []string
+	err = statusDo(ctx, func(ctx context.Context) (err error) {
+		keys, err = leases.Keys(ctx)
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			err = nil
+		}
+		return err
+	})
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, fmt.Errorf("cluster %s: status: %w", cluster, err)
 	}
 	owners := map[int]jetstream.KeyValueEntry{}
 	states := map[string]NodeState{}
 	for _, k := range keys {
-		e, err := leases.Get(ctx, k)
+		var e jetstream.KeyValueEntry
+		err := statusDo(ctx, func(ctx context.Context) (err error) {
+			e, err = leases.Get(ctx, k)
+			return err
+		})
 		if err != nil {
 			continue // expired since listed
 		}
@@ -204,7 +236,14 @@ func ReadStatus(ctx context.Context, nc *nats.Conn, cluster string) (*Status, er
 		}
 	}
 	// Members that joined and never left cleanly, without a lease now.
-	members, err := meta.Keys(ctx)
+	var members []string
+	err = statusDo(ctx, func(ctx context.Context) (err error) {
+		members, err = meta.Keys(ctx)
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			err = nil
+		}
+		return err
+	})
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
 		return nil, fmt.Errorf("cluster %s: status: members: %w", cluster, err)
 	}
