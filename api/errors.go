@@ -144,6 +144,49 @@ var (
 	// ErrNoServer is returned (wrapped) by the client when no server
 	// answers on the cluster's subjects.
 	ErrNoServer = errors.New("no flowtrack server answers")
+	// ErrPermissionDenied is the error of a request to a flowtrack server
+	// that the caller's role does not allow, refused by the server
+	// (PERMISSION_DENIED) or by the NATS server's subject permissions.
+	ErrPermissionDenied = errors.New("permission denied")
+	// ErrTooLarge is the error of an answer larger than the transport
+	// carries in one message (NATS' max payload) to a requester that does
+	// not take it in chunks: ask for a page (limit, afterKey).
+	ErrTooLarge = errors.New("answer too large for the transport; ask for a page (limit, afterKey) or use a client that takes chunked answers")
+	// ErrInsecure is returned by a server (NATS or the REST API) that
+	// would listen beyond loopback without TLS and authentication, unless
+	// the operator said --insecure.
+	ErrInsecure = errors.New("listening beyond loopback needs TLS and authentication (or --insecure)")
+	// ErrBadCluster is returned for a cluster name that cannot be a NATS
+	// subject token.
+	ErrBadCluster = errors.New("bad cluster name")
+	// ErrClusterServed is returned by a server started for a cluster
+	// another server already answers for on the NATS system: two servers
+	// on one store would overwrite each other's state.
+	ErrClusterServed = errors.New("another flowtrack server already serves the cluster")
+	// ErrNATSNotReady is returned when the embedded NATS server does not
+	// accept connections in time.
+	ErrNATSNotReady = errors.New("the embedded NATS server did not become ready")
+	// ErrNoCluster is returned by a cluster's status for a cluster never
+	// created on the NATS system.
+	ErrNoCluster = errors.New("cluster: no such cluster")
+	// ErrPartitions is returned by a cluster node's start for a partition
+	// count that differs from the one the cluster was created with, or a
+	// cluster created with none.
+	ErrPartitions = errors.New("cluster: partition count")
+	// ErrNodeLive is returned by a cluster node's start when a live node
+	// already has its name.
+	ErrNodeLive = errors.New("cluster: a live node has this name")
+	// ErrReconnectBuffer is returned by a cluster node's start for a NATS
+	// connection that keeps what is published while it reconnects
+	// (nats.go's default): a commit buffered while the node was cut off
+	// would reach the stream after its fence closed and another node took
+	// the partition. Connect with nats.ReconnectBufSize(-1).
+	ErrReconnectBuffer = errors.New("cluster: the NATS connection buffers while reconnecting; connect with nats.ReconnectBufSize(-1)")
+	// ErrFenced is what a cluster partition's store answers to a commit
+	// once the node can no longer be sure it holds the partition's lease.
+	// It wraps ErrStoreLost: the partition's engine takes no command after
+	// it.
+	ErrFenced = fmt.Errorf("cluster: the partition's lease is lost or about to expire; the node no longer writes its store: %w", ErrStoreLost)
 	// ErrNoJobQueues is returned (wrapped) by the client's HandleJobs when
 	// the cluster has no job stream: no flowtrack server has run on this
 	// NATS system for it.

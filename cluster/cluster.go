@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/flowtrack/flowtrack/internal/reply"
@@ -109,21 +110,21 @@ var (
 	// ErrPartitions is returned by Start for a partition count that
 	// differs from the one the cluster was created with, or a cluster
 	// created with none.
-	ErrPartitions = errors.New("cluster: partition count")
+	ErrPartitions = api.ErrPartitions
 	// ErrNodeLive is returned by Start when a live node already has the
 	// node's name.
-	ErrNodeLive = errors.New("cluster: a live node has this name")
+	ErrNodeLive = api.ErrNodeLive
 	// ErrReconnectBuffer is returned by Start for a connection that
 	// keeps what is published while it reconnects (nats.go's default): a
 	// commit buffered while the node was cut off would reach the stream
 	// when it reconnects, after its fence closed and another node took
 	// the partition. Connect with nats.ReconnectBufSize(-1).
-	ErrReconnectBuffer = errors.New("cluster: the NATS connection buffers while reconnecting; connect with nats.ReconnectBufSize(-1)")
+	ErrReconnectBuffer = api.ErrReconnectBuffer
 	// ErrFenced is what a partition's store answers to a commit once the
 	// node can no longer be sure it holds the partition's lease.
 	// It wraps engine.ErrStoreLost: the partition's engine takes no
 	// command after it.
-	ErrFenced = fmt.Errorf("cluster: the partition's lease is lost or about to expire; the node no longer writes its store: %w", engine.ErrStoreLost)
+	ErrFenced = api.ErrFenced
 )
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/internal/jswait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -120,7 +121,7 @@ func (p PartitionStatus) MarshalJSON() ([]byte, error) {
 
 // ErrNoCluster is returned by ReadStatus for a cluster that was never
 // created on the NATS system.
-var ErrNoCluster = errors.New("cluster: no such cluster")
+var ErrNoCluster = api.ErrNoCluster
 
 // streamInfoWait bounds the info request of one partition's stream: a
 // stream whose leader died answers nothing until one is elected, and the

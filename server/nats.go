@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,7 +14,7 @@ import (
 
 // ErrNATSNotReady is returned by StartNATS when the embedded NATS server
 // does not accept connections in time.
-var ErrNATSNotReady = errors.New("the embedded NATS server did not become ready")
+var ErrNATSNotReady = api.ErrNATSNotReady
 
 // StartNATS starts the single-node NATS server flowtrack serve embeds:
 // JetStream on, its state under dir, listening on 127.0.0.1 only, on port

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/internal/wire"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -145,7 +146,7 @@ func (o *OAuthConfig) Validate() error {
 
 // ErrInsecure is returned by NetConfig.CheckExposure for a server that
 // would listen beyond loopback without TLS and authentication.
-var ErrInsecure = errors.New("listening beyond loopback needs TLS and users (or --insecure)")
+var ErrInsecure = api.ErrInsecure
 
 // ReadNetConfig reads and validates a NetConfig file. Relative file
 // names in it are read from the file's directory.

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/engine"
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/jetstore"
@@ -126,12 +127,12 @@ var validCluster = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // ErrBadCluster is returned by New for a cluster name that cannot be a
 // subject token.
-var ErrBadCluster = errors.New("bad cluster name")
+var ErrBadCluster = api.ErrBadCluster
 
 // ErrClusterServed is returned by New when another server already answers
 // for the cluster on the NATS system: two servers on one store would
 // overwrite each other's state.
-var ErrClusterServed = errors.New("another flowtrack server already serves the cluster")
+var ErrClusterServed = api.ErrClusterServed
 
 // New opens the cluster's store on nc (engine/jetstore, named after the
 // cluster), starts the engine on the real clock from what the store

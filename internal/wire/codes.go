@@ -51,7 +51,7 @@ var ErrTrapped = api.ErrTrapped
 // ErrPermissionDenied is the error of a request to a flowtrack server
 // that the caller's role does not allow, refused by the server
 // (PERMISSION_DENIED) or by the NATS server's subject permissions.
-var ErrPermissionDenied = errors.New("permission denied")
+var ErrPermissionDenied = api.ErrPermissionDenied
 
 // ErrUnsupported is the error of an operation the module's engine cannot
 // do.
@@ -60,11 +60,11 @@ var ErrUnsupported = api.ErrUnsupported
 // ErrTooLarge is the error of an answer larger than the transport
 // carries in one message (NATS' max payload) to a requester that does
 // not take it in chunks.
-var ErrTooLarge = errors.New("flowtrack: answer too large for the transport; ask for a page (limit, afterKey) or use a client that takes chunked answers")
+var ErrTooLarge = api.ErrTooLarge
 
 // ErrNoServer is the error of a request no flowtrack server answers: no
 // server or node serves the cluster's subjects (NATS no-responders).
-var ErrNoServer = errors.New("flowtrack: no flowtrack server answers")
+var ErrNoServer = api.ErrNoServer
 
 // CodeInfo describes one error code.
 type CodeInfo struct {

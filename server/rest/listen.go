@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/flowtrack/flowtrack/api"
 )
 
 // ListenConfig configures Listen.
@@ -30,7 +32,7 @@ type ListenConfig struct {
 
 // ErrInsecure is returned by Listen for a listener beyond loopback
 // without authentication, unless ListenConfig.Insecure says so.
-var ErrInsecure = errors.New("the REST API would listen beyond loopback without authentication")
+var ErrInsecure = api.ErrInsecure
 
 // Server is a running REST listener.
 type Server struct {
