@@ -20,12 +20,12 @@ package reply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nuid"
 )
@@ -45,7 +45,7 @@ const headroom = 4 << 10
 // ErrTooLarge is returned by Respond when an answer is too large for one
 // message and the requester does not reassemble chunks: the responder has
 // answered with its tooLarge answer instead.
-var ErrTooLarge = errors.New("reply: answer larger than the NATS max payload")
+var ErrTooLarge = api.ErrTooLarge
 
 // Respond answers m with data (and hdr, when not nil): in one message when
 // it fits, in chunks when it does not and the requester accepts them, and

@@ -10,10 +10,10 @@
 package decision
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/flowtrack/flowtrack/api"
 	"github.com/flowtrack/flowtrack/engine/clock"
 	"github.com/flowtrack/flowtrack/engine/internal/expr"
 	"github.com/flowtrack/flowtrack/engine/internal/model"
@@ -50,7 +50,7 @@ func (e *CompileError) Unwrap() error { return e.Err }
 
 // ErrUnknownDecision is returned by Evaluate for a decision that no model
 // of the set has.
-var ErrUnknownDecision = errors.New("decision: unknown decision")
+var ErrUnknownDecision = api.ErrUnknownDecision
 
 // Set is a compiled set of DMN models that may import each other.
 type Set struct {
