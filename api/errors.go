@@ -144,6 +144,10 @@ var (
 	// ErrNoServer is returned (wrapped) by the client when no server
 	// answers on the cluster's subjects.
 	ErrNoServer = errors.New("no flowtrack server answers")
+	// ErrTooDeep is why a variable value nested deeper than
+	// MaxVariableDepth (or containing itself) is refused; such variables
+	// are ErrBadVariables.
+	ErrTooDeep = fmt.Errorf("nested deeper than %d levels (or contains itself)", MaxVariableDepth)
 	// ErrPermissionDenied is the error of a request to a flowtrack server
 	// that the caller's role does not allow, refused by the server
 	// (PERMISSION_DENIED) or by the NATS server's subject permissions.

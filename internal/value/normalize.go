@@ -118,4 +118,4 @@ func normalizeValue(v any, depth int) (any, error) {
 }
 
 // ErrTooDeep is why a value nested deeper than MaxDepth is refused.
-var ErrTooDeep = fmt.Errorf("nested deeper than %d levels (or contains itself)", MaxDepth)
+var ErrTooDeep = api.ErrTooDeep
