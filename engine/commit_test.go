@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	goruntime "runtime"
 	"strings"
 	"sync"
@@ -532,25 +533,6 @@ func jobEngine(t *testing.T, m *memStore) *Engine {
 	return e
 }
 
-// twoTimerJobXML waits an hour, runs a job of type "work", waits another
-// hour, runs a job of type "last", then ends.
-const twoTimerJobXML = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
-  <bpmn:process id="tt" isExecutable="true">
-    <bpmn:startEvent id="start"/>
-    <bpmn:intermediateCatchEvent id="wait1"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
-    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
-    <bpmn:intermediateCatchEvent id="wait2"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
-    <bpmn:serviceTask id="last"><bpmn:extensionElements><zeebe:taskDefinition type="last"/></bpmn:extensionElements></bpmn:serviceTask>
-    <bpmn:endEvent id="done"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait1"/>
-    <bpmn:sequenceFlow id="f2" sourceRef="wait1" targetRef="work"/>
-    <bpmn:sequenceFlow id="f3" sourceRef="work" targetRef="wait2"/>
-    <bpmn:sequenceFlow id="f4" sourceRef="wait2" targetRef="last"/>
-    <bpmn:sequenceFlow id="f5" sourceRef="last" targetRef="done"/>
-  </bpmn:process>
-</bpmn:definitions>`
-
 // TestWithStore_ObserverCommandDuringAdvance: with a store, an observer
 // that completes each job as it is created, while AdvanceTo fires the
 // timers that create them, has its commands acknowledged, and AdvanceTo
@@ -567,7 +549,9 @@ func TestWithStore_ObserverCommandDuringAdvance(t *testing.T) {
 			m := newMemStore()
 			e, err := New(WithStore(m), WithResumption(mode), WithClock(clock.NewVirtual(clock.Epoch)))
 			require.NoError(t, err)
-			_, err = e.Deploy("tt.bpmn", []byte(twoTimerJobXML))
+			xml, err := os.ReadFile("testdata/two_timers.bpmn") // waits an hour, job "work", an hour, job "last"
+			require.NoError(t, err)
+			_, err = e.Deploy("two_timers.bpmn", xml)
 			require.NoError(t, err)
 			var mu sync.Mutex
 			var completedAt []time.Time

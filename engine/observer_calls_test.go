@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -23,25 +24,6 @@ const observerJobXML = `<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:endEvent id="done"/>
     <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="work"/>
     <bpmn:sequenceFlow id="f2" sourceRef="work" targetRef="done"/>
-  </bpmn:process>
-</bpmn:definitions>`
-
-// observerTimersXML waits an hour, runs a job of type "work", waits
-// another hour, runs a job of type "last", then ends.
-const observerTimersXML = `<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" id="d" targetNamespace="t">
-  <bpmn:process id="ot" isExecutable="true">
-    <bpmn:startEvent id="start"/>
-    <bpmn:intermediateCatchEvent id="wait1"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
-    <bpmn:serviceTask id="work"><bpmn:extensionElements><zeebe:taskDefinition type="work"/></bpmn:extensionElements></bpmn:serviceTask>
-    <bpmn:intermediateCatchEvent id="wait2"><bpmn:timerEventDefinition><bpmn:timeDuration>PT1H</bpmn:timeDuration></bpmn:timerEventDefinition></bpmn:intermediateCatchEvent>
-    <bpmn:serviceTask id="last"><bpmn:extensionElements><zeebe:taskDefinition type="last"/></bpmn:extensionElements></bpmn:serviceTask>
-    <bpmn:endEvent id="done"/>
-    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="wait1"/>
-    <bpmn:sequenceFlow id="f2" sourceRef="wait1" targetRef="work"/>
-    <bpmn:sequenceFlow id="f3" sourceRef="work" targetRef="wait2"/>
-    <bpmn:sequenceFlow id="f4" sourceRef="wait2" targetRef="last"/>
-    <bpmn:sequenceFlow id="f5" sourceRef="last" targetRef="done"/>
   </bpmn:process>
 </bpmn:definitions>`
 
@@ -164,7 +146,9 @@ func TestEngine_ObserverCannotAdvanceOrClose(t *testing.T) {
 func TestEngine_ObserverSettlesDuringAdvance(t *testing.T) {
 	ctx := safetyCtx(t)
 	e := newEngine(t)
-	_, err := e.Deploy("ot.bpmn", []byte(observerTimersXML))
+	xml, err := os.ReadFile("testdata/two_timers.bpmn") // waits an hour, job "work", an hour, job "last"
+	require.NoError(t, err)
+	_, err = e.Deploy("two_timers.bpmn", xml)
 	require.NoError(t, err)
 	settled := make(chan error, 4)
 	unsubscribe := e.Subscribe(func(ev engine.Event) {
@@ -176,7 +160,7 @@ func TestEngine_ObserverSettlesDuringAdvance(t *testing.T) {
 			settled <- err
 		}
 	})
-	inst, err := e.Start(ctx, "ot", nil)
+	inst, err := e.Start(ctx, "tt", nil)
 	require.NoError(t, err)
 	require.NoError(t, e.Advance(ctx, 3*time.Hour))
 	require.NoError(t, <-settled)
