@@ -25,15 +25,16 @@ const deniedPoll = 200 * time.Millisecond
 // to such a subject. The NATS server reports a refused publication on the
 // connection (its last error), not to the request, which would only time
 // out: a round trip (Flush) after the request tells whether it was
-// refused, so guard flushes at once and then every deniedPoll while do
-// has not returned. A connection that was refused a subject once is
+// refused, so guard flushes every deniedPoll while do has not returned
+// (not at once: a request answered within deniedPoll, nearly every one,
+// costs no extra round trip). A connection that was refused a subject once is
 // refused it for good (permissions do not change on a connection).
 func (c *Client) guard(ctx context.Context, prefix string, do func(ctx context.Context) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- do(ctx) }()
-	tick := time.NewTimer(0)
+	tick := time.NewTimer(deniedPoll)
 	defer tick.Stop()
 	for {
 		select {
